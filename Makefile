@@ -1,0 +1,62 @@
+# ferry: see README.md. `make test` is what CI runs (.ci/run).
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO          ?= go
+BUF_VERSION := v1.75.0
+BUF         := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+PEERS       := $(GO) run ./test/infra/cmd/peers
+FUZZTIME    ?= 3s
+
+.PHONY: help deps proto check test bench fuzz infra-up infra-down demo
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
+
+deps: ## fetch Go modules and the real peers (Aeron, Pulsar) from Maven Central
+	test/infra/fetch.sh
+	$(GO) mod download
+
+proto: ## regenerate messages/ from proto/ferry/v1
+	$(BUF) generate
+
+check: ## gofmt, go vet, buf lint, and generated code up to date
+	@unformatted=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(BUF) lint
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  $(BUF) generate --output "$$tmp"; \
+	  if ! diff <(cd "$$tmp" && find messages -name '*.pb.go' -exec sha256sum {} + | sort -k2) \
+	            <(find messages -name '*.pb.go' -exec sha256sum {} + | sort -k2); then \
+	    echo "messages/ is stale: run 'make proto' and commit the result"; exit 1; fi
+
+test: deps check ## everything CI runs: checks, all tests against the real peers, fuzz smoke
+	$(PEERS) run -- $(GO) test -race -count=1 -timeout 30m ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
+
+fuzz: ## run every fuzz target for FUZZTIME each (default 3s; try FUZZTIME=5m)
+	@for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
+	    out=$$(mktemp); \
+	    if ! $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg" >"$$out" 2>&1; then \
+	      cat "$$out"; rm -f "$$out"; exit 1; fi; \
+	    rm -f "$$out"; \
+	  done; \
+	done
+
+bench: deps ## benchmarks against the real peers, each beside its baseline
+	$(PEERS) run -- $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
+
+infra-up: deps ## start detached peers for a fast edit-test loop (then: source .peers/env)
+	$(PEERS) up
+
+infra-down: ## stop the peers infra-up started
+	$(PEERS) down
+
+demo: deps ## start the real peers; the pipeline itself comes with `ferry run` (not built yet)
+	@echo "demo: ferry's pipeline (ferry run) is not built yet. This starts the real Aeron archive"
+	@echo "demo: and Pulsar broker it will run against, and stops them on Ctrl-C."
+	$(PEERS) run

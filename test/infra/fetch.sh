@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Fetches the real peers ferry's tests run against (versions in versions.env) from Maven
+# Central into the cache (FERRY_CACHE, default ~/.cache/ferry), checking first that Java 17+
+# and Maven are present. Idempotent: what is already cached is not fetched again.
+# Exits non-zero within seconds, naming what is missing and how to get it.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=versions.env
+. "$here/versions.env"
+cache=${FERRY_CACHE:-$HOME/.cache/ferry}
+
+fail() { echo "fetch: $*" >&2; exit 1; }
+
+# install PACKAGE…: on a machine where this runs as root with apt (CI, a fresh developer
+# machine of this project's kind), install what is missing instead of only naming it.
+install() {
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "fetch: installing $* with apt-get"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"; } >/dev/null 2>&1 ||
+      fail "apt-get install $* failed; install it by hand"
+  fi
+}
+
+command -v java >/dev/null 2>&1 || install openjdk-17-jdk-headless
+command -v mvn >/dev/null 2>&1 || install maven
+
+command -v java >/dev/null 2>&1 ||
+  fail "java not found. ferry's tests run the real Aeron archive and Pulsar, which need Java 17 or newer: apt-get install openjdk-17-jdk-headless"
+java_major=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+[ "${java_major:-0}" -ge 17 ] 2>/dev/null ||
+  fail "java is version '${java_major:-unknown}', Aeron $AERON_VERSION and Pulsar $PULSAR_VERSION need 17 or newer: apt-get install openjdk-17-jdk-headless"
+command -v mvn >/dev/null 2>&1 ||
+  fail "mvn not found. Maven fetches Aeron and Pulsar from Maven Central: apt-get install maven"
+
+mkdir -p "$cache"
+
+# get ARTIFACT DEST: copy one artifact (group:artifact:version[:type[:classifier]]) into the
+# cache. Maven keeps its own copy in ~/.m2, so a second clone on this machine fetches nothing.
+get() {
+  local artifact=$1 dest=$2 log
+  [ -s "$dest" ] && return 0
+  log=$(mktemp)
+  echo "fetch: $artifact from Maven Central"
+  if ! timeout 900 mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+      -Dartifact="$artifact" -DoutputDirectory="$cache" -Dmdep.overWriteIfNewer=true >"$log" 2>&1; then
+    grep -m1 -o 'Could not [^:]*: [^ ]*\|Failed to execute goal.*' "$log" >&2 || tail -5 "$log" >&2
+    rm -f "$log"
+    fail "could not fetch $artifact. Is Maven Central reachable (try: mvn -B dependency:get -Dartifact=$artifact)? If that version is not served, change it in test/infra/versions.env."
+  fi
+  rm -f "$log"
+  [ -s "$dest" ] || fail "Maven reported success but $dest is missing"
+}
+
+get "io.aeron:aeron-all:$AERON_VERSION" "$cache/aeron-all-$AERON_VERSION.jar"
+
+pulsar_home="$cache/apache-pulsar-$PULSAR_VERSION"
+if [ ! -x "$pulsar_home/bin/pulsar" ]; then
+  tarball="$cache/pulsar-server-distribution-$PULSAR_VERSION-bin.tar.gz"
+  get "org.apache.pulsar:pulsar-server-distribution:$PULSAR_VERSION:tar.gz:bin" "$tarball"
+  echo "fetch: unpacking Pulsar $PULSAR_VERSION"
+  tmp=$(mktemp -d "$cache/unpack.XXXXXX")
+  tar xzf "$tarball" -C "$tmp" || { rm -rf "$tmp"; fail "could not unpack $tarball (corrupt download? delete it and run again)"; }
+  rm -rf "$pulsar_home"
+  mv "$tmp/apache-pulsar-$PULSAR_VERSION" "$pulsar_home"
+  rm -rf "$tmp" "$tarball"
+fi
+echo "fetch: Aeron $AERON_VERSION and Pulsar $PULSAR_VERSION ready in $cache"

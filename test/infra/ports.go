@@ -1,0 +1,31 @@
+package infra
+
+import (
+	"fmt"
+	"net"
+)
+
+// Loopback is the only address anything started here listens on.
+const Loopback = "127.0.0.1"
+
+// freeTCPPort returns a TCP port on the loopback address that was free a moment ago. The
+// kernel hands out ephemeral ports in sequence, so a port just released is not reused at
+// once; a peer that loses the race fails to start and says so in its log.
+func freeTCPPort() (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(Loopback, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("find a free tcp port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// freeUDPPort is [freeTCPPort] for UDP (Aeron's control and data channels).
+func freeUDPPort() (int, error) {
+	c, err := net.ListenPacket("udp", net.JoinHostPort(Loopback, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("find a free udp port: %w", err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port, nil
+}

@@ -1,0 +1,136 @@
+package infra
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// process is one peer's operating-system process. It runs in a process group of its own so
+// that a stop reaches every process it spawned, and writes stdout and stderr to its log.
+//
+// A process is safe for concurrent use: its fields do not change after start, and the exit
+// status is published by closing done.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{} // closed once the process has exited and err is set
+	err  error
+}
+
+// startProcess starts argv in dir with env added to this process's environment, output
+// appended to logPath. Unless detached, the process is killed by the kernel when the thread
+// that started it dies, so a crashing test binary leaves no peer behind; a detached process
+// outlives its starter (cmd/peers up) and is stopped by pid later.
+func startProcess(name string, argv, env []string, dir, logPath string, detached bool) (*process, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%s: open log: %w", name, err)
+	}
+	defer logFile.Close() // the child holds its own descriptor
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if !detached {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	fmt.Fprintf(logFile, "--- %s: %s\n", time.Now().UTC().Format(time.RFC3339Nano), strings.Join(argv, " "))
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: start %s: %w", name, argv[0], err)
+	}
+	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// pid is the process id, which is also its process group id.
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// exited reports whether the process has exited, and how.
+func (p *process) exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.err
+	default:
+		return false, nil
+	}
+}
+
+// stop asks the process group to terminate (SIGTERM) and waits up to grace for it to exit,
+// then kills it (SIGKILL). It returns once the process has exited.
+func (p *process) stop(grace time.Duration) error {
+	if ok, _ := p.exited(); ok {
+		return nil
+	}
+	_ = syscall.Kill(-p.pid(), syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(grace):
+		return p.kill()
+	}
+}
+
+// kill kills the process group with SIGKILL (the kill -9 of the failure tests) and waits for
+// the process to exit.
+func (p *process) kill() error {
+	if ok, _ := p.exited(); ok {
+		return nil
+	}
+	if err := syscall.Kill(-p.pid(), syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("%s: kill process group %d: %w", p.name, p.pid(), err)
+	}
+	<-p.done
+	return nil
+}
+
+// logTail returns the last n bytes of a log file, for failure messages.
+func logTail(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("(no log at %s: %v)", path, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > n {
+		_, _ = f.Seek(st.Size()-n, io.SeekStart)
+	}
+	b, _ := io.ReadAll(f)
+	return string(b)
+}
+
+// StopDetached stops a peer that an earlier `peers up` left running, given its process id and
+// a marker its command line must contain (its run directory). It refuses a process whose
+// command line lacks the marker: the pid may have been reused by a process ferry did not
+// start. It sends SIGTERM to the process group, waits up to grace, then sends SIGKILL.
+func StopDetached(pid int, marker string, grace time.Duration) error {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return nil // already gone
+	}
+	if !strings.Contains(string(cmdline), marker) {
+		return fmt.Errorf("infra: pid %d is not a peer started in %s; leaving it alone", pid, marker)
+	}
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if syscall.Kill(pid, 0) != nil {
+			return nil
+		}
+	}
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("infra: kill process group %d: %w", pid, err)
+	}
+	return nil
+}

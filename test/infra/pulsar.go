@@ -1,0 +1,278 @@
+package infra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// PulsarOptions configure a Pulsar standalone broker.
+type PulsarOptions struct {
+	// Dir is the broker's own directory (config, data, logs). It must not be shared with
+	// another broker. Restarting a broker on the same Dir keeps its data.
+	Dir string
+	// Config is added to the distribution's standalone.conf after ferry's test defaults
+	// (see [pulsarDefaults]) and wins over both, e.g. {"brokerDeduplicationEntriesInterval": "5"}.
+	Config map[string]string
+	// Detached leaves the broker running after this process exits (cmd/peers up).
+	Detached bool
+	// ReadyTimeout bounds the wait for readiness; zero means two minutes.
+	ReadyTimeout time.Duration
+}
+
+// Pulsar is a real Pulsar standalone broker (with its embedded bookie and RocksDB metadata
+// store) started by this package, listening on loopback ports of its own.
+type Pulsar struct {
+	ServiceURL string // pulsar://127.0.0.1:<port>, for clients
+	AdminURL   string // http://127.0.0.1:<port>, for the admin REST API
+	// StartupTime is how long the last start took until the broker was ready.
+	StartupTime time.Duration
+
+	opts                  PulsarOptions
+	brokerPort, webPort   int
+	bookiePort            int
+	home, conf, log, data string
+	proc                  *process
+}
+
+// pulsarDefaults are the standalone.conf keys every test broker gets. Why each one:
+//   - loopback only, ports of its own: several brokers can run at once, nothing is exposed;
+//   - ensemble and quorums of 1: one bookie;
+//   - deduplication on, broker-wide (a topic-level policy is applied asynchronously, so
+//     messages sent before it took effect would not be deduplicated);
+//   - inactive topics never deleted: deletion also drops the dedup state;
+//   - infinite retention: a test reader can read what no subscription held;
+//   - journalWriteData: the embedded bookie writes entries to its journal before it
+//     acknowledges them, so a kill -9 loses nothing that was acknowledged;
+//   - allowEphemeralPorts + listeningInterface: without the first, the embedded bookie
+//     ignores --bookkeeper-port and picks a random one; without the second it binds 0.0.0.0.
+func pulsarDefaults(brokerPort, webPort int) map[string]string {
+	return map[string]string{
+		"clusterName":                       "standalone",
+		"bindAddress":                       Loopback,
+		"advertisedAddress":                 Loopback,
+		"brokerServicePort":                 strconv.Itoa(brokerPort),
+		"webServicePort":                    strconv.Itoa(webPort),
+		"managedLedgerDefaultEnsembleSize":  "1",
+		"managedLedgerDefaultWriteQuorum":   "1",
+		"managedLedgerDefaultAckQuorum":     "1",
+		"brokerDeduplicationEnabled":        "true",
+		"brokerDeleteInactiveTopicsEnabled": "false",
+		"defaultRetentionTimeInMinutes":     "-1",
+		"defaultRetentionSizeInMB":          "-1",
+		"journalWriteData":                  "true",
+		"allowEphemeralPorts":               "true",
+		"listeningInterface":                "lo",
+	}
+}
+
+// StartPulsar starts a Pulsar standalone broker in opts.Dir and waits until it is ready:
+// the cluster is listed and the public/default namespace exists (the ports open earlier).
+// On failure the broker is stopped and the error carries the tail of its log.
+func StartPulsar(ctx context.Context, opts PulsarOptions) (*Pulsar, error) {
+	home, err := PulsarHome()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Dir == "" {
+		return nil, errors.New("infra: PulsarOptions.Dir is required")
+	}
+	p := &Pulsar{
+		opts: opts,
+		home: home,
+		conf: filepath.Join(opts.Dir, "standalone.conf"),
+		log:  filepath.Join(opts.Dir, "pulsar.log"),
+		data: filepath.Join(opts.Dir, "data"),
+	}
+	for _, port := range []*int{&p.brokerPort, &p.webPort, &p.bookiePort} {
+		if *port, err = freeTCPPort(); err != nil {
+			return nil, err
+		}
+	}
+	p.ServiceURL = fmt.Sprintf("pulsar://%s:%d", Loopback, p.brokerPort)
+	p.AdminURL = fmt.Sprintf("http://%s:%d", Loopback, p.webPort)
+	if err := os.MkdirAll(filepath.Join(opts.Dir, "logs"), 0o755); err != nil {
+		return nil, fmt.Errorf("infra: pulsar dir: %w", err)
+	}
+	if err := p.writeConfig(); err != nil {
+		return nil, err
+	}
+	if err := p.start(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// writeConfig writes the distribution's standalone.conf followed by ferry's keys; the broker
+// takes the last value of a key.
+func (p *Pulsar) writeConfig() error {
+	base, err := os.ReadFile(filepath.Join(p.home, "conf", "standalone.conf"))
+	if err != nil {
+		return fmt.Errorf("infra: read distribution config: %w", err)
+	}
+	var b strings.Builder
+	b.Write(base)
+	// The shipped file does not end in a newline; without this the first key below would
+	// be glued to its last line.
+	b.WriteString("\n\n# --- ferry test settings (test/infra/pulsar.go) ---\n")
+	writeKeys(&b, pulsarDefaults(p.brokerPort, p.webPort))
+	if len(p.opts.Config) > 0 {
+		b.WriteString("# --- this test's own settings ---\n")
+		writeKeys(&b, p.opts.Config)
+	}
+	return os.WriteFile(p.conf, []byte(b.String()), 0o644)
+}
+
+func writeKeys(b *strings.Builder, kv map[string]string) {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(b, "%s=%s\n", k, kv[k])
+	}
+}
+
+func (p *Pulsar) start(ctx context.Context) error {
+	began := time.Now()
+	argv := []string{
+		filepath.Join(p.home, "bin", "pulsar"), "standalone",
+		"--no-functions-worker", "--no-stream-storage",
+		"--advertised-address", Loopback,
+		// Absolute paths: bin/pulsar changes into the shared distribution directory.
+		"--metadata-dir", filepath.Join(p.data, "metadata"),
+		"--bookkeeper-dir", filepath.Join(p.data, "bookkeeper"),
+		"--bookkeeper-port", strconv.Itoa(p.bookiePort),
+	}
+	env := []string{
+		"PULSAR_STANDALONE_CONF=" + p.conf,
+		"PULSAR_LOG_DIR=" + filepath.Join(p.opts.Dir, "logs"),
+		"PULSAR_MEM=-Xms256m -Xmx1g -XX:MaxDirectMemorySize=1g",
+		// The distribution's default pre-touches a 2 GiB heap and writes GC logs.
+		"PULSAR_GC=-XX:+UseG1GC",
+		"PULSAR_GC_LOG= ",
+		// RocksDB unpacks native libraries into the temp dir; keep them with the broker.
+		"PULSAR_EXTRA_OPTS=-Djava.io.tmpdir=" + filepath.Join(p.opts.Dir, "tmp") +
+			" -Dpulsar.allocator.exit_on_oom=true -Dio.netty.recycler.maxCapacityPerThread=4096",
+	}
+	if err := os.MkdirAll(filepath.Join(p.opts.Dir, "tmp"), 0o755); err != nil {
+		return fmt.Errorf("infra: pulsar tmp dir: %w", err)
+	}
+	proc, err := startProcess("pulsar", argv, env, p.opts.Dir, p.log, p.opts.Detached)
+	if err != nil {
+		return err
+	}
+	p.proc = proc
+	timeout := p.opts.ReadyTimeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	if err := p.waitReady(ctx, timeout); err != nil {
+		_ = proc.kill()
+		return fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, p.log, logTail(p.log, 4000))
+	}
+	p.StartupTime = time.Since(began)
+	return nil
+}
+
+// waitReady polls the admin API until the broker has created its cluster entry and the
+// public/default namespace. PulsarStandalone starts the broker first and creates these
+// afterwards, so an open port is not enough: a producer created in between fails with
+// "Namespace not found".
+func (p *Pulsar) waitReady(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client := &http.Client{Timeout: 2 * time.Second}
+	last := "no answer yet"
+	for {
+		if done, err := p.proc.exited(); done {
+			return fmt.Errorf("infra: pulsar exited before it was ready (%v)", err)
+		}
+		clusters, cerr := httpGet(ctx, client, p.AdminURL+"/admin/v2/clusters")
+		_, nerr := httpGet(ctx, client, p.AdminURL+"/admin/v2/namespaces/public/default")
+		switch {
+		case cerr != nil:
+			last = cerr.Error()
+		case strings.TrimSpace(clusters) != `["standalone"]`:
+			last = "clusters = " + clusters
+		case nerr != nil:
+			last = nerr.Error()
+		default:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("infra: pulsar not ready within %s (last: %s)", timeout, last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// httpGet returns the body of a 200 answer, or an error naming the status.
+func httpGet(ctx context.Context, c *http.Client, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(body), nil
+}
+
+// Stop stops the broker gracefully (SIGTERM; SIGKILL after 30 s) and waits for it to exit.
+func (p *Pulsar) Stop() error {
+	if p.proc == nil {
+		return ErrNotOwned
+	}
+	return p.proc.stop(30 * time.Second)
+}
+
+// Kill kills the broker with SIGKILL and waits for it to exit: the crash of the failure tests.
+func (p *Pulsar) Kill() error {
+	if p.proc == nil {
+		return ErrNotOwned
+	}
+	return p.proc.kill()
+}
+
+// Restart starts a stopped or killed broker again on the same directory, data and ports, and
+// waits until it is ready.
+func (p *Pulsar) Restart(ctx context.Context) error {
+	if p.proc == nil {
+		return ErrNotOwned
+	}
+	if done, _ := p.proc.exited(); !done {
+		return errors.New("infra: restart of a running pulsar; Stop or Kill it first")
+	}
+	return p.start(ctx)
+}
+
+// Log is the path of the broker's console log.
+func (p *Pulsar) Log() string { return p.log }
+
+// LogTail is the end of the broker's console log, for failure messages.
+func (p *Pulsar) LogTail() string { return logTail(p.log, 4000) }
+
+// Pid is the broker's process id, or 0 if it was not started here.
+func (p *Pulsar) Pid() int {
+	if p.proc == nil {
+		return 0
+	}
+	return p.proc.pid()
+}
