@@ -103,7 +103,8 @@ func StartArchive(ctx context.Context, opts ArchiveOptions) (*Archive, error) {
 		return nil, fmt.Errorf("infra: archive dir: %w", err)
 	}
 	if opts.AeronDir == "" {
-		opts.AeronDir = filepath.Join("/dev/shm", "ferry-"+filepath.Base(filepath.Dir(opts.Dir))+"-"+filepath.Base(opts.Dir))
+		// e.g. /dev/shm/ferry-run-20261129T192608-3186847009-archive
+		opts.AeronDir = filepath.Join("/dev/shm", filepath.Base(filepath.Dir(opts.Dir))+"-"+filepath.Base(opts.Dir))
 	}
 	port, err := freeUDPPort()
 	if err != nil {

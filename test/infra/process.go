@@ -114,7 +114,8 @@ func logTail(path string, n int64) string {
 // StopDetached stops a peer that an earlier `peers up` left running, given its process id and
 // a marker its command line must contain (its run directory). It refuses a process whose
 // command line lacks the marker: the pid may have been reused by a process ferry did not
-// start. It sends SIGTERM to the process group, waits up to grace, then sends SIGKILL.
+// start. It sends SIGTERM to the process group (to the process alone if it leads none),
+// waits up to grace, then sends SIGKILL and waits for the process to be gone.
 func StopDetached(pid int, marker string, grace time.Duration) error {
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
@@ -123,14 +124,38 @@ func StopDetached(pid int, marker string, grace time.Duration) error {
 	if !strings.Contains(string(cmdline), marker) {
 		return fmt.Errorf("infra: pid %d is not a peer started in %s; leaving it alone", pid, marker)
 	}
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
-	for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if syscall.Kill(pid, 0) != nil {
-			return nil
-		}
+	signalGroup(pid, syscall.SIGTERM)
+	if waitGone(pid, grace) {
+		return nil
 	}
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("infra: kill process group %d: %w", pid, err)
+	signalGroup(pid, syscall.SIGKILL)
+	if !waitGone(pid, 10*time.Second) {
+		return fmt.Errorf("infra: pid %d survived SIGKILL", pid)
 	}
 	return nil
+}
+
+// signalGroup signals pid's process group, or pid alone if it leads no group.
+func signalGroup(pid int, sig syscall.Signal) {
+	if err := syscall.Kill(-pid, sig); errors.Is(err, syscall.ESRCH) {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// waitGone reports whether pid has exited (or become a zombie, which no longer runs) within
+// timeout.
+func waitGone(pid int, timeout time.Duration) bool {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(50 * time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return true
+		}
+		// The state is the field after the parenthesised command name: "Z" is a zombie.
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && strings.HasPrefix(string(stat[i+1:]), " Z") {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }

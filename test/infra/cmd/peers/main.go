@@ -190,7 +190,9 @@ func writeState(dir string, st state) error {
 	}
 	var env strings.Builder
 	for _, kv := range st.Env {
-		fmt.Fprintf(&env, "export %s\n", kv)
+		// Single quotes: channel URIs hold '?' and '|', which a shell would interpret.
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&env, "export %s='%s'\n", k, strings.ReplaceAll(v, "'", `'\''`))
 	}
 	return errors.Join(
 		os.WriteFile(filepath.Join(dir, "state.json"), b, 0o644),

@@ -1,0 +1,130 @@
+package infra
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestPinnedVersionsAreReadFromVersionsEnv(t *testing.T) {
+	v := PinnedVersions()
+	if v.Aeron != "1.47.3" {
+		t.Errorf("Aeron = %q: the protocol reference was verified against 1.47.3; change the pin only with a reason", v.Aeron)
+	}
+	if !strings.HasPrefix(v.Pulsar, "4.0.") {
+		t.Errorf("Pulsar = %q, want a 4.0.x LTS release", v.Pulsar)
+	}
+}
+
+// The distribution's standalone.conf has no final newline: appending keys naively glued
+// the first one to its last line, and the broker then failed with "User class must be in
+// class path" for a class name with ferry's comment stuck to it.
+func TestPulsarConfigKeysStartOnTheirOwnLines(t *testing.T) {
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "conf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := "compactionServiceFactoryClassName=org.example.Factory" // no newline, like the real file
+	if err := os.WriteFile(filepath.Join(home, "conf", "standalone.conf"), []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &Pulsar{
+		home: home, conf: filepath.Join(t.TempDir(), "standalone.conf"),
+		brokerPort: 1, webPort: 2,
+		opts: PulsarOptions{Config: map[string]string{"brokerDeduplicationEnabled": "false"}},
+	}
+	if err := p.writeConfig(); err != nil {
+		t.Fatal(err)
+	}
+	props := readProperties(t, p.conf)
+	if got := props["compactionServiceFactoryClassName"]; got != "org.example.Factory" {
+		t.Errorf("distribution key = %q, want it untouched", got)
+	}
+	if got := props["journalWriteData"]; got != "true" {
+		t.Errorf("journalWriteData = %q, want true (kill -9 loses acknowledged entries otherwise)", got)
+	}
+	if got := props["brokerDeduplicationEnabled"]; got != "false" {
+		t.Errorf("a test's own setting must win over the defaults: brokerDeduplicationEnabled = %q", got)
+	}
+}
+
+// readProperties reads a Java properties file the way the broker does: the last value of a
+// key wins.
+func readProperties(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok {
+			props[k] = v
+		}
+	}
+	return props
+}
+
+func TestStopDetachedLeavesOtherProcessesAlone(t *testing.T) {
+	cmd := startSleeper(t, true)
+	if err := StopDetached(cmd.Process.Pid, "/not/our/run/dir", time.Second); err == nil {
+		t.Fatal("StopDetached stopped a process whose command line lacks the marker")
+	}
+	if err := syscall.Kill(cmd.Process.Pid, 0); err != nil {
+		t.Fatalf("the other process is gone: %v", err)
+	}
+}
+
+func TestStopDetachedStopsGroupLeadersAndLoneProcesses(t *testing.T) {
+	for _, leader := range []bool{true, false} {
+		cmd := startSleeper(t, leader)
+		if err := StopDetached(cmd.Process.Pid, "sleep", 5*time.Second); err != nil {
+			t.Fatalf("leader=%v: %v", leader, err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("leader=%v: the process is still running after StopDetached returned", leader)
+		}
+	}
+}
+
+func startSleeper(t *testing.T, groupLeader bool) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "300")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: groupLeader, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd
+}
+
+func TestReusedPeersAreNeverStopped(t *testing.T) {
+	a := &Archive{AeronDir: "/dev/shm/someone-elses"}
+	b := &Pulsar{ServiceURL: "pulsar://127.0.0.1:6650"}
+	for name, err := range map[string]error{
+		"archive stop": a.Stop(), "archive kill": a.Kill(), "pulsar stop": b.Stop(), "pulsar kill": b.Kill(),
+	} {
+		if err != ErrNotOwned {
+			t.Errorf("%s of a reused peer = %v, want ErrNotOwned", name, err)
+		}
+	}
+	var out bytes.Buffer
+	if err := (&Peers{Archive: a, Pulsar: b}).close(&out, true); err != nil {
+		t.Errorf("closing reused peers: %v", err)
+	}
+}
