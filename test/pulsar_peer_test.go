@@ -161,11 +161,13 @@ func startOwnPulsar(t *testing.T) *infra.Pulsar {
 	return broker
 }
 
-func uniqueTopic(t *testing.T) string {
-	return fmt.Sprintf("persistent://public/default/%s-%d", t.Name(), time.Now().UnixNano())
+func uniqueTopic(t testing.TB) string {
+	// Subtest names hold '/', which would nest the topic path.
+	name := strings.ReplaceAll(t.Name(), "/", "-")
+	return fmt.Sprintf("persistent://public/default/%s-%d", name, time.Now().UnixNano())
 }
 
-func newPulsarClient(t *testing.T, url string) pulsar.Client {
+func newPulsarClient(t testing.TB, url string) pulsar.Client {
 	t.Helper()
 	client, err := pulsar.NewClient(pulsar.ClientOptions{
 		URL:              url,
@@ -187,7 +189,7 @@ func newPulsarClient(t *testing.T, url string) pulsar.Client {
 // The broker allows one connected producer per name; after a crash the previous session's
 // producer can stay registered for a while (until its connection is found dead), so creation
 // is retried while the broker answers ProducerBusy.
-func newDedupProducer(t *testing.T, client pulsar.Client, topic, name string) pulsar.Producer {
+func newDedupProducer(t testing.TB, client pulsar.Client, topic, name string) pulsar.Producer {
 	t.Helper()
 	var p pulsar.Producer
 	eventually.NoError(t, 30*time.Second, func() error {
@@ -243,7 +245,7 @@ func checkMessage(t *testing.T, msg pulsar.Message, want int64) {
 
 // waitDeduplicationEnabled waits until the broker reports deduplication active on the topic:
 // until then every message counts as new.
-func waitDeduplicationEnabled(t *testing.T, adminURL, topic string) {
+func waitDeduplicationEnabled(t testing.TB, adminURL, topic string) {
 	t.Helper()
 	eventually.NoError(t, 30*time.Second, func() error {
 		var stats struct {
