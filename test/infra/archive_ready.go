@@ -1,16 +1,53 @@
 package infra
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ferry-bridge/ferry/aeron"
 )
 
-// archiveReady reports why the archive is not ready yet, or nil once it is.
-// Interim check until the Go Aeron client can read the CnC file: cnc.dat exists.
+// channelActive is the value of a local-socket-address counter once its socket is bound.
+const channelActive = 1
+
+// archiveReady reports why the archive is not ready yet, or nil once it is: the media
+// driver's heartbeat in cnc.dat is live, the archive has allocated its control-session
+// counter (its conductor runs), and the UDP socket of its control channel is bound. The
+// archive allocates the control-session counter before the driver has bound that socket,
+// so a client that came after the first check alone could find nobody listening.
 func archiveReady(a *Archive) error {
-	if _, err := os.Stat(filepath.Join(a.AeronDir, "cnc.dat")); err != nil {
-		return fmt.Errorf("no cnc.dat yet: %w", err)
+	info, err := aeron.ProbeDriver(a.AeronDir, 10*time.Second)
+	if err != nil {
+		return err
 	}
-	return nil
+	if !info.HasCounter(aeron.CounterTypeArchiveControlSessions) {
+		return errors.New("the media driver runs but the archive has no control-session counter yet")
+	}
+	endpoint, err := controlEndpoint(a.ControlChannel)
+	if err != nil {
+		return err
+	}
+	for _, c := range info.Counters {
+		// Label: "rcv-local-sockaddr: <channel status id> <host:port>".
+		if c.TypeID == aeron.CounterTypeLocalSocketAddress && strings.HasSuffix(c.Label, " "+endpoint) && c.Value == channelActive {
+			return nil
+		}
+	}
+	return fmt.Errorf("the archive's control channel %s is not bound yet", endpoint)
+}
+
+// controlEndpoint is the host:port of an aeron:udp?endpoint=host:port channel.
+func controlEndpoint(channel string) (string, error) {
+	_, params, ok := strings.Cut(channel, "?")
+	if !ok {
+		return "", fmt.Errorf("infra: control channel %q has no endpoint", channel)
+	}
+	for _, kv := range strings.Split(params, "|") {
+		if k, v, _ := strings.Cut(kv, "="); k == "endpoint" {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("infra: control channel %q has no endpoint", channel)
 }

@@ -3,7 +3,10 @@ package infra
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -33,3 +36,41 @@ func RunJava(ctx context.Context, timeout time.Duration, mainClass string, props
 	}
 	return string(out), nil
 }
+
+// JavaProcess is a Java peer running in the background (a sample subscriber, a
+// publisher), its output captured. It is safe for concurrent use.
+type JavaProcess struct {
+	proc *process
+	out  string // the file its output goes to
+}
+
+// StartJava starts a main class from the cached aeron-all jar in the background. Its output
+// goes to a file in dir. The process dies with the test binary; stop it with Stop.
+func StartJava(dir, mainClass string, props map[string]string, args ...string) (*JavaProcess, error) {
+	jar, err := AeronJar()
+	if err != nil {
+		return nil, err
+	}
+	argv := append([]string{"java"}, javaFlags(props)...)
+	argv = append(argv, "-cp", jar, mainClass)
+	argv = append(argv, args...)
+	out := filepath.Join(dir, filepath.Base(strings.ReplaceAll(mainClass, ".", "-"))+".log")
+	proc, err := startProcess(mainClass, argv, nil, dir, out, false)
+	if err != nil {
+		return nil, err
+	}
+	return &JavaProcess{proc: proc, out: out}, nil
+}
+
+// Output is everything the process printed so far.
+func (j *JavaProcess) Output() string {
+	b, _ := os.ReadFile(j.out)
+	return string(b)
+}
+
+// Exited reports whether the process has ended, and how.
+func (j *JavaProcess) Exited() (bool, error) { return j.proc.exited() }
+
+// Stop interrupts the process (SIGTERM, as Ctrl-C would end a sample), waits up to 10 s,
+// then kills it.
+func (j *JavaProcess) Stop() error { return j.proc.stop(10 * time.Second) }

@@ -1,0 +1,63 @@
+package aeron
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Errors a client returns. Test them with errors.Is.
+var (
+	// ErrDriverTimeout means the media driver stopped answering: its heartbeat in cnc.dat
+	// is older than the driver timeout (or it announced its shutdown), or a command got no
+	// answer within it. The client is unusable from then on; connect a new one once a
+	// driver runs again.
+	ErrDriverTimeout = errors.New("aeron: media driver timeout")
+	// ErrClientTimeout means the driver timed this client out (its heartbeat was not
+	// refreshed within the client liveness timeout) and released its resources.
+	ErrClientTimeout = errors.New("aeron: the media driver timed this client out")
+	// ErrClientClosed is returned by calls on a client after [Client.Close].
+	ErrClientClosed = errors.New("aeron: client closed")
+	// ErrDriver is wrapped by every error the driver answered a command with; errors.As
+	// with *DriverError gives its code and message.
+	ErrDriver = errors.New("aeron: media driver refused the command")
+)
+
+// Offer results that are not a position. They are sentinels, so an Offer on the hot path
+// allocates nothing; all but ErrClosed and ErrMaxPositionExceeded are worth a retry.
+var (
+	// ErrNotConnected: no subscriber is connected to the publication.
+	ErrNotConnected = errors.New("aeron: publication not connected")
+	// ErrBackPressured: the publication has reached its limit; subscribers must catch up.
+	ErrBackPressured = errors.New("aeron: publication back-pressured")
+	// ErrAdminAction: the publication moved to its next term; offer again at once.
+	ErrAdminAction = errors.New("aeron: publication admin action (term rotation); retry")
+	// ErrClosed: the publication or image is closed.
+	ErrClosed = errors.New("aeron: closed")
+	// ErrMaxPositionExceeded: the publication reached the largest position its term
+	// length allows; it can take no more messages.
+	ErrMaxPositionExceeded = errors.New("aeron: publication reached its maximum position")
+	// ErrMessageTooLong: the message exceeds the publication's maximum message length.
+	ErrMessageTooLong = errors.New("aeron: message too long")
+)
+
+// DriverError is the driver's answer to a command it refused.
+type DriverError struct {
+	Code    int32  // Aeron's ErrorCode (e.g. 1 INVALID_CHANNEL)
+	Name    string // the code's name
+	Message string // the driver's message
+	Command string // what the client asked for
+}
+
+func (e *DriverError) Error() string {
+	return fmt.Sprintf("aeron: %s: driver error %s (%d): %s", e.Command, e.Name, e.Code, e.Message)
+}
+
+// Unwrap makes errors.Is(err, ErrDriver) true.
+func (e *DriverError) Unwrap() error { return ErrDriver }
+
+// driverTimeout builds the error for a driver that stopped answering.
+func driverTimeout(dir string, age, timeout time.Duration) error {
+	return fmt.Errorf("%w: no heartbeat from the driver in %s for %s (timeout %s); is it running?",
+		ErrDriverTimeout, dir, age.Round(time.Millisecond), timeout)
+}

@@ -1,0 +1,126 @@
+package aeron
+
+import (
+	"sync/atomic"
+
+	"github.com/ferry-bridge/ferry/aeron/internal/counters"
+	"github.com/ferry-bridge/ferry/aeron/internal/logbuffer"
+)
+
+// Image is one publisher session of a subscription's stream, as this subscriber reads it.
+// Poll and ControlledPoll are not safe for concurrent use; the accessors are.
+type Image struct {
+	subscription   *Subscription
+	correlationID  int64
+	sessionID      int32
+	sourceIdentity string
+	logPath        string
+	log            *logbuffer.Log
+	// position is the sub-pos counter: the driver set it to the join position, this
+	// image's poller is its only writer from then on, and the driver reads it to free
+	// consumed log space and to compute publication limits.
+	position     counters.Value
+	joinPosition int64
+	// closed is set by the conductor when the image becomes unavailable or its
+	// subscription or client closes; the log stays mapped for the resource linger time
+	// after that, so a poll in progress still reads mapped memory.
+	closed atomic.Bool
+	// final is the position when the image closed, kept because the counter is freed.
+	final atomic.Int64
+}
+
+func newImage(sub *Subscription, correlationID int64, sessionID int32, source, logPath string, log *logbuffer.Log, pos counters.Value) *Image {
+	return &Image{
+		subscription:   sub,
+		correlationID:  correlationID,
+		sessionID:      sessionID,
+		sourceIdentity: source,
+		logPath:        logPath,
+		log:            log,
+		position:       pos,
+		joinPosition:   pos.Load(),
+	}
+}
+
+// Poll delivers up to fragmentLimit fragments that follow the image's position and moves
+// the position past everything it consumed (padding included), returning how many
+// fragments it delivered. A closed image delivers nothing. An error means the log buffer is
+// corrupt; the fragments before the corrupt frame were delivered and consumed.
+func (i *Image) Poll(handler FragmentHandler, fragmentLimit int) (int, error) {
+	if i.closed.Load() {
+		return 0, nil
+	}
+	pos := i.position.Load()
+	n, next, err := i.log.Poll(pos, fragmentLimit, handler)
+	i.storePosition(pos, next)
+	return n, err
+}
+
+// ControlledPoll is Poll with a handler that decides after each fragment what happens next
+// (see [Action]).
+func (i *Image) ControlledPoll(handler ControlledFragmentHandler, fragmentLimit int) (int, error) {
+	if i.closed.Load() {
+		return 0, nil
+	}
+	pos := i.position.Load()
+	committed := pos
+	n, next, err := i.log.ControlledPoll(pos, fragmentLimit, handler, func(p int64) {
+		i.storePosition(committed, p)
+		committed = p
+	})
+	i.storePosition(committed, next)
+	return n, err
+}
+
+// storePosition publishes a new subscriber position with a release store: everything this
+// goroutine read from the consumed frames happens-before the driver's load that lets the
+// publisher overwrite them. It is skipped once the image is closed, because the driver
+// frees the counter and may give its id to another.
+func (i *Image) storePosition(from, to int64) {
+	if to != from && !i.closed.Load() {
+		i.position.Store(to)
+	}
+}
+
+// Position is the stream position after the last fragment consumed.
+func (i *Image) Position() int64 {
+	if i.closed.Load() {
+		return i.final.Load()
+	}
+	return i.position.Load()
+}
+
+// JoinPosition is the position the image started at when it joined the subscription.
+func (i *Image) JoinPosition() int64 { return i.joinPosition }
+
+// IsEndOfStream reports whether the publisher ended the stream and everything up to its
+// end has been consumed.
+func (i *Image) IsEndOfStream() bool { return i.Position() >= i.log.EndOfStreamPosition() }
+
+// IsClosed reports whether the image is gone (unavailable, or its subscription closed).
+func (i *Image) IsClosed() bool { return i.closed.Load() }
+
+// SessionID is the publisher's session id (for an archive replay, the low 32 bits of the
+// replay session id).
+func (i *Image) SessionID() int32 { return i.sessionID }
+
+// CorrelationID is the driver's id for the image.
+func (i *Image) CorrelationID() int64 { return i.correlationID }
+
+// SourceIdentity is "aeron:ipc" for IPC, or the sender's address for UDP.
+func (i *Image) SourceIdentity() string { return i.sourceIdentity }
+
+// Subscription is the subscription the image belongs to.
+func (i *Image) Subscription() *Subscription { return i.subscription }
+
+// TermLength is the length of each of the image's three terms.
+func (i *Image) TermLength() int { return i.log.TermLength() }
+
+// MaxMessageLength is the largest message the publisher can send on this image's log.
+func (i *Image) MaxMessageLength() int { return i.log.MaxMessageLength() }
+
+// markClosed is the conductor's: it keeps the final position and closes the image.
+func (i *Image) markClosed() {
+	i.final.Store(i.position.Load())
+	i.closed.Store(true)
+}

@@ -1,0 +1,297 @@
+package logbuffer
+
+import (
+	"fmt"
+
+	"github.com/ferry-bridge/ferry/aeron/internal/shm"
+)
+
+// ExclusiveAppender is the core of an exclusive publication
+// (aeron-protocol.md §6): the single writer of a log. It keeps the
+// position of the next frame locally (term id, term offset, partition),
+// so an offer needs no compare-and-swap, and publishes it through the
+// active partition's tail for the driver.
+//
+// ExclusiveAppender is not safe for concurrent use: exactly one goroutine
+// owns it, and no other appender may write to the same log.
+type ExclusiveAppender struct {
+	terms [PartitionCount]shm.Buffer
+	meta  shm.Buffer
+
+	// Copied from the log's default frame header.
+	version   uint8
+	flags     Flags
+	sessionID int32
+	streamID  int32
+
+	termLength          int
+	positionBitsToShift int
+	initialTermID       int32
+	maxPayloadLength    int
+	maxMessageLength    int
+	maxPossiblePosition int64
+
+	// Where the next frame goes. termOffset may equal termLength (the
+	// last message ended exactly at the end of the term): the next offer
+	// then rotates.
+	partition         int
+	termID            int32
+	termOffset        int
+	termBeginPosition int64
+	closed            bool
+}
+
+// NewExclusiveAppender returns the appender of l, positioned where the
+// log's active partition tail says the next frame goes. It returns an
+// error wrapping [ErrReadOnly] for a read-only log, and one wrapping
+// [ErrInvalidLog] if the MTU is unusable (also wrapping [ErrInvalidMTU])
+// or the active term count and the tails disagree.
+func NewExclusiveAppender(l *Log) (*ExclusiveAppender, error) {
+	if l.readOnly {
+		return nil, fmt.Errorf("%w: %s", ErrReadOnly, l.source)
+	}
+	if err := checkMTU(l.mtu, l.termLength); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidLog, l.source, err)
+	}
+	termCount := l.ActiveTermCount()
+	partition := PartitionIndexByTermCount(termCount)
+	tail := l.RawTail(partition)
+	if termCount < 0 || tail.TermID() != l.initialTermID+termCount {
+		return nil, fmt.Errorf("%w: %s: active term count %d (initial term id %d), but partition %d's tail is %v",
+			ErrInvalidLog, l.source, termCount, l.initialTermID, partition, tail)
+	}
+	termOffset := tail.TermOffset(l.termLength)
+	if termOffset%FrameAlignment != 0 {
+		return nil, fmt.Errorf("%w: %s: tail %v is not %d-byte aligned", ErrInvalidLog, l.source, tail, FrameAlignment)
+	}
+	h := l.defaultHeader
+	return &ExclusiveAppender{
+		terms:               l.terms,
+		meta:                l.meta,
+		version:             h.Version,
+		flags:               h.Flags,
+		sessionID:           h.SessionID,
+		streamID:            h.StreamID,
+		termLength:          l.termLength,
+		positionBitsToShift: l.positionBitsToShift,
+		initialTermID:       l.initialTermID,
+		maxPayloadLength:    l.mtu - HeaderLength,
+		maxMessageLength:    l.MaxMessageLength(),
+		maxPossiblePosition: l.MaxPossiblePosition(),
+		partition:           partition,
+		termID:              tail.TermID(),
+		termOffset:          termOffset,
+		termBeginPosition:   TermBeginPosition(tail.TermID(), l.positionBitsToShift, l.initialTermID),
+	}, nil
+}
+
+// Offer appends payload as one message and returns the stream position
+// after it, or a status: [BackPressured] or [NotConnected] if the
+// position has reached flow.Limit, [AdminAction] if the message did not
+// fit in the current term (the term was padded and the appender moved to
+// the next one: offer again at once), [MaxPositionExceeded] or [Closed].
+// A payload longer than the MTU's payload is written as several
+// fragments; one longer than [ExclusiveAppender.MaxMessageLength] is
+// refused with an error wrapping [ErrMessageTooLong] and nothing else is
+// ever returned as an error. The reserved value of every frame is 0.
+func (a *ExclusiveAppender) Offer(flow Flow, payload []byte) (OfferResult, error) {
+	return a.OfferWithReservedValue(flow, payload, 0)
+}
+
+// OfferWithReservedValue is [ExclusiveAppender.Offer] with reserved
+// stored in the reserved value field of every frame of the message.
+func (a *ExclusiveAppender) OfferWithReservedValue(flow Flow, payload []byte, reserved int64) (OfferResult, error) {
+	if a.closed {
+		return Closed, nil
+	}
+	if len(payload) > a.maxMessageLength {
+		return 0, fmt.Errorf("%w: %d bytes, maximum %d", ErrMessageTooLong, len(payload), a.maxMessageLength)
+	}
+	position := a.termBeginPosition + int64(a.termOffset)
+	if position >= flow.Limit {
+		return a.backPressureStatus(position, len(payload), flow.Connected), nil
+	}
+
+	framedLength := align(HeaderLength+len(payload), FrameAlignment)
+	if len(payload) > a.maxPayloadLength {
+		framedLength = fragmentedFrameLength(len(payload), a.maxPayloadLength)
+	}
+	resultingOffset := a.termOffset + framedLength
+	// Release: publishes the claim to the driver, which reads the tail to
+	// learn the producer position. It is stored before the frames, and
+	// even when the message does not fit (then past the end of the term),
+	// as Aeron's appenders do.
+	a.meta.StoreInt64(tailCounterOffset(a.partition), int64(PackRawTail(a.termID, resultingOffset)))
+
+	term := a.terms[a.partition]
+	if resultingOffset > a.termLength {
+		a.padToEndOfTerm(term)
+		return a.rotate(), nil
+	}
+	if len(payload) <= a.maxPayloadLength {
+		a.writeFrame(term, a.termOffset, a.flags, payload, reserved)
+	} else {
+		a.writeFragments(term, payload, reserved)
+	}
+	a.termOffset = resultingOffset
+	return OfferResult(a.termBeginPosition + int64(resultingOffset)), nil
+}
+
+// Position returns the stream position the next message will be
+// appended at.
+func (a *ExclusiveAppender) Position() int64 {
+	return a.termBeginPosition + int64(a.termOffset)
+}
+
+// MaxPayloadLength returns the longest message that fits in one frame:
+// MTU − [HeaderLength].
+func (a *ExclusiveAppender) MaxPayloadLength() int { return a.maxPayloadLength }
+
+// MaxMessageLength returns the longest message an offer accepts.
+func (a *ExclusiveAppender) MaxMessageLength() int { return a.maxMessageLength }
+
+// SessionID returns the session id written into every frame.
+func (a *ExclusiveAppender) SessionID() int32 { return a.sessionID }
+
+// StreamID returns the stream id written into every frame.
+func (a *ExclusiveAppender) StreamID() int32 { return a.streamID }
+
+// Close makes every later offer return [Closed]. It touches no shared
+// memory: telling the driver is the publication's job.
+func (a *ExclusiveAppender) Close() { a.closed = true }
+
+// IsClosed reports whether [ExclusiveAppender.Close] was called.
+func (a *ExclusiveAppender) IsClosed() bool { return a.closed }
+
+// backPressureStatus classifies an offer at or beyond the limit.
+func (a *ExclusiveAppender) backPressureStatus(position int64, length int, connected bool) OfferResult {
+	if position+int64(align(HeaderLength+length, FrameAlignment)) >= a.maxPossiblePosition {
+		return MaxPositionExceeded
+	}
+	if connected {
+		return BackPressured
+	}
+	return NotConnected
+}
+
+// writeFragments writes a message longer than the maximum payload as
+// consecutive frames of maxPayloadLength bytes (the last one shorter),
+// flagged BEGIN, none…, END. The caller has checked that they fit.
+func (a *ExclusiveAppender) writeFragments(term shm.Buffer, payload []byte, reserved int64) {
+	off := a.termOffset
+	flags := FlagBegin
+	for len(payload) > 0 {
+		n := min(len(payload), a.maxPayloadLength)
+		if n == len(payload) {
+			flags |= FlagEnd
+		}
+		a.writeFrame(term, off, flags, payload[:n], reserved)
+		off += align(HeaderLength+n, FrameAlignment)
+		payload = payload[n:]
+		flags = 0
+	}
+}
+
+// writeFrame writes one data frame at off in the order of
+// aeron-protocol.md §5.5, publishing it with the last store.
+func (a *ExclusiveAppender) writeFrame(term shm.Buffer, off int, flags Flags, payload []byte, reserved int64) {
+	frameLength := HeaderLength + len(payload)
+	a.beginFrame(term, off, frameLength, flags, FrameTypeData)
+	// Step 3: payload and reserved value, plain stores, published by the
+	// release store of the length below.
+	copy(term.Sub(off+HeaderLength, len(payload)).Bytes(), payload)
+	term.PutInt64(off+ReservedValueOffset, reserved)
+	publishFrame(term, off, frameLength)
+}
+
+// padToEndOfTerm fills the rest of the current term with one padding
+// frame, if any space is left (a message may have ended exactly at the
+// end).
+func (a *ExclusiveAppender) padToEndOfTerm(term shm.Buffer) {
+	if a.termOffset >= a.termLength {
+		return
+	}
+	paddingLength := a.termLength - a.termOffset
+	a.beginFrame(term, a.termOffset, paddingLength, a.flags, FrameTypePad)
+	publishFrame(term, a.termOffset, paddingLength)
+}
+
+// beginFrame writes the header of a frame of frameLength bytes at off,
+// with the length negated: steps 1 and 2 of aeron-protocol.md §5.5.
+func (a *ExclusiveAppender) beginFrame(term shm.Buffer, off, frameLength int, flags Flags, typ FrameType) {
+	// Step 1: length (negated: "being written"), version, flags and type
+	// in one 64-bit atomic store. Readers stop at a length ≤ 0, so until
+	// step 4 nobody interprets the frame.
+	term.StoreInt64(off+FrameLengthOffset, firstHeaderWord(-int32(frameLength), a.version, flags, typ))
+	// Step 2: the remaining header words. Aeron follows step 1 with a
+	// store-store fence and makes these plain stores, so that nobody can
+	// see the new term offset and ids before the negative length. Go has
+	// no fence, so they are atomic stores instead: Go's atomics are
+	// sequentially consistent, hence ordered after step 1 (on arm64 each
+	// is a store-release, which keeps the earlier store-release before
+	// it).
+	term.StoreInt64(off+TermOffsetOffset, int32Pair(int32(off), a.sessionID))
+	term.StoreInt64(off+StreamIDOffset, int32Pair(a.streamID, a.termID))
+}
+
+// publishFrame is step 4 of aeron-protocol.md §5.5.
+func publishFrame(term shm.Buffer, off, frameLength int) {
+	// Release: publishes the frame. Pairs with the reader's acquire load
+	// of the length in Poll: everything written above (header, payload,
+	// reserved value) is visible to a reader that sees the positive
+	// length.
+	term.StoreInt32(off+FrameLengthOffset, int32(frameLength))
+}
+
+// rotate moves to the next term after an offer hit the end of the
+// current one (exclusive-publication rotation, aeron-protocol.md §5.8,
+// §6.2 step 6).
+func (a *ExclusiveAppender) rotate() OfferResult {
+	if a.termBeginPosition+int64(a.termLength) >= a.maxPossiblePosition {
+		return MaxPositionExceeded
+	}
+	nextPartition := (a.partition + 1) % PartitionCount
+	nextTermID := a.termID + 1
+	// Aeron makes this a plain store: the single writer initialises the
+	// tail before it announces the new term. It is atomic here because the
+	// driver reads tails concurrently, which Go's memory model requires to
+	// be atomic; the release store below orders it in any case.
+	a.meta.StoreInt64(tailCounterOffset(nextPartition), int64(PackRawTail(nextTermID, 0)))
+	// Release: announces the new term. Pairs with the acquire load in
+	// [Log.ActiveTermCount]: whoever sees the new count sees the new tail.
+	a.meta.StoreInt32(activeTermCountOffset, nextTermID-a.initialTermID)
+
+	a.partition = nextPartition
+	a.termID = nextTermID
+	a.termOffset = 0
+	a.termBeginPosition += int64(a.termLength)
+	return AdminAction
+}
+
+// fragmentedFrameLength returns the term space a message of length bytes
+// takes when split into frames of at most maxPayloadLength bytes: the full
+// frames (maxPayloadLength + HeaderLength is the MTU, already aligned) and
+// the aligned last frame.
+func fragmentedFrameLength(length, maxPayloadLength int) int {
+	full := length / maxPayloadLength
+	framed := full * (maxPayloadLength + HeaderLength)
+	if rest := length % maxPayloadLength; rest > 0 {
+		framed += align(rest+HeaderLength, FrameAlignment)
+	}
+	return framed
+}
+
+// firstHeaderWord packs the first 8 header bytes (length, version, flags,
+// type) into the int64 that a little-endian store writes as those bytes.
+func firstHeaderWord(frameLength int32, version uint8, flags Flags, typ FrameType) int64 {
+	return int64(uint64(uint32(frameLength))<<(FrameLengthOffset*bitsPerByte) |
+		uint64(version)<<(VersionOffset*bitsPerByte) |
+		uint64(flags)<<(FlagsOffset*bitsPerByte) |
+		uint64(typ)<<(TypeOffset*bitsPerByte))
+}
+
+// int32Pair packs two adjacent int32 header fields, lo at the lower
+// offset, into the int64 that a little-endian store writes as them.
+func int32Pair(lo, hi int32) int64 {
+	return int64(uint64(uint32(lo)) | uint64(uint32(hi))<<(sizeofInt32*bitsPerByte))
+}

@@ -1,0 +1,266 @@
+package logbuffer
+
+import "fmt"
+
+// Reassembly of fragmented messages (aeron-protocol.md §5.7).
+//
+// A publisher splits a message longer than its MTU into consecutive frames
+// flagged BEGIN, (none)…, END, all in one term. The assemblers below
+// collect them per session id and hand the whole message on. They keep
+// their state between polls, so a message whose fragments arrive over
+// several polls (a small fragment limit, a poll that stopped in front of a
+// frame not yet written) is delivered once it is complete. A caller must
+// therefore keep one assembler for the life of an image and not create
+// one per poll.
+
+// AssemblerStats counts what an assembler did. Messages it discarded or
+// fragments it could not use are data the application never sees; they
+// are counted so that they never look like progress.
+type AssemblerStats struct {
+	// Delivered counts whole messages handed to the handler (for a
+	// controlled assembler: not aborted).
+	Delivered uint64
+	// Discarded counts partial messages dropped: a continuation at the
+	// wrong term offset (a fragment is missing), a new message starting
+	// before the previous one ended, a message growing beyond the maximum
+	// message length, or a Reset/FreeSession with a message in progress.
+	Discarded uint64
+	// Orphaned counts continuation fragments that could not be used: no
+	// message was in progress for their session (the subscriber joined
+	// mid-message, or the message was already discarded), or the fragment
+	// did not continue the one in progress (which is then discarded too).
+	Orphaned uint64
+}
+
+// FragmentAssembler is a [FragmentHandler] that reassembles fragmented
+// messages and passes whole messages to its own handler. Unfragmented
+// messages pass straight through, without a copy. A reassembled message is
+// delivered from the assembler's buffer with a header whose FrameLength is
+// HeaderLength + the message length, whose Flags are BEGIN|END, whose
+// Position is the position after the last fragment and whose other fields
+// are the first fragment's.
+//
+// A continuation fragment is accepted only if it is in the same term as
+// the previous fragment of its session and starts at that fragment's
+// aligned end; otherwise the partial message is discarded (see
+// [AssemblerStats]). Each session's buffer grows at most to the maximum
+// message length given to the constructor.
+//
+// FragmentAssembler is not safe for concurrent use; it belongs to the
+// goroutine that polls.
+type FragmentAssembler struct {
+	r       reassembly
+	handler FragmentHandler
+}
+
+// NewFragmentAssembler returns an assembler that delivers whole messages
+// of at most maxMessageLength bytes ([Log.MaxMessageLength]) to handler.
+// maxMessageLength must be positive.
+func NewFragmentAssembler(maxMessageLength int, handler FragmentHandler) *FragmentAssembler {
+	return &FragmentAssembler{r: newReassembly(maxMessageLength), handler: handler}
+}
+
+// OnFragment is the [FragmentHandler] to poll with. Store the method value
+// once (h := a.OnFragment) rather than creating it for every poll.
+func (a *FragmentAssembler) OnFragment(payload []byte, header Header) {
+	if c, ok := a.r.add(payload, header); ok {
+		a.handler(c.payload, c.header)
+		a.r.finish(c)
+	}
+}
+
+// Stats returns the assembler's counts.
+func (a *FragmentAssembler) Stats() AssemblerStats { return a.r.stats }
+
+// FreeSession discards any message in progress for sessionID and frees
+// its buffer. Call it when that session's image goes away.
+func (a *FragmentAssembler) FreeSession(sessionID int32) { a.r.freeSession(sessionID) }
+
+// Reset discards every message in progress and frees every buffer, for a
+// subscriber that moves to a different stream (say, the next recording).
+func (a *FragmentAssembler) Reset() { a.r.reset() }
+
+// ControlledFragmentAssembler is the [ControlledFragmentHandler]
+// counterpart of [FragmentAssembler]: it returns its handler's [Action]
+// for the fragment that completed a message, and [Continue] for every
+// other fragment. When the handler aborts a reassembled message, the
+// assembler forgets only the last fragment, so the redelivery of that
+// fragment by the next poll completes the message again.
+//
+// ControlledFragmentAssembler is not safe for concurrent use.
+type ControlledFragmentAssembler struct {
+	r       reassembly
+	handler ControlledFragmentHandler
+}
+
+// NewControlledFragmentAssembler is [NewFragmentAssembler] for a
+// controlled handler.
+func NewControlledFragmentAssembler(maxMessageLength int, handler ControlledFragmentHandler) *ControlledFragmentAssembler {
+	return &ControlledFragmentAssembler{r: newReassembly(maxMessageLength), handler: handler}
+}
+
+// OnFragment is the [ControlledFragmentHandler] to poll with.
+func (a *ControlledFragmentAssembler) OnFragment(payload []byte, header Header) Action {
+	c, ok := a.r.add(payload, header)
+	if !ok {
+		return Continue
+	}
+	action := a.handler(c.payload, c.header)
+	if action == Abort {
+		a.r.abort(c)
+	} else {
+		a.r.finish(c)
+	}
+	return action
+}
+
+// Stats returns the assembler's counts.
+func (a *ControlledFragmentAssembler) Stats() AssemblerStats { return a.r.stats }
+
+// FreeSession is [FragmentAssembler.FreeSession].
+func (a *ControlledFragmentAssembler) FreeSession(sessionID int32) { a.r.freeSession(sessionID) }
+
+// Reset is [FragmentAssembler.Reset].
+func (a *ControlledFragmentAssembler) Reset() { a.r.reset() }
+
+// reassembly is the state both assemblers share: one partial message per
+// session.
+type reassembly struct {
+	maxMessageLength int
+	partials         map[int32]*partialMessage
+	stats            AssemblerStats
+}
+
+// partialMessage is a session's message in progress.
+type partialMessage struct {
+	active         bool
+	first          Header // header of the BEGIN fragment
+	buf            []byte // payload so far; capacity ≤ maxMessageLength
+	nextTermOffset int64  // where the next fragment must start
+}
+
+// completion is a whole message ready for delivery.
+type completion struct {
+	payload  []byte
+	header   Header
+	partial  *partialMessage // nil for an unfragmented message
+	rollback int             // length of partial.buf before the last fragment
+}
+
+func newReassembly(maxMessageLength int) reassembly {
+	if maxMessageLength <= 0 {
+		panic(fmt.Sprintf("assertion failed: logbuffer: maximum message length %d is not positive", maxMessageLength))
+	}
+	return reassembly{maxMessageLength: maxMessageLength, partials: make(map[int32]*partialMessage)}
+}
+
+// add takes one fragment and reports whether a whole message is ready.
+func (r *reassembly) add(payload []byte, h Header) (completion, bool) {
+	p := r.partials[h.SessionID]
+	if h.Flags.IsUnfragmented() {
+		// A session's fragments are contiguous, so a whole message means
+		// the rest of any partial one is lost.
+		r.discard(p)
+		return completion{payload: payload, header: h}, true
+	}
+	if h.Flags.IsBegin() {
+		if p == nil {
+			p = &partialMessage{}
+			r.partials[h.SessionID] = p
+		}
+		r.discard(p)
+		if r.append(p, payload) {
+			p.active = true
+			p.first = h
+			p.nextTermOffset = nextTermOffset(h)
+		}
+		return completion{}, false
+	}
+
+	if p == nil || !p.active {
+		r.stats.Orphaned++
+		return completion{}, false
+	}
+	if h.TermID != p.first.TermID || int64(h.TermOffset) != p.nextTermOffset {
+		r.discard(p)
+		r.stats.Orphaned++
+		return completion{}, false
+	}
+	rollback := len(p.buf)
+	if !r.append(p, payload) {
+		return completion{}, false
+	}
+	if !h.Flags.IsEnd() {
+		p.nextTermOffset = nextTermOffset(h)
+		return completion{}, false
+	}
+	whole := p.first
+	whole.FrameLength = int32(HeaderLength + len(p.buf)) // ≤ HeaderLength + maxMessageLength ≤ HeaderLength + 16 MiB
+	whole.Flags |= h.Flags
+	whole.Position = h.Position
+	return completion{payload: p.buf, header: whole, partial: p, rollback: rollback}, true
+}
+
+// finish records a delivered message and empties its partial buffer for
+// the session's next message.
+func (r *reassembly) finish(c completion) {
+	r.stats.Delivered++
+	if c.partial != nil {
+		c.partial.active = false
+		c.partial.buf = c.partial.buf[:0]
+	}
+}
+
+// abort undoes the last fragment of an aborted message, leaving the
+// partial message as it was before that fragment arrived.
+func (r *reassembly) abort(c completion) {
+	if c.partial != nil {
+		c.partial.buf = c.partial.buf[:c.rollback]
+	}
+}
+
+// append adds payload to p's buffer, growing it at most to the maximum
+// message length. A message that would grow beyond it is discarded and
+// append reports false.
+func (r *reassembly) append(p *partialMessage, payload []byte) bool {
+	need := len(p.buf) + len(payload)
+	if need > r.maxMessageLength {
+		p.active = true // so that discard counts it
+		r.discard(p)
+		return false
+	}
+	if need > cap(p.buf) {
+		grown := make([]byte, len(p.buf), min(max(2*cap(p.buf), need), r.maxMessageLength))
+		copy(grown, p.buf)
+		p.buf = grown
+	}
+	p.buf = append(p.buf, payload...)
+	return true
+}
+
+// discard drops p's message in progress, if any, counting it.
+func (r *reassembly) discard(p *partialMessage) {
+	if p == nil || !p.active {
+		return
+	}
+	r.stats.Discarded++
+	p.active = false
+	p.buf = p.buf[:0]
+}
+
+func (r *reassembly) freeSession(sessionID int32) {
+	r.discard(r.partials[sessionID])
+	delete(r.partials, sessionID)
+}
+
+func (r *reassembly) reset() {
+	for id := range r.partials {
+		r.freeSession(id)
+	}
+}
+
+// nextTermOffset returns where the frame after the fragment h describes
+// starts. It is computed in 64 bits: the header may come from anywhere.
+func nextTermOffset(h Header) int64 {
+	return int64(h.TermOffset) + int64(align(int(h.FrameLength), FrameAlignment))
+}

@@ -1,0 +1,128 @@
+package shm
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Atomic accessors. Each is a sync/atomic operation on the word at off, in
+// the host's native byte order, and is sequentially consistent: a Store* or
+// read-modify-write is at least a release, a Load* at least an acquire, in
+// the terms Aeron's Java and C code use. Each panics with an assertion if
+// the word is outside the buffer or its address is not naturally aligned
+// (4 bytes for 32-bit words, 8 for 64-bit words), and each write panics on
+// a read-only buffer.
+
+// LoadInt32 atomically loads the int32 at off.
+func (b Buffer) LoadInt32(off int) int32 {
+	return atomic.LoadInt32(b.int32At(off, "LoadInt32"))
+}
+
+// StoreInt32 atomically stores v at off.
+func (b Buffer) StoreInt32(off int, v int32) {
+	b.mustWritable("StoreInt32")
+	atomic.StoreInt32(b.int32At(off, "StoreInt32"), v)
+}
+
+// SwapInt32 atomically stores v at off and returns the previous value. On
+// amd64 (XCHG) and on arm64 with LSE atomics (SWPAL, ARMv8.1 and later) it
+// is a full barrier, so later plain stores cannot become visible before it.
+// Use it where Aeron follows a store with a release fence, which Go cannot
+// express directly.
+func (b Buffer) SwapInt32(off int, v int32) int32 {
+	b.mustWritable("SwapInt32")
+	return atomic.SwapInt32(b.int32At(off, "SwapInt32"), v)
+}
+
+// LoadInt64 atomically loads the int64 at off.
+func (b Buffer) LoadInt64(off int) int64 {
+	return atomic.LoadInt64(b.int64At(off, "LoadInt64"))
+}
+
+// StoreInt64 atomically stores v at off.
+func (b Buffer) StoreInt64(off int, v int64) {
+	b.mustWritable("StoreInt64")
+	atomic.StoreInt64(b.int64At(off, "StoreInt64"), v)
+}
+
+// CompareAndSwapInt64 atomically replaces the int64 at off with new if it
+// equals old, and reports whether it did.
+func (b Buffer) CompareAndSwapInt64(off int, old, new int64) bool {
+	b.mustWritable("CompareAndSwapInt64")
+	return atomic.CompareAndSwapInt64(b.int64At(off, "CompareAndSwapInt64"), old, new)
+}
+
+// AddInt64 atomically adds delta to the int64 at off and returns the new
+// value.
+func (b Buffer) AddInt64(off int, delta int64) int64 {
+	b.mustWritable("AddInt64")
+	return atomic.AddInt64(b.int64At(off, "AddInt64"), delta)
+}
+
+// LoadWords copies len(dst) bytes starting at off into dst using one
+// atomic 64-bit load per 8-byte word. off must be 8-byte aligned and the
+// buffer must hold the whole last word: [off, off+align(len(dst), 8)).
+//
+// This is the read side of a seqlock ("copy, then validate"): because every
+// load is an acquire, each is ordered before the caller's next atomic load,
+// typically the one that re-checks that the bytes were not overwritten while
+// being copied. Plain loads give no such order on arm64.
+func (b Buffer) LoadWords(off int, dst []byte) {
+	n := roundUpToWord(len(dst))
+	b.mustRange(off, n, "LoadWords")
+	if n == 0 {
+		return
+	}
+	b.mustAligned(off, wordSize, "LoadWords")
+	var word [wordSize]byte
+	for i := 0; i < len(dst); i += wordSize {
+		w := atomic.LoadUint64((*uint64)(unsafe.Pointer(&b.b[off+i])))
+		binary.NativeEndian.PutUint64(word[:], w)
+		copy(dst[i:], word[:])
+	}
+}
+
+// StoreWords copies src to off using one atomic 64-bit store per 8-byte
+// word. off must be 8-byte aligned and the buffer must hold the whole last
+// word: [off, off+align(len(src), 8)). The bytes of the last word beyond
+// len(src) are set to zero.
+func (b Buffer) StoreWords(off int, src []byte) {
+	b.mustWritable("StoreWords")
+	n := roundUpToWord(len(src))
+	b.mustRange(off, n, "StoreWords")
+	if n == 0 {
+		return
+	}
+	b.mustAligned(off, wordSize, "StoreWords")
+	var word [wordSize]byte
+	for i := 0; i < len(src); i += wordSize {
+		word = [wordSize]byte{}
+		copy(word[:], src[i:])
+		atomic.StoreUint64((*uint64)(unsafe.Pointer(&b.b[off+i])), binary.NativeEndian.Uint64(word[:]))
+	}
+}
+
+func (b Buffer) int32At(off int, op string) *int32 {
+	b.mustRange(off, sizeofInt32, op)
+	b.mustAligned(off, sizeofInt32, op)
+	return (*int32)(unsafe.Pointer(&b.b[off]))
+}
+
+func (b Buffer) int64At(off int, op string) *int64 {
+	b.mustRange(off, sizeofInt64, op)
+	b.mustAligned(off, sizeofInt64, op)
+	return (*int64)(unsafe.Pointer(&b.b[off]))
+}
+
+// mustAligned checks the real address of b[off], not just off: a Buffer
+// made by [Wrap] or [Buffer.Sub] may start anywhere. off must be in range.
+func (b Buffer) mustAligned(off, align int, op string) {
+	if addr := uintptr(unsafe.Pointer(&b.b[off])); addr%uintptr(align) != 0 {
+		assertionFailed("%s: offset %d is at address %#x, not %d-byte aligned", op, off, addr, align)
+	}
+}
+
+func roundUpToWord(n int) int {
+	return (n + wordSize - 1) &^ (wordSize - 1)
+}

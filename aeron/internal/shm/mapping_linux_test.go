@@ -1,0 +1,120 @@
+package shm
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+func writeFile(t *testing.T, content []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mapped.dat")
+	if err := os.WriteFile(path, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestMapReadWriteIsSharedWithTheFile(t *testing.T) {
+	content := make([]byte, 4096+16)
+	content[0] = 0x42
+	path := writeFile(t, content)
+
+	m, err := Map(path, ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	if m.Path() != path || m.Mode() != ReadWrite {
+		t.Fatalf("Path/Mode = %q/%v", m.Path(), m.Mode())
+	}
+	b := m.Buffer()
+	if b.Len() != len(content) || b.ReadOnly() {
+		t.Fatalf("Buffer len=%d readOnly=%v", b.Len(), b.ReadOnly())
+	}
+	if addr := uintptr(unsafe.Pointer(&b.Bytes()[0])); addr%4096 != 0 {
+		t.Fatalf("mapping starts at %#x, not page aligned", addr)
+	}
+	if got := b.GetUint8(0); got != 0x42 {
+		t.Fatalf("first byte = %#x, want the file's 0x42", got)
+	}
+	b.StoreInt64(4096, 0x0A0B0C0D)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m.Buffer().Len() != 0 {
+		t.Fatal("Buffer after Close is not empty")
+	}
+
+	onDisk, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{0x0D, 0x0C, 0x0B, 0x0A, 0, 0, 0, 0}
+	if !bytes.Equal(onDisk[4096:4104], want) {
+		t.Fatalf("file bytes = % x, want % x (MAP_SHARED write lost)", onDisk[4096:4104], want)
+	}
+}
+
+func TestMapReadOnly(t *testing.T) {
+	path := writeFile(t, []byte{1, 2, 3, 4, 5, 6, 7, 8})
+	m, err := Map(path, ReadOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	b := m.Buffer()
+	if !b.ReadOnly() {
+		t.Fatal("read-only mapping gave a writable Buffer")
+	}
+	if got := b.GetInt32(4); got != 0x08070605 {
+		t.Fatalf("GetInt32 = %#x", got)
+	}
+	mustPanicAssertion(t, "write to read-only mapping", func() { b.PutInt32(0, 0) })
+}
+
+func TestCloseIsIdempotent(t *testing.T) {
+	m, err := Map(writeFile(t, make([]byte, 64)), ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := m.Close(); err != nil {
+			t.Fatalf("Close #%d: %v", i+1, err)
+		}
+	}
+}
+
+func TestMapErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.dat")
+	if _, err := Map(missing, ReadWrite); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("missing file: err = %v, want fs.ErrNotExist naming the path", err)
+	}
+	empty := writeFile(t, nil)
+	if _, err := Map(empty, ReadOnly); !errors.Is(err, ErrEmptyFile) {
+		t.Errorf("empty file: err = %v, want ErrEmptyFile", err)
+	}
+	if _, err := Map(empty, Mode(0)); err == nil || !strings.Contains(err.Error(), "Mode(0)") {
+		t.Errorf("invalid mode: err = %v", err)
+	}
+	if _, err := Map(dir, ReadOnly); err == nil {
+		t.Error("mapping a directory succeeded")
+	}
+}
+
+func TestModeString(t *testing.T) {
+	for _, tc := range []struct {
+		m    Mode
+		want string
+	}{{ReadOnly, "read-only"}, {ReadWrite, "read-write"}, {Mode(9), "Mode(9)"}} {
+		if got := tc.m.String(); got != tc.want {
+			t.Errorf("%d.String() = %q, want %q", tc.m, got, tc.want)
+		}
+	}
+}

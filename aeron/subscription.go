@@ -1,0 +1,126 @@
+package aeron
+
+import (
+	"slices"
+	"sync/atomic"
+)
+
+// Subscription receives a stream on a channel: one [Image] per publisher session the
+// driver connects it to. Poll is not safe for concurrent use; everything else is.
+type Subscription struct {
+	client         *Client
+	registrationID int64
+	channel        string
+	streamID       int32
+	handlers       ImageHandlers
+	// images is the current image list. The conductor replaces it, never modifies it: a
+	// poller that loaded it reads a consistent list (the atomic store happens-before the
+	// load that sees it).
+	images     atomic.Pointer[[]*Image]
+	closed     atomic.Bool
+	roundRobin int // the polling goroutine's own: which image goes first next time
+}
+
+func newSubscription(c *Client, registrationID int64, channel string, streamID int32, h ImageHandlers) *Subscription {
+	s := &Subscription{client: c, registrationID: registrationID, channel: channel, streamID: streamID, handlers: h}
+	s.images.Store(&[]*Image{})
+	return s
+}
+
+// Poll delivers up to fragmentLimit fragments from the subscription's images, starting
+// with a different image each time so that none starves, and returns how many it
+// delivered. An error means an image's log buffer is corrupt.
+func (s *Subscription) Poll(handler FragmentHandler, fragmentLimit int) (int, error) {
+	images := *s.images.Load()
+	if len(images) == 0 {
+		return 0, nil
+	}
+	s.roundRobin = (s.roundRobin + 1) % len(images)
+	fragments := 0
+	for i := range images {
+		if fragments >= fragmentLimit {
+			break
+		}
+		n, err := images[(s.roundRobin+i)%len(images)].Poll(handler, fragmentLimit-fragments)
+		fragments += n
+		if err != nil {
+			return fragments, err
+		}
+	}
+	return fragments, nil
+}
+
+// Images returns the subscription's current images. The slice is shared: do not modify it.
+func (s *Subscription) Images() []*Image { return *s.images.Load() }
+
+// ImageBySessionID returns the image of a publisher session, or nil.
+func (s *Subscription) ImageBySessionID(sessionID int32) *Image {
+	for _, img := range *s.images.Load() {
+		if img.sessionID == sessionID {
+			return img
+		}
+	}
+	return nil
+}
+
+// IsConnected reports whether the subscription has at least one image.
+func (s *Subscription) IsConnected() bool { return len(*s.images.Load()) > 0 }
+
+// Channel is the subscription's channel.
+func (s *Subscription) Channel() string { return s.channel }
+
+// StreamID is the subscription's stream id.
+func (s *Subscription) StreamID() int32 { return s.streamID }
+
+// RegistrationID is the driver's id for the subscription.
+func (s *Subscription) RegistrationID() int64 { return s.registrationID }
+
+// IsClosed reports whether the subscription was closed, by Close or with its client.
+func (s *Subscription) IsClosed() bool { return s.closed.Load() }
+
+// Close removes the subscription from the driver and closes its images. It is idempotent
+// and returns once the conductor has released the subscription.
+func (s *Subscription) Close() error {
+	if s.closed.Load() {
+		return nil
+	}
+	done := make(chan struct{})
+	s.client.send(&release{resource: s, done: done})
+	select {
+	case <-done:
+	case <-s.client.dead:
+	}
+	return nil
+}
+
+// image, addImage, removeImage and closeAll are the conductor's.
+
+func (s *Subscription) image(correlationID int64) *Image {
+	for _, img := range *s.images.Load() {
+		if img.correlationID == correlationID {
+			return img
+		}
+	}
+	return nil
+}
+
+func (s *Subscription) addImage(img *Image) {
+	next := append(slices.Clone(*s.images.Load()), img)
+	s.images.Store(&next)
+}
+
+func (s *Subscription) removeImage(correlationID int64) *Image {
+	images := *s.images.Load()
+	i := slices.IndexFunc(images, func(img *Image) bool { return img.correlationID == correlationID })
+	if i < 0 {
+		return nil
+	}
+	next := slices.Delete(slices.Clone(images), i, i+1)
+	s.images.Store(&next)
+	return images[i]
+}
+
+func (s *Subscription) closeAll() []*Image {
+	s.closed.Store(true)
+	return *s.images.Swap(&[]*Image{})
+}

@@ -1,0 +1,74 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/test/infra"
+)
+
+// TestDriverKilledIsReportedAndNothingLeaks kills the media driver with SIGKILL under a
+// client that holds a publication and a subscription. The client must report the driver
+// timeout within the driver timeout plus a keepalive interval (+1 s of slack), fail every
+// call from then on instead of hanging, and end all of its goroutines.
+func TestDriverKilledIsReportedAndNothingLeaks(t *testing.T) {
+	own, err := infra.StartArchive(context.Background(), infra.ArchiveOptions{Dir: filepath.Join(t.TempDir(), "archive")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = own.Stop() })
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+
+	const driverTimeout, keepalive = 2 * time.Second, 100 * time.Millisecond
+	ctx := context.Background()
+	var reported []error
+	c, err := aeron.Connect(ctx, aeron.Options{
+		Dir: own.AeronDir, DriverTimeout: driverTimeout, KeepaliveInterval: keepalive,
+		ResourceLinger: 200 * time.Millisecond,
+		OnError:        func(err error) { reported = append(reported, err) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, pub := pair(t, c, "aeron:ipc?term-length=64k", 4001)
+
+	killed := time.Now()
+	if err := own.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.Dead():
+	case <-time.After(driverTimeout + keepalive + time.Second):
+		t.Fatalf("no driver timeout reported %s after the driver was killed", time.Since(killed).Round(time.Millisecond))
+	}
+	t.Logf("driver timeout reported %s after kill -9", time.Since(killed).Round(time.Millisecond))
+	if err := c.Err(); !errors.Is(err, aeron.ErrDriverTimeout) {
+		t.Fatalf("client error = %v, want ErrDriverTimeout", err)
+	}
+	if _, err := pub.Offer([]byte("after")); !errors.Is(err, aeron.ErrClosed) {
+		t.Errorf("offer after driver death = %v, want ErrClosed", err)
+	}
+	if n, err := sub.Poll(func([]byte, aeron.Header) {}, 10); n != 0 || err != nil {
+		t.Errorf("poll after driver death = %d, %v; want 0, nil", n, err)
+	}
+	if _, err := c.AddSubscription(ctx, "aeron:ipc", 4002, aeron.ImageHandlers{}); !errors.Is(err, aeron.ErrDriverTimeout) {
+		t.Errorf("AddSubscription after driver death = %v, want ErrDriverTimeout", err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the client did not release its resources within 5 s of the driver's death")
+	}
+	if err := c.Close(); !errors.Is(err, aeron.ErrDriverTimeout) {
+		t.Errorf("Close after driver death = %v, want the driver timeout", err)
+	}
+	if len(reported) == 0 || !errors.Is(reported[0], aeron.ErrDriverTimeout) {
+		t.Errorf("OnError got %v, want the driver timeout", reported)
+	}
+}
