@@ -223,15 +223,16 @@ func (a *ExclusiveAppender) beginFrame(term shm.Buffer, off, frameLength int, fl
 	// in one 64-bit atomic store. Readers stop at a length ≤ 0, so until
 	// step 4 nobody interprets the frame.
 	term.StoreInt64(off+FrameLengthOffset, firstHeaderWord(-int32(frameLength), a.version, flags, typ))
-	// Step 2: the remaining header words. Aeron follows step 1 with a
-	// store-store fence and makes these plain stores, so that nobody can
-	// see the new term offset and ids before the negative length. Go has
-	// no fence, so they are atomic stores instead: Go's atomics are
-	// sequentially consistent, hence ordered after step 1 (on arm64 each
-	// is a store-release, which keeps the earlier store-release before
-	// it).
-	term.StoreInt64(off+TermOffsetOffset, int32Pair(int32(off), a.sessionID))
-	term.StoreInt64(off+StreamIDOffset, int32Pair(a.streamID, a.termID))
+	// Step 2: the remaining header words, plain stores. No reader looks at
+	// them before it has seen the positive length of step 4, whose release
+	// store orders them before it; until then every reader stops at the
+	// length ≤ 0. (Aeron puts a store-store fence here so that the driver,
+	// unblocking a publisher that died mid-frame, never sees new ids
+	// beside an old length: in Go that would cost two full fences per frame
+	// on amd64, where atomic stores are XCHG, and the term space is zeroed
+	// by the driver before reuse, so there is no old length to see.)
+	term.PutInt64(off+TermOffsetOffset, int32Pair(int32(off), a.sessionID))
+	term.PutInt64(off+StreamIDOffset, int32Pair(a.streamID, a.termID))
 }
 
 // publishFrame is step 4 of aeron-protocol.md §5.5.

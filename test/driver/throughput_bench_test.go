@@ -1,0 +1,131 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/test/infra"
+)
+
+// BenchmarkIPCThroughput measures how many messages a Go subscriber consumes per second
+// from a Go exclusive publication over aeron:ipc through the real media driver, beside
+// Aeron's own Java EmbeddedExclusiveIpcThroughput sample (publisher and subscriber threads
+// over IPC, same message size), run in the same benchmark. It reports msgs/s, the Java
+// figure, and their ratio go/java.
+func BenchmarkIPCThroughput(b *testing.B) {
+	for _, size := range []int{32, 1024} {
+		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) {
+			java := javaIPCThroughput(b, size)
+			c := connectB(b)
+			sub, pub := pairB(b, c, "aeron:ipc?term-length=64m", int32(8000+size))
+			payload := make([]byte, size)
+
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			began := time.Now()
+			go func() {
+				for range b.N {
+					for {
+						if _, err := pub.Offer(payload); err == nil {
+							break
+						}
+					}
+				}
+			}()
+			received := 0
+			count := func([]byte, aeron.Header) { received++ }
+			for received < b.N {
+				if _, err := sub.Poll(count, 256); err != nil {
+					b.Fatal(err)
+				}
+			}
+			elapsed := time.Since(began)
+			b.StopTimer()
+			goRate := float64(b.N) / elapsed.Seconds()
+			b.ReportMetric(goRate, "msgs/s")
+			b.ReportMetric(java, "java-msgs/s")
+			b.ReportMetric(goRate/java, "go/java")
+		})
+	}
+}
+
+var (
+	javaRatesMu sync.Mutex
+	javaRates   = map[int]float64{}
+)
+
+// javaIPCThroughput runs EmbeddedExclusiveIpcThroughput for a few seconds and returns the
+// median of its per-second message rates after a warm-up second; it is measured once per
+// message size per benchmark run.
+func javaIPCThroughput(b *testing.B, size int) float64 {
+	javaRatesMu.Lock()
+	defer javaRatesMu.Unlock()
+	if r, ok := javaRates[size]; ok {
+		return r
+	}
+	dir := b.TempDir()
+	j, err := infra.StartJava(dir, "io.aeron.samples.EmbeddedExclusiveIpcThroughput", map[string]string{
+		"aeron.dir":                  dir + "/aeron",
+		"aeron.sample.messageLength": strconv.Itoa(size),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := regexp.MustCompile(`Duration (\d+)ms - ([\d,]+) messages`)
+	var rates []float64
+	for deadline := time.Now().Add(20 * time.Second); len(rates) < 6 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		rates = rates[:0]
+		for _, m := range line.FindAllStringSubmatch(j.Output(), -1) {
+			ms, _ := strconv.ParseFloat(m[1], 64)
+			n, _ := strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
+			rates = append(rates, n/(ms/1000))
+		}
+	}
+	_ = j.Stop()
+	if len(rates) < 3 {
+		b.Fatalf("EmbeddedExclusiveIpcThroughput printed %d rates:\n%s", len(rates), j.Output())
+	}
+	rates = rates[1:] // warm-up
+	slices.Sort(rates)
+	r := rates[len(rates)/2]
+	javaRates[size] = r
+	return r
+}
+
+func connectB(b *testing.B) *aeron.Client {
+	b.Helper()
+	c, err := aeron.Connect(context.Background(), aeron.Options{Dir: archive.AeronDir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func pairB(b *testing.B, c *aeron.Client, channel string, stream int32) (*aeron.Subscription, *aeron.ExclusivePublication) {
+	b.Helper()
+	ctx := context.Background()
+	sub, err := c.AddSubscription(ctx, channel, stream, aeron.ImageHandlers{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pub, err := c.AddExclusivePublication(ctx, channel, stream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !pub.IsConnected() || !sub.IsConnected(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal(errors.New("publication and subscription did not connect"))
+		}
+	}
+	return sub, pub
+}
