@@ -1,0 +1,63 @@
+// Package archiving tests ferry's Aeron Archive client (package aeron/archive) against the
+// real Java ArchivingMediaDriver started by test/infra, and against Java archive samples.
+package archiving
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/test/infra"
+)
+
+// shared is the archive every test here uses unless it kills or restarts one of its own.
+var shared *infra.Archive
+
+func TestMain(m *testing.M) {
+	p, err := infra.Shared(context.Background(), infra.Need{Archive: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	shared = p.Archive
+	code := m.Run()
+	if err := p.Close(code != 0); err != nil {
+		fmt.Fprintln(os.Stderr, "infra: stopping peers:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// uniqueStream returns a stream id no other test (or earlier run against the same archive)
+// used, so that recordings and lingering publications of one never show up in another.
+func uniqueStream() int32 { return 1<<20 + rand.Int32N(1<<29) }
+
+// session is an Aeron client and an archive control session on an archive's media driver.
+type session struct {
+	aeron   *aeron.Client
+	archive *archive.Client
+}
+
+func connect(t *testing.T, a *infra.Archive, opts archive.Options) session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ac, err := aeron.Connect(ctx, aeron.Options{Dir: a.AeronDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ac.Close() })
+	arc, err := archive.Connect(ctx, ac, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = arc.Close() })
+	return session{aeron: ac, archive: arc}
+}

@@ -1,0 +1,106 @@
+package archiving
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/test/eventually"
+)
+
+// TestRecordListDescribeStop records a Go publication through StartRecording, then lists,
+// describes and reads the positions of the recording while it is live and after it stops.
+func TestRecordListDescribeStop(t *testing.T) {
+	s := connect(t, shared, archive.Options{})
+	ctx := context.Background()
+	const ch = "aeron:ipc?term-length=64k"
+	stream := uniqueStream()
+	if s.archive.ArchiveID() != 1 {
+		t.Errorf("archive id = %d, want the configured 1", s.archive.ArchiveID())
+	}
+	subID, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := s.aeron.AddExclusivePublication(ctx, ch, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := nextSignal(t, s.archive, archive.SignalStart)
+	if start.SubscriptionID != subID {
+		t.Errorf("START signal for subscription %d, want %d", start.SubscriptionID, subID)
+	}
+	id := start.RecordingID
+
+	var last int64
+	for i := range 100 {
+		msg := []byte(fmt.Sprintf("message %d", i))
+		eventually.NoError(t, 5*time.Second, func() error { p, err := pub.Offer(msg); last = p; return err })
+	}
+	eventually.NoError(t, 10*time.Second, func() error {
+		pos, err := s.archive.RecordingPosition(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pos != last {
+			return fmt.Errorf("recording position %d, publication at %d", pos, last)
+		}
+		return nil
+	})
+	live, err := s.archive.Recording(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !live.IsLive() || live.StopPosition != archive.NullPosition || live.StreamID != stream || live.SessionID != pub.SessionID() || live.OriginalChannel != ch {
+		t.Errorf("live descriptor = %+v", live)
+	}
+	if stop, err := s.archive.StopPosition(ctx, id); err != nil || stop != archive.NullPosition {
+		t.Errorf("stop position of a live recording = %d, %v; want NullPosition", stop, err)
+	}
+	listed, err := s.archive.RecordingsForURI(ctx, "term-length=64k", stream, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != 1 || listed[0].RecordingID != id {
+		t.Errorf("listing for stream %d = %+v, want recording %d only", stream, listed, id)
+	}
+
+	if err := s.archive.StopRecordingSubscription(ctx, subID); err != nil {
+		t.Fatal(err)
+	}
+	stop := nextSignal(t, s.archive, archive.SignalStop)
+	if stop.RecordingID != id || stop.Position != last {
+		t.Errorf("STOP signal = %+v, want recording %d at %d", stop, id, last)
+	}
+	if got, err := s.archive.StopPosition(ctx, id); err != nil || got != last {
+		t.Errorf("stop position = %d, %v; want %d", got, err, last)
+	}
+	if got, err := s.archive.RecordingPosition(ctx, id); err != nil || got != archive.NullPosition {
+		t.Errorf("recording position after stop = %d, %v; want NullPosition", got, err)
+	}
+	if _, err := s.archive.Recording(ctx, 1<<40); !errors.Is(err, archive.ErrRecordingUnknown) {
+		t.Errorf("describing an unknown recording = %v, want ErrRecordingUnknown", err)
+	}
+}
+
+// nextSignal waits for the next signal of kind, skipping others.
+func nextSignal(t *testing.T, c *archive.Client, kind archive.SignalKind) archive.Signal {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case s, ok := <-c.Signals():
+			if !ok {
+				t.Fatalf("signals closed while waiting for %v: %v", kind, c.Err())
+			}
+			if s.Kind == kind {
+				return s
+			}
+		case <-timeout:
+			t.Fatalf("no %v signal within 10 s", kind)
+		}
+	}
+}
