@@ -99,9 +99,12 @@ func readUntilEnd(t *testing.T, img *aeron.Image, each func(replayed)) {
 }
 
 // TestReplayOfARecordingThatStartsMidStream: the publication advances before the archive
-// records it, so the recording starts at a non-zero position. Replays from its start and
-// from a position in the middle return exactly the recorded messages, byte for byte, at
-// the positions they had when published (lessons 8 and 10).
+// records it, so the recording starts at a non-zero position (lesson 8). For IPC that is
+// where the driver last saw the slowest consumer (IpcPublication.joinPosition), so it may
+// even fall inside a fragmented message. Replays from the recording's start and from a
+// position in the middle deliver exactly the messages whose first fragment was recorded,
+// byte for byte, at the positions they had when published; a message cut by the start is
+// dropped whole by the assembler, never delivered damaged (lesson 10).
 func TestReplayOfARecordingThatStartsMidStream(t *testing.T) {
 	s := connect(t, shared, archive.Options{})
 	ctx := context.Background()
@@ -122,16 +125,13 @@ func TestReplayOfARecordingThatStartsMidStream(t *testing.T) {
 		}
 		return nil
 	})
-	drain := func() {
-		for {
-			if n, _ := keep.Poll(func([]byte, aeron.Header) {}, 1000); n == 0 {
-				return
-			}
+	consume := func() {
+		if _, err := keep.Poll(func([]byte, aeron.Header) {}, 1000); err != nil {
+			t.Fatal(err)
 		}
 	}
 	const before, recorded = 30, 60
-	offerAll(t, pub, 0, before, drain)
-	drain()
+	positions := offerAll(t, pub, 0, before, consume)
 	unrecorded := pub.Position()
 
 	subID, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
@@ -139,13 +139,10 @@ func TestReplayOfARecordingThatStartsMidStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := nextSignal(t, s.archive, archive.SignalStart)
-	if start.Position != unrecorded {
-		t.Fatalf("recording started at %d, want %d (the publication's position)", start.Position, unrecorded)
+	if start.Position <= 0 || start.Position > unrecorded || start.Position%32 != 0 {
+		t.Fatalf("recording started at %d; want a frame-aligned position in (0, %d]", start.Position, unrecorded)
 	}
-	positions := offerAll(t, pub, before, before+recorded, drain)
-	drain()
-	// The archive records asynchronously and stops where it has got to: stopping before
-	// it caught up with the publisher would cut the recording short.
+	positions = append(positions, offerAll(t, pub, before, before+recorded, consume)...)
 	waitRecorded(t, s, start.RecordingID, pub.Position())
 	if err := s.archive.StopRecordingSubscription(ctx, subID); err != nil {
 		t.Fatal(err)
@@ -155,14 +152,22 @@ func TestReplayOfARecordingThatStartsMidStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.StartPosition != unrecorded || d.StopPosition != positions[len(positions)-1] || stop.Position != d.StopPosition {
-		t.Fatalf("descriptor start %d stop %d, STOP signal at %d; want start %d stop %d", d.StartPosition, d.StopPosition, stop.Position, unrecorded, positions[len(positions)-1])
+	last := positions[len(positions)-1]
+	if d.StartPosition != start.Position || d.StopPosition != last || stop.Position != last {
+		t.Fatalf("descriptor start %d stop %d, STOP signal at %d; want start %d, stop %d", d.StartPosition, d.StopPosition, stop.Position, start.Position, last)
 	}
+	// The first message the recording holds whole: the first one whose first fragment
+	// begins at or after the recording's start.
+	first := 0
+	for positions[first]-framedLength(len(payloadFor(first)), pub.MaxPayloadLength()) < d.StartPosition {
+		first++
+	}
+	t.Logf("recording of %d..%d starts at %d: message %d is the first recorded whole", d.StartPosition, d.StopPosition, d.StartPosition, first)
 
-	for _, from := range []int{0, recorded / 2} {
-		t.Run(fmt.Sprintf("from message %d", before+from), func(t *testing.T) {
+	for _, from := range []int{first, before + recorded/2} {
+		t.Run(fmt.Sprintf("from message %d", from), func(t *testing.T) {
 			position := d.StartPosition
-			if from > 0 {
+			if from > first {
 				position = positions[from-1] // the position after the previous message
 			}
 			img := startReplay(t, s, d.RecordingID, position, archive.ReplayToEnd)
@@ -171,19 +176,35 @@ func TestReplayOfARecordingThatStartsMidStream(t *testing.T) {
 			}
 			i := from
 			readUntilEnd(t, img, func(r replayed) {
-				if i >= recorded {
-					t.Fatalf("replay delivered more than the %d recorded messages", recorded)
+				if i >= len(positions) {
+					t.Fatalf("replay delivered more than the %d messages published", len(positions))
 				}
-				if !bytes.Equal(r.payload, payloadFor(before+i)) || r.position != positions[i] {
-					t.Fatalf("replayed message %d: %d bytes at %d; want %d bytes at %d", before+i, len(r.payload), r.position, len(payloadFor(before+i)), positions[i])
+				if !bytes.Equal(r.payload, payloadFor(i)) || r.position != positions[i] {
+					t.Fatalf("replayed message %d: %d bytes at %d; want %d bytes at %d", i, len(r.payload), r.position, len(payloadFor(i)), positions[i])
 				}
 				i++
 			})
-			if i != recorded {
-				t.Errorf("replayed %d messages, want %d", i-from, recorded-from)
+			if i != len(positions) {
+				t.Errorf("replayed messages %d..%d, want %d..%d", from, i-1, from, len(positions)-1)
 			}
 		})
 	}
+}
+
+// framedLength is the log space a message of n bytes takes (aeron-protocol.md §5.7):
+// full fragments of maxPayload bytes plus an aligned last one, each with a 32-byte header.
+func framedLength(n, maxPayload int) int64 {
+	const header, alignment = 32, 32
+	align := func(x int) int { return (x + alignment - 1) &^ (alignment - 1) }
+	if n <= maxPayload {
+		return int64(align(n + header))
+	}
+	full, rest := n/maxPayload, n%maxPayload
+	length := full * (maxPayload + header)
+	if rest > 0 {
+		length += align(rest + header)
+	}
+	return int64(length)
 }
 
 // TestReplayFollowsALiveRecordingToItsStop: a replay with no length started while the
