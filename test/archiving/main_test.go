@@ -47,9 +47,15 @@ type session struct {
 
 func connect(t *testing.T, a *infra.Archive, opts archive.Options) session {
 	t.Helper()
+	return connectWith(t, a, aeron.Options{}, opts)
+}
+
+func connectWith(t *testing.T, a *infra.Archive, aeronOpts aeron.Options, opts archive.Options) session {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	ac, err := aeron.Connect(ctx, aeron.Options{Dir: a.AeronDir})
+	aeronOpts.Dir = a.AeronDir
+	ac, err := aeron.Connect(ctx, aeronOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -103,8 +104,13 @@ func StartArchive(ctx context.Context, opts ArchiveOptions) (*Archive, error) {
 		return nil, fmt.Errorf("infra: archive dir: %w", err)
 	}
 	if opts.AeronDir == "" {
-		// e.g. /dev/shm/ferry-run-20261129T192608-3186847009-archive
-		opts.AeronDir = filepath.Join("/dev/shm", filepath.Base(filepath.Dir(opts.Dir))+"-"+filepath.Base(opts.Dir))
+		// Unique, whatever Dir is called: two drivers on one directory would each take
+		// the other's clients. The driver deletes and recreates it on start.
+		dir, err := os.MkdirTemp("/dev/shm", "ferry-aeron-")
+		if err != nil {
+			return nil, fmt.Errorf("infra: aeron dir: %w", err)
+		}
+		opts.AeronDir = dir
 	}
 	port, err := freeUDPPort()
 	if err != nil {
@@ -220,7 +226,10 @@ func (a *Archive) Kill() error {
 }
 
 // Restart starts a stopped or killed archive again with the same directories and control
-// channel; its recordings are kept.
+// channel; its recordings are kept. After a kill -9 the archive's mark file still looks
+// active for a while and the archive refuses to start ("active Mark file detected"), as it
+// would for any supervisor restarting it: Restart retries, like one would, for up to a
+// minute.
 func (a *Archive) Restart(ctx context.Context) error {
 	if a.proc == nil {
 		return ErrNotOwned
@@ -228,7 +237,19 @@ func (a *Archive) Restart(ctx context.Context) error {
 	if done, _ := a.proc.exited(); !done {
 		return errors.New("infra: restart of a running archive; Stop or Kill it first")
 	}
-	return a.start(ctx)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		mark, _ := os.Stat(a.log)
+		err := a.start(ctx)
+		if err == nil || !strings.Contains(logSince(a.log, mark), "active Mark file detected") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // Log is the path of the archive's console log.

@@ -13,7 +13,7 @@ import (
 const channelActive = 1
 
 // archiveReady reports why the archive is not ready yet, or nil once it is: the media
-// driver's heartbeat in cnc.dat is live, the archive has allocated its control-session
+// driver's heartbeat in the cnc.dat our process wrote is live, the archive has allocated its control-session
 // counter (its conductor runs), and the UDP socket of its control channel is bound. The
 // archive allocates the control-session counter before the driver has bound that socket,
 // so a client that came after the first check alone could find nobody listening.
@@ -21,6 +21,11 @@ func archiveReady(a *Archive) error {
 	info, err := aeron.ProbeDriver(a.AeronDir, 10*time.Second)
 	if err != nil {
 		return err
+	}
+	// After a kill -9 the dead driver's cnc.dat stays, its heartbeat still fresh for a
+	// while, and its counters with it: only a CnC file written by our process counts.
+	if info.PID != int64(a.Pid()) {
+		return fmt.Errorf("cnc.dat is from driver pid %d, not ours (%d)", info.PID, a.Pid())
 	}
 	if !info.HasCounter(aeron.CounterTypeArchiveControlSessions) {
 		return errors.New("the media driver runs but the archive has no control-session counter yet")

@@ -159,3 +159,15 @@ func waitGone(pid int, timeout time.Duration) bool {
 		}
 	}
 }
+
+// logSince returns what a log gained after its size was before (nil: the whole log).
+func logSince(path string, before os.FileInfo) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if before != nil && before.Size() <= int64(len(b)) {
+		b = b[before.Size():]
+	}
+	return string(b)
+}

@@ -1,0 +1,150 @@
+package archiving
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/test/infra"
+)
+
+// TestArchiveKilledThenRestarted: the archive process (media driver included) is killed
+// with SIGKILL under a live control session. The client reports the archive unavailable
+// within its deadline and fails calls instead of hanging; once the archive is restarted
+// on the same directory, a new session sees the recording made before the crash and
+// replays it whole.
+func TestArchiveKilledThenRestarted(t *testing.T) {
+	own, err := infra.StartArchive(context.Background(), infra.ArchiveOptions{Dir: filepath.Join(t.TempDir(), "archive")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = own.Stop()
+		if t.Failed() {
+			t.Logf("archive log:\n%s", own.LogTail())
+		}
+	})
+	const deadline = 2 * time.Second
+	s := connectWith(t, own, aeron.Options{DriverTimeout: deadline, KeepaliveInterval: 100 * time.Millisecond, ResourceLinger: 100 * time.Millisecond},
+		archive.Options{MessageTimeout: deadline, OnError: func(error) {}})
+	ctx := context.Background()
+	const ch, total = "aeron:ipc?term-length=64k", 50
+	stream := uniqueStream()
+	subID, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := s.aeron.AddExclusivePublication(ctx, ch, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := nextSignal(t, s.archive, archive.SignalStart).RecordingID
+	positions := offerAll(t, pub, 0, total, nil)
+	waitRecorded(t, s, id, positions[len(positions)-1])
+	if err := s.archive.StopRecordingSubscription(ctx, subID); err != nil {
+		t.Fatal(err)
+	}
+	nextSignal(t, s.archive, archive.SignalStop)
+
+	killed := time.Now()
+	if err := own.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.archive.Dead():
+	case <-time.After(deadline + 2*time.Second):
+		t.Fatalf("archive unavailability not reported %s after kill -9", time.Since(killed).Round(time.Millisecond))
+	}
+	t.Logf("archive unavailability reported %s after kill -9", time.Since(killed).Round(time.Millisecond))
+	if err := s.archive.Err(); !errors.Is(err, archive.ErrArchiveUnavailable) {
+		t.Fatalf("client error = %v, want ErrArchiveUnavailable", err)
+	}
+	if _, err := s.archive.StopPosition(ctx, id); !errors.Is(err, archive.ErrArchiveUnavailable) {
+		t.Errorf("a call after the archive died = %v, want ErrArchiveUnavailable", err)
+	}
+
+	if err := own.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("archive restarted in %s", own.StartupTime.Round(time.Millisecond))
+	again := connect(t, own, archive.Options{})
+	d, err := again.archive.Recording(ctx, id)
+	if err != nil {
+		t.Fatalf("the recording made before the crash: %v", err)
+	}
+	if d.StopPosition != positions[len(positions)-1] {
+		t.Errorf("after restart the recording stops at %d, want %d", d.StopPosition, positions[len(positions)-1])
+	}
+	n := 0
+	readUntilEnd(t, startReplay(t, again, id, archive.NullPosition, archive.ReplayToEnd), func(r replayed) {
+		if r.position != positions[n] {
+			t.Fatalf("replayed message %d at %d, want %d", n, r.position, positions[n])
+		}
+		n++
+	})
+	if n != total {
+		t.Errorf("replayed %d messages after the restart, want %d", n, total)
+	}
+}
+
+// TestReplayFailingAfterItWasAcceptedIsReported: the archive accepts a replay, then fails
+// it because nobody subscribes to the replay stream within its connect timeout. That
+// error arrives after the call returned; it must reach OnError, naming the replay, and
+// leave the session usable.
+func TestReplayFailingAfterItWasAcceptedIsReported(t *testing.T) {
+	var mu sync.Mutex
+	var reported []error
+	s := connect(t, shared, archive.Options{OnError: func(err error) {
+		mu.Lock()
+		reported = append(reported, err)
+		mu.Unlock()
+	}})
+	ctx := context.Background()
+	const ch = "aeron:ipc?term-length=64k"
+	stream := uniqueStream()
+	subID, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := s.aeron.AddExclusivePublication(ctx, ch, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := nextSignal(t, s.archive, archive.SignalStart).RecordingID
+	positions := offerAll(t, pub, 0, 5, nil)
+	waitRecorded(t, s, id, positions[len(positions)-1])
+	if err := s.archive.StopRecordingSubscription(ctx, subID); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := s.archive.StartReplay(ctx, id, archive.NullPosition, archive.ReplayToEnd, "aeron:ipc", uniqueStream()); err != nil {
+		t.Fatalf("the archive refused the replay outright: %v", err)
+	}
+	var refusal *archive.Error
+	deadline := time.Now().Add(15 * time.Second)
+	for refusal == nil {
+		mu.Lock()
+		for _, err := range reported {
+			errors.As(err, &refusal)
+		}
+		mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatalf("no error reported for the unconnected replay within 15 s (got %v)", reported)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("reported: %v", refusal)
+	if want := fmt.Sprintf("replay recording %d", id); !strings.Contains(refusal.Request, want) || !strings.Contains(refusal.Request, "after the archive had accepted it") {
+		t.Errorf("the error names %q, want it to name %q", refusal.Request, want)
+	}
+	if _, err := s.archive.StopPosition(ctx, id); err != nil {
+		t.Errorf("the session is unusable after the replay error: %v", err)
+	}
+}
