@@ -3,6 +3,8 @@ package archive
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ferry-bridge/ferry/aeron/archive/internal/codec"
 )
 
 // Errors an archive client returns. Test them with errors.Is and errors.As.
@@ -37,3 +39,10 @@ func (e *Error) Error() string {
 
 // Unwrap makes errors.Is(err, ErrArchive) true.
 func (e *Error) Unwrap() error { return ErrArchive }
+
+// Is makes errors.Is(err, ErrRecordingUnknown) true for the archive's UNKNOWN_RECORDING
+// refusals (an ERROR response whose relevant id is that code), as for a RECORDING_UNKNOWN
+// response: a purged or never-made recording reads the same whichever request found it.
+func (e *Error) Is(target error) bool {
+	return target == ErrRecordingUnknown && codec.ErrorCode(e.Code) == codec.ErrorCodeUnknownRecording
+}
