@@ -1,0 +1,205 @@
+package progress
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Recording is what discovery knows about one recording of a stream. Times
+// are Unix epoch milliseconds as the archive reports them (start and stop
+// timestamps of the recording descriptor).
+type Recording struct {
+	ID      int64
+	StartMs int64
+	// StopMs is the stop time; ignored while Live.
+	StopMs int64
+	// Live: the recording has no stop yet (lesson 7).
+	Live bool
+}
+
+// end returns the exclusive end of the recording's time interval; a live
+// recording extends to the end of time.
+func (r Recording) end() int64 {
+	if r.Live {
+		return math.MaxInt64
+	}
+	return r.StopMs
+}
+
+// Overlaps reports whether a and b were recording at the same time, which
+// is how ferry recognises concurrent publishers (lesson 11). Each recording
+// covers the half-open interval [StartMs, StopMs), or [StartMs, ∞) while
+// live, and two recordings overlap iff their intervals intersect:
+//
+//	a.StartMs < b.end && b.StartMs < a.end
+//
+// So a recording that started in the same millisecond its predecessor
+// stopped does not overlap it (a publisher restart), and a live recording
+// overlaps every recording that started after it. An empty interval
+// (StartMs == StopMs) overlaps nothing.
+func Overlaps(a, b Recording) bool {
+	return a.StartMs < b.end() && b.StartMs < a.end() && a.StartMs < a.end() && b.StartMs < b.end()
+}
+
+type scheduled struct {
+	Recording
+	permitted bool
+	completed bool
+}
+
+// Schedule decides which recordings of one stream may publish now
+// (architecture §3.2). The rule: recording r may publish once every
+// recording q with a lower id that does not [Overlaps] r is completed.
+// Recordings that did not overlap are therefore published strictly in id
+// order, r+1 only after r completed; overlapping recordings (concurrent
+// publishers) publish concurrently, each in its own order. Completed means
+// every record acknowledged and the final checkpoint persisted (lesson 5):
+// the caller must call [Schedule.Completed] only then. The lowest-id
+// recording not completed may always publish, so the schedule never
+// deadlocks, and no recording is ever dropped or removed.
+//
+// A permission, once given, is never withdrawn. The caller must therefore
+// report a recording's stop (in [Schedule.Add] or [Schedule.Stopped])
+// before, or in the same discovery round as, any higher-id recording that
+// started after that stop; listing recordings from the archive in id order
+// does this. Otherwise the later recording is taken for a concurrent one and
+// starts early: order is relaxed, nothing is lost.
+//
+// A Schedule is not safe for concurrent use; one actor owns it.
+type Schedule struct {
+	recs []scheduled // ascending ID
+}
+
+// NewSchedule returns an empty schedule.
+func NewSchedule() *Schedule { return &Schedule{} }
+
+func (s *Schedule) find(id int64) (int, bool) {
+	return slices.BinarySearchFunc(s.recs, id, func(e scheduled, id int64) int {
+		switch {
+		case e.ID < id:
+			return -1
+		case e.ID > id:
+			return 1
+		}
+		return 0
+	})
+}
+
+// Add registers a recording found by discovery. Adding a known id again is
+// idempotent and may report its stop; new ids must be added in ascending
+// order ([ErrRecordingOrder]). Facts that contradict what is known (another
+// start time, a stopped recording turned live, another stop time) return
+// [ErrRecordingConflict]: the archive was replaced or is corrupt (lesson 14).
+func (s *Schedule) Add(r Recording) error {
+	if r.ID < 0 {
+		return fmt.Errorf("add recording %d: %w", r.ID, ErrInvalidRecordingID)
+	}
+	if !r.Live && r.StopMs < r.StartMs {
+		return fmt.Errorf("add recording %d stopped at %d before its start %d: %w", r.ID, r.StopMs, r.StartMs, ErrRecordingConflict)
+	}
+	if i, ok := s.find(r.ID); ok {
+		e := s.recs[i]
+		switch {
+		case e.StartMs != r.StartMs:
+			return fmt.Errorf("add recording %d started at %d, known start %d: %w", r.ID, r.StartMs, e.StartMs, ErrRecordingConflict)
+		case r.Live && !e.Live:
+			return fmt.Errorf("add recording %d as live, known stopped at %d: %w", r.ID, e.StopMs, ErrRecordingConflict)
+		case r.Live:
+			return nil
+		}
+		return s.Stopped(r.ID, r.StopMs)
+	}
+	if n := len(s.recs); n > 0 && r.ID < s.recs[n-1].ID {
+		return fmt.Errorf("add recording %d after recording %d: %w", r.ID, s.recs[n-1].ID, ErrRecordingOrder)
+	}
+	s.recs = append(s.recs, scheduled{Recording: r})
+	s.update()
+	return nil
+}
+
+// Stopped records that a live recording stopped at stopMs. Reporting the
+// same stop again is a no-op.
+func (s *Schedule) Stopped(id, stopMs int64) error {
+	i, ok := s.find(id)
+	if !ok {
+		return fmt.Errorf("stop recording %d: %w", id, ErrUnknownRecording)
+	}
+	e := &s.recs[i]
+	switch {
+	case !e.Live && e.StopMs == stopMs:
+		return nil
+	case !e.Live:
+		return fmt.Errorf("stop recording %d at %d, known stop %d: %w", id, stopMs, e.StopMs, ErrRecordingConflict)
+	case stopMs < e.StartMs:
+		return fmt.Errorf("stop recording %d at %d before its start %d: %w", id, stopMs, e.StartMs, ErrRecordingConflict)
+	}
+	e.Live, e.StopMs = false, stopMs
+	s.update()
+	return nil
+}
+
+// Completed records that every record of the recording is acknowledged and
+// its final checkpoint persisted. It is idempotent. It returns
+// [ErrNotRunnable] if the recording was never permitted to publish or is
+// still live: a live recording cannot have been read to its end.
+func (s *Schedule) Completed(id int64) error {
+	i, ok := s.find(id)
+	if !ok {
+		return fmt.Errorf("complete recording %d: %w", id, ErrUnknownRecording)
+	}
+	e := &s.recs[i]
+	switch {
+	case e.completed:
+		return nil
+	case !e.permitted:
+		return fmt.Errorf("complete recording %d that was never permitted: %w", id, ErrNotRunnable)
+	case e.Live:
+		return fmt.Errorf("complete live recording %d: %w", id, ErrNotRunnable)
+	}
+	e.completed = true
+	s.update()
+	return nil
+}
+
+// update grants every permission the rule allows.
+func (s *Schedule) update() {
+	for i := range s.recs {
+		r := &s.recs[i]
+		if r.permitted || r.completed {
+			continue
+		}
+		r.permitted = true
+		for _, q := range s.recs[:i] {
+			if !q.completed && !Overlaps(q.Recording, r.Recording) {
+				r.permitted = false
+				break
+			}
+		}
+	}
+}
+
+// Runnable returns, in ascending order, the ids of the recordings that may
+// publish now and are not completed. The caller must publish each of them
+// (and nothing else); a recording stays in the list until completed.
+func (s *Schedule) Runnable() []int64 {
+	var ids []int64
+	for _, r := range s.recs {
+		if r.permitted && !r.completed {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}
+
+// Waiting returns, in ascending order, the ids of the recordings known but
+// not yet permitted, for status: they are never dropped.
+func (s *Schedule) Waiting() []int64 {
+	var ids []int64
+	for _, r := range s.recs {
+		if !r.permitted && !r.completed {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}

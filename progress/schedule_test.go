@@ -1,0 +1,227 @@
+package progress
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func live(id, start int64) Recording          { return Recording{ID: id, StartMs: start, Live: true} }
+func stopped(id, start, stop int64) Recording { return Recording{ID: id, StartMs: start, StopMs: stop} }
+
+func mustAdd(tb testing.TB, s *Schedule, rs ...Recording) {
+	tb.Helper()
+	for _, r := range rs {
+		if err := s.Add(r); err != nil {
+			tb.Fatalf("Add(%+v): %v", r, err)
+		}
+	}
+}
+
+func wantIDs(tb testing.TB, what string, got []int64, want ...int64) {
+	tb.Helper()
+	if !slices.Equal(got, want) {
+		tb.Fatalf("%s = %v, want %v", what, got, want)
+	}
+}
+
+func TestSchedule_OverlapRule(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b Recording
+		want bool
+	}{
+		{"disjoint", stopped(1, 0, 10), stopped(2, 20, 30), false},
+		{"restart in the same millisecond", stopped(1, 0, 10), stopped(2, 10, 30), false},
+		{"one millisecond shared", stopped(1, 0, 11), stopped(2, 10, 30), true},
+		{"contained", stopped(1, 0, 100), stopped(2, 10, 20), true},
+		{"live overlaps a later start", live(1, 0), stopped(2, 50, 60), true},
+		{"two live", live(1, 0), live(2, 5), true},
+		{"live starting after a stop", stopped(1, 0, 10), live(2, 10), false},
+		{"empty interval overlaps nothing", stopped(1, 5, 5), stopped(2, 0, 10), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Overlaps(tt.a, tt.b); got != tt.want {
+				t.Fatalf("Overlaps(%+v, %+v) = %t, want %t", tt.a, tt.b, got, tt.want)
+			}
+			if got := Overlaps(tt.b, tt.a); got != tt.want {
+				t.Fatalf("Overlaps is not symmetric for %+v, %+v", tt.a, tt.b)
+			}
+		})
+	}
+}
+
+func TestLesson05_NextRecordingWaitsUntilThePreviousIsCompleted(t *testing.T) {
+	s := NewSchedule()
+	mustAdd(t, s, stopped(3, 0, 100), live(8, 200))
+	wantIDs(t, "Runnable", s.Runnable(), 3)
+	wantIDs(t, "Waiting", s.Waiting(), 8)
+	if err := s.Completed(8); !errors.Is(err, ErrNotRunnable) {
+		t.Fatalf("Completed(8) before it was permitted = %v, want ErrNotRunnable", err)
+	}
+	// Fully acknowledged but final checkpoint not yet persisted: the caller
+	// does not call Completed, so 8 keeps waiting.
+	wantIDs(t, "Runnable", s.Runnable(), 3)
+	if err := s.Completed(3); err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, "Runnable", s.Runnable(), 8)
+	wantIDs(t, "Waiting", s.Waiting())
+	if err := s.Completed(8); !errors.Is(err, ErrNotRunnable) {
+		t.Fatalf("Completed(live 8) = %v, want ErrNotRunnable", err)
+	}
+	if err := s.Completed(3); err != nil {
+		t.Fatalf("Completed is not idempotent: %v", err)
+	}
+}
+
+func TestLesson11_OverlappingRecordingsPublishConcurrently(t *testing.T) {
+	s := NewSchedule()
+	// 1 and 2 are concurrent publishers; 3 overlaps 2 only; 4 started after
+	// all of them stopped.
+	mustAdd(t, s, stopped(1, 0, 10), stopped(2, 5, 20), stopped(3, 15, 30), live(4, 40))
+	wantIDs(t, "Runnable", s.Runnable(), 1, 2)
+	wantIDs(t, "Waiting", s.Waiting(), 3, 4)
+	if err := s.Completed(1); err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, "Runnable", s.Runnable(), 2, 3)
+	if err := s.Completed(3); err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, "Runnable", s.Runnable(), 2)
+	if err := s.Completed(2); err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, "Runnable", s.Runnable(), 4)
+
+	// Two live publishers: both publish at once, neither is ignored.
+	s = NewSchedule()
+	mustAdd(t, s, live(10, 0), live(11, 1))
+	wantIDs(t, "Runnable", s.Runnable(), 10, 11)
+}
+
+func TestSchedule_StopOfALiveRecordingIsReported(t *testing.T) {
+	s := NewSchedule()
+	mustAdd(t, s, live(1, 0))
+	// Discovery reports the stop of 1 with the new recording 2 that started
+	// after it: 2 must wait for 1.
+	mustAdd(t, s, stopped(1, 0, 50), live(2, 60))
+	wantIDs(t, "Runnable", s.Runnable(), 1)
+	wantIDs(t, "Waiting", s.Waiting(), 2)
+	// A permission is never withdrawn.
+	s = NewSchedule()
+	mustAdd(t, s, live(1, 0), live(2, 60))
+	wantIDs(t, "Runnable", s.Runnable(), 1, 2)
+	if err := s.Stopped(1, 50); err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, "Runnable", s.Runnable(), 1, 2)
+}
+
+func TestSchedule_ContractViolationsAreErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(*Schedule) error
+		want error
+	}{
+		{"negative id", func(s *Schedule) error { return s.Add(live(-1, 0)) }, ErrInvalidRecordingID},
+		{"stop before start", func(s *Schedule) error { return s.Add(stopped(1, 10, 5)) }, ErrRecordingConflict},
+		{"ids out of order", func(s *Schedule) error {
+			mustAdd(t, s, live(5, 0))
+			return s.Add(live(4, 0))
+		}, ErrRecordingOrder},
+		{"other start time", func(s *Schedule) error {
+			mustAdd(t, s, live(5, 0))
+			return s.Add(live(5, 1))
+		}, ErrRecordingConflict},
+		{"stopped turned live", func(s *Schedule) error {
+			mustAdd(t, s, stopped(5, 0, 9))
+			return s.Add(live(5, 0))
+		}, ErrRecordingConflict},
+		{"other stop time", func(s *Schedule) error {
+			mustAdd(t, s, stopped(5, 0, 9))
+			return s.Stopped(5, 10)
+		}, ErrRecordingConflict},
+		{"stop before its start", func(s *Schedule) error {
+			mustAdd(t, s, live(5, 10))
+			return s.Stopped(5, 9)
+		}, ErrRecordingConflict},
+		{"unknown stop", func(s *Schedule) error { return s.Stopped(1, 9) }, ErrUnknownRecording},
+		{"unknown complete", func(s *Schedule) error { return s.Completed(1) }, ErrUnknownRecording},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.run(NewSchedule()); !errors.Is(err, tt.want) {
+				t.Fatalf("got %v, want %v", err, tt.want)
+			}
+		})
+	}
+	s := NewSchedule()
+	mustAdd(t, s, stopped(5, 0, 9), stopped(5, 0, 9), live(6, 20), live(6, 20))
+	if err := s.Stopped(5, 9); err != nil {
+		t.Fatalf("repeated facts must be idempotent: %v", err)
+	}
+}
+
+// TestLesson11_NoRecordingIsEverDropped: for random sets of recordings, live
+// ones stopping at random, completing whatever is runnable in random order
+// completes every recording, never violates the order rule, and always
+// leaves the lowest unfinished recording runnable.
+func TestLesson11_NoRecordingIsEverDropped(t *testing.T) {
+	for seed := range uint64(300) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 11))
+			s := NewSchedule()
+			n := 1 + r.IntN(12)
+			recs := make([]Recording, n)
+			start := int64(0)
+			for i := range recs {
+				start += int64(r.IntN(20))
+				recs[i] = Recording{ID: int64(i * (1 + r.IntN(3))), StartMs: start, Live: r.IntN(3) == 0}
+				if i > 0 && recs[i].ID <= recs[i-1].ID {
+					recs[i].ID = recs[i-1].ID + 1
+				}
+				if !recs[i].Live {
+					recs[i].StopMs = start + int64(r.IntN(40))
+				}
+			}
+			mustAdd(t, s, recs...)
+			done := map[int64]bool{}
+			for steps := 0; len(done) < n; steps++ {
+				if steps > 10*n+10 {
+					t.Fatalf("not converging: done %v of %+v", done, recs)
+				}
+				run := s.Runnable()
+				if len(run) == 0 {
+					t.Fatalf("nothing runnable, done %v of %+v", done, recs)
+				}
+				id := run[r.IntN(len(run))]
+				i := slices.IndexFunc(recs, func(x Recording) bool { return x.ID == id })
+				if recs[i].Live {
+					// Stop it no earlier than any later recording started, so
+					// the stop is consistent with what was permitted.
+					recs[i].Live, recs[i].StopMs = false, recs[n-1].StartMs+1
+					if err := s.Stopped(id, recs[i].StopMs); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				for _, q := range recs[:i] {
+					if !done[q.ID] && !Overlaps(q, recs[i]) {
+						t.Fatalf("%d runnable before non-overlapping %d completed", id, q.ID)
+					}
+				}
+				if err := s.Completed(id); err != nil {
+					t.Fatal(err)
+				}
+				done[id] = true
+			}
+			wantIDs(t, "Runnable", s.Runnable())
+			wantIDs(t, "Waiting", s.Waiting())
+		})
+	}
+}

@@ -1,0 +1,372 @@
+package progress
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Epoch numbers the emissions of a [CommitTracker] between resets. Every
+// outcome must carry the epoch its record was emitted in; outcomes of an
+// older epoch are stale and never change the tracker.
+type Epoch uint64
+
+// AckOutcome says what an acknowledgement did. None of them is an error.
+type AckOutcome uint8
+
+const (
+	// AckAdvanced: the acknowledgement closed the gap at the committed
+	// position; Committed moved forward.
+	AckAdvanced AckOutcome = iota + 1
+	// AckBuffered: recorded above an unacknowledged record; Committed is
+	// unchanged until the gap closes (lesson 2).
+	AckBuffered
+	// AckDuplicate: the record was already acknowledged or committed. No-op.
+	AckDuplicate
+	// AckStale: the acknowledgement belongs to an epoch before the last
+	// [CommitTracker.Reset]. No-op; the record will be acknowledged again.
+	AckStale
+	// AckAboveFailure: recorded, but the record lies above a failed one.
+	// Committed cannot pass the failure. With broker deduplication on, this
+	// means the failed record's re-delivery will be dropped as a duplicate
+	// (lesson 22): the producer did not fail-stop. Callers must surface it
+	// loudly; [TrackerStats.AckedAboveFailure] counts it.
+	AckAboveFailure
+	// AckConflicting: the record already failed in this epoch; the first
+	// outcome wins and the re-delivery is still required. No-op.
+	AckConflicting
+)
+
+var ackOutcomeNames = [...]string{"", "advanced", "buffered", "duplicate", "stale", "above-failure", "conflicting"}
+
+// String returns the outcome's name, as used in logs and test scripts.
+func (o AckOutcome) String() string {
+	if int(o) < len(ackOutcomeNames) && o != 0 {
+		return ackOutcomeNames[o]
+	}
+	return fmt.Sprintf("AckOutcome(%d)", uint8(o))
+}
+
+// FailOutcome says what a publish failure did. None of them is an error.
+type FailOutcome uint8
+
+const (
+	// FailStalled: the first failure of this epoch. Committed stops below
+	// the record and a re-delivery is required (lesson 4).
+	FailStalled FailOutcome = iota + 1
+	// FailAdditional: another failure in an epoch that already requires a
+	// re-delivery. Recorded; nothing new to do.
+	FailAdditional
+	// FailStale: the failure belongs to an epoch before the last reset, or
+	// to a record already committed. No-op.
+	FailStale
+	// FailConflicting: the record was already acknowledged in this epoch;
+	// the first outcome wins. No-op.
+	FailConflicting
+)
+
+var failOutcomeNames = [...]string{"", "stalled", "additional", "stale", "conflicting"}
+
+// String returns the outcome's name, as used in logs and test scripts.
+func (o FailOutcome) String() string {
+	if int(o) < len(failOutcomeNames) && o != 0 {
+		return failOutcomeNames[o]
+	}
+	return fmt.Sprintf("FailOutcome(%d)", uint8(o))
+}
+
+// AckResult is the effect of one [CommitTracker.Ack].
+type AckResult struct {
+	Outcome AckOutcome
+	// Committed is the committed position after the acknowledgement.
+	Committed int64
+	// NewlyCommitted is how many records this acknowledgement committed;
+	// pass it to [CheckpointPolicy.Committed].
+	NewlyCommitted int
+}
+
+// Pending is what a [CommitTracker] holds above its committed position.
+type Pending struct {
+	// Records emitted in the current epoch and not yet committed, whatever
+	// their outcome so far.
+	Records int
+	// Bytes is the sum of end-start over those records.
+	Bytes int64
+}
+
+// TrackerStats counts outcomes since construction. Only CommittedRecords is
+// progress; no other counter may be reported as progress (lesson 26).
+type TrackerStats struct {
+	CommittedRecords  uint64
+	Duplicates        uint64
+	Stale             uint64
+	Failures          uint64
+	AckedAboveFailure uint64
+	Conflicting       uint64
+	Resets            uint64
+}
+
+type recordState uint8
+
+const (
+	inFlight recordState = iota
+	acked
+	failed
+)
+
+type record struct {
+	start, end int64
+	state      recordState
+}
+
+// CommitTracker tracks the records of one recording from emission to Pulsar
+// acknowledgement and maintains the committed position: the end position of
+// the contiguous acknowledged prefix (lessons 1, 2). The committed position
+// never passes a record that was not acknowledged, never moves backwards, and
+// only acknowledgements move it.
+//
+// A CommitTracker is not safe for concurrent use; one actor owns it.
+type CommitTracker struct {
+	recordingID int64
+	epoch       Epoch
+	committed   int64
+	lastEnd     int64    // end of the last record emitted in this epoch
+	pending     []record // emitted above committed, ascending end
+	bytes       int64
+	failed      bool
+	failedEnd   int64 // lowest failed end in this epoch, valid if failed
+	finished    bool
+	stop        int64 // valid if finished
+	stats       TrackerStats
+}
+
+// NewCommitTracker returns a tracker for recordingID whose committed position
+// is resume: the persisted checkpoint, or the recording's start position when
+// there is none. Positions need not start at 0 (lesson 8).
+func NewCommitTracker(recordingID, resume int64) (*CommitTracker, error) {
+	if recordingID < 0 {
+		return nil, fmt.Errorf("new commit tracker: recording %d: %w", recordingID, ErrInvalidRecordingID)
+	}
+	if resume < 0 {
+		return nil, fmt.Errorf("new commit tracker: resume %d: %w", resume, ErrInvalidPosition)
+	}
+	return &CommitTracker{recordingID: recordingID, committed: resume, lastEnd: resume}, nil
+}
+
+// RecordingID returns the recording this tracker belongs to.
+func (t *CommitTracker) RecordingID() int64 { return t.recordingID }
+
+// Epoch returns the current epoch. Records emitted now belong to it.
+func (t *CommitTracker) Epoch() Epoch { return t.epoch }
+
+// Committed returns the end position of the contiguous acknowledged prefix.
+// It is the only position that may be checkpointed.
+func (t *CommitTracker) Committed() int64 { return t.committed }
+
+// Pending returns the records held above the committed position. Callers
+// bound it (credits, lesson P4): it only shrinks as the prefix advances.
+func (t *CommitTracker) Pending() Pending {
+	return Pending{Records: len(t.pending), Bytes: t.bytes}
+}
+
+// Stats returns the outcome counters.
+func (t *CommitTracker) Stats() TrackerStats { return t.stats }
+
+// Emit records that the record [start, end) of the recording is about to be
+// handed to the producer in the current epoch. It must be called before the
+// send, so that no outcome can arrive for an unknown record.
+//
+// Records must be emitted in position order: start must not be below the end
+// of the previous record (gaps are padding, lesson 9) and end must exceed
+// start. A record ending at or below the committed position is a re-emission
+// after a [CommitTracker.Reset] to an older persisted position; it is accepted
+// and not tracked (Pulsar deduplicates it; its outcome will be a duplicate).
+//
+// Emit returns [ErrStalled] after a failure until Reset, and [ErrFinished]
+// after [CommitTracker.Finish].
+func (t *CommitTracker) Emit(start, end int64) error {
+	switch {
+	case t.failed:
+		return fmt.Errorf("emit [%d,%d) of recording %d: %w", start, end, t.recordingID, ErrStalled)
+	case t.finished:
+		return fmt.Errorf("emit [%d,%d) of recording %d: %w", start, end, t.recordingID, ErrFinished)
+	case start < 0 || end <= start:
+		return fmt.Errorf("emit [%d,%d) of recording %d: %w", start, end, t.recordingID, ErrInvalidPosition)
+	case start < t.lastEnd:
+		return fmt.Errorf("emit [%d,%d) of recording %d after end %d: %w", start, end, t.recordingID, t.lastEnd, ErrRecordOrder)
+	case start < t.committed && end > t.committed:
+		return fmt.Errorf("emit [%d,%d) of recording %d across committed %d: %w", start, end, t.recordingID, t.committed, ErrRecordOrder)
+	}
+	t.lastEnd = end
+	if end <= t.committed {
+		return nil
+	}
+	t.pending = append(t.pending, record{start: start, end: end})
+	t.bytes += end - start
+	return nil
+}
+
+// find returns the index of the pending record ending at end.
+func (t *CommitTracker) find(end int64) (int, bool) {
+	return slices.BinarySearchFunc(t.pending, end, func(r record, e int64) int { return cmp.Compare(r.end, e) })
+}
+
+// Ack delivers Pulsar's acknowledgement of the record ending at end, emitted
+// in epoch. It is idempotent: late, out-of-order, duplicated and stale
+// acknowledgements are outcomes, not errors. It returns an error only for a
+// bug: an epoch from the future, or a current-epoch end position above the
+// committed position that was never emitted ([ErrUnknownRecord]).
+func (t *CommitTracker) Ack(epoch Epoch, end int64) (AckResult, error) {
+	res := AckResult{Committed: t.committed}
+	if epoch > t.epoch {
+		return res, fmt.Errorf("ack %d of recording %d in epoch %d, current %d: %w", end, t.recordingID, epoch, t.epoch, ErrUnknownEpoch)
+	}
+	if epoch < t.epoch {
+		t.stats.Stale++
+		res.Outcome = AckStale
+		return res, nil
+	}
+	if end <= t.committed {
+		t.stats.Duplicates++
+		res.Outcome = AckDuplicate
+		return res, nil
+	}
+	i, ok := t.find(end)
+	if !ok {
+		return res, fmt.Errorf("ack %d of recording %d in epoch %d: %w", end, t.recordingID, epoch, ErrUnknownRecord)
+	}
+	switch t.pending[i].state {
+	case acked:
+		t.stats.Duplicates++
+		res.Outcome = AckDuplicate
+		return res, nil
+	case failed:
+		t.stats.Conflicting++
+		res.Outcome = AckConflicting
+		return res, nil
+	}
+	t.pending[i].state = acked
+	if i > 0 {
+		if t.failed && end > t.failedEnd {
+			t.stats.AckedAboveFailure++
+			res.Outcome = AckAboveFailure
+		} else {
+			res.Outcome = AckBuffered
+		}
+		return res, nil
+	}
+	res.NewlyCommitted = t.advance()
+	res.Outcome = AckAdvanced
+	res.Committed = t.committed
+	return res, nil
+}
+
+// advance pops the acknowledged prefix and moves committed to its end.
+func (t *CommitTracker) advance() int {
+	n := 0
+	for n < len(t.pending) && t.pending[n].state == acked {
+		t.bytes -= t.pending[n].end - t.pending[n].start
+		t.committed = t.pending[n].end
+		n++
+	}
+	t.pending = t.pending[n:]
+	if len(t.pending) == 0 {
+		t.pending = nil // drop the consumed backing array
+		if t.finished && t.stop > t.committed {
+			t.committed = t.stop // trailing padding: nothing to acknowledge
+		}
+	}
+	t.stats.CommittedRecords += uint64(n)
+	return n
+}
+
+// Fail delivers a publish failure of the record ending at end, emitted in
+// epoch. The committed position never passes a failed record; the first
+// failure of an epoch makes [CommitTracker.Redelivery] required (lesson 4)
+// and stops further emission (lesson 22). Like [CommitTracker.Ack] it is
+// idempotent and returns an error only for a bug.
+func (t *CommitTracker) Fail(epoch Epoch, end int64) (FailOutcome, error) {
+	if epoch > t.epoch {
+		return 0, fmt.Errorf("fail %d of recording %d in epoch %d, current %d: %w", end, t.recordingID, epoch, t.epoch, ErrUnknownEpoch)
+	}
+	if epoch < t.epoch || end <= t.committed {
+		t.stats.Stale++
+		return FailStale, nil
+	}
+	i, ok := t.find(end)
+	if !ok {
+		return 0, fmt.Errorf("fail %d of recording %d in epoch %d: %w", end, t.recordingID, epoch, ErrUnknownRecord)
+	}
+	switch t.pending[i].state {
+	case acked:
+		t.stats.Conflicting++
+		return FailConflicting, nil
+	case failed:
+		t.stats.Duplicates++
+		return FailAdditional, nil
+	}
+	t.pending[i].state = failed
+	t.stats.Failures++
+	if t.failed {
+		t.failedEnd = min(t.failedEnd, end)
+		return FailAdditional, nil
+	}
+	t.failed = true
+	t.failedEnd = end
+	return FailStalled, nil
+}
+
+// Redelivery reports whether a publish failure requires the replay to be
+// restarted, and the committed position it may restart from at the highest.
+// Stalling without re-delivery would lose the record while looking healthy
+// (lesson 4): while required is true the caller must restart the replay
+// (from the persisted position, which is at or below from) and call
+// [CommitTracker.Reset].
+func (t *CommitTracker) Redelivery() (from int64, required bool) {
+	return t.committed, t.failed
+}
+
+// Reset starts a new epoch after the replay was restarted at position from,
+// which must not exceed the committed position (usually it is the persisted
+// one). Every record above the committed position is discarded, whatever its
+// outcome; outcomes of earlier epochs become stale. Committed is unchanged.
+// Reset returns the new epoch.
+func (t *CommitTracker) Reset(from int64) (Epoch, error) {
+	if from < 0 {
+		return t.epoch, fmt.Errorf("reset recording %d to %d: %w", t.recordingID, from, ErrInvalidPosition)
+	}
+	if from > t.committed {
+		return t.epoch, fmt.Errorf("reset recording %d to %d above committed %d: %w", t.recordingID, from, t.committed, ErrResetBeyondCommitted)
+	}
+	t.epoch++
+	t.pending = nil
+	t.bytes = 0
+	t.failed = false
+	t.finished = false
+	t.lastEnd = from
+	t.stats.Resets++
+	return t.epoch, nil
+}
+
+// Finish records that the replay reached the end of the stopped recording at
+// stop, the recording's stop position. No record may be emitted afterwards in
+// this epoch. Once every record is acknowledged, Committed becomes stop.
+func (t *CommitTracker) Finish(stop int64) error {
+	if stop < t.lastEnd || stop < t.committed {
+		return fmt.Errorf("finish recording %d at %d below last end %d or committed %d: %w", t.recordingID, stop, t.lastEnd, t.committed, ErrRecordOrder)
+	}
+	t.finished = true
+	t.stop = stop
+	if len(t.pending) == 0 && stop > t.committed {
+		t.committed = stop
+	}
+	return nil
+}
+
+// Completed reports whether the recording is finished and every record up to
+// its stop position is acknowledged. It says nothing about persistence: the
+// next recording may start only once the final checkpoint is saved too
+// (lesson 5, [CheckpointPolicy.FinalPersisted]).
+func (t *CommitTracker) Completed() bool {
+	return t.finished && !t.failed && len(t.pending) == 0 && t.committed == t.stop
+}

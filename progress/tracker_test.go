@@ -1,0 +1,464 @@
+package progress
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// sentinels lets scripts name the error they expect.
+var sentinels = []error{
+	ErrInvalidPosition, ErrRecordOrder, ErrStalled, ErrFinished, ErrUnknownRecord,
+	ErrUnknownEpoch, ErrResetBeyondCommitted, ErrCommittedRegressed, ErrSaveBeyondCommitted,
+	ErrInvalidConfig, ErrUnknownRecording, ErrRecordingOrder, ErrRecordingConflict,
+	ErrNotRunnable, ErrInvalidStreamName, ErrInvalidRecordingID, ErrInvalidProducerName,
+}
+
+func errName(err error) string {
+	for _, s := range sentinels {
+		if errors.Is(err, s) {
+			return "err:" + strings.TrimPrefix(s.Error(), "progress: ")
+		}
+	}
+	return "err:unexpected:" + err.Error()
+}
+
+func atoi(tb testing.TB, s string) int64 {
+	tb.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		tb.Fatalf("bad number %q: %v", s, err)
+	}
+	return n
+}
+
+// runTracker runs a script against tr. Each line is "command args" optionally
+// followed by "=> want"; when want is present the command's printed result
+// must equal it. Commands:
+//
+//	emit START END            -> ok | err:...
+//	ack EPOCH END             -> OUTCOME committed=C new=N | err:...
+//	fail EPOCH END            -> OUTCOME redeliver=B | err:...
+//	reset FROM                -> epoch=E | err:...
+//	finish STOP               -> ok | err:...
+//	state                     -> committed=C pending=N/B redeliver=B completed=B
+func runTracker(t *testing.T, tr *CommitTracker, script string) {
+	t.Helper()
+	for n, line := range strings.Split(strings.TrimSpace(script), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		cmd, want, hasWant := strings.Cut(line, "=>")
+		f := strings.Fields(cmd)
+		var got string
+		switch f[0] {
+		case "emit":
+			got = okOr(tr.Emit(atoi(t, f[1]), atoi(t, f[2])))
+		case "ack":
+			r, err := tr.Ack(Epoch(atoi(t, f[1])), atoi(t, f[2]))
+			got = fmt.Sprintf("%s committed=%d new=%d", r.Outcome, r.Committed, r.NewlyCommitted)
+			if err != nil {
+				got = errName(err)
+			}
+			if err == nil && r.Committed != tr.Committed() {
+				t.Fatalf("line %d %q: result committed %d, tracker %d", n+1, line, r.Committed, tr.Committed())
+			}
+		case "fail":
+			o, err := tr.Fail(Epoch(atoi(t, f[1])), atoi(t, f[2]))
+			_, redeliver := tr.Redelivery()
+			got = fmt.Sprintf("%s redeliver=%t", o, redeliver)
+			if err != nil {
+				got = errName(err)
+			}
+		case "reset":
+			e, err := tr.Reset(atoi(t, f[1]))
+			got = fmt.Sprintf("epoch=%d", e)
+			if err != nil {
+				got = errName(err)
+			}
+		case "finish":
+			got = okOr(tr.Finish(atoi(t, f[1])))
+		case "state":
+			p := tr.Pending()
+			_, redeliver := tr.Redelivery()
+			got = fmt.Sprintf("committed=%d pending=%d/%d redeliver=%t completed=%t",
+				tr.Committed(), p.Records, p.Bytes, redeliver, tr.Completed())
+		default:
+			t.Fatalf("line %d: unknown command %q", n+1, f[0])
+		}
+		if hasWant && got != strings.TrimSpace(want) {
+			t.Fatalf("line %d %q:\n got  %s\n want %s", n+1, line, got, strings.TrimSpace(want))
+		}
+	}
+}
+
+func okOr(err error) string {
+	if err != nil {
+		return errName(err)
+	}
+	return "ok"
+}
+
+func newTracker(tb testing.TB, resume int64) *CommitTracker {
+	tb.Helper()
+	tr, err := NewCommitTracker(7, resume)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tr
+}
+
+func TestLesson01_HandingToProducerIsNotACommit(t *testing.T) {
+	runTracker(t, newTracker(t, 0), `
+		emit 0 100
+		emit 100 200
+		emit 200 300
+		state => committed=0 pending=3/300 redeliver=false completed=false
+		finish 300
+		state => committed=0 pending=3/300 redeliver=false completed=false
+		ack 0 100 => advanced committed=100 new=1
+		state => committed=100 pending=2/200 redeliver=false completed=false
+	`)
+}
+
+func TestLesson02_OutOfOrderAcksAdvanceOnlyTheContiguousPrefix(t *testing.T) {
+	tests := []struct {
+		name, script string
+	}{
+		{"reverse order", `
+			emit 0 10
+			emit 10 20
+			emit 20 30
+			ack 0 30 => buffered committed=0 new=0
+			ack 0 20 => buffered committed=0 new=0
+			ack 0 10 => advanced committed=30 new=3
+			state => committed=30 pending=0/0 redeliver=false completed=false`},
+		{"gap holds the prefix", `
+			emit 0 10
+			emit 10 20
+			emit 20 30
+			emit 30 40
+			ack 0 10 => advanced committed=10 new=1
+			ack 0 30 => buffered committed=10 new=0
+			ack 0 40 => buffered committed=10 new=0
+			state => committed=10 pending=3/30 redeliver=false completed=false
+			ack 0 20 => advanced committed=40 new=3`},
+		{"padding between records", `
+			emit 0 96
+			emit 128 224
+			ack 0 224 => buffered committed=0 new=0
+			ack 0 96 => advanced committed=224 new=2`},
+		{"never-arriving ack stalls forever", `
+			emit 0 10
+			emit 10 20
+			ack 0 20 => buffered committed=0 new=0
+			state => committed=0 pending=2/20 redeliver=false completed=false`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { runTracker(t, newTracker(t, 0), tt.script) })
+	}
+}
+
+func TestLesson02_DuplicateAndStaleAcksAreNoOps(t *testing.T) {
+	runTracker(t, newTracker(t, 0), `
+		emit 0 10
+		emit 10 20
+		emit 20 30
+		ack 0 20 => buffered committed=0 new=0
+		ack 0 20 => duplicate committed=0 new=0
+		ack 0 10 => advanced committed=20 new=2
+		ack 0 10 => duplicate committed=20 new=0
+		ack 0 20 => duplicate committed=20 new=0
+		# restart of the replay: records above committed are discarded
+		reset 20 => epoch=1
+		state => committed=20 pending=0/0 redeliver=false completed=false
+		# the old epoch's ack for 30 lands late, before and after re-emission
+		ack 0 30 => stale committed=20 new=0
+		emit 20 30
+		ack 0 30 => stale committed=20 new=0
+		fail 0 30 => stale redeliver=false
+		state => committed=20 pending=1/10 redeliver=false completed=false
+		ack 1 30 => advanced committed=30 new=1
+	`)
+}
+
+func TestLesson04_FailedPublishStallsAndRequiresRedelivery(t *testing.T) {
+	runTracker(t, newTracker(t, 1000), `
+		emit 1000 1040
+		emit 1040 1080
+		emit 1080 1120
+		ack 0 1040 => advanced committed=1040 new=1
+		fail 0 1080 => stalled redeliver=true
+		ack 0 1120 => above-failure committed=1040 new=0
+		state => committed=1040 pending=2/80 redeliver=true completed=false
+		# fail-stop: nothing more is emitted until the replay restarts
+		emit 1120 1160 => err:stalled by a publish failure; reset required
+		fail 0 1080 => additional redeliver=true
+		ack 0 1080 => conflicting committed=1040 new=0
+		# the replay restarts from the persisted position, below committed
+		reset 1000 => epoch=1
+		state => committed=1040 pending=0/0 redeliver=false completed=false
+		emit 1000 1040
+		state => committed=1040 pending=0/0 redeliver=false completed=false
+		ack 1 1040 => duplicate committed=1040 new=0
+		emit 1040 1080
+		emit 1080 1120
+		emit 1120 1160
+		finish 1160
+		ack 1 1120 => buffered committed=1040 new=0
+		ack 1 1080 => advanced committed=1120 new=2
+		ack 1 1160 => advanced committed=1160 new=1
+		state => committed=1160 pending=0/0 redeliver=false completed=true
+	`)
+}
+
+func TestLesson22_AckAboveAFailureIsReportedAsADedupHazard(t *testing.T) {
+	tr := newTracker(t, 0)
+	runTracker(t, tr, `
+		emit 0 10
+		emit 10 20
+		emit 20 30
+		fail 0 20 => stalled redeliver=true
+		ack 0 30 => above-failure committed=0 new=0
+		ack 0 10 => advanced committed=10 new=1
+		emit 30 40 => err:stalled by a publish failure; reset required
+	`)
+	if got := tr.Stats().AckedAboveFailure; got != 1 {
+		t.Fatalf("AckedAboveFailure = %d, want 1", got)
+	}
+}
+
+func TestLesson26_SkippedRecordsAreNeverReportedAsProgress(t *testing.T) {
+	tr := newTracker(t, 0)
+	runTracker(t, tr, `
+		emit 0 10
+		emit 10 20
+		emit 20 30
+		fail 0 10 => stalled redeliver=true
+		ack 0 20 => above-failure committed=0 new=0
+		ack 0 30 => above-failure committed=0 new=0
+		reset 0 => epoch=1
+		ack 0 20 => stale committed=0 new=0
+		state => committed=0 pending=0/0 redeliver=false completed=false
+	`)
+	if got := tr.Stats().CommittedRecords; got != 0 {
+		t.Fatalf("CommittedRecords = %d after only failed and discarded records, want 0", got)
+	}
+}
+
+func TestLesson05_CompletedOnlyWhenEveryRecordIsAcknowledged(t *testing.T) {
+	runTracker(t, newTracker(t, 64), `
+		emit 64 128
+		emit 128 192
+		finish 256
+		emit 256 300 => err:recording already finished
+		ack 0 192 => buffered committed=64 new=0
+		state => committed=64 pending=2/128 redeliver=false completed=false
+		# trailing padding up to the stop position has nothing to acknowledge
+		ack 0 128 => advanced committed=256 new=2
+		state => committed=256 pending=0/0 redeliver=false completed=true
+	`)
+}
+
+func TestCommitTracker_ContractViolationsAreErrors(t *testing.T) {
+	tests := []struct{ name, script string }{
+		{"empty record", `emit 10 10 => err:invalid position`},
+		{"negative start", `emit -5 10 => err:invalid position`},
+		{"overlapping record", `
+			emit 0 10
+			emit 5 20 => err:record out of order`},
+		{"below resume", `emit 90 110 => err:record out of order`},
+		{"ack never emitted", `
+			emit 100 110
+			ack 0 105 => err:outcome for a record never emitted`},
+		{"fail never emitted", `fail 0 500 => err:outcome for a record never emitted`},
+		{"future epoch", `
+			emit 100 110
+			ack 1 110 => err:outcome from a future epoch
+			fail 1 110 => err:outcome from a future epoch`},
+		{"reset above committed", `reset 101 => err:reset position beyond committed`},
+		{"reset negative", `reset -1 => err:invalid position`},
+		{"finish below last end", `
+			emit 100 110
+			finish 105 => err:record out of order`},
+		{"finish below committed", `finish 99 => err:record out of order`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { runTracker(t, newTracker(t, 100), tt.script) })
+	}
+	if _, err := NewCommitTracker(-1, 0); !errors.Is(err, ErrInvalidRecordingID) {
+		t.Errorf("NewCommitTracker(-1, 0) = %v, want ErrInvalidRecordingID", err)
+	}
+	if _, err := NewCommitTracker(1, -1); !errors.Is(err, ErrInvalidPosition) {
+		t.Errorf("NewCommitTracker(1, -1) = %v, want ErrInvalidPosition", err)
+	}
+}
+
+// checkAgainstModel drives a tracker with the outcomes encoded in ops and
+// checks, after every step, the invariants of lessons 1, 2, 4 and 26 against an
+// independent model: committed is the end of the longest prefix of
+// acknowledged records, so it never passes an unacknowledged or failed record,
+// and it never moves backwards. Each op byte picks a record (high bits) and an
+// action (low 2 bits): 0, 1 ack; 2 fail; 3 restart the replay (reset to
+// committed and re-emit) if a re-delivery is required, else a stale ack.
+func checkAgainstModel(t *testing.T, ops []byte) {
+	t.Helper()
+	const resume = 1 << 20
+	const (
+		unsettled = iota
+		ackedM
+		failedM
+	)
+	tr := newTracker(t, resume)
+	n := 1 + len(ops)%40
+	starts, ends := make([]int64, n), make([]int64, n)
+	pos := int64(resume)
+	for i := range n {
+		size := int64(32 + 32*(i%5))
+		starts[i], ends[i] = pos, pos+size
+		pos += size + int64(32*(i%3)) // padding gap (lesson 9)
+	}
+	emitFrom := func(from int64) {
+		for i := range n {
+			if starts[i] >= from {
+				if err := tr.Emit(starts[i], ends[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	emitFrom(resume)
+	state := make([]int, n)
+	prev := tr.Committed()
+	var committedRecords uint64
+	for step, b := range ops {
+		i := int(b>>2) % n
+		switch b & 3 {
+		case 0, 1:
+			r, err := tr.Ack(tr.Epoch(), ends[i])
+			if err != nil {
+				t.Fatalf("step %d: ack %d: %v", step, ends[i], err)
+			}
+			committedRecords += uint64(r.NewlyCommitted)
+			if state[i] == unsettled {
+				state[i] = ackedM
+			}
+		case 2:
+			if _, err := tr.Fail(tr.Epoch(), ends[i]); err != nil {
+				t.Fatalf("step %d: fail %d: %v", step, ends[i], err)
+			}
+			if state[i] == unsettled && ends[i] > tr.Committed() {
+				state[i] = failedM
+			}
+		case 3:
+			if from, required := tr.Redelivery(); required {
+				if _, err := tr.Reset(from); err != nil {
+					t.Fatal(err)
+				}
+				emitFrom(from)
+				for j := range n {
+					if ends[j] > from {
+						state[j] = unsettled
+					}
+				}
+			} else if tr.Epoch() > 0 {
+				r, err := tr.Ack(tr.Epoch()-1, ends[i])
+				if err != nil || r.Outcome != AckStale {
+					t.Fatalf("step %d: stale ack = %v, %v", step, r.Outcome, err)
+				}
+			}
+		}
+		want := int64(resume)
+		failedAny := false
+		prefix := true
+		for j := range n {
+			prefix = prefix && state[j] == ackedM
+			if prefix {
+				want = ends[j]
+			}
+			failedAny = failedAny || state[j] == failedM
+		}
+		got := tr.Committed()
+		if got != want {
+			t.Fatalf("step %d: committed %d, model %d (states %v)", step, got, want, state)
+		}
+		if got < prev {
+			t.Fatalf("step %d: committed moved backwards %d -> %d", step, prev, got)
+		}
+		prev = got
+		if _, req := tr.Redelivery(); req != failedAny {
+			t.Fatalf("step %d: redelivery required %t, model %t", step, req, failedAny)
+		}
+		if s := tr.Stats().CommittedRecords; s != committedRecords {
+			t.Fatalf("step %d: stats count %d committed records, results %d", step, s, committedRecords)
+		}
+	}
+}
+
+func TestLesson02_RandomAckOrdersNeverPassAnUnackedRecord(t *testing.T) {
+	for seed := range uint64(500) {
+		r := rand.New(rand.NewPCG(seed, 0xfe77))
+		ops := make([]byte, r.IntN(200))
+		for i := range ops {
+			ops[i] = byte(r.UintN(256))
+		}
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { checkAgainstModel(t, ops) })
+	}
+}
+
+func FuzzLesson02_CommitTrackerMatchesModel(f *testing.F) {
+	f.Add([]byte{0, 2, 4, 6})
+	f.Add([]byte{6, 4, 2, 0, 1, 3, 5, 7, 9, 11})
+	f.Fuzz(func(t *testing.T, ops []byte) { checkAgainstModel(t, ops) })
+}
+
+// TestLesson02_PermutationsOfAcksConvergeToTheLastEnd: every order of the
+// acknowledgements of five records ends at the same committed position, and
+// the committed position after each step is the contiguous prefix.
+func TestLesson02_PermutationsOfAcksConvergeToTheLastEnd(t *testing.T) {
+	perm := []int{0, 1, 2, 3, 4}
+	var permute func(k int)
+	count := 0
+	permute = func(k int) {
+		if k == len(perm) {
+			count++
+			tr := newTracker(t, 0)
+			for i := range perm {
+				if err := tr.Emit(int64(i*10), int64(i*10+10)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			acked := make([]bool, len(perm))
+			for _, i := range perm {
+				if _, err := tr.Ack(0, int64(i*10+10)); err != nil {
+					t.Fatal(err)
+				}
+				acked[i] = true
+				want := int64(0)
+				for j := 0; j < len(acked) && acked[j]; j++ {
+					want = int64(j*10 + 10)
+				}
+				if tr.Committed() != want {
+					t.Fatalf("order %v: committed %d, want %d", perm, tr.Committed(), want)
+				}
+			}
+			if tr.Committed() != 50 || tr.Pending().Records != 0 {
+				t.Fatalf("order %v: committed %d pending %+v", perm, tr.Committed(), tr.Pending())
+			}
+			return
+		}
+		for i := k; i < len(perm); i++ {
+			perm[k], perm[i] = perm[i], perm[k]
+			permute(k + 1)
+			perm[k], perm[i] = perm[i], perm[k]
+		}
+	}
+	permute(0)
+	if count != 120 {
+		t.Fatalf("ran %d permutations, want 120", count)
+	}
+}
