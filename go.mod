@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/apache/pulsar-client-go v0.19.0
+	go.etcd.io/bbolt v1.4.3
 	go.uber.org/goleak v1.3.0
 	google.golang.org/protobuf v1.36.12
 )

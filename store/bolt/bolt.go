@@ -1,0 +1,346 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/ferry-bridge/ferry/store"
+)
+
+// DefaultPath is where ferry keeps its checkpoints unless configured otherwise.
+const DefaultPath = "./ferry-data/checkpoints.db"
+
+// DefaultOpenTimeout is how long [Open] waits for another process to release the file.
+const DefaultOpenTimeout = 5 * time.Second
+
+// schemaVersion is the file layout version this build reads and writes.
+const schemaVersion uint32 = 1
+
+var (
+	metaBucket       = []byte("meta")
+	schemaKey        = []byte("schema_version")
+	streamsBucket    = []byte("streams")
+	definitionKey    = []byte("definition")
+	recordingsBucket = []byte("recordings")
+)
+
+// Options tunes [Open]. The zero value is ready to use.
+type Options struct {
+	// OpenTimeout bounds the wait for the file lock held by another process; zero means
+	// [DefaultOpenTimeout].
+	OpenTimeout time.Duration
+}
+
+// Store is a [store.Store] backed by one bbolt file. It is safe for concurrent use; writes
+// are serialized by bbolt.
+type Store struct {
+	db   *bbolt.DB
+	path string
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens or creates the checkpoint file at path, creating its directory if needed.
+// opts may be nil.
+//
+// It fails with an error wrapping [store.ErrLocked] when another process holds the file
+// past the timeout, [store.ErrCorrupt] when bbolt cannot read the file or the layout is
+// damaged, and [store.ErrUnknownVersion] for a schema version this build does not know;
+// each names the file and what to do.
+func Open(path string, opts *Options) (*Store, error) {
+	timeout := DefaultOpenTimeout
+	if opts != nil && opts.OpenTimeout > 0 {
+		timeout = opts.OpenTimeout
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
+	}
+	db, err := openDB(path, timeout)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, path: path}
+	if err := s.update(s.initSchema); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return s, nil
+}
+
+func openDB(path string, timeout time.Duration) (db *bbolt.DB, err error) {
+	if err := checkTruncation(path); err != nil {
+		return nil, err
+	}
+	defer recoverCorrupt(path, &err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout})
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, fmt.Errorf("open checkpoint store %s: %w: its lock was not released within %v; "+
+			"stop the other ferry using this file, or give this one its own data directory (bbolt: %w)",
+			path, store.ErrLocked, timeout, err)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
+		errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrInvalidMapping):
+		return nil, &store.CorruptError{File: path, Reason: "bbolt: " + err.Error()}
+	default:
+		return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
+	}
+}
+
+// initSchema writes the schema version into a new file and checks it in an existing one.
+func (s *Store) initSchema(tx *bbolt.Tx) error {
+	meta := tx.Bucket(metaBucket)
+	if meta == nil {
+		if tx.Bucket(streamsBucket) != nil {
+			return &store.CorruptError{File: s.path, Reason: "streams are stored but the schema version is missing"}
+		}
+		var v [4]byte
+		binary.BigEndian.PutUint32(v[:], schemaVersion)
+		meta, err := tx.CreateBucket(metaBucket)
+		if err == nil {
+			err = meta.Put(schemaKey, v[:])
+		}
+		if err == nil {
+			_, err = tx.CreateBucket(streamsBucket)
+		}
+		return err
+	}
+	v := meta.Get(schemaKey)
+	switch {
+	case len(v) != 4:
+		return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("schema version is %d bytes, want 4", len(v))}
+	case binary.BigEndian.Uint32(v) != schemaVersion:
+		return &store.UnknownVersionError{File: s.path, Version: binary.BigEndian.Uint32(v), Supported: schemaVersion}
+	case tx.Bucket(streamsBucket) == nil:
+		return &store.CorruptError{File: s.path, Reason: "the streams bucket is missing"}
+	}
+	return nil
+}
+
+// Path returns the absolute path of the file.
+func (s *Store) Path() string { return s.path }
+
+// Load implements [store.Store.Load].
+func (s *Store) Load(def store.Stream) (store.State, error) {
+	if err := def.Validate(); err != nil {
+		return store.State{}, err
+	}
+	var st store.State
+	err := s.view(func(tx *bbolt.Tx) error {
+		sb, err := s.streamBucket(tx, def.Name)
+		if err != nil || sb == nil {
+			return err
+		}
+		if err := s.checkDefinition(sb, def); err != nil {
+			return err
+		}
+		recs := sb.Bucket(recordingsBucket)
+		if recs == nil {
+			return &store.CorruptError{File: s.path, Stream: def.Name, Key: "recordings", Reason: "bucket missing"}
+		}
+		st = store.State{Stored: true, Stream: def}
+		return recs.ForEach(func(k, v []byte) error {
+			key := fmt.Sprintf("key %x", k)
+			if len(k) != 8 || v == nil {
+				return &store.CorruptError{File: s.path, Stream: def.Name, Key: key, Reason: "not a recording checkpoint"}
+			}
+			id := int64(binary.BigEndian.Uint64(k))
+			c, err := decodeCheckpoint(id, v)
+			if err != nil {
+				return s.decodeErr(def.Name, fmt.Sprintf("recording %d", id), err)
+			}
+			st.Checkpoints = append(st.Checkpoints, c)
+			return nil
+		})
+	})
+	if err != nil {
+		return store.State{}, err
+	}
+	return st, nil
+}
+
+// Save implements [store.Store.Save].
+func (s *Store) Save(def store.Stream, cps []store.Checkpoint) error {
+	if err := def.Validate(); err != nil {
+		return err
+	}
+	for _, c := range cps {
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("stream %q: %w", def.Name, err)
+		}
+	}
+	return s.update(func(tx *bbolt.Tx) error {
+		sb, err := s.streamBucket(tx, def.Name)
+		if err != nil {
+			return err
+		}
+		if sb == nil {
+			if sb, err = tx.Bucket(streamsBucket).CreateBucket([]byte(def.Name)); err != nil {
+				return err
+			}
+			if err := sb.Put(definitionKey, encodeDefinition(def)); err != nil {
+				return err
+			}
+			if _, err := sb.CreateBucket(recordingsBucket); err != nil {
+				return err
+			}
+		} else if err := s.checkDefinition(sb, def); err != nil {
+			return err
+		}
+		recs := sb.Bucket(recordingsBucket)
+		if recs == nil {
+			return &store.CorruptError{File: s.path, Stream: def.Name, Key: "recordings", Reason: "bucket missing"}
+		}
+		for _, c := range cps {
+			if err := s.put(recs, def.Name, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) put(recs *bbolt.Bucket, stream string, c store.Checkpoint) error {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], uint64(c.RecordingID))
+	if old := recs.Get(k[:]); old != nil {
+		stored, err := decodeCheckpoint(c.RecordingID, old)
+		if err != nil {
+			return s.decodeErr(stream, fmt.Sprintf("recording %d", c.RecordingID), err)
+		}
+		if err := store.CheckAdvance(stream, stored, c); err != nil {
+			var pe *store.PositionRegressedError
+			if errors.As(err, &pe) {
+				pe.File = s.path
+			}
+			return err
+		}
+	}
+	v, err := encodeCheckpoint(c)
+	if err != nil {
+		return err
+	}
+	return recs.Put(k[:], v)
+}
+
+// Reset implements [store.Store.Reset].
+func (s *Store) Reset(name string) error {
+	if err := store.ValidateName(name); err != nil {
+		return err
+	}
+	err := s.update(func(tx *bbolt.Tx) error {
+		streams := tx.Bucket(streamsBucket)
+		if streams.Bucket([]byte(name)) == nil {
+			return nil
+		}
+		return streams.DeleteBucket([]byte(name))
+	})
+	if err != nil {
+		return fmt.Errorf("reset stream %q: %w", name, err)
+	}
+	return s.view(func(tx *bbolt.Tx) error { return s.verifyReset(tx, name) })
+}
+
+// verifyReset fails unless nothing of stream name is left (lesson 15).
+func (s *Store) verifyReset(tx *bbolt.Tx, name string) error {
+	streams := tx.Bucket(streamsBucket)
+	if streams.Bucket([]byte(name)) != nil || streams.Get([]byte(name)) != nil {
+		return fmt.Errorf("checkpoint store %s: %w: stream %q is still stored after deleting it; "+
+			"do not start the stream (it would resume, not restart): check the file's permissions and disk, "+
+			"then run `ferry checkpoint reset --stream %s` again", s.path, store.ErrResetFailed, name, name)
+	}
+	return nil
+}
+
+// Close implements [store.Store.Close].
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close checkpoint store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// streamBucket returns the bucket of stream name, or nil if nothing is stored for it.
+func (s *Store) streamBucket(tx *bbolt.Tx, name string) (*bbolt.Bucket, error) {
+	streams := tx.Bucket(streamsBucket)
+	if sb := streams.Bucket([]byte(name)); sb != nil {
+		return sb, nil
+	}
+	if streams.Get([]byte(name)) != nil {
+		return nil, &store.CorruptError{File: s.path, Stream: name, Key: "stream bucket", Reason: "a value where the bucket belongs"}
+	}
+	return nil, nil
+}
+
+func (s *Store) checkDefinition(sb *bbolt.Bucket, def store.Stream) error {
+	v := sb.Get(definitionKey)
+	if v == nil {
+		return &store.CorruptError{File: s.path, Stream: def.Name, Key: "definition", Reason: "missing"}
+	}
+	stored, err := decodeDefinition(def.Name, v)
+	if err != nil {
+		return s.decodeErr(def.Name, "definition", err)
+	}
+	if stored != def {
+		return &store.StreamChangedError{File: s.path, Stored: stored, Configured: def}
+	}
+	return nil
+}
+
+// decodeErr names the file, stream and key of a decode failure.
+func (s *Store) decodeErr(stream, key string, err error) error {
+	var v errVersion
+	if errors.As(err, &v) {
+		return &store.UnknownVersionError{File: s.path, Stream: stream, Key: key, Version: uint32(v), Supported: uint32(valueVersion)}
+	}
+	return &store.CorruptError{File: s.path, Stream: stream, Key: key, Reason: err.Error()}
+}
+
+func (s *Store) view(fn func(*bbolt.Tx) error) (err error) {
+	defer recoverCorrupt(s.path, &err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return s.txErr(s.db.View(fn))
+}
+
+func (s *Store) update(fn func(*bbolt.Tx) error) (err error) {
+	defer recoverCorrupt(s.path, &err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return s.txErr(s.db.Update(fn))
+}
+
+// recoverCorrupt turns a bbolt panic on damaged pages ("assertion failed", or a fault in
+// the mapped file, which SetPanicOnFault makes a panic) into an error naming the file.
+// bbolt rolls a transaction back before the panic reaches here. A panic inside bbolt.Open
+// leaves the file's descriptor and lock to the garbage collector; the store is not usable
+// either way.
+func recoverCorrupt(path string, err *error) {
+	if r := recover(); r != nil {
+		*err = &store.CorruptError{File: path, Reason: fmt.Sprintf("bbolt: %v", r)}
+	}
+}
+
+func (s *Store) txErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, berrors.ErrDatabaseNotOpen):
+		return fmt.Errorf("checkpoint store %s: %w", s.path, store.ErrClosed)
+	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrUnknownVersion),
+		errors.Is(err, store.ErrStreamChanged), errors.Is(err, store.ErrPositionRegressed):
+		return err // already names the file
+	default:
+		return fmt.Errorf("checkpoint store %s: %w", s.path, err)
+	}
+}

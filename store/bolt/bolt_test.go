@@ -1,0 +1,366 @@
+package bolt_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/store/bolt"
+	"github.com/ferry-bridge/ferry/store/storetest"
+)
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t testing.TB) store.Store {
+		return openStore(t, filepath.Join(t.TempDir(), "checkpoints.db"))
+	})
+}
+
+// openStore opens path and closes the store when t ends.
+func openStore(t testing.TB, path string) *bolt.Store {
+	t.Helper()
+	s, err := bolt.Open(path, nil)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// seeded returns the path of a closed file holding stream "orders" with recordings 3 and 7.
+func seeded(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "checkpoints.db")
+	s, err := bolt.Open(path, nil)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	storetest.MustSave(t, s, storetest.Def("orders"), ckpt(3, 64), ckpt(7, 4096))
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return path
+}
+
+func ckpt(id, pos int64) store.Checkpoint {
+	return store.Checkpoint{RecordingID: id, Position: pos, UpdatedAtMs: 1_700_000_000_000}
+}
+
+// editRaw changes the file with bbolt directly, behind the store's back.
+func editRaw(t testing.TB, path string, fn func(tx *bbolt.Tx) error) {
+	t.Helper()
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("bbolt.Open: %v", err)
+	}
+	if err := db.Update(fn); err != nil {
+		t.Fatalf("bbolt.Update: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("bbolt.Close: %v", err)
+	}
+}
+
+func recordings(tx *bbolt.Tx) *bbolt.Bucket {
+	return tx.Bucket([]byte("streams")).Bucket([]byte("orders")).Bucket([]byte("recordings"))
+}
+
+func recordingKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
+
+// wantMentions fails t unless err's message contains every one of wants.
+func wantMentions(t testing.TB, err error, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+}
+
+// wantLoadCorrupt fails t unless loading "orders" fails with a CorruptError at key.
+func wantLoadCorrupt(t testing.TB, path, key string) {
+	t.Helper()
+	s := openStore(t, path)
+	st, err := s.Load(storetest.Def("orders"))
+	var ce *store.CorruptError
+	if !errors.Is(err, store.ErrCorrupt) || !errors.As(err, &ce) {
+		t.Fatalf("Load = %+v, %v; want a *CorruptError", st, err)
+	}
+	if st.Stored || st.Checkpoints != nil {
+		t.Errorf("Load returned %+v beside its error, want the zero State", st)
+	}
+	if ce.File != path || ce.Stream != "orders" || ce.Key != key {
+		t.Errorf("CorruptError = %+v, want File %s, Stream orders, Key %q", ce, path, key)
+	}
+	wantMentions(t, err, path, "ferry checkpoint reset --stream orders")
+}
+
+func TestLesson13_TruncatedCheckpointFailsLoudly(t *testing.T) {
+	path := seeded(t)
+	editRaw(t, path, func(tx *bbolt.Tx) error {
+		v := recordings(tx).Get(recordingKey(7))
+		return recordings(tx).Put(recordingKey(7), append([]byte(nil), v[:len(v)-3]...))
+	})
+	wantLoadCorrupt(t, path, "recording 7")
+}
+
+func TestLesson13_CorruptCheckpointFailsLoudly(t *testing.T) {
+	damage := map[string]func(v []byte) []byte{
+		"garbage":        func([]byte) []byte { return []byte("\x00\xffnot a checkpoint at all") },
+		"empty":          func([]byte) []byte { return []byte{} },
+		"header only":    func(v []byte) []byte { return v[:10] },
+		"flipped bit":    func(v []byte) []byte { v[len(v)-1] ^= 0x01; return v },
+		"trailing bytes": func(v []byte) []byte { return append(v, 0) },
+		"wrong kind":     func(v []byte) []byte { v[0] = 'D'; return v },
+		"huge length":    func(v []byte) []byte { binary.LittleEndian.PutUint32(v[2:6], 1<<31); return v },
+	}
+	for name, fn := range damage {
+		t.Run(name, func(t *testing.T) {
+			path := seeded(t)
+			editRaw(t, path, func(tx *bbolt.Tx) error {
+				v := append([]byte(nil), recordings(tx).Get(recordingKey(3))...)
+				return recordings(tx).Put(recordingKey(3), fn(v))
+			})
+			wantLoadCorrupt(t, path, "recording 3")
+		})
+	}
+}
+
+func TestLesson13_CheckpointUnderWrongKeyFailsLoudly(t *testing.T) {
+	path := seeded(t)
+	editRaw(t, path, func(tx *bbolt.Tx) error {
+		return recordings(tx).Put(recordingKey(9), recordings(tx).Get(recordingKey(7)))
+	})
+	wantLoadCorrupt(t, path, "recording 9")
+}
+
+func TestLesson13_CorruptDefinitionFailsLoudly(t *testing.T) {
+	path := seeded(t)
+	editRaw(t, path, func(tx *bbolt.Tx) error {
+		sb := tx.Bucket([]byte("streams")).Bucket([]byte("orders"))
+		return sb.Put([]byte("definition"), []byte("D\x01garbage"))
+	})
+	wantLoadCorrupt(t, path, "definition")
+}
+
+func TestLesson13_CorruptValueBlocksSave(t *testing.T) {
+	// A damaged checkpoint cannot be compared with, so it is not silently overwritten.
+	path := seeded(t)
+	editRaw(t, path, func(tx *bbolt.Tx) error { return recordings(tx).Put(recordingKey(7), []byte("x")) })
+	s := openStore(t, path)
+	err := s.Save(storetest.Def("orders"), []store.Checkpoint{ckpt(7, 1<<20)})
+	if !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("Save over a corrupt value: err = %v, want ErrCorrupt", err)
+	}
+	wantMentions(t, err, path, "recording 7")
+}
+
+func TestLesson13_UnknownValueVersionFailsLoudly(t *testing.T) {
+	path := seeded(t)
+	editRaw(t, path, func(tx *bbolt.Tx) error {
+		v := append([]byte(nil), recordings(tx).Get(recordingKey(7))...)
+		v[1] = 9
+		return recordings(tx).Put(recordingKey(7), v)
+	})
+	s := openStore(t, path)
+	_, err := s.Load(storetest.Def("orders"))
+	var ve *store.UnknownVersionError
+	if !errors.Is(err, store.ErrUnknownVersion) || !errors.As(err, &ve) {
+		t.Fatalf("Load: err = %v, want an *UnknownVersionError", err)
+	}
+	if ve.Version != 9 || ve.Supported != 1 || ve.File != path || ve.Key != "recording 7" {
+		t.Errorf("UnknownVersionError = %+v", ve)
+	}
+	wantMentions(t, err, path)
+}
+
+func TestLesson13_UnknownSchemaVersionRefusedAtOpen(t *testing.T) {
+	path := seeded(t)
+	editRaw(t, path, func(tx *bbolt.Tx) error {
+		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), []byte{0, 0, 0, 2})
+	})
+	s, err := bolt.Open(path, nil)
+	var ve *store.UnknownVersionError
+	if s != nil || !errors.Is(err, store.ErrUnknownVersion) || !errors.As(err, &ve) || ve.Version != 2 {
+		t.Fatalf("Open = %v, %v; want an *UnknownVersionError for version 2", s, err)
+	}
+	wantMentions(t, err, path)
+	// The refused file is left as it was, and released.
+	editRaw(t, path, func(tx *bbolt.Tx) error {
+		if v := tx.Bucket([]byte("meta")).Get([]byte("schema_version")); v[3] != 2 {
+			t.Errorf("schema version rewritten to %v", v)
+		}
+		return nil
+	})
+}
+
+func TestLesson12_MisshapenLayoutIsNotEmpty(t *testing.T) {
+	// A stream whose bucket was replaced by a value is damage, not "never saved".
+	path := seeded(t)
+	editRaw(t, path, func(tx *bbolt.Tx) error {
+		streams := tx.Bucket([]byte("streams"))
+		if err := streams.DeleteBucket([]byte("orders")); err != nil {
+			return err
+		}
+		return streams.Put([]byte("orders"), []byte("x"))
+	})
+	wantLoadCorrupt(t, path, "stream bucket")
+}
+
+func TestLesson13_DamagedFileFailsOpen(t *testing.T) {
+	damage := map[string]func(t *testing.T, path string){
+		"garbage": func(t *testing.T, path string) {
+			writeFile(t, path, []byte(strings.Repeat("not a bbolt file ", 4096)))
+		},
+		"truncated to 100 bytes": func(t *testing.T, path string) {
+			if err := os.Truncate(path, 100); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"truncated after the meta pages": func(t *testing.T, path string) {
+			if err := os.Truncate(path, 2*int64(os.Getpagesize())); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"last page in use cut off": func(t *testing.T, path string) {
+			var used int64
+			editRaw(t, path, func(tx *bbolt.Tx) error { used = tx.Size(); return nil })
+			if err := os.Truncate(path, used-int64(os.Getpagesize())); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"meta pages zeroed": func(t *testing.T, path string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clear(b[:2*4096])
+			writeFile(t, path, b)
+		},
+	}
+	for name, fn := range damage {
+		t.Run(name, func(t *testing.T) {
+			path := seeded(t)
+			fn(t, path)
+			s, err := bolt.Open(path, nil)
+			if err == nil {
+				_ = s.Close()
+				t.Fatalf("Open of a damaged file succeeded")
+			}
+			if !errors.Is(err, store.ErrCorrupt) {
+				t.Errorf("Open: err = %v, want ErrCorrupt", err)
+			}
+			wantMentions(t, err, path, "restore the file from a backup")
+		})
+	}
+}
+
+func writeFile(t testing.TB, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSecondOpenerFailsWithLockError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "checkpoints.db")
+	openStore(t, path)
+	s, err := bolt.Open(path, &bolt.Options{OpenTimeout: 50 * time.Millisecond})
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("second Open of a held file succeeded")
+	}
+	if !errors.Is(err, store.ErrLocked) || !errors.Is(err, berrors.ErrTimeout) {
+		t.Errorf("second Open: err = %v, want ErrLocked wrapping bbolt's timeout", err)
+	}
+	wantMentions(t, err, path, "stop the other ferry")
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	path := seeded(t)
+	s := openStore(t, path)
+	storetest.WantCheckpoints(t, s, storetest.Def("orders"), ckpt(3, 64), ckpt(7, 4096))
+	if s.Path() != path {
+		t.Errorf("Path() = %s, want %s", s.Path(), path)
+	}
+}
+
+func TestOpenCreatesDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ferry-data", "nested", "checkpoints.db")
+	s := openStore(t, path)
+	storetest.WantEmpty(t, s, storetest.Def("orders"))
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("file not created: %v", err)
+	}
+}
+
+func TestLesson27_ResetReallyDeletesFromFile(t *testing.T) {
+	path := seeded(t)
+	s, err := bolt.Open(path, nil)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if err := s.Reset("orders"); err != nil {
+		t.Fatalf("Reset: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	// Look at the file itself, not through the store that did the deleting.
+	editRaw(t, path, func(tx *bbolt.Tx) error {
+		streams := tx.Bucket([]byte("streams"))
+		if streams.Bucket([]byte("orders")) != nil || streams.Get([]byte("orders")) != nil {
+			t.Errorf("stream orders is still in the file after Reset")
+		}
+		return nil
+	})
+	storetest.WantEmpty(t, openStore(t, path), storetest.Def("orders"))
+}
+
+func TestLesson13_DamagedPageFailsLoudlyNeverCrashes(t *testing.T) {
+	// Every page but the meta pages, overwritten in turn: the store either still returns the
+	// exact data (the page was free) or fails with ErrCorrupt; it never returns other data,
+	// reports the stream absent, or takes the process down (bbolt asserts, or faults in the
+	// mapped file).
+	ps := int64(os.Getpagesize())
+	var used int64
+	editRaw(t, seeded(t), func(tx *bbolt.Tx) error { used = tx.Size(); return nil })
+	for pg := int64(2); pg < used/ps; pg++ {
+		path := seeded(t)
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, werr := f.WriteAt([]byte(strings.Repeat("A", int(ps))), pg*ps)
+		if err := errors.Join(werr, f.Close()); err != nil {
+			t.Fatal(err)
+		}
+		s, err := bolt.Open(path, nil)
+		if err == nil {
+			_, err = s.Load(storetest.Def("orders"))
+			if err == nil {
+				storetest.WantCheckpoints(t, s, storetest.Def("orders"), ckpt(3, 64), ckpt(7, 4096))
+			}
+			if cerr := s.Close(); cerr != nil {
+				t.Errorf("Close: %v", cerr)
+			}
+		}
+		if err != nil && !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("page %d damaged: err = %v, want ErrCorrupt or the intact data", pg, err)
+		}
+		if err != nil {
+			wantMentions(t, err, path)
+		}
+	}
+}

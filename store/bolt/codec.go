@@ -1,0 +1,190 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/store"
+)
+
+// Every stored value is a versioned envelope around a protobuf payload:
+//
+//	0      1         2                  6          10
+//	+------+---------+------------------+----------+-----------------+
+//	| kind | version | payload length   | CRC-32C  | payload         |
+//	+------+---------+------------------+----------+-----------------+
+//	                   uint32 LE          of payload  (length bytes)
+//
+// kind tells a checkpoint from a definition, so one stored under the wrong key is caught;
+// the length catches truncation and trailing bytes, the checksum any other damage (a
+// truncated protobuf often still parses). A checkpoint payload is messages.Checkpoint; a
+// definition payload is the protobuf fields listed at encodeDefinition.
+const (
+	kindCheckpoint byte = 'C'
+	kindDefinition byte = 'D'
+
+	// valueVersion is the envelope version this build reads and writes.
+	valueVersion byte = 1
+
+	headerLen = 10
+	// maxPayloadLen bounds a payload: definitions hold two strings, checkpoints four numbers.
+	maxPayloadLen = 1 << 16
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errVersion is a decode failure for an envelope version this build does not read.
+type errVersion uint32
+
+func (e errVersion) Error() string { return fmt.Sprintf("unknown encoding version %d", uint32(e)) }
+
+// errReason is a decode failure for damaged bytes; the string says what is wrong.
+type errReason string
+
+func (e errReason) Error() string { return string(e) }
+
+func seal(kind byte, payload []byte) []byte {
+	b := make([]byte, headerLen, headerLen+len(payload))
+	b[0], b[1] = kind, valueVersion
+	binary.LittleEndian.PutUint32(b[2:6], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(b[6:10], crc32.Checksum(payload, castagnoli))
+	return append(b, payload...)
+}
+
+// open checks the envelope of b and returns its payload, which aliases b.
+func open(kind byte, b []byte) ([]byte, error) {
+	if len(b) < headerLen {
+		return nil, errReason(fmt.Sprintf("truncated: %d bytes, shorter than the %d-byte header", len(b), headerLen))
+	}
+	if b[0] != kind {
+		return nil, errReason(fmt.Sprintf("kind byte %#02x, want %#02x", b[0], kind))
+	}
+	if b[1] != valueVersion {
+		return nil, errVersion(b[1])
+	}
+	n := binary.LittleEndian.Uint32(b[2:6])
+	if n > maxPayloadLen {
+		return nil, errReason(fmt.Sprintf("payload length %d exceeds the maximum %d", n, maxPayloadLen))
+	}
+	if got := uint32(len(b) - headerLen); got != n {
+		return nil, errReason(fmt.Sprintf("truncated or padded: header says %d payload bytes, found %d", n, got))
+	}
+	payload := b[headerLen:]
+	if sum := crc32.Checksum(payload, castagnoli); sum != binary.LittleEndian.Uint32(b[6:10]) {
+		return nil, errReason("checksum mismatch")
+	}
+	return payload, nil
+}
+
+func encodeCheckpoint(c store.Checkpoint) ([]byte, error) {
+	payload, err := proto.MarshalOptions{Deterministic: true}.Marshal(&messages.Checkpoint{
+		RecordingId: c.RecordingID,
+		Position:    c.Position,
+		Completed:   c.Completed,
+		UpdatedAtMs: c.UpdatedAtMs,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encode checkpoint of recording %d: %w", c.RecordingID, err)
+	}
+	return seal(kindCheckpoint, payload), nil
+}
+
+// decodeCheckpoint decodes a value stored under recording id want.
+func decodeCheckpoint(want int64, b []byte) (store.Checkpoint, error) {
+	payload, err := open(kindCheckpoint, b)
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	var m messages.Checkpoint
+	if err := proto.Unmarshal(payload, &m); err != nil {
+		return store.Checkpoint{}, errReason("payload: " + err.Error())
+	}
+	c := store.Checkpoint{
+		RecordingID: m.GetRecordingId(),
+		Position:    m.GetPosition(),
+		Completed:   m.GetCompleted(),
+		UpdatedAtMs: m.GetUpdatedAtMs(),
+	}
+	if c.RecordingID != want {
+		return store.Checkpoint{}, errReason(fmt.Sprintf("holds recording %d", c.RecordingID))
+	}
+	if err := c.Validate(); err != nil {
+		return store.Checkpoint{}, errReason(err.Error())
+	}
+	return c, nil
+}
+
+// Definition payload fields (protobuf wire format).
+const (
+	defChannel       protowire.Number = 1 // string
+	defStreamID      protowire.Number = 2 // varint, int32
+	defTopic         protowire.Number = 3 // string
+	defSchemaVersion protowire.Number = 4 // varint, uint32
+)
+
+func encodeDefinition(s store.Stream) []byte {
+	var p []byte
+	p = protowire.AppendTag(p, defChannel, protowire.BytesType)
+	p = protowire.AppendString(p, s.Channel)
+	p = protowire.AppendTag(p, defStreamID, protowire.VarintType)
+	p = protowire.AppendVarint(p, uint64(uint32(s.StreamID)))
+	p = protowire.AppendTag(p, defTopic, protowire.BytesType)
+	p = protowire.AppendString(p, s.Topic)
+	p = protowire.AppendTag(p, defSchemaVersion, protowire.VarintType)
+	p = protowire.AppendVarint(p, uint64(s.SchemaVersion))
+	return seal(kindDefinition, p)
+}
+
+// decodeDefinition decodes the definition stored for stream name.
+func decodeDefinition(name string, b []byte) (store.Stream, error) {
+	p, err := open(kindDefinition, b)
+	if err != nil {
+		return store.Stream{}, err
+	}
+	s := store.Stream{Name: name}
+	for len(p) > 0 {
+		num, typ, n := protowire.ConsumeTag(p)
+		if n < 0 {
+			return store.Stream{}, errReason("payload: " + protowire.ParseError(n).Error())
+		}
+		p = p[n:]
+		switch {
+		case (num == defChannel || num == defTopic) && typ == protowire.BytesType:
+			v, n := protowire.ConsumeString(p)
+			if n < 0 {
+				return store.Stream{}, errReason("payload: " + protowire.ParseError(n).Error())
+			}
+			p = p[n:]
+			if num == defChannel {
+				s.Channel = v
+			} else {
+				s.Topic = v
+			}
+		case (num == defStreamID || num == defSchemaVersion) && typ == protowire.VarintType:
+			v, n := protowire.ConsumeVarint(p)
+			if n < 0 {
+				return store.Stream{}, errReason("payload: " + protowire.ParseError(n).Error())
+			}
+			p = p[n:]
+			if v > 0xFFFFFFFF {
+				return store.Stream{}, errReason(fmt.Sprintf("field %d: %d overflows 32 bits", num, v))
+			}
+			if num == defStreamID {
+				s.StreamID = int32(uint32(v))
+			} else {
+				s.SchemaVersion = uint32(v)
+			}
+		default:
+			return store.Stream{}, errReason(fmt.Sprintf("payload: unexpected field %d of wire type %d", num, typ))
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return store.Stream{}, errReason(err.Error())
+	}
+	return s, nil
+}

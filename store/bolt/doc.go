@@ -1,0 +1,23 @@
+// Package bolt is the embedded [store.Store]: one bbolt file per ferry process, by default
+// [DefaultPath] (./ferry-data/checkpoints.db).
+//
+// It owns the file and its layout:
+//
+//	meta/                      schema_version → uint32 big-endian (schemaVersion)
+//	streams/<name>/            one bucket per stream
+//	    definition             → envelope 'D' (channel, stream id, topic, schema version)
+//	    recordings/<id>        → envelope 'C' (messages.Checkpoint); id uint64 big-endian
+//
+// Values are versioned, length-prefixed and checksummed envelopes (codec.go), so a truncated
+// or damaged value is reported as [store.ErrCorrupt] naming the file, never read as absent.
+// A file whose schema version this build does not know is refused at [Open] with
+// [store.ErrUnknownVersion].
+//
+// It never disables fsync: a Save that returned nil is on stable storage. It holds the
+// file's exclusive lock from Open to Close; a second opener waits at most
+// [Options.OpenTimeout] and then fails with [store.ErrLocked]. It starts no goroutines.
+//
+// Callers must call [Store.Close] exactly once they are done, and must not call its
+// blocking methods from an actor's Receive (architecture rule 6): give the store one owner,
+// the checkpointer.
+package bolt

@@ -1,0 +1,83 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+
+	"github.com/ferry-bridge/ferry/store"
+)
+
+// bbolt v1.4.3 maps a file that is shorter than its metadata says (a truncated copy or an
+// interrupted restore) and faults on the first missing page. checkTruncation reads the
+// meta pages first and refuses such a file with an error that says so. Layout, from
+// go.etcd.io/bbolt internal/common (meta.go, page.go, types.go) at v1.4.3; the file is
+// written in host byte order:
+//
+//	page header 16 bytes, then meta:
+//	 0 magic u32 | 4 version u32 | 8 pageSize u32 | 12 flags u32 | 16 root 16 bytes |
+//	32 freelist u64 | 40 pgid u64 (pages in use) | 48 txid u64 | 56 checksum u64 (FNV-64a of 0..56)
+const (
+	boltPageHeaderLen = 16
+	boltMetaLen       = 64
+	boltMagic         = 0xED0CDAED
+	boltVersion       = 2
+)
+
+type boltMeta struct {
+	pageSize, pgid, txid uint64
+}
+
+// readBoltMeta returns the meta stored at off, or ok false if it is absent or invalid.
+func readBoltMeta(f *os.File, off int64) (m boltMeta, ok bool) {
+	var b [boltPageHeaderLen + boltMetaLen]byte
+	if _, err := f.ReadAt(b[:], off); err != nil {
+		return boltMeta{}, false
+	}
+	meta := b[boltPageHeaderLen:]
+	h := fnv.New64a()
+	h.Write(meta[:56])
+	e := binary.NativeEndian
+	if e.Uint32(meta[0:]) != boltMagic || e.Uint32(meta[4:]) != boltVersion || e.Uint64(meta[56:]) != h.Sum64() {
+		return boltMeta{}, false
+	}
+	return boltMeta{pageSize: uint64(e.Uint32(meta[8:])), pgid: e.Uint64(meta[40:]), txid: e.Uint64(meta[48:])}, true
+}
+
+// checkTruncation refuses an existing file shorter than its newest valid meta page says.
+// A missing or empty file (a new store) and a file without a valid meta page (which bbolt
+// itself refuses) pass.
+func checkTruncation(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open checkpoint store %s: %w", path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || info.Size() == 0 {
+		return err
+	}
+	m0, ok0 := readBoltMeta(f, 0)
+	second := int64(os.Getpagesize())
+	if ok0 {
+		second = int64(m0.pageSize)
+	}
+	m1, ok1 := readBoltMeta(f, second)
+	m := m0
+	switch {
+	case ok1 && (!ok0 || m1.txid > m0.txid):
+		m = m1
+	case !ok0:
+		return nil
+	}
+	if need := m.pgid * m.pageSize; uint64(info.Size()) < need {
+		return &store.CorruptError{File: path, Reason: fmt.Sprintf(
+			"truncated: the file is %d bytes, its metadata says %d", info.Size(), need)}
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Implementations wrap them, usually in one of the struct errors below, so
+// callers test with [errors.Is] and read details with [errors.As]; never by string.
+var (
+	// ErrCorrupt reports stored data that cannot be decoded: a truncated or garbled value,
+	// a checksum mismatch, or a file the storage engine refuses. It is returned wrapped in a
+	// [*CorruptError]. The stream must stop: replaying from its configured start would
+	// re-ingest history (lesson 13).
+	ErrCorrupt = errors.New("store: corrupt checkpoint data")
+
+	// ErrUnknownVersion reports a file or value written in an encoding version this build
+	// does not read, usually by a newer ferry. It is returned wrapped in an
+	// [*UnknownVersionError]. The data is not damaged; it must not be reset by this build.
+	ErrUnknownVersion = errors.New("store: unknown checkpoint encoding version")
+
+	// ErrStreamChanged reports a stream whose configured definition differs from the stored
+	// one. It is returned wrapped in a [*StreamChangedError]. The stream must not start until
+	// the operator restores the old definition or resets the stream.
+	ErrStreamChanged = errors.New("store: stream definition changed")
+
+	// ErrPositionRegressed reports a Save that would move a checkpoint backwards. It is
+	// returned wrapped in a [*PositionRegressedError]. It is a bug in the caller, or a second
+	// writer; nothing of the batch is stored.
+	ErrPositionRegressed = errors.New("store: checkpoint would move backwards")
+
+	// ErrResetFailed reports a reset after which data of the stream was still found on
+	// reading back (lesson 15). The stream must not start: it would resume, not restart.
+	ErrResetFailed = errors.New("store: reset did not delete")
+
+	// ErrLocked reports that another process holds the store (for store/bolt, the file
+	// lock) and did not release it within the open timeout.
+	ErrLocked = errors.New("store: held by another process")
+
+	// ErrInvalid reports an argument that cannot be stored: an empty stream name, a negative
+	// recording id or position.
+	ErrInvalid = errors.New("store: invalid argument")
+
+	// ErrClosed is returned by every method but Close after the store was closed.
+	ErrClosed = errors.New("store: closed")
+)
+
+// resetCommand is the operator's way out of a stream's bad or obsolete checkpoints.
+func resetCommand(stream string) string {
+	return "ferry checkpoint reset --stream " + stream
+}
+
+// CorruptError is stored data that cannot be decoded. It satisfies errors.Is(err, ErrCorrupt).
+type CorruptError struct {
+	// File is the store file (or endpoint) that holds the data.
+	File string
+	// Stream is the stream the data belongs to; empty when the file itself is unreadable.
+	Stream string
+	// Key names the damaged entry; empty when the file itself is unreadable.
+	Key string
+	// Reason says what is wrong, e.g. "checksum mismatch".
+	Reason string
+}
+
+// Error names the file, the entry and the operator's options.
+func (e *CorruptError) Error() string {
+	const why = "find out why first (disk errors, a partial copy or restore, another program writing the file)"
+	if e.Stream == "" {
+		return fmt.Sprintf("checkpoint store %s is corrupt: %s; %s, then restore the file from a backup, "+
+			"or move it aside so that every stream starts again from its configured start position",
+			e.File, e.Reason, why)
+	}
+	return fmt.Sprintf("checkpoint store %s: stream %q, %s is corrupt: %s; %s, then run `%s` "+
+		"(the stream replays from its configured start position) or restore the file from a backup",
+		e.File, e.Stream, e.Key, e.Reason, why, resetCommand(e.Stream))
+}
+
+// Is reports whether target is [ErrCorrupt].
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// UnknownVersionError is a file or value in an encoding version this build does not read.
+// It satisfies errors.Is(err, ErrUnknownVersion).
+type UnknownVersionError struct {
+	// File is the store file (or endpoint).
+	File string
+	// Stream is the stream of the value; empty for the file's own schema version.
+	Stream string
+	// Key names the entry; empty for the file's own schema version.
+	Key string
+	// Version is the version found.
+	Version uint32
+	// Supported is the version this build reads and writes.
+	Supported uint32
+}
+
+// Error names the file, both versions and the operator's options.
+func (e *UnknownVersionError) Error() string {
+	where := fmt.Sprintf("checkpoint store %s", e.File)
+	if e.Stream != "" {
+		where += fmt.Sprintf(": stream %q, %s", e.Stream, e.Key)
+	}
+	return fmt.Sprintf("%s: encoding version %d, this build reads version %d: run the ferry release "+
+		"that wrote it (or a newer one); do not reset or delete it with this build", where, e.Version, e.Supported)
+}
+
+// Is reports whether target is [ErrUnknownVersion].
+func (e *UnknownVersionError) Is(target error) bool { return target == ErrUnknownVersion }
+
+// StreamChangedError is a configured stream definition that differs from the stored one.
+// It satisfies errors.Is(err, ErrStreamChanged).
+type StreamChangedError struct {
+	// File is the store file (or endpoint).
+	File string
+	// Stored is the definition the checkpoints were written under.
+	Stored Stream
+	// Configured is the definition the caller passed.
+	Configured Stream
+}
+
+// Changes lists each differing field as `field: "stored" → "configured"`.
+func (e *StreamChangedError) Changes() []string {
+	var out []string
+	add := func(field string, stored, configured any) {
+		if stored != configured {
+			out = append(out, fmt.Sprintf("%s %q → %q", field, fmt.Sprint(stored), fmt.Sprint(configured)))
+		}
+	}
+	add("channel", e.Stored.Channel, e.Configured.Channel)
+	add("stream id", e.Stored.StreamID, e.Configured.StreamID)
+	add("topic", e.Stored.Topic, e.Configured.Topic)
+	add("schema version", e.Stored.SchemaVersion, e.Configured.SchemaVersion)
+	return out
+}
+
+// Error names the stream, what changed, the file and the fix.
+func (e *StreamChangedError) Error() string {
+	return fmt.Sprintf("checkpoint store %s: stream %q definition changed (%s): its checkpoints are "+
+		"positions in recordings of the stored definition; restore the stored definition, or run `%s` "+
+		"to start the stream again from its configured start position",
+		e.File, e.Configured.Name, strings.Join(e.Changes(), ", "), resetCommand(e.Configured.Name))
+}
+
+// Is reports whether target is [ErrStreamChanged].
+func (e *StreamChangedError) Is(target error) bool { return target == ErrStreamChanged }
+
+// PositionRegressedError is a checkpoint that would move backwards. It satisfies
+// errors.Is(err, ErrPositionRegressed).
+type PositionRegressedError struct {
+	// File is the store file (or endpoint).
+	File string
+	// Stream is the stream's name.
+	Stream string
+	// Stored is the checkpoint in the store.
+	Stored Checkpoint
+	// Attempted is the refused checkpoint.
+	Attempted Checkpoint
+}
+
+// Error names the recording, both positions and the only way back.
+func (e *PositionRegressedError) Error() string {
+	what := fmt.Sprintf("position %d is below the stored %d", e.Attempted.Position, e.Stored.Position)
+	if e.Attempted.Position >= e.Stored.Position {
+		what = "it marks the completed recording not completed"
+	}
+	return fmt.Sprintf("checkpoint store %s: stream %q, recording %d: %s; a checkpoint never moves "+
+		"backwards (to replay from an earlier position, run `%s`)",
+		e.File, e.Stream, e.Attempted.RecordingID, what, resetCommand(e.Stream))
+}
+
+// Is reports whether target is [ErrPositionRegressed].
+func (e *PositionRegressedError) Is(target error) bool { return target == ErrPositionRegressed }
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}

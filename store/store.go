@@ -1,0 +1,130 @@
+package store
+
+// Store is the durable checkpoint store. Implementations are safe for concurrent use.
+//
+// Every method but Close returns an error wrapping [ErrClosed] once Close has been called.
+// Errors from the underlying storage are returned wrapped, with the file or endpoint named;
+// none of them is ever reported as absence of data.
+type Store interface {
+	// Load returns the stored definition and every recording checkpoint of stream def.Name,
+	// checking the stored definition against def.
+	//
+	// A stream with nothing stored (never saved, or reset) is not an error: Load returns a
+	// State with Stored false and no checkpoints. Every other failure is an error and the
+	// returned State is the zero value: a stored definition different from def
+	// ([ErrStreamChanged]), a corrupt or truncated value ([ErrCorrupt]), a value or file in
+	// an encoding this build does not know ([ErrUnknownVersion]), an invalid def
+	// ([ErrInvalid]), or a read failure of the storage itself.
+	Load(def Stream) (State, error)
+
+	// Save stores cps for stream def.Name in one transaction: either every checkpoint is
+	// durable (synced to stable storage) when Save returns nil, or none is stored.
+	//
+	// The first Save of a stream stores def (a Save with no checkpoints only does that);
+	// later Saves check def against the stored definition and refuse a change with
+	// [ErrStreamChanged]. A checkpoint whose position is lower than the stored one for the
+	// same recording, or that marks a completed recording not completed, fails the whole
+	// batch with [ErrPositionRegressed]. Saving the stored position again is allowed
+	// (idempotent). A batch may name a recording more than once; its checkpoints then apply
+	// in order, under the same rule. Invalid input fails with [ErrInvalid].
+	Save(def Stream, cps []Checkpoint) error
+
+	// Reset deletes everything stored for the named stream (definition and checkpoints),
+	// then reads back and fails with [ErrResetFailed] if anything is left. After a nil
+	// return, Load reports the stream with Stored false. Resetting a stream with nothing
+	// stored succeeds (Reset is idempotent). Reset takes a name, not a definition, because it
+	// is the way out of [ErrStreamChanged].
+	Reset(name string) error
+
+	// Close releases the store. It blocks until in-flight calls finish. Calling Close again
+	// returns nil.
+	Close() error
+}
+
+// Stream is a stream's definition: what it reads and where it writes. Name identifies the
+// stream in the store; the other fields are checked on every Load and Save.
+type Stream struct {
+	// Name is the stream's configured name: non-empty, at most [MaxStreamNameLen] bytes.
+	Name string
+	// Channel is the Aeron channel the stream's recordings were made on.
+	Channel string
+	// StreamID is the Aeron stream id.
+	StreamID int32
+	// Topic is the Pulsar topic the stream publishes to.
+	Topic string
+	// SchemaVersion is the version of the payload schema published to Topic.
+	SchemaVersion uint32
+}
+
+// MaxStreamNameLen is the longest stream name, in bytes, a [Store] accepts.
+const MaxStreamNameLen = 255
+
+// Checkpoint is how far one recording of a stream has been published and acknowledged.
+type Checkpoint struct {
+	// RecordingID is the Aeron Archive recording id; it must not be negative.
+	RecordingID int64
+	// Position is the recording position up to which every record is acknowledged by
+	// Pulsar. It must not be negative (recordings need not start at 0, lesson 8).
+	Position int64
+	// Completed reports that the recording stopped and all of it is acknowledged.
+	Completed bool
+	// UpdatedAtMs is when the checkpoint was taken, in Unix epoch milliseconds.
+	UpdatedAtMs int64
+}
+
+// State is what [Store.Load] returns for one stream.
+type State struct {
+	// Stored reports whether anything is stored for the stream. False means the stream was
+	// never saved or was reset; it never stands for a failed read, which is an error.
+	Stored bool
+	// Stream is the stored definition; the zero value when Stored is false.
+	Stream Stream
+	// Checkpoints holds one checkpoint per recording, ordered by RecordingID, completed
+	// recordings included.
+	Checkpoints []Checkpoint
+}
+
+// Validate reports whether s can be stored, wrapping [ErrInvalid] if not.
+func (s Stream) Validate() error {
+	if err := ValidateName(s.Name); err != nil {
+		return err
+	}
+	switch {
+	case s.Channel == "":
+		return invalidf("stream %q: channel is empty", s.Name)
+	case s.Topic == "":
+		return invalidf("stream %q: topic is empty", s.Name)
+	}
+	return nil
+}
+
+// Validate reports whether c can be stored, wrapping [ErrInvalid] if not.
+func (c Checkpoint) Validate() error {
+	switch {
+	case c.RecordingID < 0:
+		return invalidf("recording id %d is negative", c.RecordingID)
+	case c.Position < 0:
+		return invalidf("recording %d: position %d is negative", c.RecordingID, c.Position)
+	}
+	return nil
+}
+
+// ValidateName reports whether name can name a stream, wrapping [ErrInvalid] if not.
+func ValidateName(name string) error {
+	switch {
+	case name == "":
+		return invalidf("stream name is empty")
+	case len(name) > MaxStreamNameLen:
+		return invalidf("stream name is %d bytes, more than %d", len(name), MaxStreamNameLen)
+	}
+	return nil
+}
+
+// CheckAdvance returns a [*PositionRegressedError] (File left empty) if next would move
+// stored backwards, and nil otherwise. Implementations call it for every saved checkpoint.
+func CheckAdvance(stream string, stored, next Checkpoint) error {
+	if next.Position < stored.Position || (stored.Completed && !next.Completed) {
+		return &PositionRegressedError{Stream: stream, Stored: stored, Attempted: next}
+	}
+	return nil
+}

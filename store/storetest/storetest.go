@@ -1,0 +1,332 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ferry-bridge/ferry/store"
+)
+
+// Run runs the contract suite as subtests of t. newStore must return a fresh, empty store
+// and arrange for it to be closed at the end of the test it is given; the suite may close
+// it earlier, so a second Close must be harmless.
+func Run(t *testing.T, newStore func(t testing.TB) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"SaveLoadRoundTrip", testSaveLoadRoundTrip},
+		{"UnknownStreamIsEmptyNotAnError", testUnknownStreamIsEmpty},
+		{"EmptySaveStoresDefinition", testEmptySaveStoresDefinition},
+		{"BatchIsAtomic", testBatchIsAtomic},
+		{"StreamsAreIsolated", testStreamsAreIsolated},
+		{"StreamDefinitionChangeRefused", testStreamDefinitionChangeRefused},
+		{"InvalidInputRefused", testInvalidInputRefused},
+		{"ConcurrentSaves", testConcurrentSaves},
+		{"Lesson12_ClosedStoreFailsNotEmpty", testClosedStore},
+		{"Lesson14_EveryStoredRecordingIsReturned", testEveryRecordingReturned},
+		{"Lesson15_ResetDeletesAndIsVerified", testResetDeletes},
+		{"Lesson18_PositionNeverMovesBackwards", testPositionNeverMovesBackwards},
+		{"Lesson18_OnlyResetGoesBack", testOnlyResetGoesBack},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
+	}
+}
+
+// Def returns a valid stream definition named name.
+func Def(name string) store.Stream {
+	return store.Stream{
+		Name:          name,
+		Channel:       "aeron:udp?endpoint=localhost:40123",
+		StreamID:      1001,
+		Topic:         "persistent://public/default/" + name,
+		SchemaVersion: 1,
+	}
+}
+
+// MustSave saves cps and fails t on error.
+func MustSave(t testing.TB, s store.Store, def store.Stream, cps ...store.Checkpoint) {
+	t.Helper()
+	if err := s.Save(def, cps); err != nil {
+		t.Fatalf("Save(%q, %v): %v", def.Name, cps, err)
+	}
+}
+
+// MustLoad loads def and fails t on error.
+func MustLoad(t testing.TB, s store.Store, def store.Stream) store.State {
+	t.Helper()
+	st, err := s.Load(def)
+	if err != nil {
+		t.Fatalf("Load(%q): %v", def.Name, err)
+	}
+	return st
+}
+
+// WantCheckpoints fails t unless def is stored with exactly want, in RecordingID order.
+func WantCheckpoints(t testing.TB, s store.Store, def store.Stream, want ...store.Checkpoint) {
+	t.Helper()
+	st := MustLoad(t, s, def)
+	if !st.Stored || st.Stream != def {
+		t.Fatalf("Load(%q) = Stored %v, Stream %+v; want stored %+v", def.Name, st.Stored, st.Stream, def)
+	}
+	if len(st.Checkpoints) != len(want) || (len(want) > 0 && !reflect.DeepEqual(st.Checkpoints, want)) {
+		t.Fatalf("Load(%q) checkpoints = %+v, want %+v", def.Name, st.Checkpoints, want)
+	}
+}
+
+// WantEmpty fails t unless Load reports nothing stored for def, without error.
+func WantEmpty(t testing.TB, s store.Store, def store.Stream) {
+	t.Helper()
+	st := MustLoad(t, s, def)
+	if st.Stored || len(st.Checkpoints) != 0 || st.Stream != (store.Stream{}) {
+		t.Fatalf("Load(%q) = %+v, want nothing stored", def.Name, st)
+	}
+}
+
+func cp(id, pos int64, completed bool) store.Checkpoint {
+	return store.Checkpoint{RecordingID: id, Position: pos, Completed: completed, UpdatedAtMs: 1_700_000_000_000 + pos}
+}
+
+func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
+	def := Def("orders")
+	MustSave(t, s, def, cp(7, 4096, false), cp(3, 1<<40, true))
+	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 4096, false))
+	MustSave(t, s, def, cp(7, 8192, false))
+	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false))
+}
+
+func testUnknownStreamIsEmpty(t *testing.T, s store.Store) {
+	WantEmpty(t, s, Def("never-saved"))
+	MustSave(t, s, Def("other"), cp(1, 10, false))
+	WantEmpty(t, s, Def("never-saved"))
+}
+
+func testEmptySaveStoresDefinition(t *testing.T, s store.Store) {
+	def := Def("orders")
+	MustSave(t, s, def)
+	WantCheckpoints(t, s, def)
+	changed := def
+	changed.Topic += "-v2"
+	if err := s.Save(changed, nil); !errors.Is(err, store.ErrStreamChanged) {
+		t.Fatalf("Save of a changed definition after an empty Save: err = %v, want ErrStreamChanged", err)
+	}
+}
+
+func testBatchIsAtomic(t *testing.T, s store.Store) {
+	def := Def("orders")
+	MustSave(t, s, def, cp(1, 100, false), cp(2, 200, false))
+	// The first checkpoint is valid, the last one regresses: none of the batch may land.
+	err := s.Save(def, []store.Checkpoint{cp(1, 150, false), cp(3, 30, false), cp(2, 50, false)})
+	if !errors.Is(err, store.ErrPositionRegressed) {
+		t.Fatalf("Save of a batch with a regression: err = %v, want ErrPositionRegressed", err)
+	}
+	WantCheckpoints(t, s, def, cp(1, 100, false), cp(2, 200, false))
+}
+
+func testStreamsAreIsolated(t *testing.T, s store.Store) {
+	a, b := Def("a"), Def("b")
+	b.StreamID = 2002
+	MustSave(t, s, a, cp(1, 100, false))
+	MustSave(t, s, b, cp(1, 900, true), cp(2, 5, false))
+	WantCheckpoints(t, s, a, cp(1, 100, false))
+	WantCheckpoints(t, s, b, cp(1, 900, true), cp(2, 5, false))
+	// The same recording id in another stream is another checkpoint: no cross-stream regression.
+	MustSave(t, s, a, cp(1, 200, false))
+	if err := s.Reset("b"); err != nil {
+		t.Fatalf("Reset(b): %v", err)
+	}
+	WantEmpty(t, s, b)
+	WantCheckpoints(t, s, a, cp(1, 200, false))
+}
+
+func testStreamDefinitionChangeRefused(t *testing.T, s store.Store) {
+	changes := map[string]func(*store.Stream){
+		"channel":        func(d *store.Stream) { d.Channel = "aeron:ipc" },
+		"stream id":      func(d *store.Stream) { d.StreamID++ },
+		"topic":          func(d *store.Stream) { d.Topic += "-v2" },
+		"schema version": func(d *store.Stream) { d.SchemaVersion++ },
+	}
+	for field, change := range changes {
+		def := Def("s-" + strings.ReplaceAll(field, " ", "-"))
+		MustSave(t, s, def, cp(1, 100, false))
+		changed := def
+		change(&changed)
+		_, loadErr := s.Load(changed)
+		saveErr := s.Save(changed, []store.Checkpoint{cp(1, 200, false)})
+		for op, err := range map[string]error{"Load": loadErr, "Save": saveErr} {
+			var ce *store.StreamChangedError
+			if !errors.Is(err, store.ErrStreamChanged) || !errors.As(err, &ce) {
+				t.Fatalf("%s after changing %s: err = %v, want a *StreamChangedError", op, field, err)
+			}
+			if ce.Stored != def || ce.Configured != changed || ce.File == "" {
+				t.Errorf("%s after changing %s: error fields = %+v", op, field, ce)
+			}
+			if got := ce.Changes(); len(got) != 1 || !strings.HasPrefix(got[0], field+" ") {
+				t.Errorf("%s after changing %s: Changes() = %q, want only %s", op, field, got, field)
+			}
+			for _, want := range []string{def.Name, field, ce.File, "ferry checkpoint reset --stream " + def.Name} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%s after changing %s: message %q does not mention %q", op, field, err, want)
+				}
+			}
+		}
+		WantCheckpoints(t, s, def, cp(1, 100, false))
+		if err := s.Reset(def.Name); err != nil {
+			t.Fatalf("Reset(%q): %v", def.Name, err)
+		}
+		MustSave(t, s, changed, cp(1, 5, false))
+		WantCheckpoints(t, s, changed, cp(1, 5, false))
+	}
+}
+
+func testInvalidInputRefused(t *testing.T, s store.Store) {
+	def := Def("orders")
+	noName, noChannel, noTopic, longName := def, def, def, def
+	noName.Name, noChannel.Channel, noTopic.Topic = "", "", ""
+	longName.Name = strings.Repeat("x", store.MaxStreamNameLen+1)
+	for _, bad := range []store.Stream{noName, noChannel, noTopic, longName} {
+		if _, err := s.Load(bad); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Load(%+v): err = %v, want ErrInvalid", bad, err)
+		}
+		if err := s.Save(bad, nil); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Save(%+v): err = %v, want ErrInvalid", bad, err)
+		}
+	}
+	for _, bad := range []store.Checkpoint{cp(-1, 10, false), cp(1, -10, false)} {
+		if err := s.Save(def, []store.Checkpoint{cp(2, 10, false), bad}); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Save(%+v): err = %v, want ErrInvalid", bad, err)
+		}
+	}
+	if err := s.Reset(""); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf(`Reset(""): err = %v, want ErrInvalid`, err)
+	}
+	WantEmpty(t, s, def)
+}
+
+func testConcurrentSaves(t *testing.T, s store.Store) {
+	const writers, saves = 4, 25
+	def := Def("orders")
+	MustSave(t, s, def)
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*saves)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range saves {
+				errs <- s.Save(def, []store.Checkpoint{cp(int64(w), int64(i), false)})
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent Save: %v", err)
+		}
+	}
+	var want []store.Checkpoint
+	for w := range writers {
+		want = append(want, cp(int64(w), saves-1, false))
+	}
+	WantCheckpoints(t, s, def, want...)
+}
+
+func testClosedStore(t *testing.T, s store.Store) {
+	def := Def("orders")
+	MustSave(t, s, def, cp(1, 100, false))
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	// A closed store must not look like an empty one: that would re-ingest history.
+	st, err := s.Load(def)
+	if !errors.Is(err, store.ErrClosed) || st.Stored || st.Checkpoints != nil {
+		t.Errorf("Load after Close = %+v, %v; want zero State and ErrClosed", st, err)
+	}
+	if err := s.Save(def, []store.Checkpoint{cp(1, 200, false)}); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Save after Close: err = %v, want ErrClosed", err)
+	}
+	if err := s.Reset(def.Name); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Reset after Close: err = %v, want ErrClosed", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v, want nil", err)
+	}
+}
+
+func testEveryRecordingReturned(t *testing.T, s store.Store) {
+	// The caller checks each stored recording against the archive (lesson 14), so Load
+	// must return all of them: completed ones, ones not starting at 0, sparse ids.
+	def := Def("orders")
+	var want []store.Checkpoint
+	for i := range int64(40) {
+		want = append(want, cp(i*i*1000, 1<<20+i*32, i%3 == 0))
+	}
+	MustSave(t, s, def, want...)
+	WantCheckpoints(t, s, def, want...)
+}
+
+func testResetDeletes(t *testing.T, s store.Store) {
+	def := Def("orders")
+	MustSave(t, s, def, cp(1, 100, true), cp(2, 200, false))
+	if err := s.Reset(def.Name); err != nil {
+		t.Fatalf("Reset: %v", err)
+	}
+	WantEmpty(t, s, def)
+	// Nothing of the old stream survives: a lower position and a new definition are accepted.
+	changed := def
+	changed.Topic += "-v2"
+	MustSave(t, s, changed, cp(1, 10, false))
+	WantCheckpoints(t, s, changed, cp(1, 10, false))
+	if err := s.Reset("never-saved"); err != nil {
+		t.Errorf("Reset of a stream with nothing stored: %v, want nil", err)
+	}
+}
+
+func testPositionNeverMovesBackwards(t *testing.T, s store.Store) {
+	def := Def("orders")
+	MustSave(t, s, def, cp(1, 100, false), cp(2, 500, true))
+	refused := []store.Checkpoint{cp(1, 99, false), cp(2, 400, true), cp(2, 500, false), cp(2, 600, false)}
+	for _, c := range refused {
+		err := s.Save(def, []store.Checkpoint{c})
+		var pe *store.PositionRegressedError
+		if !errors.Is(err, store.ErrPositionRegressed) || !errors.As(err, &pe) {
+			t.Fatalf("Save(%+v): err = %v, want a *PositionRegressedError", c, err)
+		}
+		if pe.Stream != def.Name || pe.Attempted != c || pe.Stored.RecordingID != c.RecordingID {
+			t.Errorf("Save(%+v): error fields = %+v", c, pe)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, fmt.Sprintf("recording %d", c.RecordingID)) || !strings.Contains(msg, "ferry checkpoint reset --stream "+def.Name) {
+			t.Errorf("Save(%+v): message %q names neither the recording nor the reset command", c, msg)
+		}
+	}
+	WantCheckpoints(t, s, def, cp(1, 100, false), cp(2, 500, true))
+	// The same position again is idempotent; forward, and completing, is allowed.
+	MustSave(t, s, def, cp(1, 100, false), cp(2, 500, true))
+	MustSave(t, s, def, cp(1, 100, true))
+	// Within one batch, checkpoints of one recording apply in order under the same rule.
+	MustSave(t, s, def, cp(3, 10, false), cp(3, 20, false))
+	if err := s.Save(def, []store.Checkpoint{cp(4, 20, false), cp(4, 10, false)}); !errors.Is(err, store.ErrPositionRegressed) {
+		t.Errorf("batch regressing within itself: err = %v, want ErrPositionRegressed", err)
+	}
+	WantCheckpoints(t, s, def, cp(1, 100, true), cp(2, 500, true), cp(3, 20, false))
+}
+
+func testOnlyResetGoesBack(t *testing.T, s store.Store) {
+	// A configured start position below the stored checkpoint never wins (lesson 18);
+	// the explicit reset is the only way back.
+	def := Def("orders")
+	MustSave(t, s, def, cp(1, 4096, false))
+	if err := s.Save(def, []store.Checkpoint{cp(1, 0, false)}); !errors.Is(err, store.ErrPositionRegressed) {
+		t.Fatalf("Save back to 0: err = %v, want ErrPositionRegressed", err)
+	}
+	if err := s.Reset(def.Name); err != nil {
+		t.Fatalf("Reset: %v", err)
+	}
+	MustSave(t, s, def, cp(1, 0, false))
+	WantCheckpoints(t, s, def, cp(1, 0, false))
+}
