@@ -1,0 +1,180 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+)
+
+// Fault is what happens to one acknowledgement.
+type Fault struct {
+	kind  faultKind
+	delay time.Duration
+	err   error
+}
+
+type faultKind int
+
+const (
+	deliver faultKind = iota
+	delayed
+	held
+	failed
+	lost
+)
+
+// Deliver passes the acknowledgement on as the broker gave it.
+func Deliver() Fault { return Fault{kind: deliver} }
+
+// Delay passes it on d later, on another goroutine.
+func Delay(d time.Duration) Fault { return Fault{kind: delayed, delay: d} }
+
+// Hold keeps it until [Producer.Release]: held acknowledgements can be released in any
+// order, which is how acknowledgements are reordered.
+func Hold() Fault { return Fault{kind: held} }
+
+// Fail replaces it with err, whatever the broker said (err nil: [ErrInjected]).
+func Fail(err error) Fault {
+	if err == nil {
+		err = ErrInjected
+	}
+	return Fault{kind: failed, err: err}
+}
+
+// Lose drops it: the callback is never called.
+func Lose() Fault { return Fault{kind: lost} }
+
+// ErrInjected is the default error of [Fail].
+var ErrInjected = errors.New("harness: injected send failure")
+
+// Plan decides the fault for the acknowledgement of the n-th message sent through the
+// producer (n from 0, in SendAsync call order). It is called on pulsar-client-go's
+// goroutine and must not block.
+type Plan func(n int, msg *pulsar.ProducerMessage) Fault
+
+// Faults builds a plan from a table by message number; messages not in it are delivered.
+func Faults(byNumber map[int]Fault) Plan {
+	return func(n int, _ *pulsar.ProducerMessage) Fault {
+		if f, ok := byNumber[n]; ok {
+			return f
+		}
+		return Deliver()
+	}
+}
+
+// Held is an acknowledgement kept by [Hold], as the broker gave it.
+type Held struct {
+	N   int // the message's number in send order
+	ID  pulsar.MessageID
+	Msg *pulsar.ProducerMessage
+	Err error
+	cb  func(pulsar.MessageID, *pulsar.ProducerMessage, error)
+}
+
+// Producer is a real pulsar.Producer whose acknowledgements go through a [Plan]. Every
+// method it does not override is the real producer's. It is safe for concurrent use.
+type Producer struct {
+	pulsar.Producer
+	plan Plan
+
+	mu   sync.Mutex
+	sent int    // messages sent so far, numbering them
+	held []Held // acknowledgements kept by Hold, in arrival order
+	lost int
+	wg   sync.WaitGroup // delayed deliveries in flight
+}
+
+// Wrap puts plan between p and its callers' callbacks.
+func Wrap(p pulsar.Producer, plan Plan) *Producer {
+	return &Producer{Producer: p, plan: plan}
+}
+
+// SendAsync sends msg with the real producer and hands the broker's acknowledgement to
+// the plan.
+func (p *Producer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
+	p.mu.Lock()
+	n := p.sent
+	p.sent++
+	p.mu.Unlock()
+	p.Producer.SendAsync(ctx, msg, func(id pulsar.MessageID, m *pulsar.ProducerMessage, err error) {
+		switch f := p.plan(n, m); f.kind {
+		case deliver:
+			cb(id, m, err)
+		case delayed:
+			p.wg.Add(1)
+			time.AfterFunc(f.delay, func() {
+				defer p.wg.Done()
+				cb(id, m, err)
+			})
+		case held:
+			p.mu.Lock()
+			p.held = append(p.held, Held{N: n, ID: id, Msg: m, Err: err, cb: cb})
+			p.mu.Unlock()
+		case failed:
+			cb(nil, m, f.err)
+		case lost:
+			p.mu.Lock()
+			p.lost++
+			p.mu.Unlock()
+		}
+	})
+}
+
+// Send is SendAsync and a wait for the (planned) acknowledgement, bounded by ctx: a lost
+// or held acknowledgement makes it return ctx's error, as a hung broker would.
+func (p *Producer) Send(ctx context.Context, msg *pulsar.ProducerMessage) (pulsar.MessageID, error) {
+	type ack struct {
+		id  pulsar.MessageID
+		err error
+	}
+	done := make(chan ack, 1)
+	p.SendAsync(ctx, msg, func(id pulsar.MessageID, _ *pulsar.ProducerMessage, err error) { done <- ack{id, err} })
+	select {
+	case a := <-done:
+		return a.id, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Held returns the acknowledgements kept so far, in the order the broker gave them.
+func (p *Producer) Held() []Held {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.held)
+}
+
+// Release delivers the held acknowledgements whose numbers are listed, in the order
+// listed (the order that reorders them), and forgets them. Unknown numbers are ignored.
+func (p *Producer) Release(numbers ...int) {
+	p.mu.Lock()
+	var out []Held
+	for _, n := range numbers {
+		if i := slices.IndexFunc(p.held, func(h Held) bool { return h.N == n }); i >= 0 {
+			out = append(out, p.held[i])
+			p.held = slices.Delete(p.held, i, i+1)
+		}
+	}
+	p.mu.Unlock()
+	for _, h := range out {
+		h.cb(h.ID, h.Msg, h.Err)
+	}
+}
+
+// Lost is how many acknowledgements the plan dropped.
+func (p *Producer) Lost() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lost
+}
+
+// Close waits for delayed deliveries, then closes the real producer. Held and lost
+// acknowledgements are never delivered.
+func (p *Producer) Close() {
+	p.wg.Wait()
+	p.Producer.Close()
+}
