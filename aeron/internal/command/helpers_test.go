@@ -1,7 +1,6 @@
 package command
 
 import (
-	"encoding/binary"
 	"fmt"
 )
 
@@ -10,100 +9,27 @@ import (
 // constants; the golden tests pin those constants and the byte layouts
 // independently.
 
-func appendErrorResponse(dst []byte, r ErrorResponse) []byte {
-	out, msg := extend(dst, errorMessageOffset+len(r.Message))
-	putInt64(msg, errorOffendingCorrelationIDOffset, r.OffendingCorrelationID)
-	putInt32(msg, errorCodeOffset, int32(r.Code))
-	putString(msg, errorMessageLengthOffset, r.Message)
-	return out
-}
+func appendErrorResponse(dst []byte, r ErrorResponse) []byte { return r.AppendTo(dst) }
 
 func appendPublicationBuffersReady(dst []byte, r PublicationBuffersReady) []byte {
-	out, msg := extend(dst, pubReadyLogFileNameOffset+len(r.LogFileName))
-	putInt64(msg, pubReadyCorrelationIDOffset, r.CorrelationID)
-	putInt64(msg, pubReadyRegistrationIDOffset, r.RegistrationID)
-	putInt32(msg, pubReadySessionIDOffset, r.SessionID)
-	putInt32(msg, pubReadyStreamIDOffset, r.StreamID)
-	putInt32(msg, pubReadyPublicationLimitCounterIDOffset, r.PublicationLimitCounterID)
-	putInt32(msg, pubReadyChannelStatusCounterIDOffset, r.ChannelStatusCounterID)
-	putString(msg, pubReadyLogFileNameLengthOffset, r.LogFileName)
-	return out
+	return r.AppendTo(dst)
 }
 
-func appendSubscriptionReady(dst []byte, r SubscriptionReady) []byte {
-	out, msg := extend(dst, subReadyLength)
-	putInt64(msg, subReadyCorrelationIDOffset, r.CorrelationID)
-	putInt32(msg, subReadyChannelStatusCounterIDOffset, r.ChannelStatusCounterID)
-	return out
-}
+func appendSubscriptionReady(dst []byte, r SubscriptionReady) []byte { return r.AppendTo(dst) }
 
-func appendImageBuffersReady(dst []byte, r ImageBuffersReady) []byte {
-	identityLengthOffset := imageReadySourceIdentityLengthOffset(len(r.LogFileName))
-	out, msg := extend(dst, identityLengthOffset+stringLengthSize+len(r.SourceIdentity))
-	putInt64(msg, imageReadyCorrelationIDOffset, r.CorrelationID)
-	putInt32(msg, imageReadySessionIDOffset, r.SessionID)
-	putInt32(msg, imageReadyStreamIDOffset, r.StreamID)
-	putInt64(msg, imageReadySubscriptionRegIDOffset, r.SubscriptionRegistrationID)
-	putInt32(msg, imageReadySubscriberPositionIDOffset, r.SubscriberPositionCounterID)
-	putString(msg, imageReadyLogFileNameLengthOffset, r.LogFileName)
-	putString(msg, identityLengthOffset, r.SourceIdentity)
-	return out
-}
+func appendImageBuffersReady(dst []byte, r ImageBuffersReady) []byte { return r.AppendTo(dst) }
 
-func appendOperationSucceeded(dst []byte, r OperationSucceeded) []byte {
-	out, msg := extend(dst, opSucceededLength)
-	putInt64(msg, opSucceededCorrelationIDOffset, r.CorrelationID)
-	return out
-}
+func appendOperationSucceeded(dst []byte, r OperationSucceeded) []byte { return r.AppendTo(dst) }
 
-func appendImageMessage(dst []byte, r ImageMessage) []byte {
-	out, msg := extend(dst, imageMsgChannelOffset+len(r.Channel))
-	putInt64(msg, imageMsgCorrelationIDOffset, r.CorrelationID)
-	putInt64(msg, imageMsgSubscriptionRegIDOffset, r.SubscriptionRegistrationID)
-	putInt32(msg, imageMsgStreamIDOffset, r.StreamID)
-	putString(msg, imageMsgChannelLengthOffset, r.Channel)
-	return out
-}
+func appendImageMessage(dst []byte, r ImageMessage) []byte { return r.AppendTo(dst) }
 
-func appendCounterUpdate(dst []byte, r CounterUpdate) []byte {
-	out, msg := extend(dst, counterUpdateLength)
-	putInt64(msg, counterUpdateCorrelationIDOffset, r.CorrelationID)
-	putInt32(msg, counterUpdateCounterIDOffset, r.CounterID)
-	return out
-}
+func appendCounterUpdate(dst []byte, r CounterUpdate) []byte { return r.AppendTo(dst) }
 
-func appendClientTimeout(dst []byte, r ClientTimeout) []byte {
-	out, msg := extend(dst, clientTimeoutLength)
-	putInt64(msg, clientTimeoutClientIDOffset, r.ClientID)
-	return out
-}
+func appendClientTimeout(dst []byte, r ClientTimeout) []byte { return r.AppendTo(dst) }
 
-func appendStaticCounter(dst []byte, r StaticCounter) []byte {
-	out, msg := extend(dst, staticCounterLength)
-	putInt64(msg, staticCounterCorrelationIDOffset, r.CorrelationID)
-	putInt32(msg, staticCounterCounterIDOffset, r.CounterID)
-	return out
-}
+func appendStaticCounter(dst []byte, r StaticCounter) []byte { return r.AppendTo(dst) }
 
-func appendPublicationErrorFrame(dst []byte, r PublicationErrorFrame) []byte {
-	out, msg := extend(dst, pubErrorMessageOffset+len(r.Message))
-	putInt64(msg, pubErrorRegistrationIDOffset, r.RegistrationID)
-	putInt64(msg, pubErrorDestinationRegIDOffset, r.DestinationRegistrationID)
-	putInt32(msg, pubErrorSessionIDOffset, r.SessionID)
-	putInt32(msg, pubErrorStreamIDOffset, r.StreamID)
-	putInt64(msg, pubErrorReceiverIDOffset, r.ReceiverID)
-	putInt64(msg, pubErrorGroupTagOffset, r.GroupTag)
-	putInt16(msg, pubErrorAddressTypeOffset, int16(r.AddressType))
-	putInt16(msg, pubErrorPortOffset, int16(r.Port))
-	copy(msg[pubErrorAddressOffset:], r.Address[:])
-	putInt32(msg, pubErrorErrorCodeOffset, int32(r.ErrorCode))
-	putString(msg, pubErrorMessageLengthOffset, r.Message)
-	return out
-}
-
-func putInt16(b []byte, offset int, v int16) {
-	binary.LittleEndian.PutUint16(b[offset:], uint16(v))
-}
+func appendPublicationErrorFrame(dst []byte, r PublicationErrorFrame) []byte { return r.AppendTo(dst) }
 
 // decodeCommand is the driver's side of the encoders: it parses a command
 // payload strictly (exact length, valid string lengths), the way the

@@ -1,0 +1,195 @@
+package aeron
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/aeron/internal/command"
+	"github.com/ferry-bridge/ferry/aeron/internal/counters"
+)
+
+// waitDead waits for the client to stop serving calls.
+func waitDead(t *testing.T, c *Client) error {
+	t.Helper()
+	select {
+	case <-c.Dead():
+		return c.Err()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the client is still alive after 5 s")
+		return nil
+	}
+}
+
+// isAlive reports whether the client still serves calls after a few of its duty cycles.
+func isAlive(c *Client) bool {
+	select {
+	case <-c.Dead():
+		return false
+	case <-time.After(50 * time.Millisecond):
+		return true
+	}
+}
+
+// An ON_CLIENT_TIMEOUT is broadcast to every client; only the one it names is dead
+// (the old Go client acted on any client's timeout).
+func TestOnlyOwnClientTimeoutIsFatal(t *testing.T) {
+	d := newFakeDriver(t)
+	c := d.client(Options{})
+	d.send(command.ResponseOnClientTimeout, command.ClientTimeout{ClientID: c.ClientID() + 1}.AppendTo(nil))
+	if !isAlive(c) {
+		t.Fatalf("another client's timeout killed this one: %v", c.Err())
+	}
+	d.send(command.ResponseOnClientTimeout, command.ClientTimeout{ClientID: c.ClientID()}.AppendTo(nil))
+	if err := waitDead(t, c); !errors.Is(err, ErrClientTimeout) {
+		t.Fatalf("own timeout: client error %v, want ErrClientTimeout", err)
+	}
+}
+
+// Images are matched by subscription registration id; an image event for another
+// subscription is ignored, a repeated one is not added twice, and an unavailable image
+// closes it (the old Go client mishandled unavailable images).
+func TestImagesAreMatchedToTheirSubscription(t *testing.T) {
+	d := newFakeDriver(t)
+	c := d.client(Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	type added struct {
+		sub *Subscription
+		err error
+	}
+	done := make(chan added, 1)
+	go func() {
+		s, err := c.AddSubscription(ctx, "aeron:ipc", 7, ImageHandlers{})
+		done <- added{s, err}
+	}()
+	cmd := d.awaitCommand(command.CommandAddSubscription)
+	d.send(command.ResponseOnSubscriptionReady, command.SubscriptionReady{CorrelationID: cmd.correlationID, ChannelStatusCounterID: -1}.AppendTo(nil))
+	a := <-done
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	sub := a.sub
+
+	log := newFakeLog(t)
+	const subPos = 3
+	d.allocateCounter(subPos, counters.TypeSubscriberPosition, nil)
+	image := func(subscription int64) []byte {
+		return command.ImageBuffersReady{CorrelationID: 99, SessionID: 5, StreamID: 7, SubscriptionRegistrationID: subscription,
+			SubscriberPositionCounterID: subPos, LogFileName: log, SourceIdentity: "aeron:ipc"}.AppendTo(nil)
+	}
+	d.send(command.ResponseOnAvailableImage, image(sub.RegistrationID()+1))
+	d.send(command.ResponseOnAvailableImage, image(sub.RegistrationID()))
+	d.send(command.ResponseOnAvailableImage, image(sub.RegistrationID()))
+	waitFor(t, func() bool { return len(sub.Images()) > 0 })
+	if !isAlive(c) || len(sub.Images()) != 1 {
+		t.Fatalf("images = %d (want 1: one for this subscription, the repeat ignored); client error %v", len(sub.Images()), c.Err())
+	}
+	img := sub.Images()[0]
+	d.send(command.ResponseOnUnavailableImage, command.ImageMessage{CorrelationID: 99, SubscriptionRegistrationID: sub.RegistrationID() + 1, StreamID: 7}.AppendTo(nil))
+	if !isAlive(c) || img.IsClosed() {
+		t.Fatal("an unavailable image of another subscription closed this one's")
+	}
+	d.send(command.ResponseOnUnavailableImage, command.ImageMessage{CorrelationID: 99, SubscriptionRegistrationID: sub.RegistrationID(), StreamID: 7}.AppendTo(nil))
+	waitFor(t, img.IsClosed)
+	if sub.IsConnected() {
+		t.Error("the subscription still has an image after it became unavailable")
+	}
+}
+
+// A driver error answers the command it names, as a typed error.
+func TestDriverErrorFailsItsCommand(t *testing.T) {
+	d := newFakeDriver(t)
+	c := d.client(Options{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.AddExclusivePublication(context.Background(), "aeron:udp?endpoint=nowhere:1", 1)
+		done <- err
+	}()
+	cmd := d.awaitCommand(command.CommandAddExclusivePublication)
+	d.send(command.ResponseOnError, command.ErrorResponse{OffendingCorrelationID: cmd.correlationID, Code: command.ErrorCodeUnknownHost, Message: "unknown host nowhere"}.AppendTo(nil))
+	err := <-done
+	var de *DriverError
+	if !errors.As(err, &de) || !errors.Is(err, ErrDriver) || de.Name != "UNKNOWN_HOST" || de.Message != "unknown host nowhere" {
+		t.Fatalf("error = %v, want a *DriverError UNKNOWN_HOST with the driver's message", err)
+	}
+	if !isAlive(c) {
+		t.Fatalf("a refused command killed the client: %v", c.Err())
+	}
+}
+
+// A command the driver never answers fails with the driver timeout; nothing hangs.
+func TestUnansweredCommandTimesOut(t *testing.T) {
+	d := newFakeDriver(t)
+	c := d.client(Options{DriverTimeout: 200 * time.Millisecond, KeepaliveInterval: time.Hour})
+	// Keep the driver's heartbeat fresh: only the command goes unanswered.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-time.After(20 * time.Millisecond):
+				d.beat(now)
+			}
+		}
+	}()
+	_, err := c.AddSubscription(context.Background(), "aeron:ipc", 1, ImageHandlers{})
+	if !errors.Is(err, ErrDriverTimeout) {
+		t.Fatalf("unanswered command: %v, want ErrDriverTimeout", err)
+	}
+}
+
+// A driver whose heartbeat stops is declared dead within the driver timeout.
+func TestStaleDriverHeartbeatIsFatal(t *testing.T) {
+	d := newFakeDriver(t)
+	c := d.client(Options{DriverTimeout: 300 * time.Millisecond, KeepaliveInterval: 10 * time.Millisecond})
+	if err := waitDead(t, c); !errors.Is(err, ErrDriverTimeout) {
+		t.Fatalf("stale heartbeat: %v, want ErrDriverTimeout", err)
+	}
+}
+
+// A client that falls a whole buffer behind the driver's broadcasts has lost messages it
+// cannot get back: that is fatal, never silently skipped.
+func TestLappedBroadcastIsFatal(t *testing.T) {
+	d := newFakeDriver(t)
+	c := d.client(Options{IdleInterval: time.Hour, KeepaliveInterval: time.Hour})
+	filler := make([]byte, 256)
+	for range 4 * fakeBroadcastCapacity / len(filler) {
+		d.send(command.ResponseOnOperationSuccess, filler)
+	}
+	// Any request wakes the conductor, which then reads the lapped buffer.
+	go func() { _, _ = c.AddSubscription(context.Background(), "aeron:ipc", 1, ImageHandlers{}) }()
+	if err := waitDead(t, c); err == nil || errors.Is(err, ErrDriverTimeout) {
+		t.Fatalf("lapped broadcast: client error %v, want a broadcast error", err)
+	}
+}
+
+// The client refreshes its heartbeat counter once the driver has made it.
+func TestHeartbeatCounterIsRefreshed(t *testing.T) {
+	d := newFakeDriver(t)
+	c := d.client(Options{KeepaliveInterval: 10 * time.Millisecond})
+	const id = 0 // the driver allocates counter ids in order; scans stop at the first unused one
+	key := binary.LittleEndian.AppendUint64(nil, uint64(c.ClientID()))
+	d.allocateCounter(id, counters.TypeClientHeartbeat, key)
+	values, err := c.counters.Value(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().UnixMilli()
+	waitFor(t, func() bool { d.beat(time.Now()); return values.Load() >= before })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,176 @@
+package aeron
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/aeron/internal/broadcast"
+	"github.com/ferry-bridge/ferry/aeron/internal/cnc"
+	"github.com/ferry-bridge/ferry/aeron/internal/command"
+	"github.com/ferry-bridge/ferry/aeron/internal/counters"
+	"github.com/ferry-bridge/ferry/aeron/internal/logbuffer"
+	"github.com/ferry-bridge/ferry/aeron/internal/ringbuffer"
+	"github.com/ferry-bridge/ferry/aeron/internal/shm"
+)
+
+// fakeDriver is a media driver in plain memory, driven step by step by a test: it builds a
+// CnC file, reads the client's commands from the to-driver ring and broadcasts what the
+// test tells it to. It exists to reach states the real driver produces rarely or never on
+// demand (another client's timeout, a lapped broadcast buffer, a duplicate image event);
+// everything else is tested against the real Java driver in test/driver.
+type fakeDriver struct {
+	t    testing.TB
+	file *cnc.File
+	ring *ringbuffer.ManyToOne
+	tx   *broadcast.Transmitter
+	meta shm.Buffer // counters metadata
+
+	mu       sync.Mutex
+	commands []driverCommand
+}
+
+type driverCommand struct {
+	typ           command.CommandType
+	clientID      int64
+	correlationID int64
+}
+
+// Section sizes of the fake CnC file: small, so that a test can lap the broadcast buffer.
+const (
+	fakeRingCapacity      = 64 << 10
+	fakeBroadcastCapacity = 4 << 10
+	fakeCounters          = 16
+	fakeErrorLogLength    = 1 << 10
+)
+
+func newFakeDriver(t testing.TB) *fakeDriver {
+	t.Helper()
+	lengths := []int{
+		fakeRingCapacity + ringbuffer.TrailerLength,
+		fakeBroadcastCapacity + broadcast.TrailerLength,
+		fakeCounters * counters.MetadataLength,
+		fakeCounters * counters.ValueLength,
+		fakeErrorLogLength,
+	}
+	total := cnc.EndOfMetadataOffset
+	for _, n := range lengths {
+		total += n
+	}
+	b := shm.Alloc(total)
+	for i, off := range []int{cnc.ToDriverBufferLengthOffset, cnc.ToClientsBufferLengthOffset,
+		cnc.CountersMetadataBufferLengthOffset, cnc.CountersValuesBufferLengthOffset, cnc.ErrorLogBufferLengthOffset} {
+		b.PutInt32(off, int32(lengths[i]))
+	}
+	b.PutInt64(cnc.ClientLivenessTimeoutOffset, int64(10*time.Second))
+	b.PutInt64(cnc.StartTimestampOffset, time.Now().UnixMilli())
+	b.PutInt64(cnc.PIDOffset, 4242)
+	b.StoreInt32(cnc.VersionOffset, int32(cnc.CNCVersion)) // last, as a driver does
+	file, err := cnc.Wrap(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := broadcast.NewTransmitter(file.Section(cnc.ToClients))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &fakeDriver{t: t, file: file, ring: file.ToDriver(), tx: tx, meta: file.Section(cnc.CountersMetadata)}
+	d.beat(time.Now())
+	return d
+}
+
+// beat writes the driver heartbeat (the consumer heartbeat of the to-driver ring).
+func (d *fakeDriver) beat(now time.Time) { d.ring.SetConsumerHeartbeatTime(now.UnixMilli()) }
+
+// client connects a client to the fake driver, with a quick duty cycle unless opts say
+// otherwise; the client is closed when the test ends.
+func (d *fakeDriver) client(opts Options) *Client {
+	d.t.Helper()
+	if opts.IdleInterval == 0 {
+		opts.IdleInterval = time.Millisecond
+	}
+	if opts.OnError == nil {
+		opts.OnError = func(error) {}
+	}
+	c, err := newClient(opts.withDefaults(), d.file)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// read consumes the commands the client wrote so far.
+func (d *fakeDriver) read() []driverCommand {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, err := d.ring.Read(1<<20, func(typeID int32, payload []byte) {
+		d.commands = append(d.commands, driverCommand{
+			typ:           command.CommandType(typeID),
+			clientID:      int64(binary.LittleEndian.Uint64(payload[0:])),
+			correlationID: int64(binary.LittleEndian.Uint64(payload[8:])),
+		})
+	})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return append([]driverCommand(nil), d.commands...)
+}
+
+// awaitCommand waits for the client's next command of typ and returns it.
+func (d *fakeDriver) awaitCommand(typ command.CommandType) driverCommand {
+	d.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		for _, c := range d.read() {
+			if c.typ == typ {
+				return c
+			}
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("the client sent no %v within 5 s", typ)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// send broadcasts a response to every client.
+func (d *fakeDriver) send(typ command.ResponseType, payload []byte) {
+	d.t.Helper()
+	if err := d.tx.Transmit(int32(typ), payload); err != nil {
+		d.t.Fatal(err)
+	}
+}
+
+// allocateCounter makes counter id allocated with a type and key, as the driver would.
+func (d *fakeDriver) allocateCounter(id counters.CounterID, typ counters.TypeID, key []byte) {
+	rec := d.meta.Sub(int(id)*counters.MetadataLength, counters.MetadataLength)
+	rec.PutInt32(counters.TypeIDOffset, int32(typ))
+	copy(rec.Bytes()[counters.KeyOffset:], key)
+	rec.PutInt64(counters.FreeForReuseDeadlineOffset, counters.NotFreeToReuse)
+	rec.StoreInt32(counters.StateOffset, int32(counters.StateAllocated))
+}
+
+// newFakeLog creates a log buffer file initialised as the driver would (64 KiB terms) and
+// returns its path.
+func newFakeLog(t testing.TB) string {
+	t.Helper()
+	params := logbuffer.LogParams{TermLength: logbuffer.MinTermLength, PageSize: logbuffer.MinPageSize, MTU: 1408,
+		InitialTermID: 1, SessionID: 5, StreamID: 7, RegistrationID: 99}
+	path := filepath.Join(t.TempDir(), "99.logbuffer")
+	if err := os.WriteFile(path, make([]byte, logbuffer.LogLength(params.TermLength, params.PageSize)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := shm.Map(path, shm.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := logbuffer.InitMetadata(m.Buffer(), params); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
