@@ -25,7 +25,7 @@ var rules = []rule{
 	{"messages", nil},                                      // generated; protobuf only
 	{"aeron", []string{"aeron"}},                           // the Aeron client knows nothing of ferry
 	{"progress", []string{"messages"}},                     // the pure core
-	{"config", []string{"messages"}},                       //
+	{"config", []string{"messages", "aeron/channel"}},      // channel URIs are checked with the client's own parser
 	{"store", []string{"store", "messages", "progress"}},   // checkpoint stores and their contract suite
 	{"supervisor", []string{"messages", "progress"}},       //
 	{"observe", []string{"messages", "progress", "store"}}, // HTTP status, metrics, health

@@ -1,0 +1,235 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ferry-bridge/ferry/aeron/channel"
+)
+
+// Defaults of the keys that have one. Keys of the mode not selected get no
+// default: their part of [Config] stays zero.
+const (
+	DefaultControlChannel   = "aeron:ipc?term-length=64k"
+	DefaultControlStreamID  = 10
+	DefaultResponseChannel  = "aeron:ipc?term-length=64k"
+	DefaultResponseStreamID = 20
+	DefaultMessageTimeout   = 10 * time.Second
+	DefaultReplayChannel    = "aeron:ipc"
+	DefaultReplayStreamID   = 101
+	DefaultStorePath        = "./ferry-data/checkpoints.db"
+	DefaultEveryRecords     = 1000
+	DefaultEvery            = time.Second
+	DefaultMaxMessages      = 1000
+	DefaultMaxBytes         = 64 << 20
+	DefaultListen           = "127.0.0.1:8089"
+)
+
+// Ranges. A value outside them is rejected, never clamped (lesson 19).
+const (
+	maxEveryRecords   = 1_000_000_000
+	maxEveryMillis    = 3_600_000
+	maxInflightMsgs   = 1 << 20
+	maxInflightBytes  = 1 << 40
+	minMessageTimeout = time.Millisecond
+	maxMessageTimeout = time.Hour
+)
+
+// build decodes the settings present into a Config, applying defaults of
+// the selected mode and recording every problem.
+func (p *parser) build() *Config {
+	c := &Config{Mode: p.mode()}
+	p.checkModes(c.Mode)
+	g := func(path string) *setting { return p.vals[path] }
+
+	c.Aeron.Dir = decode(p, "aeron.dir", g("aeron.dir"), "", anyText)
+
+	a := &c.Archive
+	a.ControlChannel = decode(p, "archive.control_channel", g("archive.control_channel"), mustChannel(DefaultControlChannel), parseChannel)
+	a.ControlStreamID = decode(p, "archive.control_stream_id", g("archive.control_stream_id"), int32(DefaultControlStreamID), int32Of)
+	a.ResponseChannel = decode(p, "archive.response_channel", g("archive.response_channel"), mustChannel(DefaultResponseChannel), parseChannel)
+	a.ResponseStreamID = decode(p, "archive.response_stream_id", g("archive.response_stream_id"), int32(DefaultResponseStreamID), int32Of)
+	a.MessageTimeout = decode(p, "archive.message_timeout", g("archive.message_timeout"), DefaultMessageTimeout, durationIn(minMessageTimeout, maxMessageTimeout))
+	c.Replay.Channel = decode(p, "replay.channel", g("replay.channel"), mustChannel(DefaultReplayChannel), parseChannel)
+	c.Replay.StreamID = decode(p, "replay.stream_id", g("replay.stream_id"), int32(DefaultReplayStreamID), int32Of)
+	c.Transport.Spy = decode(p, "transport.spy", g("transport.spy"), false, boolean)
+
+	p.buildPulsar(&c.Pulsar)
+
+	c.Store.Path = decode(p, "store.path", g("store.path"), DefaultStorePath, nonEmpty)
+	c.Checkpoint.EveryRecords = decode(p, "checkpoint.every_records", g("checkpoint.every_records"), DefaultEveryRecords, intIn(1, maxEveryRecords))
+	ms := decode(p, "checkpoint.every_ms", g("checkpoint.every_ms"), DefaultEvery.Milliseconds(), intIn(1, maxEveryMillis))
+	c.Checkpoint.Every = time.Duration(ms) * time.Millisecond
+	c.Inflight.MaxMessages = decode(p, "inflight.max_messages", g("inflight.max_messages"), DefaultMaxMessages, intIn(1, maxInflightMsgs))
+	c.Inflight.MaxBytes = decode(p, "inflight.max_bytes", g("inflight.max_bytes"), DefaultMaxBytes, sizeIn(1, maxInflightBytes))
+	c.HTTP.Listen = decode(p, "http.listen", g("http.listen"), DefaultListen, listenAddr)
+
+	c.Streams = p.buildStreams(c.Mode)
+
+	switch c.Mode {
+	case ModeArchive:
+		c.Transport = Transport{}
+		p.checkStreamIDs(c)
+	case ModeTransport:
+		c.Archive, c.Replay, c.Store, c.Checkpoint = Archive{}, Replay{}, Store{}, Checkpoint{}
+	}
+	c.warnings = warnings(c, p)
+	return c
+}
+
+// mode decodes the required mode key.
+func (p *parser) mode() Mode {
+	s := p.vals["mode"]
+	if s == nil {
+		p.add(p.keyError(ErrMissing, "mode", nil, "is missing; there is no default", modeFix))
+		return 0
+	}
+	return decode(p, "mode", s, Mode(0), parseMode)
+}
+
+// checkModes rejects, by presence, every key and section of the mode not
+// selected (lesson 17), and drops the keys it rejects so that their values
+// are not reported as well. It does nothing when the mode is unknown.
+func (p *parser) checkModes(m Mode) {
+	if m == 0 {
+		return
+	}
+	reject := func(path string, s *setting, line int, owner Mode) {
+		e := p.keyError(ErrWrongMode, path, s,
+			fmt.Sprintf("belongs to %s mode, but mode is %s", owner, m),
+			fmt.Sprintf("remove %s, or set mode: %s", path, owner))
+		if s != nil && s.env != "" {
+			e.Fix = fmt.Sprintf("unset %s, or set mode: %s", s.env, owner)
+		}
+		if s == nil {
+			e.Line, e.Source = line, fmt.Sprintf("line %d", line)
+		}
+		p.add(e)
+	}
+	for _, k := range globalKeys {
+		if s := p.vals[k.path]; s != nil && k.mode != 0 && k.mode != m {
+			reject(k.path, s, 0, k.mode)
+			delete(p.vals, k.path)
+		}
+	}
+	for _, sec := range p.sections {
+		if owner := sectionMode(sec.path); sec.empty && owner != 0 && owner != m {
+			reject(sec.path, nil, sec.line, owner)
+		}
+	}
+	for i, e := range p.streams {
+		for _, k := range streamKeys {
+			if s := e.vals[k.path]; s != nil && k.mode != 0 && k.mode != m {
+				reject(fmt.Sprintf("%s[%d].%s", streamsKey, i, k.path), s, 0, k.mode)
+				delete(e.vals, k.path)
+			}
+		}
+	}
+}
+
+// sectionMode returns the mode every key of a section belongs to, or 0.
+func sectionMode(prefix string) Mode {
+	var m Mode
+	for _, k := range globalKeys {
+		if !strings.HasPrefix(k.path, prefix+".") {
+			continue
+		}
+		if k.mode == 0 || (m != 0 && k.mode != m) {
+			return 0
+		}
+		m = k.mode
+	}
+	return m
+}
+
+func (p *parser) buildPulsar(ps *Pulsar) {
+	g := func(path string) *setting { return p.vals[path] }
+	if s := g("pulsar.service_url"); s == nil {
+		p.add(p.keyError(ErrMissing, "pulsar.service_url", nil, "is missing",
+			"set pulsar.service_url (or FERRY_PULSAR_SERVICE_URL), e.g. pulsar://localhost:6650"))
+	}
+	ps.ServiceURL = decode(p, "pulsar.service_url", g("pulsar.service_url"), "", serviceURL)
+	t := &ps.TLS
+	t.CAFile = decode(p, "pulsar.tls.ca_file", g("pulsar.tls.ca_file"), "", nonEmpty)
+	t.CertFile = decode(p, "pulsar.tls.cert_file", g("pulsar.tls.cert_file"), "", nonEmpty)
+	t.KeyFile = decode(p, "pulsar.tls.key_file", g("pulsar.tls.key_file"), "", nonEmpty)
+	t.InsecureSkipVerify = decode(p, "pulsar.tls.insecure_skip_verify", g("pulsar.tls.insecure_skip_verify"), false, boolean)
+	t.ValidateHostname = decode(p, "pulsar.tls.validate_hostname", g("pulsar.tls.validate_hostname"), true, boolean)
+	ps.Auth.Token = Secret(decode(p, "pulsar.auth.token", g("pulsar.auth.token"), "", nonEmpty))
+	ps.Auth.TokenFile = decode(p, "pulsar.auth.token_file", g("pulsar.auth.token_file"), "", nonEmpty)
+
+	cert, key := g("pulsar.tls.cert_file"), g("pulsar.tls.key_file")
+	switch {
+	case cert != nil && key == nil:
+		p.add(p.keyError(ErrConflict, "pulsar.tls.cert_file", cert, "is set without pulsar.tls.key_file", "set both for mutual TLS, or neither"))
+	case key != nil && cert == nil:
+		p.add(p.keyError(ErrConflict, "pulsar.tls.key_file", key, "is set without pulsar.tls.cert_file", "set both for mutual TLS, or neither"))
+	}
+	if tok, file := g("pulsar.auth.token"), g("pulsar.auth.token_file"); tok != nil && file != nil {
+		p.add(p.keyError(ErrConflict, "pulsar.auth.token_file", file, "is set together with pulsar.auth.token", "keep one of pulsar.auth.token and pulsar.auth.token_file"))
+	}
+	scheme, _, _ := strings.Cut(ps.ServiceURL, "://")
+	if ps.ServiceURL == "" || isTLSScheme(scheme) {
+		return
+	}
+	for _, path := range []string{"pulsar.tls.ca_file", "pulsar.tls.cert_file", "pulsar.tls.key_file", "pulsar.tls.insecure_skip_verify", "pulsar.tls.validate_hostname"} {
+		if s := g(path); s != nil {
+			p.add(p.keyError(ErrConflict, path, s, "is a TLS setting, but pulsar.service_url uses "+scheme+"://",
+				"use pulsar+ssl:// or https:// in pulsar.service_url, or remove "+path))
+		}
+	}
+}
+
+// checkStreamIDs rejects archive control, response and replay streams
+// sharing one IPC stream id: a client would read its own requests.
+func (p *parser) checkStreamIDs(c *Config) {
+	type use struct {
+		path string
+		ch   channel.URI
+		id   int32
+	}
+	uses := []use{
+		{"archive.control_stream_id", c.Archive.ControlChannel, c.Archive.ControlStreamID},
+		{"archive.response_stream_id", c.Archive.ResponseChannel, c.Archive.ResponseStreamID},
+		{"replay.stream_id", c.Replay.Channel, c.Replay.StreamID},
+	}
+	for j := range uses {
+		for i := range j {
+			a, b := uses[i], uses[j]
+			if p.failed[a.path] || p.failed[b.path] || a.id != b.id || a.ch.Media() != channel.MediaIPC || b.ch.Media() != channel.MediaIPC {
+				continue
+			}
+			s := p.vals[b.path]
+			if s == nil {
+				s = p.vals[a.path]
+			}
+			p.add(p.keyError(ErrConflict, b.path, s,
+				fmt.Sprintf("is %d, like %s, on IPC", b.id, a.path),
+				"give the archive control, response and replay streams different stream ids"))
+		}
+	}
+}
+
+// warnings returns what the caller must log at every start.
+func warnings(c *Config, p *parser) []string {
+	var w []string
+	if c.Mode == ModeTransport {
+		w = append(w, "transport mode: live subscription, at most once; messages published while ferry is down are lost")
+	}
+	for i, s := range c.Streams {
+		if s.Reset {
+			w = append(w, fmt.Sprintf("streams[%d].reset is set: the checkpoint of stream %q is deleted on every start; remove it after this start", i, s.Name))
+		}
+	}
+	if c.Pulsar.TLS.InsecureSkipVerify {
+		w = append(w, "pulsar.tls.insecure_skip_verify is true: the broker's certificate is not verified")
+	}
+	if s := p.vals["pulsar.auth.token"]; s != nil && s.env == "" {
+		w = append(w, "pulsar.auth.token is written in the configuration file; prefer FERRY_PULSAR_AUTH_TOKEN or pulsar.auth.token_file")
+	}
+	if c.HTTP.Listen != "" && !isLoopback(c.HTTP.Listen) {
+		w = append(w, fmt.Sprintf("http.listen is %s: /status and /metrics are served without authentication beyond loopback", c.HTTP.Listen))
+	}
+	return w
+}

@@ -1,0 +1,275 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/aeron/channel"
+)
+
+func TestParse_DefaultsOfArchiveMode(t *testing.T) {
+	c := mustParse(t, doc("archive", "", ""), nil)
+	if c.Aeron.Dir != "" ||
+		c.Archive.ControlChannel.String() != DefaultControlChannel || c.Archive.ControlStreamID != DefaultControlStreamID ||
+		c.Archive.ResponseChannel.String() != DefaultResponseChannel || c.Archive.ResponseStreamID != DefaultResponseStreamID ||
+		c.Archive.MessageTimeout != DefaultMessageTimeout ||
+		c.Replay.Channel.String() != DefaultReplayChannel || c.Replay.StreamID != DefaultReplayStreamID ||
+		c.Store.Path != DefaultStorePath ||
+		c.Checkpoint != (Checkpoint{EveryRecords: DefaultEveryRecords, Every: DefaultEvery}) ||
+		c.Inflight != (Inflight{MaxMessages: DefaultMaxMessages, MaxBytes: DefaultMaxBytes}) ||
+		c.HTTP.Listen != DefaultListen || !c.Pulsar.TLS.ValidateHostname {
+		t.Fatalf("defaults: %+v", c)
+	}
+	s := c.Streams[0]
+	if s.Name != "orders" || s.Channel.String() != "aeron:udp?endpoint=localhost:40123" || s.StreamID != 1001 ||
+		s.Topic != "persistent://public/default/orders" || s.Start.Kind != StartEarliest || s.Reset {
+		t.Fatalf("stream: %+v", s)
+	}
+}
+
+func TestParse_ExampleFileIsValid(t *testing.T) {
+	c, err := Load("testdata/example.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Mode != ModeArchive || c.Aeron.Dir != "/dev/shm/aeron-ferry" || c.Archive.MessageTimeout != 10*time.Second ||
+		c.Pulsar.ServiceURL != "pulsar+ssl://pulsar.example.com:6651" || c.Pulsar.TLS.KeyFile != "/etc/ferry/client-key.pem" ||
+		c.Pulsar.Auth.TokenFile != "/etc/ferry/token" || c.Inflight.MaxBytes != 64<<20 || len(c.Streams) != 2 ||
+		c.Streams[1].Start != (StartPosition{Kind: StartAt, RecordingID: 7, Position: 4096}) {
+		t.Fatalf("example: %+v", c)
+	}
+	if len(c.Warnings()) != 0 {
+		t.Fatalf("the example warns: %q", c.Warnings())
+	}
+	if _, err := Load("testdata/transport.yaml", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The abridged example in doc.go is valid too.
+func TestParse_DocExampleIsValid(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for line := range strings.Lines(string(src)) {
+		if yaml, ok := strings.CutPrefix(line, "//\t"); ok {
+			b.WriteString(yaml)
+		}
+	}
+	// The abridged example shows both modes' sections; drop transport's.
+	yaml := strings.Replace(b.String(), "transport:                     # transport mode only\n  spy: false                   # subscribe with aeron-spy: on this driver\n", "", 1)
+	if yaml == b.String() {
+		t.Fatal("doc.go example changed: update this test")
+	}
+	if _, err := Parse([]byte(yaml), nil); err != nil {
+		t.Fatalf("doc.go example:\n%s\n%v", yaml, err)
+	}
+	_, err = Parse([]byte(b.String()), nil)
+	wantOne(t, err, "transport.spy", ErrWrongMode)
+}
+
+func TestLoad_MissingFile(t *testing.T) {
+	_, err := Load("testdata/absent.yaml", nil)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "absent.yaml") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestParse_UnknownKeysAreRejectedWithSuggestion(t *testing.T) {
+	for _, tt := range []struct {
+		name, yaml, path, fix string
+	}{
+		{"typo in a section", doc("archive", "checkpoint:\n  every_record: 5\n", ""), "checkpoint.every_record", "did you mean checkpoint.every_records?"},
+		{"typo at the top", doc("archive", "stream: []\n", ""), "stream", "did you mean streams?"},
+		{"typo in a stream", doc("archive", "", "    topik: x\n"), "streams[0].topik", "did you mean streams[0].topic?"},
+		{"case", doc("archive", "HTTP:\n  listen: 127.0.0.1:1\n", ""), "HTTP", "did you mean http?"},
+		{"far from everything", doc("archive", "colour: blue\n", ""), "colour", "remove it; allowed at the top level: mode, aeron, archive, replay, transport, pulsar, store, checkpoint, inflight, http, streams"},
+		{"merge key", doc("archive", "aeron:\n  <<: {dir: x}\n", ""), "aeron.<<", "remove it; allowed in aeron: dir"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml), nil)
+			ke := wantOne(t, err, tt.path, ErrUnknownKey)
+			if ke.Fix != tt.fix || ke.Line == 0 {
+				t.Fatalf("fix %q line %d, want %q", ke.Fix, ke.Line, tt.fix)
+			}
+		})
+	}
+}
+
+func TestParse_InvalidConfigurations(t *testing.T) {
+	two := "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40124\n    stream_id: 1002\n    topic: fills\n"
+	for _, tt := range []struct {
+		name, yaml, path string
+		kind             error
+	}{
+		{"channel syntax", strings.Replace(doc("archive", "", ""), "aeron:udp?endpoint=localhost:40123", "udp://localhost", 1), "streams[0].channel", ErrInvalid},
+		{"channel parameter", doc("archive", "replay:\n  channel: aeron:ipc?term-length=3\n", ""), "replay.channel", ErrInvalid},
+		{"spy channel", strings.Replace(doc("transport", "", ""), "aeron:udp?endpoint", "aeron-spy:aeron:udp?endpoint", 1), "streams[0].channel", ErrInvalid},
+		{"non-persistent topic", strings.Replace(doc("archive", "", ""), "topic: orders", "topic: non-persistent://public/default/orders", 1), "streams[0].topic", ErrInvalid},
+		{"topic with two parts", strings.Replace(doc("archive", "", ""), "topic: orders", "topic: public/orders", 1), "streams[0].topic", ErrInvalid},
+		{"partition topic", strings.Replace(doc("archive", "", ""), "topic: orders", "topic: orders-partition-0", 1), "streams[0].topic", ErrInvalid},
+		{"bad tenant", strings.Replace(doc("archive", "", ""), "topic: orders", "topic: persistent://te nant/ns/orders", 1), "streams[0].topic", ErrInvalid},
+		{"bad stream name", strings.Replace(doc("archive", "", ""), "name: orders", "name: or/ders", 1), "streams[0].name", ErrInvalid},
+		{"long stream name", strings.Replace(doc("archive", "", ""), "name: orders", "name: "+strings.Repeat("a", 129), 1), "streams[0].name", ErrInvalid},
+		{"duplicate stream name", doc("archive", "", strings.Replace(two, "fills\n    channel", "orders\n    channel", 1)), "streams[1].name", ErrConflict},
+		{"duplicate channel and stream id", doc("archive", "", strings.Replace(strings.Replace(two, "40124", "40123", 1), "1002", "1001", 1)), "streams[1].stream_id", ErrConflict},
+		{"stream missing topic", doc("archive", "", "  - name: fills\n    channel: aeron:ipc\n    stream_id: 3\n"), "streams[1].topic", ErrMissing},
+		{"stream not a mapping", doc("archive", "", "  - fills\n"), "streams[1]", ErrInvalid},
+		{"streams not a list", "mode: archive\npulsar:\n  service_url: pulsar://x:6650\nstreams: orders\n", "streams", ErrInvalid},
+		{"no streams", "mode: archive\npulsar:\n  service_url: pulsar://x:6650\nstreams: []\n", "streams", ErrMissing},
+		{"streams missing", "mode: archive\npulsar:\n  service_url: pulsar://x:6650\n", "streams", ErrMissing},
+		{"service url missing", strings.Replace(doc("archive", "", ""), "  service_url: pulsar://localhost:6650\n", "", 1), "pulsar.service_url", ErrMissing},
+		{"service url scheme", strings.Replace(doc("archive", "", ""), "pulsar://localhost", "kafka://localhost", 1), "pulsar.service_url", ErrInvalid},
+		{"token and token file", doc("archive", "", "")[:0] + strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  auth:\n    token: abc\n    token_file: /t\n", 1), "pulsar.auth.token_file", ErrConflict},
+		{"empty token", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  auth:\n    token: ''\n", 1), "pulsar.auth.token", ErrInvalid},
+		{"tls without tls url", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  tls:\n    ca_file: /ca.pem\n", 1), "pulsar.tls.ca_file", ErrConflict},
+		{"cert without key", strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650\n", "pulsar+ssl://localhost:6651\n  tls:\n    cert_file: /c.pem\n", 1), "pulsar.tls.cert_file", ErrConflict},
+		{"boolean yes", strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650\n", "pulsar+ssl://localhost:6651\n  tls:\n    validate_hostname: yes\n", 1), "pulsar.tls.validate_hostname", ErrInvalid},
+		{"key given twice", doc("archive", "http:\n  listen: 127.0.0.1:1\n  listen: 127.0.0.1:2\n", ""), "http.listen", ErrConflict},
+		{"section is a scalar", doc("archive", "http: 127.0.0.1:1\n", ""), "http", ErrInvalid},
+		{"value is a list", doc("archive", "aeron:\n  dir: [a, b]\n", ""), "aeron.dir", ErrInvalid},
+		{"null value", doc("archive", "store:\n  path: ~\n", ""), "store.path", ErrInvalid},
+		{"size word", doc("archive", "inflight:\n  max_bytes: lots\n", ""), "inflight.max_bytes", ErrInvalid},
+		{"replay on the response stream", doc("archive", "replay:\n  stream_id: 20\n", ""), "replay.stream_id", ErrConflict},
+		{"listen without port", doc("archive", "http:\n  listen: localhost\n", ""), "http.listen", ErrInvalid},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml), nil)
+			wantOne(t, err, tt.path, tt.kind)
+		})
+	}
+}
+
+func TestParse_ChannelErrorKeepsItsCause(t *testing.T) {
+	_, err := Parse([]byte(doc("archive", "replay:\n  channel: aeron:ipc?term-length=3\n", "")), nil)
+	var pe *channel.ParamError
+	if !errors.As(err, &pe) || pe.Key != "term-length" || !errors.Is(err, channel.ErrInvalidParam) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestParse_AllProblemsAreReportedInFileOrder(t *testing.T) {
+	yaml := `inflight:
+  max_messages: 0
+checkpoint:
+  every_records: -1
+pulsar:
+  service_url: pulsar://localhost:6650
+  servce_url: x
+streams:
+  - name: orders
+    channel: aeron:ipc
+    stream_id: 1
+    topic: orders
+    start_position: -2
+  - name: fills
+    channel: aeron:ipc
+    stream_id: 2
+`
+	_, err := Parse([]byte(yaml), nil)
+	kes := keyErrors(t, err)
+	var got []string
+	for _, ke := range kes {
+		got = append(got, ke.Path)
+	}
+	want := []string{"mode", "inflight.max_messages", "checkpoint.every_records", "pulsar.servce_url", "streams[0].start_position", "streams[1].topic"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v\n%v", got, want, err)
+	}
+	for _, kind := range []error{ErrMissing, ErrInvalid, ErrUnknownKey} {
+		if !errors.Is(err, kind) {
+			t.Errorf("joined error does not match %v", kind)
+		}
+	}
+}
+
+func TestParse_NotAConfiguration(t *testing.T) {
+	for _, tt := range []struct {
+		name, yaml string
+		want       error
+	}{
+		{"bad YAML", "mode: [archive\n", ErrSyntax},
+		{"tab indentation", "pulsar:\n\tservice_url: x\n", ErrSyntax},
+		{"two documents", doc("archive", "", "") + "---\nmode: transport\n", ErrSyntax},
+		{"a list", "- mode: archive\n", ErrSyntax},
+		{"a scalar", "archive\n", ErrSyntax},
+		{"too large", "mode: archive\n" + strings.Repeat("#", MaxSize), ErrTooLarge},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Parse([]byte(tt.yaml), nil); !errors.Is(err, tt.want) {
+				t.Fatalf("got %v, want %v", err, tt.want)
+			}
+		})
+	}
+	for _, empty := range []string{"", "# nothing\n", "~\n"} {
+		_, err := Parse([]byte(empty), nil)
+		if kes := keyErrors(t, err); len(kes) != 3 || kes[0].Path != "mode" {
+			t.Fatalf("empty %q: %v", empty, err)
+		}
+	}
+}
+
+func TestParse_AliasesAreFollowed(t *testing.T) {
+	yaml := "mode: archive\nx-common: &ch aeron:ipc\n"
+	_, err := Parse([]byte(yaml+"pulsar:\n  service_url: pulsar://h:6650\nstreams:\n  - {name: a, channel: *ch, stream_id: 1, topic: a}\n"), nil)
+	wantOne(t, err, "x-common", ErrUnknownKey) // no room for anchors at the top level
+	c := mustParse(t, "mode: archive\npulsar:\n  service_url: pulsar://h:6650\nstreams:\n  - &s {name: a, channel: aeron:ipc, stream_id: 1, topic: a}\n  - {name: b, channel: aeron:ipc, stream_id: 2, topic: b}\n", nil)
+	if len(c.Streams) != 2 {
+		t.Fatalf("streams: %+v", c.Streams)
+	}
+}
+
+func TestKeyError_Format(t *testing.T) {
+	_, err := Parse([]byte(doc("archive", "", "    start_position: -2\n    start_recording_id: 3\n")), nil)
+	want := `config: streams[0].start_position = "-2" (line 9): is negative; positions start at 0 and there is no negative sentinel; fix: use earliest, latest, or a position >= 0 (with start_recording_id)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got\n%v\nwant\n%s", err, want)
+	}
+	_, err = Parse([]byte(doc("", "", "")), nil)
+	if want := "config: mode: is missing; there is no default; fix: " + modeFix; err == nil || err.Error() != want {
+		t.Fatalf("got\n%v\nwant\n%s", err, want)
+	}
+}
+
+func TestSecret_NeverPrints(t *testing.T) {
+	yaml := strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  auth:\n    token: s3cr3t\n", 1)
+	c := mustParse(t, yaml, nil)
+	if string(c.Pulsar.Auth.Token) != "s3cr3t" {
+		t.Fatalf("token %q", string(c.Pulsar.Auth.Token))
+	}
+	for _, f := range []string{"%v", "%+v", "%#v", "%s"} {
+		if s := fmt.Sprintf(f, c.Pulsar); strings.Contains(s, "s3cr3t") {
+			t.Errorf("%s prints the token: %s", f, s)
+		}
+	}
+	if !strings.Contains(strings.Join(c.Warnings(), "\n"), "pulsar.auth.token is written in the configuration file") {
+		t.Errorf("warnings %q", c.Warnings())
+	}
+	// An error about the token does not quote it.
+	_, err := Parse([]byte(yaml), envOf(map[string]string{"FERRY_MODE": "archive", "FERRY_PULSAR_AUTH_TOKEN_FILE": "/t"}))
+	ke := wantOne(t, err, "pulsar.auth.token_file", ErrConflict)
+	_, err = Parse([]byte(strings.Replace(yaml, "token: s3cr3t", "token: [s3cr3t]", 1)), nil)
+	ke = wantOne(t, err, "pulsar.auth.token", ErrInvalid)
+	if strings.Contains(err.Error(), "s3cr3t") {
+		t.Fatalf("error quotes the token: %v", ke)
+	}
+}
+
+func TestWarnings_InsecureSettings(t *testing.T) {
+	yaml := strings.Replace(doc("archive", "http:\n  listen: 0.0.0.0:8089\n", ""), "pulsar://localhost:6650\n",
+		"pulsar+ssl://localhost:6651\n  tls:\n    insecure_skip_verify: true\n", 1)
+	w := mustParse(t, yaml, nil).Warnings()
+	if len(w) != 2 || !strings.Contains(w[0], "insecure_skip_verify") || !strings.Contains(w[1], "0.0.0.0:8089") {
+		t.Fatalf("warnings %q", w)
+	}
+	if w := mustParse(t, doc("archive", "http:\n  listen: '[::1]:8089'\n", ""), nil).Warnings(); len(w) != 0 {
+		t.Fatalf("loopback listen warns: %q", w)
+	}
+}

@@ -1,0 +1,65 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEnv_NamesFollowTheRule(t *testing.T) {
+	for path, want := range map[string]string{
+		"mode":                     "FERRY_MODE",
+		"pulsar.service_url":       "FERRY_PULSAR_SERVICE_URL",
+		"pulsar.auth.token":        "FERRY_PULSAR_AUTH_TOKEN",
+		"checkpoint.every_records": "FERRY_CHECKPOINT_EVERY_RECORDS",
+	} {
+		if got := envName(path); got != want {
+			t.Errorf("envName(%q) = %q, want %q", path, got, want)
+		}
+	}
+	seen := map[string]string{}
+	for _, k := range globalKeys {
+		n := envName(k.path)
+		if other, dup := seen[n]; dup {
+			t.Errorf("%s and %s share %s", k.path, other, n)
+		}
+		seen[n] = k.path
+	}
+}
+
+func TestEnv_OverridesTheFile(t *testing.T) {
+	yaml := doc("archive", "inflight:\n  max_bytes: 1m\n", "")
+	c := mustParse(t, yaml, map[string]string{
+		"FERRY_PULSAR_SERVICE_URL":  "pulsar+ssl://broker:6651",
+		"FERRY_PULSAR_AUTH_TOKEN":   "tok",
+		"FERRY_INFLIGHT_MAX_BYTES":  "128m",
+		"FERRY_AERON_DIR":           "/dev/shm/other",
+		"FERRY_CHECKPOINT_EVERY_MS": "250",
+		"FERRY_UNRELATED":           "ignored",
+	})
+	if c.Pulsar.ServiceURL != "pulsar+ssl://broker:6651" || string(c.Pulsar.Auth.Token) != "tok" ||
+		c.Inflight.MaxBytes != 128<<20 || c.Aeron.Dir != "/dev/shm/other" || c.Checkpoint.Every.Milliseconds() != 250 {
+		t.Fatalf("overrides not applied: %+v", c)
+	}
+	if len(c.Warnings()) != 0 {
+		t.Fatalf("a token from the environment warns: %q", c.Warnings())
+	}
+}
+
+func TestEnv_SuppliesRequiredKeys(t *testing.T) {
+	yaml := strings.Replace(doc("", "", ""), "  service_url: pulsar://localhost:6650\n", "", 1)
+	c := mustParse(t, yaml, map[string]string{"FERRY_MODE": "transport", "FERRY_PULSAR_SERVICE_URL": "pulsar://b:6650"})
+	if c.Mode != ModeTransport || c.Pulsar.ServiceURL != "pulsar://b:6650" {
+		t.Fatalf("got %v %q", c.Mode, c.Pulsar.ServiceURL)
+	}
+}
+
+func TestEnv_InvalidValueNamesTheVariable(t *testing.T) {
+	_, err := Parse([]byte(doc("archive", "", "")), envOf(map[string]string{"FERRY_INFLIGHT_MAX_MESSAGES": "0"}))
+	ke := wantOne(t, err, "inflight.max_messages", ErrInvalid)
+	if ke.Source != "FERRY_INFLIGHT_MAX_MESSAGES" || ke.Line != 0 ||
+		!strings.Contains(ke.Error(), `"0" (FERRY_INFLIGHT_MAX_MESSAGES)`) {
+		t.Fatalf("got %v", ke)
+	}
+	_, err = Parse([]byte(doc("archive", "", "")), envOf(map[string]string{"FERRY_PULSAR_SERVICE_URL": ""}))
+	wantOne(t, err, "pulsar.service_url", ErrInvalid)
+}

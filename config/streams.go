@@ -1,0 +1,115 @@
+package config
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ferry-bridge/ferry/aeron/channel"
+)
+
+// buildStreams decodes the entries of streams. In transport mode the
+// start position is left zero.
+func (p *parser) buildStreams(m Mode) []Stream {
+	if p.failed[streamsKey] {
+		return nil
+	}
+	if !p.streamsPresent || len(p.streams) == 0 {
+		e := p.keyError(ErrMissing, streamsKey, nil, "has no streams", "add at least one stream with name, channel, stream_id and topic")
+		e.Line = p.streamsLine
+		p.add(e)
+		return nil
+	}
+	streams := make([]Stream, 0, len(p.streams))
+	origin := make([]int, 0, len(p.streams)) // index in the file of each of streams
+	names := map[string]int{}
+	for i, e := range p.streams {
+		if e.vals == nil {
+			continue
+		}
+		prefix := fmt.Sprintf("%s[%d]", streamsKey, i)
+		path := func(k string) string { return prefix + "." + k }
+		required := func(k, example string) *setting {
+			s := e.vals[k]
+			if s == nil {
+				ke := p.keyError(ErrMissing, path(k), nil, "is missing", "add "+k+": "+example)
+				ke.Line = e.line
+				p.add(ke)
+			}
+			return s
+		}
+		var st Stream
+		st.Name = decode(p, path("name"), required("name", "orders"), "", streamName)
+		st.Channel = decode(p, path("channel"), required("channel", "aeron:udp?endpoint=localhost:40123"), channel.URI{}, parseChannel)
+		st.StreamID = decode(p, path("stream_id"), required("stream_id", "1001"), 0, int32Of)
+		st.Topic = decode(p, path("topic"), required("topic", "persistent://public/default/orders"), "", topicName)
+		st.Start = decode(p, path("start_position"), e.vals["start_position"], StartPosition{Kind: StartEarliest}, startPosition)
+		rec := decode(p, path("start_recording_id"), e.vals["start_recording_id"], -1, intIn(0, math.MaxInt64))
+		st.Reset = decode(p, path("reset"), e.vals["reset"], false, boolean)
+
+		if st.Channel.IsSpy() {
+			p.add(p.keyError(ErrInvalid, path("channel"), e.vals["channel"], "is a spy channel",
+				"write the publication's channel without aeron-spy: (in transport mode, set transport.spy: true to spy)"))
+		}
+		if st.Name != "" {
+			if first, dup := names[st.Name]; dup {
+				p.add(p.keyError(ErrConflict, path("name"), e.vals["name"], fmt.Sprintf("is also the name of streams[%d]", first), "give every stream a unique name"))
+			} else {
+				names[st.Name] = i
+			}
+		}
+		p.checkRecording(path, e, &st, rec)
+		if m == ModeTransport {
+			st.Start = StartPosition{}
+		}
+		streams = append(streams, st)
+		origin = append(origin, i)
+	}
+	p.checkDuplicateStreams(streams, origin)
+	return streams
+}
+
+// checkRecording pairs start_recording_id with a numeric start_position:
+// positions are per recording, so one means nothing without the other.
+func (p *parser) checkRecording(path func(string) string, e streamEntry, st *Stream, rec int64) {
+	recSet := e.vals["start_recording_id"]
+	if p.failed[path("start_position")] || p.failed[path("start_recording_id")] {
+		return
+	}
+	switch {
+	case st.Start.Kind == StartAt && recSet == nil:
+		ke := p.keyError(ErrMissing, path("start_recording_id"), nil,
+			"is missing; a position is only meaningful within one recording",
+			"add start_recording_id: <id> (the recording the position belongs to)")
+		ke.Line = e.line
+		p.add(ke)
+	case recSet != nil && e.vals["start_position"] != nil && st.Start.Kind != StartAt:
+		p.add(p.keyError(ErrConflict, path("start_recording_id"), recSet,
+			"is set, but start_position is "+st.Start.Kind.String(),
+			"remove start_recording_id, or set start_position to a position in that recording"))
+	case recSet != nil && e.vals["start_position"] == nil:
+		p.add(p.keyError(ErrConflict, path("start_recording_id"), recSet,
+			"is set without start_position", "add start_position: <position>, or remove start_recording_id"))
+	}
+	if rec >= 0 {
+		st.Start.RecordingID = rec
+	}
+}
+
+// checkDuplicateStreams rejects two streams reading the same channel and
+// stream id: they would publish every message twice. origin[j] is the
+// index in the file of streams[j].
+func (p *parser) checkDuplicateStreams(streams []Stream, origin []int) {
+	for j := range streams {
+		for i := range j {
+			a, b := streams[i], streams[j]
+			if a.Channel.IsZero() || b.Channel.IsZero() || a.StreamID != b.StreamID || !a.Channel.Equal(b.Channel) {
+				continue
+			}
+			path := fmt.Sprintf("%s[%d].stream_id", streamsKey, origin[j])
+			p.add(p.keyError(ErrConflict, path, p.streams[origin[j]].vals["stream_id"],
+				fmt.Sprintf("and the channel are the same as those of streams[%d]; every message would be published twice", origin[i]),
+				"remove one of the two streams, or correct its channel or stream id"))
+			break
+		}
+	}
+}

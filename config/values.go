@@ -1,0 +1,291 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ferry-bridge/ferry/aeron/channel"
+)
+
+// problem is what a value parser found wrong.
+type problem struct {
+	what, fix string
+	cause     error
+}
+
+// decode parses s with parse, or returns def if s is absent. A problem is
+// recorded against path, which is marked as failed so that checks between
+// keys skip it, and def is returned.
+func decode[T any](p *parser, path string, s *setting, def T, parse func(string) (T, *problem)) T {
+	if s == nil {
+		return def
+	}
+	if s.null {
+		p.add(p.keyError(ErrInvalid, path, s, "has no value", "give it a value, or remove the key to get the default"))
+		p.failed[path] = true
+		return def
+	}
+	v, pr := parse(s.text)
+	if pr != nil {
+		e := p.keyError(ErrInvalid, path, s, pr.what, pr.fix)
+		e.Err = pr.cause
+		p.add(e)
+		p.failed[path] = true
+		return def
+	}
+	return v
+}
+
+// keyError builds a KeyError about the setting s (nil when missing).
+func (p *parser) keyError(kind error, path string, s *setting, what, fix string) *KeyError {
+	e := &KeyError{Path: path, Problem: what, Fix: fix, Kind: kind}
+	if s != nil {
+		e.Value, e.Source, e.Line = s.text, s.source(), s.line
+		if s.secret {
+			e.Value = redacted
+		}
+	}
+	return e
+}
+
+func anyText(s string) (string, *problem) { return s, nil }
+
+func nonEmpty(s string) (string, *problem) {
+	if strings.TrimSpace(s) == "" {
+		return "", &problem{what: "is empty", fix: "give it a value, or remove the key"}
+	}
+	return s, nil
+}
+
+func boolean(s string) (bool, *problem) {
+	switch s {
+	case "true", "True", "TRUE":
+		return true, nil
+	case "false", "False", "FALSE":
+		return false, nil
+	}
+	return false, &problem{what: "is not a boolean", fix: "write true or false"}
+}
+
+func intIn(lo, hi int64) func(string) (int64, *problem) {
+	return func(s string) (int64, *problem) {
+		fix := fmt.Sprintf("use a whole number from %d to %d", lo, hi)
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, &problem{what: "is not a whole number in range", fix: fix}
+		}
+		if n < lo || n > hi {
+			return 0, &problem{what: "is out of range", fix: fix}
+		}
+		return n, nil
+	}
+}
+
+func int32Of(s string) (int32, *problem) {
+	n, pr := intIn(math.MinInt32, math.MaxInt32)(s)
+	return int32(n), pr
+}
+
+func durationIn(lo, hi time.Duration) func(string) (time.Duration, *problem) {
+	return func(s string) (time.Duration, *problem) {
+		fix := fmt.Sprintf("use a Go duration from %v to %v, such as 10s or 500ms", lo, hi)
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, &problem{what: "is not a duration", fix: fix}
+		}
+		if d < lo || d > hi {
+			return 0, &problem{what: "is out of range", fix: fix}
+		}
+		return d, nil
+	}
+}
+
+// sizeIn parses a byte count: digits with an optional k, m or g suffix
+// (powers of 1024, either case).
+func sizeIn(lo, hi int64) func(string) (int64, *problem) {
+	return func(s string) (int64, *problem) {
+		fix := fmt.Sprintf("use a byte count from %d to %d, optionally with k, m or g (1024, 1024², 1024³), such as 64m", lo, hi)
+		digits, mult := s, int64(1)
+		if n := len(s); n > 0 {
+			switch s[n-1] {
+			case 'k', 'K':
+				digits, mult = s[:n-1], 1<<10
+			case 'm', 'M':
+				digits, mult = s[:n-1], 1<<20
+			case 'g', 'G':
+				digits, mult = s[:n-1], 1<<30
+			}
+		}
+		n, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil || digits == "" || digits[0] == '+' {
+			return 0, &problem{what: "is not a size", fix: fix}
+		}
+		if n < lo || n > hi/mult || n*mult < lo || n*mult > hi {
+			return 0, &problem{what: "is out of range", fix: fix}
+		}
+		return n * mult, nil
+	}
+}
+
+func parseMode(s string) (Mode, *problem) {
+	switch s {
+	case "archive":
+		return ModeArchive, nil
+	case "transport":
+		return ModeTransport, nil
+	}
+	return 0, &problem{what: "is not a mode", fix: modeFix}
+}
+
+const modeFix = "set mode: archive (replay recordings from a checkpoint; nothing is lost) or mode: transport (live subscription; at most once)"
+
+func parseChannel(s string) (channel.URI, *problem) {
+	u, err := channel.Parse(s)
+	if err != nil {
+		return channel.URI{}, &problem{
+			what:  "is not a valid Aeron channel: " + strings.TrimPrefix(err.Error(), "channel: "),
+			fix:   "write an Aeron channel such as aeron:ipc or aeron:udp?endpoint=host:port",
+			cause: err,
+		}
+	}
+	return u, nil
+}
+
+// mustChannel parses a built-in default.
+func mustChannel(s string) channel.URI {
+	u, err := channel.Parse(s)
+	if err != nil {
+		panic("assertion failed: invalid default channel " + s + ": " + err.Error())
+	}
+	return u
+}
+
+// tlsSchemes are the service URL schemes that use TLS.
+var tlsSchemes = []string{"pulsar+ssl", "https"}
+
+func serviceURL(s string) (string, *problem) {
+	fix := "write pulsar://host:6650, pulsar+ssl://host:6651, http://host:8080 or https://host:8443"
+	scheme, rest, ok := strings.Cut(s, "://")
+	switch {
+	case !ok || rest == "":
+		return "", &problem{what: "is not a URL", fix: fix}
+	case scheme != "pulsar" && scheme != "http" && !isTLSScheme(scheme):
+		return "", &problem{what: "has an unknown scheme " + strconv.Quote(scheme), fix: fix}
+	case strings.ContainsFunc(rest, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return "", &problem{what: "contains white space or control characters", fix: fix}
+	}
+	return s, nil
+}
+
+func isTLSScheme(scheme string) bool {
+	for _, t := range tlsSchemes {
+		if scheme == t {
+			return true
+		}
+	}
+	return false
+}
+
+var streamNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+func streamName(s string) (string, *problem) {
+	if !streamNameRE.MatchString(s) {
+		return "", &problem{what: "is not a valid stream name", fix: "use 1 to 128 letters, digits, '.', '_' or '-'"}
+	}
+	return s, nil
+}
+
+// pulsarNameRE is Pulsar's rule for tenant and namespace names.
+var pulsarNameRE = regexp.MustCompile(`^[-=:.\w]+$`)
+
+// topicName validates a Pulsar topic name and returns its full form. A
+// short name "t" means persistent://public/default/t and "a/b/t" means
+// persistent://a/b/t.
+func topicName(s string) (string, *problem) {
+	const fix = "write persistent://tenant/namespace/topic, tenant/namespace/topic, or a short name such as orders"
+	rest, full := strings.CutPrefix(s, "persistent://")
+	if strings.HasPrefix(s, "non-persistent://") {
+		return "", &problem{what: "is a non-persistent topic; ferry's acknowledgements and deduplication need a persistent one", fix: "use persistent://" + strings.TrimPrefix(s, "non-persistent://")}
+	}
+	if !full && strings.Contains(s, "://") {
+		return "", &problem{what: "has an unknown topic domain", fix: fix}
+	}
+	parts := strings.Split(rest, "/")
+	switch {
+	case len(parts) == 1 && !full:
+		parts = []string{"public", "default", parts[0]}
+	case len(parts) != 3:
+		return "", &problem{what: "is not a topic name of the form tenant/namespace/topic", fix: fix}
+	}
+	for _, p := range parts[:2] {
+		if !pulsarNameRE.MatchString(p) {
+			return "", &problem{what: "has an invalid tenant or namespace " + strconv.Quote(p), fix: "use letters, digits, '-', '_', '=', ':' or '.'"}
+		}
+	}
+	local := parts[2]
+	switch {
+	case local == "":
+		return "", &problem{what: "has an empty topic", fix: fix}
+	case strings.ContainsFunc(local, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return "", &problem{what: "contains white space or control characters", fix: fix}
+	case strings.Contains(local, "-partition-"):
+		return "", &problem{what: "names one partition of a topic", fix: "name the topic without the -partition-N suffix"}
+	}
+	return "persistent://" + strings.Join(parts, "/"), nil
+}
+
+// listenAddr validates host:port; an empty host means every interface.
+func listenAddr(s string) (string, *problem) {
+	const fix = "write host:port, such as 127.0.0.1:8089"
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", &problem{what: "is not host:port", fix: fix, cause: err}
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > math.MaxUint16 {
+		return "", &problem{what: "has an invalid port", fix: "use a port from 1 to 65535"}
+	}
+	if strings.ContainsFunc(host, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '/' }) {
+		return "", &problem{what: "has an invalid host", fix: fix}
+	}
+	return s, nil
+}
+
+// isLoopback reports whether a valid listen address binds to loopback
+// only.
+func isLoopback(listen string) bool {
+	host, _, _ := net.SplitHostPort(listen)
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// frameAlignment is Aeron's frame alignment: every position that starts
+// a message is a multiple of it.
+const frameAlignment = 32
+
+func startPosition(s string) (StartPosition, *problem) {
+	switch s {
+	case "earliest":
+		return StartPosition{Kind: StartEarliest}, nil
+	case "latest":
+		return StartPosition{Kind: StartLatest}, nil
+	}
+	const fix = "use earliest, latest, or a position >= 0 (with start_recording_id)"
+	n, err := strconv.ParseInt(s, 10, 64)
+	switch {
+	case err != nil:
+		return StartPosition{}, &problem{what: "is not earliest, latest or a position", fix: fix}
+	case n < 0:
+		return StartPosition{}, &problem{what: "is negative; positions start at 0 and there is no negative sentinel", fix: fix}
+	case n%frameAlignment != 0:
+		return StartPosition{}, &problem{what: "is not a multiple of 32 (Aeron's frame alignment)", fix: fmt.Sprintf("use a message boundary, e.g. %d", n-n%frameAlignment)}
+	}
+	return StartPosition{Kind: StartAt, Position: n}, nil
+}
