@@ -1,0 +1,114 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ferry-bridge/ferry/config"
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/store/bolt"
+)
+
+// schemaVersion is the version of what ferry publishes to a topic, stored with each
+// stream's definition so that a change is noticed.
+const schemaVersion = 1
+
+// checkpointShow prints what ferry has committed for one stream.
+func checkpointShow(args []string, stdout io.Writer) error {
+	cfg, stream, err := checkpointTarget("checkpoint show", args, nil)
+	if err != nil {
+		return err
+	}
+	// Looking must not create: a missing file is reported, not made.
+	if _, err := os.Stat(cfg.Store.Path); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stdout, "stream %s: no checkpoint store at %s; ferry starts at its configured start position\n", stream.Name, cfg.Store.Path)
+		return nil
+	}
+	st, err := bolt.Open(cfg.Store.Path, nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	state, err := st.Load(definition(stream))
+	if err != nil {
+		return err
+	}
+	if !state.Stored {
+		fmt.Fprintf(stdout, "stream %s: no checkpoint in %s; ferry starts at its configured start position\n", stream.Name, cfg.Store.Path)
+		return nil
+	}
+	fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s), %s\n", stream.Name, stream.Channel, stream.StreamID, stream.Topic, cfg.Store.Path)
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "RECORDING\tPOSITION\tCOMPLETED\tUPDATED")
+	for _, c := range state.Checkpoints {
+		fmt.Fprintf(w, "%d\t%d\t%t\t%s\n", c.RecordingID, c.Position, c.Completed, time.UnixMilli(c.UpdatedAtMs).UTC().Format(time.RFC3339Nano))
+	}
+	return w.Flush()
+}
+
+// checkpointReset deletes a stream's checkpoint; the store verifies the deletion by
+// reading back. It asks for --yes: the next run re-publishes from the start position.
+func checkpointReset(args []string, stdout io.Writer) error {
+	var yes bool
+	cfg, stream, err := checkpointTarget("checkpoint reset", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&yes, "yes", false, "really delete")
+	})
+	if err != nil {
+		return err
+	}
+	if !yes {
+		return usageError{fmt.Sprintf("checkpoint reset deletes what ferry has committed for stream %s, so its next run publishes again from its configured start position (duplicates unless Pulsar deduplicates them); add --yes to do it", stream.Name)}
+	}
+	st, err := bolt.Open(cfg.Store.Path, nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Reset(stream.Name); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "stream %s: checkpoint deleted from %s (verified by reading back)\n", stream.Name, cfg.Store.Path)
+	return nil
+}
+
+// checkpointTarget parses --config and --stream (plus extra flags) and finds the stream.
+func checkpointTarget(name string, args []string, extra func(*flag.FlagSet)) (*config.Config, config.Stream, error) {
+	var path, streamName string
+	err := flags(name, args, func(fs *flag.FlagSet) {
+		fs.StringVar(&path, "config", "", "configuration file")
+		fs.StringVar(&streamName, "stream", "", "stream name")
+		if extra != nil {
+			extra(fs)
+		}
+	})
+	if err != nil {
+		return nil, config.Stream{}, err
+	}
+	if streamName == "" {
+		return nil, config.Stream{}, usageError{"--stream is required"}
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return nil, config.Stream{}, err
+	}
+	if cfg.Mode != config.ModeArchive {
+		return nil, config.Stream{}, fmt.Errorf("%s is in %s mode, which keeps no checkpoints", path, cfg.Mode)
+	}
+	for _, s := range cfg.Streams {
+		if s.Name == streamName {
+			return cfg, s, nil
+		}
+	}
+	return nil, config.Stream{}, fmt.Errorf("%s has no stream %q", path, streamName)
+}
+
+// definition is what the store keeps of a configured stream.
+func definition(s config.Stream) store.Stream {
+	return store.Stream{Name: s.Name, Channel: s.Channel.String(), StreamID: s.StreamID, Topic: s.Topic, SchemaVersion: schemaVersion}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/store/bolt"
+)
+
+// ferry runs the command line and returns its exit status and output.
+func ferry(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// writeConfig writes an archive-mode configuration with one stream, "orders", whose
+// checkpoint store is in a temporary directory.
+func writeConfig(t *testing.T, extra string) (path, storePath string) {
+	t.Helper()
+	dir := t.TempDir()
+	storePath = filepath.Join(dir, "data", "checkpoints.db")
+	cfg := `mode: archive
+pulsar:
+  service_url: pulsar://127.0.0.1:6650
+store:
+  path: ` + storePath + `
+streams:
+  - name: orders
+    channel: aeron:ipc
+    stream_id: 1001
+    topic: orders
+` + extra
+	path = filepath.Join(dir, "ferry.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, storePath
+}
+
+func TestValidate(t *testing.T) {
+	path, _ := writeConfig(t, "    reset: true\n")
+	code, out, errOut := ferry("validate", "--config", path)
+	if code != exitOK || !strings.Contains(out, "valid, mode archive, 1 stream(s)") || !strings.Contains(out, "warning: streams[0].reset is set") {
+		t.Fatalf("validate = %d\n%s%s", code, out, errOut)
+	}
+	bad, _ := writeConfig(t, "    start_position: -2\n")
+	code, _, errOut = ferry("validate", "--config", bad)
+	if code != exitFailure || !strings.Contains(errOut, "streams[0].start_position") {
+		t.Fatalf("validate of a bad config = %d, %q; want exit 1 naming streams[0].start_position", code, errOut)
+	}
+}
+
+func TestCheckpointShowAndReset(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	code, out, _ := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	if code != exitOK || !strings.Contains(out, "no checkpoint store") {
+		t.Fatalf("show with no store = %d %q", code, out)
+	}
+	if _, err := os.Stat(storePath); err == nil {
+		t.Fatal("checkpoint show created the store file")
+	}
+
+	st, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
+	if err := st.Save(def, []store.Checkpoint{{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	if code != exitOK || !strings.Contains(out, "7  ") || !strings.Contains(out, "4096") {
+		t.Fatalf("show = %d\n%s%s", code, out, errOut)
+	}
+
+	if code, _, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders"); code != exitUsage || !strings.Contains(errOut, "--yes") {
+		t.Fatalf("reset without --yes = %d %q; want a usage error asking for --yes", code, errOut)
+	}
+	if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes"); code != exitOK || !strings.Contains(out, "verified") {
+		t.Fatalf("reset = %d\n%s%s", code, out, errOut)
+	}
+	if _, out, _ := ferry("checkpoint", "show", "--config", path, "--stream", "orders"); !strings.Contains(out, "no checkpoint in") {
+		t.Fatalf("show after reset = %q", out)
+	}
+	if code, _, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "fills"); code != exitFailure || !strings.Contains(errOut, `no stream "fills"`) {
+		t.Fatalf("show of an unknown stream = %d %q", code, errOut)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{nil, {"frobnicate"}, {"validate"}, {"validate", "--bogus"}, {"checkpoint", "show", "--config", "x"}} {
+		if code, _, _ := ferry(args...); code != exitUsage {
+			t.Errorf("ferry %q = %d, want %d", args, code, exitUsage)
+		}
+	}
+	if code, out, _ := ferry("version"); code != exitOK || !strings.HasPrefix(out, "ferry ") {
+		t.Errorf("version = %d %q", code, out)
+	}
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `usage:
+  ferry validate --config FILE
+  ferry checkpoint show  --config FILE --stream NAME
+  ferry checkpoint reset --config FILE --stream NAME --yes
+  ferry version`
+
+// run is the whole command line: it returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return exitUsage
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; {
+	case cmd == "version":
+		fmt.Fprintln(stdout, "ferry", version)
+		return exitOK
+	case cmd == "validate":
+		err = validate(rest, stdout)
+	case cmd == "checkpoint" && len(rest) > 0 && rest[0] == "show":
+		err = checkpointShow(rest[1:], stdout)
+	case cmd == "checkpoint" && len(rest) > 0 && rest[0] == "reset":
+		err = checkpointReset(rest[1:], stdout)
+	default:
+		fmt.Fprintf(stderr, "ferry: unknown command %q\n%s\n", args[0], usage)
+		return exitUsage
+	}
+	var u usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &u):
+		fmt.Fprintf(stderr, "ferry: %v\n%s\n", err, usage)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "ferry: %v\n", err)
+		return exitFailure
+	}
+}
+
+// usageError is a mistake on the command line rather than a failure of the command.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// flags parses a subcommand's flags; unknown flags and stray arguments are usage errors.
+func flags(name string, args []string, define func(*flag.FlagSet)) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	define(fs)
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Sprintf("%s: %v", name, err)}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("%s: unexpected argument %q", name, fs.Arg(0))}
+	}
+	return nil
+}
+
+// lookupEnv is where environment overrides come from (tests replace it).
+var lookupEnv = os.LookupEnv
