@@ -106,7 +106,9 @@ func (c *Client) Done() <-chan struct{} { return c.done }
 
 // Close tells the driver the client is leaving, closes every publication, subscription and
 // image, unmaps the log buffers and the CnC file, and returns once the conductor has exited.
-// Offers and polls must have stopped before Close is called. Close is idempotent.
+// Offers and polls must have stopped before Close is called, and every archive client built
+// on this one must be closed first: Close unmaps at once, without a linger. It must not be
+// called from a handler (it waits for the conductor that runs it). Close is idempotent.
 func (c *Client) Close() error {
 	c.stopOnce.Do(func() { close(c.stopping) })
 	<-c.done
@@ -172,4 +174,13 @@ func (c *Client) send(req request) {
 	case c.requests <- req:
 	case <-c.dead:
 	}
+}
+
+// closedErr is what a closed publication or subscription returns: [ErrClosed], with the
+// client's cause if the client died.
+func (c *Client) closedErr() error {
+	if err := c.Err(); err != nil && !errors.Is(err, ErrClientClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return ErrClosed
 }

@@ -136,10 +136,13 @@ func (d *conductor) run() {
 // commands, keep the client alive and check the driver is, and unmap lingered logs.
 func (d *conductor) dutyCycle(now time.Time) {
 	d.drainBroadcast()
-	for corr, a := range d.awaiting {
+	for _, a := range d.awaiting {
 		if now.After(a.deadline) {
-			delete(d.awaiting, corr)
-			a.req.reply() <- answer{err: fmt.Errorf("%w: no answer to %s within %s", ErrDriverTimeout, a.what, d.c.opts.DriverTimeout)}
+			// A driver that does not answer within its timeout is gone, or so slow that a
+			// late answer would leave a resource nobody owns: the client ends (stop answers
+			// every waiting caller, this one included).
+			d.fatal = fmt.Errorf("%w: no answer to %s within %s", ErrDriverTimeout, a.what, d.c.opts.DriverTimeout)
+			return
 		}
 	}
 	if !now.Before(d.nextKeepalive) {
@@ -212,9 +215,24 @@ func (d *conductor) handle(req request, now time.Time) {
 				return command.AddSubscription{ClientID: d.c.clientID, CorrelationID: corr, StreamID: r.streamID, Channel: r.channel}
 			})
 	case *abandon:
+		matched := false
 		for _, a := range d.awaiting {
 			if a.req.reply() == r.reply {
-				a.abandoned = true
+				a.abandoned, matched = true, true
+			}
+		}
+		if !matched {
+			// Answered before the caller gave up: the answer is in its reply channel
+			// (this goroutine sent it earlier), and nobody will take the resource.
+			select {
+			case ans := <-r.reply:
+				switch v := ans.value.(type) {
+				case *ExclusivePublication:
+					d.releasePublication(v, now)
+				case *Subscription:
+					d.releaseSubscription(v, now)
+				}
+			default:
 			}
 		}
 	case *release:
@@ -432,9 +450,7 @@ func (d *conductor) releaseSubscription(sub *Subscription, now time.Time) {
 		return
 	}
 	delete(d.subscriptions, sub.registrationID)
-	for _, img := range sub.closeAll() {
-		d.closeImage(img, now)
-	}
+	d.closeImages(sub, now)
 	d.removeFromDriver(command.RemoveSubscription{ClientID: d.c.clientID, CorrelationID: d.c.toDriver.NextCorrelationID(), RegistrationID: sub.registrationID})
 }
 
@@ -443,6 +459,17 @@ func (d *conductor) releaseSubscription(sub *Subscription, now time.Time) {
 func (d *conductor) removeFromDriver(cmd command.Command) {
 	if err := d.write(cmd); err != nil {
 		d.c.opts.OnError(fmt.Errorf("aeron: %s: %w", cmd.Type(), err))
+	}
+}
+
+// closeImages closes a closing subscription's images and tells its handler, as for images
+// that became unavailable: a handler that tracks images must see every one leave.
+func (d *conductor) closeImages(sub *Subscription, now time.Time) {
+	for _, img := range sub.closeAll() {
+		d.closeImage(img, now)
+		if h := sub.handlers.OnUnavailable; h != nil {
+			h(img)
+		}
 	}
 }
 
@@ -510,9 +537,7 @@ func (d *conductor) stop(cause error) {
 		d.releaseLog(pub.logPath, now)
 	}
 	for _, sub := range d.subscriptions {
-		for _, img := range sub.closeAll() {
-			d.closeImage(img, now)
-		}
+		d.closeImages(sub, now)
 	}
 	clear(d.publications)
 	clear(d.subscriptions)

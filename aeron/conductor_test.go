@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,6 +143,10 @@ func TestUnansweredCommandTimesOut(t *testing.T) {
 	if !errors.Is(err, ErrDriverTimeout) {
 		t.Fatalf("unanswered command: %v, want ErrDriverTimeout", err)
 	}
+	// A late answer would leave a resource nobody owns: the client ends.
+	if err := waitDead(t, c); !errors.Is(err, ErrDriverTimeout) {
+		t.Fatalf("client error after an unanswered command: %v", err)
+	}
 }
 
 // A driver whose heartbeat stops is declared dead within the driver timeout.
@@ -192,4 +198,77 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// A caller that gives up just after the driver answered leaves the resource in its reply
+// channel; the conductor must release it, or an unpolled subscription would hold back its
+// publishers for good.
+func TestAnswerNobodyTookIsReleased(t *testing.T) {
+	d := newFakeDriver(t)
+	c := d.client(Options{})
+	reply := make(chan answer, 1)
+	req := &addSubscription{channel: "aeron:ipc", streamID: 1}
+	req.setReply(reply)
+	c.requests <- req
+	cmd := d.awaitCommand(command.CommandAddSubscription)
+	d.send(command.ResponseOnSubscriptionReady, command.SubscriptionReady{CorrelationID: cmd.correlationID, ChannelStatusCounterID: -1}.AppendTo(nil))
+	waitFor(t, func() bool { return len(reply) == 1 })
+	c.send(&abandon{reply: reply}) // the caller's context ended as the answer arrived
+	if got := d.awaitCommand(command.CommandRemoveSubscription); got.clientID != c.ClientID() {
+		t.Fatalf("remove from client %d, want %d", got.clientID, c.ClientID())
+	}
+}
+
+// Closing a subscription tells its handler every image left, as an unavailable image
+// would; and a closed image answers Position and IsEndOfStream after its log is unmapped.
+func TestClosingASubscriptionReportsItsImagesAndLeavesThemSafe(t *testing.T) {
+	d := newFakeDriver(t)
+	c := d.client(Options{ResourceLinger: time.Millisecond})
+	left := make(chan *Image, 1)
+	done := make(chan *Subscription, 1)
+	go func() {
+		s, err := c.AddSubscription(context.Background(), "aeron:ipc", 7, ImageHandlers{OnUnavailable: func(img *Image) { left <- img }})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- s
+	}()
+	cmd := d.awaitCommand(command.CommandAddSubscription)
+	d.send(command.ResponseOnSubscriptionReady, command.SubscriptionReady{CorrelationID: cmd.correlationID, ChannelStatusCounterID: -1}.AppendTo(nil))
+	sub := <-done
+	d.allocateCounter(3, counters.TypeSubscriberPosition, nil)
+	d.send(command.ResponseOnAvailableImage, command.ImageBuffersReady{CorrelationID: 99, SessionID: 5, StreamID: 7,
+		SubscriptionRegistrationID: sub.RegistrationID(), SubscriberPositionCounterID: 3, LogFileName: newFakeLog(t), SourceIdentity: "aeron:ipc"}.AppendTo(nil))
+	waitFor(t, sub.IsConnected)
+	img := sub.Images()[0]
+	if err := sub.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-left:
+		if got != img {
+			t.Fatal("the handler was told of another image")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("closing the subscription did not report its image as unavailable")
+	}
+	// Let the 1 ms linger pass and the log be unmapped: these must not touch it.
+	waitFor(t, func() bool { return !isMapped(t, img.logPath) })
+	if img.Position() != 0 || img.IsEndOfStream() {
+		t.Errorf("closed image: position %d, end of stream %v; want 0, false", img.Position(), img.IsEndOfStream())
+	}
+	if _, err := sub.Poll(func([]byte, Header) {}, 1); !errors.Is(err, ErrClosed) {
+		t.Errorf("poll of a closed subscription = %v, want ErrClosed", err)
+	}
+}
+
+// isMapped reports whether this process maps path (/proc/self/maps; a mapping of a file the
+// driver deleted shows as "path (deleted)").
+func isMapped(t *testing.T, path string) bool {
+	t.Helper()
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(string(maps), " "+path)
 }

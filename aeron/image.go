@@ -25,12 +25,18 @@ type Image struct {
 	// subscription or client closes; the log stays mapped for the resource linger time
 	// after that, so a poll in progress still reads mapped memory.
 	closed atomic.Bool
-	// final is the position when the image closed, kept because the counter is freed.
-	final atomic.Int64
+	// consumed is the position after the last poll. The poller always stores it, even once
+	// the image is closed and the counter may no longer be written, so a poll that raced
+	// with the close still counts.
+	consumed atomic.Int64
+	// final and endOfStream are read when the image closes: after that the counter is
+	// freed and the log is unmapped once the linger has passed, so neither may be read.
+	final       atomic.Int64
+	endOfStream atomic.Int64
 }
 
 func newImage(sub *Subscription, correlationID int64, sessionID int32, source, logPath string, log *logbuffer.Log, pos counters.Value) *Image {
-	return &Image{
+	img := &Image{
 		subscription:   sub,
 		correlationID:  correlationID,
 		sessionID:      sessionID,
@@ -40,6 +46,8 @@ func newImage(sub *Subscription, correlationID int64, sessionID int32, source, l
 		position:       pos,
 		joinPosition:   pos.Load(),
 	}
+	img.consumed.Store(img.joinPosition)
+	return img
 }
 
 // Poll delivers up to fragmentLimit fragments that follow the image's position and moves
@@ -77,7 +85,11 @@ func (i *Image) ControlledPoll(handler ControlledFragmentHandler, fragmentLimit 
 // publisher overwrite them. It is skipped once the image is closed, because the driver
 // frees the counter and may give its id to another.
 func (i *Image) storePosition(from, to int64) {
-	if to != from && !i.closed.Load() {
+	if to == from {
+		return
+	}
+	i.consumed.Store(to)
+	if !i.closed.Load() {
 		i.position.Store(to)
 	}
 }
@@ -85,7 +97,7 @@ func (i *Image) storePosition(from, to int64) {
 // Position is the stream position after the last fragment consumed.
 func (i *Image) Position() int64 {
 	if i.closed.Load() {
-		return i.final.Load()
+		return max(i.final.Load(), i.consumed.Load())
 	}
 	return i.position.Load()
 }
@@ -95,7 +107,15 @@ func (i *Image) JoinPosition() int64 { return i.joinPosition }
 
 // IsEndOfStream reports whether the publisher ended the stream and everything up to its
 // end has been consumed.
-func (i *Image) IsEndOfStream() bool { return i.Position() >= i.log.EndOfStreamPosition() }
+//
+// For a closed image it answers from what was read when it closed: its log may be unmapped.
+func (i *Image) IsEndOfStream() bool {
+	if i.closed.Load() {
+		return i.Position() >= i.endOfStream.Load()
+	}
+	// The log stays mapped for the resource linger after a close that races with this.
+	return i.Position() >= i.log.EndOfStreamPosition()
+}
 
 // IsClosed reports whether the image is gone (unavailable, or its subscription closed).
 func (i *Image) IsClosed() bool { return i.closed.Load() }
@@ -121,6 +141,7 @@ func (i *Image) MaxMessageLength() int { return i.log.MaxMessageLength() }
 
 // markClosed is the conductor's: it keeps the final position and closes the image.
 func (i *Image) markClosed() {
-	i.final.Store(i.position.Load())
+	i.final.Store(max(i.position.Load(), i.consumed.Load()))
+	i.endOfStream.Store(i.log.EndOfStreamPosition())
 	i.closed.Store(true)
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // ExclusivePublication appends messages to one session of a stream: the only writer of its
-// log buffer. Offer is not safe for concurrent use; Close and the accessors are.
+// log buffer. Offer and Position belong to the one goroutine that offers; Close and the
+// other accessors are safe for concurrent use.
 type ExclusivePublication struct {
 	client         *Client
 	channel        string
@@ -31,7 +32,7 @@ type ExclusivePublication struct {
 // [ErrClosed], [ErrMaxPositionExceeded] and [ErrMessageTooLong] are not.
 func (p *ExclusivePublication) Offer(payload []byte) (int64, error) {
 	if p.closed.Load() {
-		return 0, ErrClosed
+		return 0, p.client.closedErr()
 	}
 	// The driver's ordered store of the limit happens-before this load; a stale value only
 	// makes the publication look back-pressured a little longer.
@@ -60,7 +61,8 @@ func (p *ExclusivePublication) Offer(payload []byte) (int64, error) {
 	}
 }
 
-// Position is the stream position after the last message offered.
+// Position is the stream position after the last message offered. Call it from the
+// offering goroutine.
 func (p *ExclusivePublication) Position() int64 { return p.appender.Position() }
 
 // IsConnected reports whether a subscriber is connected (as the driver last said).

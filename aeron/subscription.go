@@ -29,8 +29,15 @@ func newSubscription(c *Client, registrationID int64, channel string, streamID i
 
 // Poll delivers up to fragmentLimit fragments from the subscription's images, starting
 // with a different image each time so that none starves, and returns how many it
-// delivered. An error means an image's log buffer is corrupt.
+// delivered. An error means an image's log buffer is corrupt, or the subscription is closed.
+//
+// A closed subscription (closed by Close, or with its client) returns an error wrapping
+// [ErrClosed] and, if the client died, its cause: a poll loop learns that nothing more will
+// come instead of seeing an idle stream.
 func (s *Subscription) Poll(handler FragmentHandler, fragmentLimit int) (int, error) {
+	if s.closed.Load() {
+		return 0, s.client.closedErr()
+	}
 	images := *s.images.Load()
 	if len(images) == 0 {
 		return 0, nil

@@ -108,6 +108,11 @@ func (a *agent) run() {
 func (a *agent) send(now time.Time) {
 	for len(a.outbox) > 0 {
 		cl := a.outbox[0]
+		// The archive runs one listing per session at a time (a second one is refused
+		// with ACTIVE_LISTING): a listing waits, and the requests behind it keep their order.
+		if cl.kind == listing && a.listing() {
+			return
+		}
 		err := a.offer(cl.request)
 		if retryable(err) {
 			if now.After(cl.deadline) {
@@ -134,6 +139,16 @@ func (a *agent) offer(req codec.Request) error {
 	return err
 }
 
+// listing reports whether a listing is waiting for its descriptors.
+func (a *agent) listing() bool {
+	for _, cl := range a.waiting {
+		if cl.kind == listing {
+			return true
+		}
+	}
+	return false
+}
+
 // retryable reports the offer results that only mean "not now".
 func retryable(err error) bool {
 	return errors.Is(err, aeron.ErrBackPressured) || errors.Is(err, aeron.ErrNotConnected) || errors.Is(err, aeron.ErrAdminAction)
@@ -156,6 +171,10 @@ func (a *agent) poll() {
 // checkTimeouts ends the session if the archive went silent: it pings every second, so a
 // message timeout without any message, or without the answer to a call, means it is gone.
 func (a *agent) checkTimeouts(now time.Time) {
+	if a.c.responseLost.Load() {
+		a.fatal = fmt.Errorf("%w: its response stream went away", ErrArchiveUnavailable)
+		return
+	}
 	if silent := now.Sub(a.lastHeard); silent > a.c.opts.MessageTimeout {
 		a.fatal = fmt.Errorf("%w: no message from the archive for %s (it pings every second)", ErrArchiveUnavailable, silent.Round(time.Millisecond))
 		return

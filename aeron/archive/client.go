@@ -45,7 +45,8 @@ type Options struct {
 	// [Client.Signals] before newer ones are dropped (and counted in the next). 1024.
 	SignalBuffer int
 	// OnError receives errors that belong to no waiting call, such as a replay failing
-	// after the archive accepted it. It runs on the agent goroutine and must not block.
+	// after the archive accepted it. It runs on the agent goroutine and must not block or
+	// call back into the client.
 	// Default: log at warn level.
 	OnError func(error)
 	// Logger for the default OnError. Default slog.Default().
@@ -94,6 +95,7 @@ type Client struct {
 	controlSessionID int64
 	archiveID        int64
 	nextCorrelation  atomic.Int64
+	responseLost     atomic.Bool // set when the archive's response image goes away
 
 	requests chan *call
 	signals  chan Signal
@@ -134,7 +136,10 @@ func Connect(ctx context.Context, a *aeron.Client, opts Options) (*Client, error
 		done:     make(chan struct{}),
 	}
 	c.nextCorrelation.Store(rand.Int64N(1 << 40))
-	if c.sub, err = a.AddSubscription(ctx, response, opts.ResponseStreamID, aeron.ImageHandlers{}); err != nil {
+	// The archive's response image going away means the archive (or its session) is gone;
+	// the handler only sets a flag the agent checks (it runs on the Aeron conductor).
+	lost := aeron.ImageHandlers{OnUnavailable: func(*aeron.Image) { c.responseLost.Store(true) }}
+	if c.sub, err = a.AddSubscription(ctx, response, opts.ResponseStreamID, lost); err != nil {
 		return nil, fmt.Errorf("archive: response subscription: %w", err)
 	}
 	if c.pub, err = a.AddExclusivePublication(ctx, control, opts.ControlStreamID); err != nil {
@@ -189,7 +194,9 @@ func (c *Client) Err() error {
 }
 
 // Close ends the control session (the archive stops this session's replays) and releases
-// the client's publication and subscription. It is idempotent.
+// the client's publication and subscription. Close it before the Aeron client it was built
+// on. It must not be called from OnError (it waits for the agent that runs OnError). It is
+// idempotent.
 func (c *Client) Close() error {
 	c.stopOnce.Do(func() { close(c.stopping) })
 	<-c.done
@@ -206,6 +213,9 @@ func (c *Client) correlationID() int64 { return c.nextCorrelation.Add(1) }
 // original channel contains channelFragment (empty: any channel), starting at recording id
 // fromRecordingID inclusive. Fewer than count means the catalog has no more.
 func (c *Client) ListRecordingsForURI(ctx context.Context, fromRecordingID int64, count int32, channelFragment string, streamID int32) ([]RecordingDescriptor, error) {
+	if count <= 0 {
+		return nil, fmt.Errorf("archive: listing count %d must be positive", count)
+	}
 	corr := c.correlationID()
 	res, err := c.do(ctx, &call{
 		what:      fmt.Sprintf("list recordings for %q stream %d from %d", channelFragment, streamID, fromRecordingID),
@@ -366,7 +376,13 @@ func (c *Client) do(ctx context.Context, cl *call) (result, error) {
 	case r := <-cl.reply:
 		return r, r.err
 	case <-c.dead:
-		return result{}, c.Err()
+		// The answer may have come just before the end: prefer it.
+		select {
+		case r := <-cl.reply:
+			return r, r.err
+		default:
+			return result{}, c.Err()
+		}
 	case <-ctx.Done():
 		return result{}, ctx.Err()
 	}
