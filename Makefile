@@ -39,8 +39,11 @@ test: deps check ## everything CI runs: checks, all tests against the real peers
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
 fuzz: ## run every fuzz target FUZZTIME (default 2000x inputs; try FUZZTIME=5m)
-	@for pkg in $$($(GO) list ./...); do \
-	  for target in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
+	@# Targets are found in the sources: `go test -list` would run each package's TestMain,
+	@# which starts real peers.
+	@for file in $$(git ls-files -co --exclude-standard '*_test.go'); do \
+	  for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
+	    pkg=./$$(dirname "$$file"); \
 	    echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
 	    out=$$(mktemp); \
 	    if ! $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg" >"$$out" 2>&1; then \

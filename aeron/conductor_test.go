@@ -25,24 +25,14 @@ func waitDead(t *testing.T, c *Client) error {
 	}
 }
 
-// isAlive reports whether the client still serves calls after a few of its duty cycles.
-func isAlive(c *Client) bool {
-	select {
-	case <-c.Dead():
-		return false
-	case <-time.After(50 * time.Millisecond):
-		return true
-	}
-}
-
 // An ON_CLIENT_TIMEOUT is broadcast to every client; only the one it names is dead
 // (the old Go client acted on any client's timeout).
 func TestOnlyOwnClientTimeoutIsFatal(t *testing.T) {
 	d := newFakeDriver(t)
 	c := d.client(Options{})
 	d.send(command.ResponseOnClientTimeout, command.ClientTimeout{ClientID: c.ClientID() + 1}.AppendTo(nil))
-	if !isAlive(c) {
-		t.Fatalf("another client's timeout killed this one: %v", c.Err())
+	if err := d.barrier(c); err != nil {
+		t.Fatalf("another client's timeout killed this one: %v", err)
 	}
 	d.send(command.ResponseOnClientTimeout, command.ClientTimeout{ClientID: c.ClientID()}.AppendTo(nil))
 	if err := waitDead(t, c); !errors.Is(err, ErrClientTimeout) {
@@ -85,14 +75,13 @@ func TestImagesAreMatchedToTheirSubscription(t *testing.T) {
 	d.send(command.ResponseOnAvailableImage, image(sub.RegistrationID()+1))
 	d.send(command.ResponseOnAvailableImage, image(sub.RegistrationID()))
 	d.send(command.ResponseOnAvailableImage, image(sub.RegistrationID()))
-	waitFor(t, func() bool { return len(sub.Images()) > 0 })
-	if !isAlive(c) || len(sub.Images()) != 1 {
+	if err := d.barrier(c); err != nil || len(sub.Images()) != 1 {
 		t.Fatalf("images = %d (want 1: one for this subscription, the repeat ignored); client error %v", len(sub.Images()), c.Err())
 	}
 	img := sub.Images()[0]
 	d.send(command.ResponseOnUnavailableImage, command.ImageMessage{CorrelationID: 99, SubscriptionRegistrationID: sub.RegistrationID() + 1, StreamID: 7}.AppendTo(nil))
-	if !isAlive(c) || img.IsClosed() {
-		t.Fatal("an unavailable image of another subscription closed this one's")
+	if err := d.barrier(c); err != nil || img.IsClosed() {
+		t.Fatalf("an unavailable image of another subscription closed this one's (client error %v)", err)
 	}
 	d.send(command.ResponseOnUnavailableImage, command.ImageMessage{CorrelationID: 99, SubscriptionRegistrationID: sub.RegistrationID(), StreamID: 7}.AppendTo(nil))
 	waitFor(t, img.IsClosed)
@@ -117,8 +106,8 @@ func TestDriverErrorFailsItsCommand(t *testing.T) {
 	if !errors.As(err, &de) || !errors.Is(err, ErrDriver) || de.Name != "UNKNOWN_HOST" || de.Message != "unknown host nowhere" {
 		t.Fatalf("error = %v, want a *DriverError UNKNOWN_HOST with the driver's message", err)
 	}
-	if !isAlive(c) {
-		t.Fatalf("a refused command killed the client: %v", c.Err())
+	if err := d.barrier(c); err != nil {
+		t.Fatalf("a refused command killed the client: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package aeron
 
 import (
+	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -31,6 +32,7 @@ type fakeDriver struct {
 
 	mu       sync.Mutex
 	commands []driverCommand
+	taken    int // commands before this index were returned by awaitCommand
 }
 
 type driverCommand struct {
@@ -120,20 +122,55 @@ func (d *fakeDriver) read() []driverCommand {
 	return append([]driverCommand(nil), d.commands...)
 }
 
-// awaitCommand waits for the client's next command of typ and returns it.
+// awaitCommand waits for the client's next command of typ (after the ones it returned
+// before) and returns it.
 func (d *fakeDriver) awaitCommand(typ command.CommandType) driverCommand {
 	d.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		for _, c := range d.read() {
-			if c.typ == typ {
-				return c
+		cmds := d.read()
+		d.mu.Lock()
+		for i := d.taken; i < len(cmds); i++ {
+			if cmds[i].typ == typ {
+				d.taken = i + 1
+				d.mu.Unlock()
+				return cmds[i]
 			}
 		}
+		d.mu.Unlock()
 		if time.Now().After(deadline) {
 			d.t.Fatalf("the client sent no %v within 5 s", typ)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// barrier returns once the client's conductor has handled everything broadcast before it:
+// it asks the client for a subscription and answers, and the client reads broadcasts in
+// order. It returns the client's error (nil while it lives).
+func (d *fakeDriver) barrier(c *Client) error {
+	d.t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.AddSubscription(context.Background(), "aeron:ipc", 999, ImageHandlers{})
+		done <- err
+	}()
+	select {
+	case err := <-done: // the client died before it could ask
+		return err
+	case <-time.After(20 * time.Millisecond):
+	}
+	if err := c.Err(); err != nil {
+		return err
+	}
+	cmd := d.awaitCommand(command.CommandAddSubscription)
+	d.send(command.ResponseOnSubscriptionReady, command.SubscriptionReady{CorrelationID: cmd.correlationID, ChannelStatusCounterID: -1}.AppendTo(nil))
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		d.t.Fatal("the barrier's subscription was not answered within 5 s")
+		return nil
 	}
 }
 

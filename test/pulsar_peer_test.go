@@ -145,7 +145,7 @@ func startOwnPulsar(t *testing.T) *infra.Pulsar {
 	}
 	broker, err := infra.StartPulsar(context.Background(), infra.PulsarOptions{Dir: filepath.Join(dir, "pulsar")})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n(logs kept in %s)", err, dir)
 	}
 	t.Logf("own pulsar ready in %s (%s)", broker.StartupTime.Round(time.Millisecond), dir)
 	t.Cleanup(func() {

@@ -61,13 +61,17 @@ func checkMessage(b []byte) (uint64, error) {
 // that each arrives exactly once, in order and intact.
 func TestMillionMessagesExactlyOnceInOrder(t *testing.T) {
 	const total = 1_000_000
-	for _, tc := range []struct{ name, channel string }{
-		{"ipc", "aeron:ipc?term-length=64k"},
-		{"udp", "aeron:udp?endpoint=" + freeUDPEndpoint(t) + "|term-length=64k"},
+	for _, tc := range []struct {
+		name    string
+		channel func(*testing.T) string
+	}{
+		{"ipc", func(*testing.T) string { return "aeron:ipc?term-length=64k" }},
+		// The port is chosen when the subtest runs, not seconds before.
+		{"udp", func(t *testing.T) string { return "aeron:udp?endpoint=" + freeUDPEndpoint(t) + "|term-length=64k" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := connect(t)
-			sub, pub := pair(t, c, tc.channel, 2001)
+			sub, pub := pair(t, c, tc.channel(t), 2001)
 			streamMessages(t, pub, sub, total)
 		})
 	}

@@ -27,8 +27,11 @@ func TestMain(m *testing.M) {
 	}
 	broker = p.Pulsar
 	code := m.Run()
-	if err := p.Close(code != 0); err != nil && code == 0 {
-		code = 1
+	if err := p.Close(code != 0); err != nil {
+		fmt.Fprintln(os.Stderr, "infra: stopping peers:", err)
+		if code == 0 {
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

@@ -126,7 +126,8 @@ func StartArchive(ctx context.Context, opts ArchiveOptions) (*Archive, error) {
 		log:             filepath.Join(opts.Dir, "archive.log"),
 	}
 	if err := a.start(ctx); err != nil {
-		return nil, err
+		// The dir lives in memory: do not leave it behind.
+		return nil, errors.Join(err, os.RemoveAll(a.AeronDir))
 	}
 	return a, nil
 }

@@ -24,6 +24,10 @@ install() {
 
 command -v java >/dev/null 2>&1 || install openjdk-17-jdk-headless
 command -v mvn >/dev/null 2>&1 || install maven
+# go test -race needs cgo, so a C compiler.
+command -v gcc >/dev/null 2>&1 || install gcc libc6-dev
+command -v gcc >/dev/null 2>&1 ||
+  fail "gcc not found. The tests run with -race, which needs cgo and a C compiler: apt-get install gcc"
 
 command -v java >/dev/null 2>&1 ||
   fail "java not found. ferry's tests run the real Aeron archive and Pulsar, which need Java 17 or newer: apt-get install openjdk-17-jdk-headless"
@@ -42,14 +46,20 @@ get() {
   [ -s "$dest" ] && return 0
   log=$(mktemp)
   echo "fetch: $artifact from Maven Central"
+  # Copied into a temporary directory and moved into place, so an interrupted copy never
+  # leaves a truncated file that a later run would take for a complete one.
+  local tmp
+  tmp=$(mktemp -d "$cache/copy.XXXXXX")
   if ! timeout 900 mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
-      -Dartifact="$artifact" -DoutputDirectory="$cache" -Dmdep.overWriteIfNewer=true >"$log" 2>&1; then
+      -Dartifact="$artifact" -DoutputDirectory="$tmp" >"$log" 2>&1; then
+    rm -rf "$tmp"
     grep -m1 -o 'Could not [^:]*: [^ ]*\|Failed to execute goal.*' "$log" >&2 || tail -5 "$log" >&2
     rm -f "$log"
     fail "could not fetch $artifact. Is Maven Central reachable (try: mvn -B dependency:get -Dartifact=$artifact)? If that version is not served, change it in test/infra/versions.env."
   fi
   rm -f "$log"
-  [ -s "$dest" ] || fail "Maven reported success but $dest is missing"
+  mv "$tmp/$(basename "$dest")" "$dest" 2>/dev/null || { rm -rf "$tmp"; fail "Maven reported success but $(basename "$dest") is missing"; }
+  rm -rf "$tmp"
 }
 
 get "io.aeron:aeron-all:$AERON_VERSION" "$cache/aeron-all-$AERON_VERSION.jar"

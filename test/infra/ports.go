@@ -8,9 +8,10 @@ import (
 // Loopback is the only address anything started here listens on.
 const Loopback = "127.0.0.1"
 
-// freeTCPPort returns a TCP port on the loopback address that was free a moment ago. The
-// kernel hands out ephemeral ports in sequence, so a port just released is not reused at
-// once; a peer that loses the race fails to start and says so in its log.
+// freeTCPPort returns a TCP port on the loopback address that was free a moment ago. It
+// is released before the peer binds it, so another process can take it in between (Linux
+// picks ephemeral ports from a random offset, which makes that unlikely, not impossible);
+// a peer that loses the race fails to start and its log says "Address already in use".
 func freeTCPPort() (int, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(Loopback, "0"))
 	if err != nil {

@@ -164,11 +164,11 @@ func up(args []string) error {
 	began := time.Now()
 	archive, err := infra.StartArchive(ctx, infra.ArchiveOptions{Dir: filepath.Join(runDir, "archive"), Detached: true})
 	if err != nil {
-		return err
+		return fmt.Errorf("%w\n(logs kept in %s)", err, runDir)
 	}
 	pulsar, err := infra.StartPulsar(ctx, infra.PulsarOptions{Dir: filepath.Join(runDir, "pulsar"), Detached: true})
 	if err != nil {
-		return errors.Join(err, archive.Stop())
+		return errors.Join(fmt.Errorf("%w\n(logs kept in %s)", err, runDir), archive.Stop())
 	}
 	peers := &infra.Peers{Archive: archive, Pulsar: pulsar, RunDir: runDir}
 	report(peers, time.Since(began))
