@@ -112,24 +112,35 @@ func StartArchive(ctx context.Context, opts ArchiveOptions) (*Archive, error) {
 		}
 		opts.AeronDir = dir
 	}
-	port, err := freeUDPPort()
-	if err != nil {
-		return nil, err
-	}
 	a := &Archive{
 		AeronDir:        opts.AeronDir,
 		ArchiveDir:      filepath.Join(opts.Dir, "archive"),
-		ControlChannel:  fmt.Sprintf("aeron:udp?endpoint=%s:%d", Loopback, port),
 		ControlStreamID: DefaultControlStreamID,
 		ID:              FixedArchiveID,
 		opts:            opts,
 		log:             filepath.Join(opts.Dir, "archive.log"),
 	}
-	if err := a.start(ctx); err != nil {
-		// The dir lives in memory: do not leave it behind.
-		return nil, errors.Join(err, os.RemoveAll(a.AeronDir))
+	for attempt := 1; ; attempt++ {
+		port, err := pickUDPPort()
+		if err != nil {
+			return nil, err
+		}
+		a.ControlChannel = fmt.Sprintf("aeron:udp?endpoint=%s:%d", Loopback, port)
+		mark, _ := os.Stat(a.log)
+		err = a.start(ctx)
+		if err == nil {
+			return a, nil
+		}
+		if attempt == startAttempts || !strings.Contains(logSince(a.log, mark), addressInUse) {
+			// The dir lives in memory: do not leave it behind.
+			return nil, errors.Join(err, os.RemoveAll(a.AeronDir))
+		}
+		// The failed attempt's mark file still looks active and would refuse the next
+		// start; this archive never became ready, so there is nothing in it to keep.
+		if rmErr := os.RemoveAll(a.ArchiveDir); rmErr != nil {
+			return nil, errors.Join(err, rmErr, os.RemoveAll(a.AeronDir))
+		}
 	}
-	return a, nil
 }
 
 func (a *Archive) start(ctx context.Context) error {

@@ -8,6 +8,19 @@ import (
 // Loopback is the only address anything started here listens on.
 const Loopback = "127.0.0.1"
 
+// Port pickers; tests replace them to force a collision.
+var (
+	pickTCPPort = freeTCPPort
+	pickUDPPort = freeUDPPort
+)
+
+// startAttempts bounds the starts of a peer whose ports were taken between picking and
+// binding them (see freeTCPPort).
+const startAttempts = 3
+
+// addressInUse is what a JVM peer's log says when another process took one of its ports.
+const addressInUse = "Address already in use"
+
 // freeTCPPort returns a TCP port on the loopback address that was free a moment ago. It
 // is released before the peer binds it, so another process can take it in between (Linux
 // picks ephemeral ports from a random offset, which makes that unlikely, not impossible);

@@ -92,23 +92,33 @@ func StartPulsar(ctx context.Context, opts PulsarOptions) (*Pulsar, error) {
 		log:  filepath.Join(opts.Dir, "pulsar.log"),
 		data: filepath.Join(opts.Dir, "data"),
 	}
-	for _, port := range []*int{&p.brokerPort, &p.webPort, &p.bookiePort} {
-		if *port, err = freeTCPPort(); err != nil {
-			return nil, err
-		}
-	}
-	p.ServiceURL = fmt.Sprintf("pulsar://%s:%d", Loopback, p.brokerPort)
-	p.AdminURL = fmt.Sprintf("http://%s:%d", Loopback, p.webPort)
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "logs"), 0o755); err != nil {
 		return nil, fmt.Errorf("infra: pulsar dir: %w", err)
 	}
-	if err := p.writeConfig(); err != nil {
-		return nil, err
+	for attempt := 1; ; attempt++ {
+		for _, port := range []*int{&p.brokerPort, &p.webPort, &p.bookiePort} {
+			if *port, err = pickTCPPort(); err != nil {
+				return nil, err
+			}
+		}
+		p.ServiceURL = fmt.Sprintf("pulsar://%s:%d", Loopback, p.brokerPort)
+		p.AdminURL = fmt.Sprintf("http://%s:%d", Loopback, p.webPort)
+		if err := p.writeConfig(); err != nil {
+			return nil, err
+		}
+		mark, _ := os.Stat(p.log)
+		err = p.start(ctx)
+		if err == nil {
+			return p, nil
+		}
+		if attempt == startAttempts || !strings.Contains(logSince(p.log, mark), addressInUse) {
+			return nil, err
+		}
+		// A fresh data dir: the bookie's cookie would remember the port that was taken.
+		if rmErr := os.RemoveAll(p.data); rmErr != nil {
+			return nil, errors.Join(err, rmErr)
+		}
 	}
-	if err := p.start(ctx); err != nil {
-		return nil, err
-	}
-	return p, nil
 }
 
 // writeConfig writes the distribution's standalone.conf followed by ferry's keys; the broker
