@@ -178,7 +178,10 @@ func TestHeartbeatCounterIsRefreshed(t *testing.T) {
 	waitFor(t, func() bool { d.beat(time.Now()); return values.Load() >= before })
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+// waitFor is this package's eventually-helper (package aeron imports nothing of ferry, its
+// tests included): it polls cond every millisecond and fails the test if it does not hold
+// within 5 s.
+func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {

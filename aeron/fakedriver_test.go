@@ -126,23 +126,20 @@ func (d *fakeDriver) read() []driverCommand {
 // before) and returns it.
 func (d *fakeDriver) awaitCommand(typ command.CommandType) driverCommand {
 	d.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var found driverCommand
+	waitFor(d.t, func() bool {
 		cmds := d.read()
 		d.mu.Lock()
+		defer d.mu.Unlock()
 		for i := d.taken; i < len(cmds); i++ {
 			if cmds[i].typ == typ {
-				d.taken = i + 1
-				d.mu.Unlock()
-				return cmds[i]
+				d.taken, found = i+1, cmds[i]
+				return true
 			}
 		}
-		d.mu.Unlock()
-		if time.Now().After(deadline) {
-			d.t.Fatalf("the client sent no %v within 5 s", typ)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return false
+	})
+	return found
 }
 
 // barrier returns once the client's conductor has handled everything broadcast before it:

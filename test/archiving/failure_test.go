@@ -12,6 +12,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/infra"
 )
 
@@ -128,21 +129,17 @@ func TestReplayFailingAfterItWasAcceptedIsReported(t *testing.T) {
 		t.Fatalf("the archive refused the replay outright: %v", err)
 	}
 	var refusal *archive.Error
-	deadline := time.Now().Add(15 * time.Second)
-	for refusal == nil {
+	eventually.NoError(t, 15*time.Second, func() error {
 		mu.Lock()
+		defer mu.Unlock()
 		for _, err := range reported {
 			errors.As(err, &refusal)
 		}
-		mu.Unlock()
-		if time.Now().After(deadline) {
-			mu.Lock()
-			got := fmt.Sprint(reported)
-			mu.Unlock()
-			t.Fatalf("no error reported for the unconnected replay within 15 s (got %s)", got)
+		if refusal == nil {
+			return fmt.Errorf("no error reported for the unconnected replay (got %v)", reported)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	t.Logf("reported: %v", refusal)
 	if want := fmt.Sprintf("replay recording %d", id); !strings.Contains(refusal.Request, want) || !strings.Contains(refusal.Request, "after the archive had accepted it") {
 		t.Errorf("the error names %q, want it to contain %q and %q", refusal.Request, want, "after the archive had accepted it")
