@@ -1,12 +1,13 @@
 // Command ferry replays Aeron Archive recordings into Apache Pulsar.
 //
+//	ferry run        --config FILE                     replay the archive into Pulsar until SIGTERM
 //	ferry validate   --config FILE                     check a configuration, print its warnings
 //	ferry checkpoint show  --config FILE --stream NAME  what ferry has committed for a stream
 //	ferry checkpoint reset --config FILE --stream NAME --yes
 //	                                                    delete a stream's checkpoint, verified
 //	ferry version
 //
-// `ferry run` (the pipeline) is not built yet. Exit status: 0 success, 1 failure (the
+// Exit status: 0 success, 1 failure (the
 // message says what happened and what to do), 2 bad usage.
 package main
 

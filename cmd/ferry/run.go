@@ -19,6 +19,7 @@ const (
 var version = "dev"
 
 const usage = `usage:
+  ferry run      --config FILE
   ferry validate --config FILE
   ferry checkpoint show  --config FILE --stream NAME
   ferry checkpoint reset --config FILE --stream NAME --yes
@@ -35,6 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case cmd == "version":
 		fmt.Fprintln(stdout, "ferry", version)
 		return exitOK
+	case cmd == "run":
+		err = runPipeline(rest, stderr)
 	case cmd == "validate":
 		err = validate(rest, stdout)
 	case cmd == "checkpoint" && len(rest) > 0 && rest[0] == "show":

@@ -23,13 +23,13 @@ type rule struct {
 // rules is the architecture in code. A package that no rule matches fails the test: add it
 // here, deliberately, when you create it.
 var rules = []rule{
-	{"messages", nil},                                      // generated; protobuf only
-	{"aeron", []string{"aeron"}},                           // the Aeron client knows nothing of ferry
-	{"progress", []string{"messages"}},                     // the pure core
-	{"config", []string{"messages", "aeron/channel"}},      // channel URIs are checked with the client's own parser
-	{"store", []string{"store", "messages", "progress"}},   // checkpoint stores and their contract suite
-	{"supervisor", []string{"messages", "progress"}},       //
-	{"observe", []string{"messages", "progress", "store"}}, // HTTP status, metrics, health
+	{"messages", nil},                                                  // generated; protobuf only
+	{"aeron", []string{"aeron"}},                                       // the Aeron client knows nothing of ferry
+	{"progress", []string{"messages"}},                                 // the pure core
+	{"config", []string{"messages", "aeron/channel"}},                  // channel URIs are checked with the client's own parser
+	{"store", []string{"store", "messages", "progress"}},               // checkpoint stores and their contract suite
+	{"supervisor", []string{"messages", "progress", "store", "aeron"}}, // classifies the store's and the archive's errors
+	{"observe", []string{"messages", "progress", "store"}},             // HTTP status, metrics, health
 	{"actors", []string{"actors", "messages", "progress", "config", "store", "supervisor", "observe", "aeron"}},
 	{"cmd", []string{"cmd", "actors", "messages", "progress", "config", "store", "supervisor", "observe", "aeron"}},
 	{"test", []string{""}}, // tests may use everything

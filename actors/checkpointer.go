@@ -1,0 +1,207 @@
+package actors
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/supervisor"
+)
+
+// checkpointTick is how often the checkpointer asks its policies whether a save is due
+// (time-based saves and retries); count-based saves are issued at once.
+const checkpointTick = 20 * time.Millisecond
+
+// checkpointer is the Checkpointer actor of one stream: it owns one progress.CheckpointPolicy
+// per recording and the store writes. One write (a batch of saves, one transaction) is in
+// flight at a time, on the actor's goroutine; its result comes back as a message. It never
+// writes a position the tracker did not report as committed (lesson 1), persists even when
+// no new records arrive (lesson 3), and retries a failing store with back-off.
+//
+// Its mailbox holds commits (at most one per acknowledgement, bounded by the replays'
+// credits), watermark requests, one write result and one tick.
+type checkpointer struct {
+	env *Env
+	cfg *StreamConfig
+
+	policies  map[int64]*progress.CheckpointPolicy
+	committed map[int64]int64
+	persisted map[int64]store.Checkpoint
+	writing   bool
+	flushing  bool
+	ticker    *time.Ticker
+	stop      chan struct{}
+}
+
+// saveResult is a finished store write.
+type saveResult struct {
+	saves []progress.Save
+	err   error
+}
+
+// checkpointTickMsg is the periodic self-message.
+type checkpointTickMsg struct{}
+
+func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
+	return func() actor.Actor {
+		c := &checkpointer{env: env, cfg: cfg,
+			policies:  map[int64]*progress.CheckpointPolicy{},
+			committed: map[int64]int64{},
+			persisted: map[int64]store.Checkpoint{},
+		}
+		for _, cp := range cfg.Stored.Checkpoints {
+			c.persisted[cp.RecordingID] = cp
+		}
+		return c
+	}
+}
+
+func (c *checkpointer) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		c.startTicker(ctx)
+	case *messages.WatermarkRequest:
+		cp, ok := c.persisted[msg.RecordingId]
+		ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Stored: ok, Position: cp.Position, Completed: cp.Completed})
+	case *messages.ReplayStarted:
+		if _, ok := c.policies[msg.RecordingId]; !ok {
+			p, err := progress.NewCheckpointPolicy(msg.RecordingId, msg.FromPosition, c.cfg.Checkpoint)
+			if err != nil {
+				panic(supervisor.Fail(supervisor.Bug, err))
+			}
+			if c.flushing {
+				p.Shutdown()
+			}
+			c.policies[msg.RecordingId] = p
+			c.committed[msg.RecordingId] = msg.FromPosition
+		}
+	case *messages.Committed:
+		p := c.policy(msg.RecordingId)
+		if err := p.Committed(msg.Position, int(msg.Records), c.env.nowMs()); err != nil {
+			panic(supervisor.Fail(supervisor.Bug, err))
+		}
+		c.committed[msg.RecordingId] = msg.Position
+		c.flush(ctx)
+	case *messages.RecordingFinished:
+		p := c.policy(msg.RecordingId)
+		if err := p.Complete(msg.FinalPosition, c.env.nowMs()); err != nil {
+			panic(supervisor.Fail(supervisor.Bug, err))
+		}
+		c.committed[msg.RecordingId] = msg.FinalPosition
+		c.flush(ctx)
+	case *checkpointTickMsg:
+		c.flush(ctx)
+	case *saveResult:
+		c.saved(ctx, msg)
+	case *messages.Drain:
+		c.flushing = true
+		for _, p := range c.policies {
+			p.Shutdown()
+		}
+		c.flush(ctx)
+	case *actor.Stopping, *actor.Restarting:
+		if c.stop != nil {
+			close(c.stop)
+			c.stop = nil
+		}
+	}
+}
+
+func (c *checkpointer) policy(rec int64) *progress.CheckpointPolicy {
+	p, ok := c.policies[rec]
+	if !ok {
+		panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("checkpointer: recording %d committed before its replay started", rec)))
+	}
+	return p
+}
+
+func (c *checkpointer) startTicker(ctx actor.Context) {
+	self, system := ctx.Self(), ctx.ActorSystem()
+	stop := make(chan struct{})
+	c.stop = stop
+	ticker := time.NewTicker(checkpointTick)
+	c.env.tasks().Go(func() {
+		defer ticker.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ticker.C:
+				system.Root.Send(self, &checkpointTickMsg{})
+			}
+		}
+	})
+}
+
+// flush issues the saves that are due, as one store transaction, unless one is in flight.
+func (c *checkpointer) flush(ctx actor.Context) {
+	if c.writing {
+		c.reportFlushed(ctx)
+		return
+	}
+	now := c.env.nowMs()
+	var saves []progress.Save
+	for _, p := range c.policies {
+		if s, ok := p.Tick(now); ok {
+			saves = append(saves, s)
+		}
+	}
+	if len(saves) == 0 {
+		c.reportFlushed(ctx)
+		return
+	}
+	c.writing = true
+	cps := make([]store.Checkpoint, len(saves))
+	for i, s := range saves {
+		cps[i] = store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: now}
+	}
+	self, system, def, st := ctx.Self(), ctx.ActorSystem(), c.cfg.Def, c.env.Store
+	if !c.env.tasks().Go(func() {
+		system.Root.Send(self, &saveResult{saves: saves, err: st.Save(def, cps)})
+	}) {
+		c.writing = false
+	}
+}
+
+func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
+	c.writing = false
+	now := c.env.nowMs()
+	for _, s := range res.saves {
+		p := c.policies[s.RecordingID]
+		if res.err != nil {
+			p.SaveFailed(s, res.err, now)
+			continue
+		}
+		if err := p.Saved(s, now); err != nil {
+			panic(supervisor.Fail(supervisor.Bug, err))
+		}
+		c.persisted[s.RecordingID] = store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: now}
+		ctx.Send(ctx.Parent(), &messages.CheckpointPersisted{RecordingId: s.RecordingID, Position: s.Position, Completed: s.Completed})
+	}
+	if res.err != nil {
+		if supervisor.Classify(res.err) == supervisor.Corrupt {
+			panic(supervisor.Fail(supervisor.Corrupt, res.err))
+		}
+		f := c.policies[res.saves[0].RecordingID].Failure()
+		c.env.Logger.Warn("checkpoint save failed; retrying with back-off", "stream", c.cfg.Def.Name, "consecutive", f.Consecutive, "retry_at_ms", f.RetryAtMs, "error", res.err)
+	}
+	c.flush(ctx)
+}
+
+// reportFlushed tells the stream, while it drains, once every commit is persisted.
+func (c *checkpointer) reportFlushed(ctx actor.Context) {
+	if !c.flushing || c.writing {
+		return
+	}
+	for rec, pos := range c.committed {
+		if persisted, _ := c.policies[rec].Persisted(); persisted < pos {
+			return
+		}
+	}
+	c.flushing = false
+	ctx.Send(ctx.Parent(), &messages.CheckpointsFlushed{})
+}

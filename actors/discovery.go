@@ -1,0 +1,91 @@
+package actors
+
+import (
+	"context"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/messages"
+)
+
+// discoveryPageSize is how many descriptors one listing request asks for.
+const discoveryPageSize = 100
+
+// discovery is the Discovery actor of one stream: every DiscoveryInterval it lists the
+// archive's recordings of the stream's channel and stream id (listRecordingsForUri, paging
+// past the highest id returned, lesson 6) on its goroutine and reports the whole list, in id
+// order, to the stream supervisor, or the failure. One listing is in flight at a time.
+//
+// Its mailbox holds one listing result and one timer message.
+type discovery struct {
+	env *Env
+	cfg *StreamConfig
+
+	cancel context.CancelFunc
+}
+
+type listResult struct {
+	descs []archive.RecordingDescriptor
+	err   error
+	atMs  int64
+}
+
+type listAgain struct{}
+
+func newDiscovery(env *Env, cfg *StreamConfig) actor.Producer {
+	return func() actor.Actor { return &discovery{env: env, cfg: cfg} }
+}
+
+func (d *discovery) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started, *listAgain:
+		d.list(ctx)
+	case *listResult:
+		if msg.err != nil {
+			ctx.Send(ctx.Parent(), &messages.DiscoveryFailed{Error: msg.err.Error(), AtMs: msg.atMs})
+		} else {
+			ctx.Send(ctx.Parent(), listed(msg.descs, msg.atMs))
+		}
+		self, system := ctx.Self(), ctx.ActorSystem()
+		time.AfterFunc(d.cfg.DiscoveryInterval, func() { system.Root.Send(self, &listAgain{}) })
+	case *actor.Stopping, *actor.Restarting:
+		if d.cancel != nil {
+			d.cancel()
+		}
+	}
+}
+
+func (d *discovery) list(ctx actor.Context) {
+	callCtx, cancel := context.WithTimeout(context.Background(), d.cfg.CallTimeout)
+	d.cancel = cancel
+	self, system := ctx.Self(), ctx.ActorSystem()
+	if !d.env.tasks().Go(func() {
+		defer cancel()
+		descs, err := d.env.Archive.RecordingsForURI(callCtx, d.cfg.Def.Channel, d.cfg.Def.StreamID, discoveryPageSize)
+		system.Root.Send(self, &listResult{descs: descs, err: err, atMs: d.env.nowMs()})
+	}) {
+		cancel()
+	}
+}
+
+func listed(descs []archive.RecordingDescriptor, atMs int64) *messages.RecordingsListed {
+	out := &messages.RecordingsListed{ListedAtMs: atMs, Recordings: make([]*messages.RecordingInfo, 0, len(descs))}
+	for _, d := range descs {
+		info := &messages.RecordingInfo{
+			RecordingId:   d.RecordingID,
+			StartPosition: d.StartPosition,
+			StopPosition:  -1,
+			StartMs:       d.StartTimestampMs,
+			Live:          d.IsLive(),
+			SessionId:     d.SessionID,
+		}
+		if !info.Live {
+			info.StopPosition = d.StopPosition
+			info.StopMs = d.StopTimestampMs
+		}
+		out.Recordings = append(out.Recordings, info)
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/aeron/channel"
+	"github.com/ferry-bridge/ferry/config"
+	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/supervisor"
+)
+
+// Archive is what the pipeline asks of the Aeron Archive. *archive.Client implements it.
+// Every method blocks; actors call them only from their own goroutines.
+type Archive interface {
+	RecordingsForURI(ctx context.Context, channelFragment string, streamID int32, pageSize int32) ([]archive.RecordingDescriptor, error)
+	Recording(ctx context.Context, recordingID int64) (archive.RecordingDescriptor, error)
+	MaxRecordedPosition(ctx context.Context, recordingID int64) (int64, error)
+	StartReplay(ctx context.Context, recordingID, position, length int64, replayChannel string, replayStreamID int32) (int64, error)
+	StopReplay(ctx context.Context, replaySessionID int64) error
+}
+
+// Subscriber adds Aeron subscriptions. *aeron.Client implements it.
+type Subscriber interface {
+	AddSubscription(ctx context.Context, channel string, streamID int32, handlers aeron.ImageHandlers) (*aeron.Subscription, error)
+}
+
+// ProducerFactory creates a Pulsar producer; it may block. Production code passes the
+// client's CreateProducer; tests wrap the real producer in a fault-injecting decorator.
+type ProducerFactory func(pulsar.ProducerOptions) (pulsar.Producer, error)
+
+// Env is what every actor of the pipeline shares. Each field is safe for concurrent use.
+type Env struct {
+	Archive        Archive
+	Aeron          Subscriber
+	CreateProducer ProducerFactory
+	Store          store.Store
+	Logger         *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	bg *tasks // set by NewPipeline
+}
+
+func (e *Env) tasks() *tasks { return e.bg }
+
+func (e *Env) nowMs() int64 {
+	if e.Now == nil {
+		return time.Now().UnixMilli()
+	}
+	return e.Now().UnixMilli()
+}
+
+// StreamConfig is one stream's settings and the state its store held at start.
+type StreamConfig struct {
+	// Def is the stream's definition as the store keeps it.
+	Def store.Stream
+	// Channel is Def.Channel parsed.
+	Channel channel.URI
+	// Start applies to recordings the store holds nothing for (lesson 18).
+	Start config.StartPosition
+	// Stored is what the store held at start.
+	Stored store.State
+	// ReplayChannel and ReplayStreamID are where the archive sends replays; each replay
+	// subscribes with its own session id added.
+	ReplayChannel  channel.URI
+	ReplayStreamID int32
+	// Checkpoint is the checkpoint policy.
+	Checkpoint progress.CheckpointConfig
+	// MaxInflightRecords and MaxInflightBytes bound, per recording, what was read from the
+	// replay and not yet committed (the replay's credits).
+	MaxInflightRecords int64
+	MaxInflightBytes   int64
+	// DiscoveryInterval is how often the archive's catalog is listed.
+	DiscoveryInterval time.Duration
+	// CallTimeout bounds each archive call.
+	CallTimeout time.Duration
+	// Restart is how failed actors of the stream are restarted.
+	Restart supervisor.Policy
+}
+
+// Validate reports settings the pipeline cannot run with.
+func (c StreamConfig) Validate() error {
+	switch {
+	case c.Def.Name == "":
+		return fmt.Errorf("actors: stream without a name")
+	case c.MaxInflightRecords < 1 || c.MaxInflightBytes < 1:
+		return fmt.Errorf("actors: stream %s: in-flight limits must be positive", c.Def.Name)
+	case c.DiscoveryInterval <= 0 || c.CallTimeout <= 0:
+		return fmt.Errorf("actors: stream %s: discovery interval and call timeout must be positive", c.Def.Name)
+	}
+	if err := c.Checkpoint.Validate(); err != nil {
+		return fmt.Errorf("actors: stream %s: %w", c.Def.Name, err)
+	}
+	return c.Restart.Validate()
+}
+
+// tasks tracks the goroutines actors start for blocking work, so that the pipeline can
+// wait for them at shutdown. It is safe for concurrent use.
+type tasks struct {
+	mu      sync.Mutex
+	wg      sync.WaitGroup
+	closing bool
+}
+
+// Go runs f on a new goroutine unless the pipeline is shutting down; it reports whether f
+// was started.
+func (t *tasks) Go(f func()) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closing {
+		return false
+	}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// Close refuses new goroutines and waits for the running ones.
+func (t *tasks) Close() {
+	t.mu.Lock()
+	t.closing = true
+	t.mu.Unlock()
+	t.wg.Wait()
+}

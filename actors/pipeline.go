@@ -1,0 +1,110 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ferry-bridge/ferry/messages"
+)
+
+// StreamFailure is a stream that stopped for good, and why.
+type StreamFailure struct {
+	Stream string
+	Err    error
+}
+
+// Pipeline is ferry's actor system: one StreamSupervisor per configured stream, spawned
+// from the system's root. Start, Drain and Stop must be called from one goroutine.
+type Pipeline struct {
+	env      *Env
+	streams  []*StreamConfig
+	system   *actor.ActorSystem
+	pids     []*actor.PID
+	failures chan StreamFailure
+}
+
+// NewPipeline checks the streams' settings and builds the actor system; nothing runs until
+// Start.
+func NewPipeline(env *Env, streams []StreamConfig) (*Pipeline, error) {
+	if env.Archive == nil || env.Aeron == nil || env.CreateProducer == nil || env.Store == nil {
+		return nil, errors.New("actors: Env needs an archive, an Aeron client, a producer factory and a store")
+	}
+	if env.Logger == nil {
+		env.Logger = slog.Default()
+	}
+	env.bg = &tasks{}
+	p := &Pipeline{env: env, failures: make(chan StreamFailure, len(streams))}
+	for i := range streams {
+		s := streams[i]
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		p.streams = append(p.streams, &s)
+	}
+	// protoactor logs every actor start and stop at info: keep only its warnings.
+	quiet := env.Logger.Handler()
+	p.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(levelFilter{quiet, slog.LevelWarn}).With("lib", "protoactor")
+	}))
+	return p, nil
+}
+
+// Start spawns every stream's supervisor.
+func (p *Pipeline) Start() error {
+	for _, s := range p.streams {
+		name := "stream-" + s.Def.Name
+		self := actor.NewPID(p.system.Address(), name)
+		props, err := streamProps(p.env, s, self, p.system, func(stream string, err error) {
+			p.failures <- StreamFailure{Stream: stream, Err: err} // one per stream: never blocks
+		})
+		if err != nil {
+			return err
+		}
+		pid, err := p.system.Root.SpawnNamed(props, name)
+		if err != nil {
+			return fmt.Errorf("actors: start stream %s: %w", s.Def.Name, err)
+		}
+		p.pids = append(p.pids, pid)
+	}
+	return nil
+}
+
+// Failures delivers each stream that failed for good, once.
+func (p *Pipeline) Failures() <-chan StreamFailure { return p.failures }
+
+// Drain asks every stream to stop reading and waits, up to timeout in all, until what was
+// sent is acknowledged and persisted. It returns each stream's answer; a stream that did
+// not answer in time is reported in the error.
+func (p *Pipeline) Drain(timeout time.Duration) ([]*messages.Drained, error) {
+	deadline := time.Now().Add(timeout)
+	futures := make([]*actor.Future, len(p.pids))
+	for i, pid := range p.pids {
+		futures[i] = p.system.Root.RequestFuture(pid, &messages.Drain{}, timeout)
+	}
+	var out []*messages.Drained
+	var errs []error
+	for i, f := range futures {
+		res, err := f.Result()
+		if d, ok := res.(*messages.Drained); ok && err == nil {
+			out = append(out, d)
+			continue
+		}
+		errs = append(errs, fmt.Errorf("stream %s did not drain within %s: %v", p.streams[i].Def.Name, timeout, err))
+	}
+	_ = deadline
+	return out, errors.Join(errs...)
+}
+
+// Stop stops every actor and waits for the goroutines they started (producer flushes,
+// replay closes, store writes).
+func (p *Pipeline) Stop() {
+	for _, pid := range p.pids {
+		_ = p.system.Root.StopFuture(pid).Wait()
+	}
+	p.system.Shutdown()
+	p.env.bg.Close()
+}

@@ -1,0 +1,200 @@
+package actors
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/supervisor"
+)
+
+// Message properties ferry sets on every Pulsar message.
+const (
+	PropRecordingID = "ferry.recording-id"
+	PropPosition    = "ferry.position" // the record's end position: its sequence id
+	PropSessionID   = "ferry.session-id"
+	PropStreamID    = "ferry.stream-id"
+)
+
+// producerRetry is the back-off between attempts to create the producer.
+var producerRetry = supervisor.Backoff{Min: 200 * time.Millisecond, Max: 10 * time.Second}
+
+// publisher is the Publisher[r] actor: it owns the Pulsar producer of one recording,
+// named ferry-<stream>-<recording> (architecture §3.3), and sends every record the tracker
+// emitted with sequence id = its end position. Pulsar callbacks only send messages: the
+// outcome to the tracker, and a failure to the publisher too, which then stops sending the
+// failed epoch (fail-stop, lesson 22).
+//
+// Its mailbox holds the tracker's batches (bounded by the replay's credits), the producer
+// creation result and failure notices (one per record in flight at most).
+type publisher struct {
+	env  *Env
+	cfg  *StreamConfig
+	rec  int64
+	pids *recordingPIDs
+
+	producer     pulsar.Producer
+	creating     bool
+	attempts     int
+	waiting      []*messages.RecordBatch // batches that arrived before the producer
+	failed       bool                    // a send failed, in failedEpoch or earlier
+	failedEpoch  uint64
+	recordingStr string
+	streamIDStr  string
+}
+
+// producerCreated is the result of creating the producer on the actor's goroutine.
+type producerCreated struct {
+	producer pulsar.Producer
+	err      error
+}
+
+// retryProducer is the publisher's self-message to try creating the producer again.
+type retryProducer struct{}
+
+// sendFailed is the publisher's own copy of a failed send.
+type sendFailed struct{ epoch uint64 }
+
+func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) actor.Producer {
+	return func() actor.Actor {
+		return &publisher{env: env, cfg: cfg, rec: rec, pids: pids,
+			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10)}
+	}
+}
+
+func (p *publisher) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started, *retryProducer:
+		p.create(ctx)
+	case *producerCreated:
+		p.created(ctx, msg)
+	case *messages.RecordBatch:
+		if p.producer == nil {
+			p.waiting = append(p.waiting, msg)
+			return
+		}
+		p.send(ctx, msg)
+	case *sendFailed:
+		p.failed = true
+		p.failedEpoch = max(p.failedEpoch, msg.epoch)
+	case *actor.Restarting, *actor.Stopping:
+		p.close()
+	}
+}
+
+func (p *publisher) create(ctx actor.Context) {
+	if p.creating || p.producer != nil {
+		return
+	}
+	name, err := progress.ProducerName(p.cfg.Def.Name, p.rec)
+	if err != nil {
+		panic(supervisor.Fail(supervisor.Bug, err))
+	}
+	opts := pulsar.ProducerOptions{
+		Topic: p.cfg.Def.Topic,
+		Name:  name,
+		// Deduplication needs one message per sequence id, sends that never time out (a
+		// timeout leaves a gap that dedup turns into loss), and a bounded queue that fails
+		// rather than blocks (the replay's credits keep it from filling).
+		DisableBatching:         true,
+		SendTimeout:             -1,
+		MaxPendingMessages:      int(min(p.cfg.MaxInflightRecords, 1<<20)),
+		DisableBlockIfQueueFull: true,
+		// A recording stays in one partition, so order and dedup hold on partitioned topics.
+		MessageRouter: func(_ *pulsar.ProducerMessage, tm pulsar.TopicMetadata) int {
+			return int(p.rec % int64(max(tm.NumPartitions(), 1)))
+		},
+	}
+	p.creating = true
+	self, system := ctx.Self(), ctx.ActorSystem()
+	p.env.tasks().Go(func() {
+		prod, err := p.env.CreateProducer(opts)
+		system.Root.Send(self, &producerCreated{producer: prod, err: err})
+	})
+}
+
+func (p *publisher) created(ctx actor.Context, res *producerCreated) {
+	p.creating = false
+	if res.err != nil {
+		p.attempts++
+		d := producerRetry.Delay(p.attempts, 0.5)
+		why := "cannot create the Pulsar producer; retrying"
+		if isProducerBusy(res.err) {
+			why = "the Pulsar producer name is taken (another ferry publishes this recording, or the broker has not released an earlier producer); retrying"
+		}
+		p.env.Logger.Warn(why, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "attempt", p.attempts, "retry_in", d, "error", res.err)
+		self, system := ctx.Self(), ctx.ActorSystem()
+		time.AfterFunc(d, func() { system.Root.Send(self, &retryProducer{}) })
+		return
+	}
+	p.attempts = 0
+	p.producer = res.producer
+	waiting := p.waiting
+	p.waiting = nil
+	for _, b := range waiting {
+		p.send(ctx, b)
+	}
+}
+
+// isProducerBusy matches the broker's ProducerBusy error: pulsar-client-go v0.19.0 has no
+// typed error for it (docs/findings.md).
+func isProducerBusy(err error) bool { return strings.Contains(err.Error(), "ProducerBusy") }
+
+func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
+	if p.failed && b.Epoch <= p.failedEpoch {
+		return // fail-stop: nothing of a failed epoch is sent after the failure (lesson 22)
+	}
+	system, self, tracker := ctx.ActorSystem(), ctx.Self(), p.pids.tracker
+	session := strconv.FormatInt(int64(b.SessionId), 10)
+	for _, r := range b.Records {
+		seq, err := progress.SequenceID(r.End)
+		if err != nil {
+			panic(supervisor.Fail(supervisor.Bug, err))
+		}
+		end, epoch := r.End, b.Epoch
+		msg := &pulsar.ProducerMessage{
+			Payload:    r.Payload,
+			SequenceID: &seq,
+			Properties: map[string]string{
+				PropRecordingID: p.recordingStr,
+				PropPosition:    strconv.FormatInt(end, 10),
+				PropSessionID:   session,
+				PropStreamID:    p.streamIDStr,
+			},
+		}
+		p.producer.SendAsync(context.Background(), msg, func(id pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
+			if err != nil {
+				system.Root.Send(self, &sendFailed{epoch: epoch})
+				system.Root.Send(tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: epoch, End: end, Error: err.Error()})
+				return
+			}
+			dup := id != nil && id.LedgerID() == -1 && id.EntryID() == -1
+			system.Root.Send(tracker, &messages.PublishAcked{RecordingId: p.rec, Epoch: epoch, End: end, Duplicate: dup})
+		})
+	}
+}
+
+// close flushes and closes the producer on a goroutine: Close alone drops the callbacks of
+// buffered messages.
+func (p *publisher) close() {
+	prod := p.producer
+	p.producer = nil
+	if prod == nil {
+		return
+	}
+	log := p.env.Logger
+	if !p.env.tasks().Go(func() {
+		if err := prod.FlushWithCtx(context.Background()); err != nil {
+			log.Debug("flushing a producer before close", "error", err)
+		}
+		prod.Close()
+	}) {
+		prod.Close()
+	}
+}

@@ -1,0 +1,347 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/config"
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/supervisor"
+)
+
+// Replay polling.
+const (
+	// fragmentLimit bounds the fragments one poll delivers, so one turn of the actor stays
+	// short and its batch bounded.
+	fragmentLimit = 256
+	// idlePollMin and idlePollMax bound the back-off between polls that found nothing.
+	idlePollMin = 100 * time.Microsecond
+	idlePollMax = 5 * time.Millisecond
+	// imageJoinTimeout is how long the replay's image may take to appear.
+	imageJoinTimeout = 15 * time.Second
+)
+
+// generations numbers replay incarnations across the process, so that a tracker can tell a
+// batch of the current replay from one read before a restart.
+var generations atomic.Uint64
+
+// replay is the Replay[r] actor: one continuous, open-ended replay (length -1) of one
+// recording from the persisted watermark, read into RecordBatch messages for the commit
+// tracker, never more than its credits allow (architecture §2).
+//
+// Its mailbox holds, at most: one poll self-message, one open result, the tracker's
+// Credits and RedeliveryRequired messages (one per acknowledgement at worst, bounded by its
+// credits), Watermark and Drain. Lifecycle: Started → WatermarkRequest → open (goroutine:
+// describe, StartReplay, AddSubscription) → polling until end of stream.
+//
+// It fails (and is restarted from the persisted watermark by the stream's strategy) when
+// the replay cannot be opened, its image closes before the recording's end, a poll fails,
+// or the tracker reports a failed publish (lesson 4).
+type replay struct {
+	env  *Env
+	cfg  *StreamConfig
+	rec  *messages.RecordingInfo
+	pids *recordingPIDs
+	// startAtLive: with start_position latest and nothing stored, the replay starts at the
+	// recording's live position instead of its start.
+	startAtLive bool
+
+	gen     uint64
+	from    int64
+	cancel  context.CancelFunc
+	opened  *openedReplay
+	image   *aeron.Image
+	joinBy  time.Time
+	asm     *aeron.FragmentAssembler
+	lastEnd int64
+	batch   *messages.RecordBatch
+
+	sentRecords, sentBytes int64
+	relRecords, relBytes   int64
+
+	pollPending bool
+	idle        time.Duration
+	ended       bool
+	draining    bool
+}
+
+// recordingPIDs are the actors of one recording and its stream.
+type recordingPIDs struct {
+	stream, checkpointer, replay, tracker, publisher *actor.PID
+}
+
+// openedReplay is the result of opening a replay on the actor's goroutine.
+type openedReplay struct {
+	gen          uint64
+	from         int64
+	sub          *aeron.Subscription
+	session      int64
+	replaying    bool  // the archive accepted the replay: it must be stopped
+	stopPosition int64 // archive.NullPosition while the recording is live
+	nothingLeft  bool  // the recording stopped at or before the watermark
+	err          error
+}
+
+// pollReplay is the replay's self-message to poll once more.
+type pollReplay struct{ gen uint64 }
+
+func newReplay(env *Env, cfg *StreamConfig, rec *messages.RecordingInfo, pids *recordingPIDs, startAtLive bool) actor.Producer {
+	return func() actor.Actor { return &replay{env: env, cfg: cfg, rec: rec, pids: pids, startAtLive: startAtLive} }
+}
+
+func (r *replay) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		r.gen = generations.Add(1)
+		ctx.Request(r.pids.checkpointer, &messages.WatermarkRequest{RecordingId: r.rec.RecordingId})
+	case *messages.Watermark:
+		r.open(ctx, msg)
+	case *openedReplay:
+		r.onOpened(ctx, msg)
+	case *pollReplay:
+		if msg.gen == r.gen {
+			r.pollPending = false
+			r.poll(ctx)
+		}
+	case *messages.Credits:
+		if msg.Generation == r.gen {
+			r.relRecords = max(r.relRecords, msg.ReleasedRecords)
+			r.relBytes = max(r.relBytes, msg.ReleasedBytes)
+			r.schedulePoll(ctx, 0)
+		}
+	case *messages.RedeliveryRequired:
+		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d: re-delivery from the persisted watermark: %s", r.rec.RecordingId, msg.Reason)))
+	case *messages.Drain:
+		r.draining = true
+		r.release()
+	case *actor.Restarting, *actor.Stopping:
+		r.release()
+	}
+}
+
+// open starts opening the replay from the persisted watermark, or from the stream's start
+// position when nothing is stored (a stored checkpoint outranks it, lesson 18).
+func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
+	if r.draining {
+		return
+	}
+	from := r.startPosition(w)
+	live := !w.Stored && r.startAtLive
+	callCtx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	self, system, gen := ctx.Self(), ctx.ActorSystem(), r.gen
+	id := r.rec.RecordingId
+	started := r.env.tasks().Go(func() {
+		res := r.openReplay(callCtx, gen, id, from, live)
+		system.Root.Send(self, res)
+	})
+	if !started {
+		cancel()
+	}
+}
+
+// startPosition is where this replay begins.
+func (r *replay) startPosition(w *messages.Watermark) int64 {
+	if w.Stored {
+		return w.Position
+	}
+	if r.cfg.Start.Kind == config.StartAt && r.cfg.Start.RecordingID == r.rec.RecordingId {
+		return max(r.cfg.Start.Position, r.rec.StartPosition)
+	}
+	return r.rec.StartPosition
+}
+
+// openReplay runs on the actor's goroutine: it describes the recording, starts the replay
+// and subscribes to it.
+func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, live bool) *openedReplay {
+	res := &openedReplay{gen: gen}
+	call, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
+	defer cancel()
+	desc, err := r.env.Archive.Recording(call, id)
+	if err != nil {
+		res.err = fmt.Errorf("describe recording %d: %w", id, err)
+		return res
+	}
+	if live {
+		if from, err = r.env.Archive.MaxRecordedPosition(call, id); err != nil {
+			res.err = fmt.Errorf("recorded position of recording %d: %w", id, err)
+			return res
+		}
+	}
+	res.from = from
+	res.stopPosition = desc.StopPosition
+	switch {
+	case from < desc.StartPosition:
+		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d starts at %d, after the position %d ferry must resume from: the archive lost records ferry never published (truncated or replaced); reset the stream's checkpoint to accept the loss", id, desc.StartPosition, from))
+		return res
+	case desc.StopPosition != archive.NullPosition && from > desc.StopPosition:
+		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d stops at %d, before the committed position %d: the archive is not the one ferry published from", id, desc.StopPosition, from))
+		return res
+	case desc.StopPosition != archive.NullPosition && from == desc.StopPosition:
+		res.nothingLeft = true
+		return res
+	}
+	session, err := r.env.Archive.StartReplay(call, id, from, archive.ReplayToEnd, r.cfg.ReplayChannel.String(), r.cfg.ReplayStreamID)
+	if err != nil {
+		res.err = fmt.Errorf("start replay of recording %d at %d: %w", id, from, err)
+		return res
+	}
+	res.session, res.replaying = session, true
+	ch, err := r.cfg.ReplayChannel.WithSessionID(archive.ReplayImageSessionID(session))
+	if err == nil {
+		res.sub, err = r.env.Aeron.AddSubscription(call, ch.String(), r.cfg.ReplayStreamID, aeron.ImageHandlers{})
+	}
+	if err != nil {
+		stop, cancelStop := context.WithTimeout(context.Background(), r.cfg.CallTimeout)
+		defer cancelStop()
+		_ = r.env.Archive.StopReplay(stop, session)
+		res.err = fmt.Errorf("subscribe to the replay of recording %d: %w", id, err)
+	}
+	return res
+}
+
+func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
+	if res.gen != r.gen || r.draining {
+		// Opened by an earlier incarnation, or no longer wanted: release it.
+		r.closeOpened(res)
+		return
+	}
+	if res.err != nil {
+		class := supervisor.Classify(res.err)
+		panic(supervisor.Fail(class, res.err))
+	}
+	r.opened = res
+	r.from = res.from
+	r.lastEnd = r.from
+	r.joinBy = time.Now().Add(imageJoinTimeout)
+	r.asm = aeron.NewFragmentAssembler(maxMessageLength, r.onMessage)
+	// The tracker and checkpointer hear of the new incarnation before any of its batches.
+	started := &messages.ReplayStarted{RecordingId: r.rec.RecordingId, Generation: r.gen, FromPosition: r.from}
+	ctx.Send(r.pids.checkpointer, started)
+	ctx.Send(r.pids.tracker, started)
+	if res.nothingLeft {
+		r.end(ctx, r.from)
+		return
+	}
+	r.schedulePoll(ctx, 0)
+}
+
+// maxMessageLength bounds a reassembled message: Aeron's limit for the largest term length.
+const maxMessageLength = 16 << 20
+
+// poll reads what the credits allow and hands it to the tracker.
+func (r *replay) poll(ctx actor.Context) {
+	if r.opened == nil || r.ended || r.draining {
+		return
+	}
+	if r.image == nil {
+		img := r.opened.sub.ImageBySessionID(archive.ReplayImageSessionID(r.opened.session))
+		if img == nil {
+			if time.Now().After(r.joinBy) {
+				panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d: the replay image did not join within %s", r.rec.RecordingId, imageJoinTimeout)))
+			}
+			r.schedulePoll(ctx, idlePollMax)
+			return
+		}
+		r.image = img
+	}
+	credits := min(r.cfg.MaxInflightRecords-(r.sentRecords-r.relRecords), fragmentLimit)
+	if credits <= 0 || r.cfg.MaxInflightBytes-(r.sentBytes-r.relBytes) <= 0 {
+		return // Credits from the tracker resume polling.
+	}
+	before := r.image.Position()
+	r.batch = &messages.RecordBatch{RecordingId: r.rec.RecordingId, Generation: r.gen, SessionId: r.rec.SessionId}
+	_, err := r.image.Poll(r.asm.OnFragment, int(credits))
+	batch := r.batch
+	r.batch = nil
+	if n := len(batch.Records); n > 0 {
+		r.sentRecords += int64(n)
+		r.sentBytes += batch.Records[n-1].End - batch.Records[0].Start
+		ctx.Send(r.pids.tracker, batch)
+	}
+	if err != nil {
+		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d: replay poll: %w", r.rec.RecordingId, err)))
+	}
+	moved := r.image.Position() != before
+	switch {
+	case r.image.IsEndOfStream():
+		r.end(ctx, r.image.Position())
+	case r.image.IsClosed():
+		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d: the replay image closed at position %d before the recording's end (archive or driver gone?)", r.rec.RecordingId, r.image.Position())))
+	case moved:
+		r.idle = 0
+		r.schedulePoll(ctx, 0)
+	default:
+		r.idle = min(max(2*r.idle, idlePollMin), idlePollMax)
+		r.schedulePoll(ctx, r.idle)
+	}
+}
+
+// onMessage is the assembler's handler: one whole message, copied into the batch.
+func (r *replay) onMessage(payload []byte, h aeron.Header) {
+	end := h.Position
+	r.batch.Records = append(r.batch.Records, &messages.Record{Start: r.lastEnd, End: end, Payload: append([]byte(nil), payload...)})
+	r.lastEnd = end
+}
+
+// end reports the end of the stopped recording to the tracker.
+func (r *replay) end(ctx actor.Context, stop int64) {
+	r.ended = true
+	ctx.Send(r.pids.tracker, &messages.ReplayEnded{RecordingId: r.rec.RecordingId, Generation: r.gen, StopPosition: stop})
+	r.release()
+}
+
+// schedulePoll arranges one poll after d (at once if d is 0); at most one is pending.
+func (r *replay) schedulePoll(ctx actor.Context, d time.Duration) {
+	if r.pollPending || r.opened == nil || r.ended || r.draining {
+		return
+	}
+	r.pollPending = true
+	msg := &pollReplay{gen: r.gen}
+	if d == 0 {
+		ctx.Send(ctx.Self(), msg)
+		return
+	}
+	self, system := ctx.Self(), ctx.ActorSystem()
+	time.AfterFunc(d, func() { system.Root.Send(self, msg) })
+}
+
+// release stops the replay and closes its subscription, on a goroutine.
+func (r *replay) release() {
+	if r.cancel != nil {
+		r.cancel()
+	}
+	if r.opened != nil {
+		r.closeOpened(r.opened)
+		r.opened = nil
+	}
+	r.image = nil
+}
+
+func (r *replay) closeOpened(res *openedReplay) {
+	if res.sub == nil && !res.replaying {
+		return
+	}
+	timeout := r.cfg.CallTimeout
+	r.env.tasks().Go(func() {
+		var errs []error
+		if res.sub != nil {
+			errs = append(errs, res.sub.Close())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if res.replaying {
+			errs = append(errs, r.env.Archive.StopReplay(ctx, res.session))
+		}
+		if err := errors.Join(errs...); err != nil {
+			r.env.Logger.Debug("closing a replay", "recording", r.rec.RecordingId, "error", err)
+		}
+	})
+}

@@ -1,0 +1,303 @@
+package actors
+
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ferry-bridge/ferry/config"
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/supervisor"
+)
+
+// streamSupervisor is the StreamSupervisor of one stream: the parent of its Discovery,
+// Checkpointer and per-recording actors, and the owner of its progress.Schedule. It starts
+// the actors of every recording the schedule lets publish, stops them once the recording's
+// final checkpoint is persisted (lesson 5), and fails the stream, loudly and for good, when
+// its strategy gives up on a child or a recording vanished before it was published
+// (lesson 14). Other streams keep running.
+//
+// Its mailbox holds discovery rounds (one at a time), checkpoint notices (one per save) and
+// drain messages.
+type streamSupervisor struct {
+	env      *Env
+	cfg      *StreamConfig
+	onFailed func(name string, err error)
+
+	schedule        *progress.Schedule
+	known           map[int64]*messages.RecordingInfo
+	skip            func(id int64) bool
+	latestAnchor    int64 // StartLatest: the recording that starts at its live end, or -1
+	storedCompleted map[int64]bool
+	stored          map[int64]bool
+	completed       map[int64]bool
+	running         map[int64]*recordingPIDs
+	checkpointer    *actor.PID
+	discovery       *actor.PID
+	failed          error
+	lastDiscovery   string
+
+	drainingFor    *actor.PID
+	drainWaiting   map[int64]bool
+	unacknowledged int64
+}
+
+// streamFailed is the strategy's report that it gave up on a child.
+type streamFailed struct{ err error }
+
+func (s *streamSupervisor) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		s.start(ctx)
+	case *messages.RecordingsListed:
+		s.listed(ctx, msg)
+	case *messages.DiscoveryFailed:
+		if msg.Error != s.lastDiscovery {
+			s.lastDiscovery = msg.Error
+			s.env.Logger.Warn("cannot list the stream's recordings; retrying", "stream", s.cfg.Def.Name, "error", msg.Error)
+		}
+	case *messages.CheckpointPersisted:
+		if msg.Completed {
+			s.recordingCompleted(ctx, msg)
+		}
+	case *streamFailed:
+		s.fail(ctx, msg.err)
+	case *messages.Drain:
+		s.drain(ctx)
+	case *messages.RecordingDrained:
+		s.unacknowledged += msg.Unacknowledged
+		delete(s.drainWaiting, msg.RecordingId)
+		s.drainStep(ctx)
+	case *messages.CheckpointsFlushed:
+		s.drained(ctx)
+	}
+}
+
+func (s *streamSupervisor) start(ctx actor.Context) {
+	s.schedule = progress.NewSchedule()
+	s.known = map[int64]*messages.RecordingInfo{}
+	s.storedCompleted = map[int64]bool{}
+	s.stored = map[int64]bool{}
+	s.completed = map[int64]bool{}
+	s.running = map[int64]*recordingPIDs{}
+	s.latestAnchor = -1
+	for _, cp := range s.cfg.Stored.Checkpoints {
+		s.stored[cp.RecordingID] = true
+		if cp.Completed {
+			s.storedCompleted[cp.RecordingID] = true
+		}
+	}
+	s.skip = s.skipRule()
+	var err error
+	if s.checkpointer, err = ctx.SpawnNamed(actor.PropsFromProducer(newCheckpointer(s.env, s.cfg)), "checkpointer"); err != nil {
+		panic(supervisor.Fail(supervisor.Bug, err))
+	}
+	if s.discovery, err = ctx.SpawnNamed(actor.PropsFromProducer(newDiscovery(s.env, s.cfg)), "discovery"); err != nil {
+		panic(supervisor.Fail(supervisor.Bug, err))
+	}
+}
+
+// skipRule says which recordings the configured start position leaves out. A stored
+// checkpoint outranks the configuration (lesson 18): once the store holds checkpoints,
+// exactly the recordings below the lowest one stored are left out, as they were on the
+// first start.
+func (s *streamSupervisor) skipRule() func(int64) bool {
+	if cps := s.cfg.Stored.Checkpoints; len(cps) > 0 {
+		lowest := cps[0].RecordingID // ordered by recording id
+		return func(id int64) bool { return id < lowest }
+	}
+	switch s.cfg.Start.Kind {
+	case config.StartAt:
+		first := s.cfg.Start.RecordingID
+		return func(id int64) bool { return id < first }
+	case config.StartLatest:
+		// Decided at the first listing: everything before the newest recording.
+		return nil
+	}
+	return func(int64) bool { return false }
+}
+
+func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListed) {
+	if s.failed != nil || s.drainingFor != nil {
+		return
+	}
+	if s.lastDiscovery != "" {
+		s.lastDiscovery = ""
+		s.env.Logger.Info("listing the stream's recordings works again", "stream", s.cfg.Def.Name)
+	}
+	if s.skip == nil { // StartLatest, first listing
+		newest := int64(-1)
+		if n := len(l.Recordings); n > 0 {
+			newest = l.Recordings[n-1].RecordingId
+			if l.Recordings[n-1].Live {
+				s.latestAnchor = newest
+			}
+		}
+		s.skip = func(id int64) bool { return id < newest || (id == newest && s.latestAnchor != newest) }
+	}
+	present := map[int64]bool{}
+	for _, r := range l.Recordings {
+		present[r.RecordingId] = true
+		if s.skip(r.RecordingId) {
+			continue
+		}
+		if err := s.schedule.Add(progress.Recording{ID: r.RecordingId, StartMs: r.StartMs, StopMs: r.StopMs, Live: r.Live}); err != nil {
+			s.fail(ctx, fmt.Errorf("recording %d: %w", r.RecordingId, err))
+			return
+		}
+		s.known[r.RecordingId] = r
+	}
+	// A recording ferry has not finished must not vanish (lesson 14).
+	for id := range s.stored {
+		if !present[id] && !s.storedCompleted[id] && !s.completed[id] {
+			s.fail(ctx, fmt.Errorf("recording %d has a checkpoint but is no longer in the archive (purged by retention, or another archive): its unpublished records are lost; reset the stream's checkpoint (ferry checkpoint reset) to go on without them", id))
+			return
+		}
+	}
+	for id := range s.known {
+		if !present[id] && !s.completed[id] {
+			s.fail(ctx, fmt.Errorf("recording %d vanished from the archive before ferry published all of it: its unpublished records are lost; reset the stream's checkpoint (ferry checkpoint reset) to go on without it", id))
+			return
+		}
+	}
+	s.markStoredCompleted()
+	s.startRunnable(ctx)
+}
+
+// markStoredCompleted tells the schedule about recordings the store says are completed.
+func (s *streamSupervisor) markStoredCompleted() {
+	for progressed := true; progressed; {
+		progressed = false
+		for _, id := range s.schedule.Runnable() {
+			if s.storedCompleted[id] && !s.completed[id] {
+				if err := s.schedule.Completed(id); err == nil {
+					s.completed[id] = true
+					progressed = true
+				}
+			}
+		}
+	}
+}
+
+func (s *streamSupervisor) startRunnable(ctx actor.Context) {
+	for _, id := range s.schedule.Runnable() {
+		if s.running[id] != nil || s.completed[id] {
+			continue
+		}
+		s.spawnRecording(ctx, s.known[id])
+	}
+}
+
+func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.RecordingInfo) {
+	id := rec.RecordingId
+	name := func(role string) string { return fmt.Sprintf("r%d-%s", id, role) }
+	pid := func(role string) *actor.PID {
+		return actor.NewPID(ctx.ActorSystem().Address(), ctx.Self().Id+"/"+name(role))
+	}
+	pids := &recordingPIDs{stream: ctx.Self(), checkpointer: s.checkpointer, replay: pid("replay"), tracker: pid("tracker"), publisher: pid("publisher")}
+	bound := int(min(s.cfg.MaxInflightRecords, 1<<20))
+	spawn := func(role string, p actor.Producer, mailbox int) {
+		props := actor.PropsFromProducer(p, actor.WithMailbox(actor.Bounded(mailbox)))
+		if _, err := ctx.SpawnNamed(props, name(role)); err != nil {
+			panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("spawn %s: %w", name(role), err)))
+		}
+	}
+	// Tracker: batches and one outcome per record in flight. Publisher: batches and one
+	// failure notice per record in flight. Replay: one credit message per outcome.
+	spawn("tracker", newTracker(s.env, s.cfg, id, pids), 2*bound+64)
+	spawn("publisher", newPublisher(s.env, s.cfg, id, pids), 2*bound+64)
+	spawn("replay", newReplay(s.env, s.cfg, rec, pids, id == s.latestAnchor), 2*bound+64)
+	s.running[id] = pids
+	s.env.Logger.Info("publishing recording", "stream", s.cfg.Def.Name, "recording", id, "live", rec.Live, "start_position", rec.StartPosition)
+}
+
+func (s *streamSupervisor) recordingCompleted(ctx actor.Context, p *messages.CheckpointPersisted) {
+	id := p.RecordingId
+	if s.completed[id] {
+		return
+	}
+	if err := s.schedule.Completed(id); err != nil {
+		s.fail(ctx, fmt.Errorf("recording %d completed out of schedule: %w", id, err))
+		return
+	}
+	s.completed[id] = true
+	if pids := s.running[id]; pids != nil {
+		ctx.Stop(pids.replay)
+		ctx.Stop(pids.tracker)
+		ctx.Stop(pids.publisher)
+		delete(s.running, id)
+	}
+	s.env.Logger.Info("recording published and acknowledged to its end", "stream", s.cfg.Def.Name, "recording", id, "stop_position", p.Position)
+	if s.drainingFor == nil && s.failed == nil {
+		s.startRunnable(ctx)
+	}
+}
+
+// fail stops the stream for good and says why; the process and other streams go on.
+func (s *streamSupervisor) fail(ctx actor.Context, err error) {
+	if s.failed != nil {
+		return
+	}
+	s.failed = err
+	s.env.Logger.Error("stream failed; its other recordings stop, other streams go on", "stream", s.cfg.Def.Name, "error", err)
+	for _, child := range ctx.Children() {
+		if child.Id != s.checkpointer.Id {
+			ctx.Stop(child)
+		}
+	}
+	s.running = map[int64]*recordingPIDs{}
+	if s.onFailed != nil {
+		s.onFailed(s.cfg.Def.Name, err)
+	}
+	if s.drainingFor != nil {
+		s.drainWaiting = nil
+		s.drainStep(ctx)
+	}
+}
+
+func (s *streamSupervisor) drain(ctx actor.Context) {
+	s.drainingFor = ctx.Sender()
+	if s.discovery != nil {
+		ctx.Stop(s.discovery)
+	}
+	s.drainWaiting = map[int64]bool{}
+	for id, pids := range s.running {
+		s.drainWaiting[id] = true
+		ctx.Send(pids.replay, &messages.Drain{})
+		ctx.Send(pids.tracker, &messages.Drain{})
+	}
+	s.drainStep(ctx)
+}
+
+// drainStep flushes the checkpoints once every tracker has nothing in flight.
+func (s *streamSupervisor) drainStep(ctx actor.Context) {
+	if len(s.drainWaiting) == 0 {
+		ctx.Send(s.checkpointer, &messages.Drain{})
+	}
+}
+
+func (s *streamSupervisor) drained(ctx actor.Context) {
+	if s.drainingFor == nil {
+		return
+	}
+	ctx.Send(s.drainingFor, &messages.Drained{Stream: s.cfg.Def.Name, Unacknowledged: s.unacknowledged})
+	s.drainingFor = nil
+}
+
+// streamProps builds the StreamSupervisor's props with its supervision strategy.
+func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.ActorSystem, onFailed func(string, error)) (*actor.Props, error) {
+	giveUp := func(child *actor.PID, class supervisor.Class, reason any) {
+		err, ok := reason.(error)
+		if !ok {
+			err = fmt.Errorf("%v", reason)
+		}
+		system.Root.Send(self, &streamFailed{err: fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, err)})
+	}
+	strategy, err := supervisor.NewStrategy(cfg.Restart, giveUp, env.Logger)
+	if err != nil {
+		return nil, err
+	}
+	producer := func() actor.Actor { return &streamSupervisor{env: env, cfg: cfg, onFailed: onFailed} }
+	return actor.PropsFromProducer(producer, actor.WithSupervisor(strategy), actor.WithMailbox(actor.Bounded(4096))), nil
+}

@@ -1,0 +1,179 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/supervisor"
+)
+
+// tracker is the CommitTracker[r] actor: the shell of progress.CommitTracker for one
+// recording. Every record passes through it before the publisher sees it (so that no
+// outcome can arrive for a record it does not know), and every Pulsar outcome comes back to
+// it. It returns credits to the replay as records leave the pending set, reports commits
+// and the recording's end to the checkpointer, and asks the replay for a re-delivery when a
+// publish failed (lesson 4).
+//
+// Its mailbox holds at most the replay's batches and one outcome per record in flight:
+// both bounded by the replay's credits.
+type tracker struct {
+	env         *Env
+	cfg         *StreamConfig
+	rec         int64
+	pids        *recordingPIDs
+	incarnation int
+
+	core *progress.CommitTracker
+	gen  uint64
+	// received counts the records and bytes of generation gen that reached the tracker.
+	receivedRecords, receivedBytes int64
+	finishedSent                   bool
+	draining                       bool
+	drainedSent                    bool
+	aboveFailureLogged             uint64
+}
+
+func newTracker(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) actor.Producer {
+	incarnations := 0
+	return func() actor.Actor {
+		incarnations++
+		return &tracker{env: env, cfg: cfg, rec: rec, pids: pids, incarnation: incarnations}
+	}
+}
+
+func (t *tracker) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		if t.incarnation > 1 {
+			// A restarted tracker knows nothing of what is in flight: the replay must start
+			// over from the persisted watermark.
+			ctx.Send(t.pids.replay, &messages.RedeliveryRequired{RecordingId: t.rec, Reason: "the commit tracker was restarted"})
+		}
+	case *messages.ReplayStarted:
+		t.replayStarted(msg)
+	case *messages.RecordBatch:
+		t.batch(ctx, msg)
+	case *messages.PublishAcked:
+		t.acked(ctx, msg)
+	case *messages.PublishFailed:
+		t.failed(ctx, msg)
+	case *messages.ReplayEnded:
+		if msg.Generation == t.gen && t.core != nil {
+			t.must(t.core.Finish(msg.StopPosition))
+			t.progressed(ctx, 0)
+		}
+	case *messages.Drain:
+		t.draining = true
+		t.progressed(ctx, 0)
+	}
+}
+
+func (t *tracker) replayStarted(msg *messages.ReplayStarted) {
+	if t.core == nil {
+		core, err := progress.NewCommitTracker(t.rec, msg.FromPosition)
+		t.must(err)
+		t.core = core
+	} else {
+		_, err := t.core.Reset(msg.FromPosition)
+		t.must(err)
+	}
+	t.gen = msg.Generation
+	t.receivedRecords, t.receivedBytes = 0, 0
+	t.finishedSent = false
+}
+
+func (t *tracker) batch(ctx actor.Context, b *messages.RecordBatch) {
+	if b.Generation != t.gen || t.core == nil {
+		return // read before a restart: the new replay reads it again
+	}
+	if n := len(b.Records); n > 0 {
+		t.receivedRecords += int64(n)
+		t.receivedBytes += b.Records[n-1].End - b.Records[0].Start
+	}
+	emitted := 0
+	for _, r := range b.Records {
+		err := t.core.Emit(r.Start, r.End)
+		if errors.Is(err, progress.ErrStalled) {
+			break // a failure awaits re-delivery; the rest is read again after it
+		}
+		t.must(err)
+		emitted++
+	}
+	if emitted > 0 {
+		b.Records = b.Records[:emitted]
+		b.Epoch = uint64(t.core.Epoch())
+		ctx.Send(t.pids.publisher, b)
+	}
+	t.progressed(ctx, 0)
+}
+
+func (t *tracker) acked(ctx actor.Context, a *messages.PublishAcked) {
+	if t.core == nil {
+		return
+	}
+	res, err := t.core.Ack(progress.Epoch(a.Epoch), a.End)
+	t.must(err)
+	if res.Outcome == progress.AckAboveFailure {
+		if n := t.core.Stats().AckedAboveFailure; n > t.aboveFailureLogged {
+			t.aboveFailureLogged = n
+			t.env.Logger.Error("a record was acknowledged after an earlier one of the same producer failed: with broker deduplication the failed record's re-delivery is dropped as a duplicate (lesson 22)",
+				"stream", t.cfg.Def.Name, "recording", t.rec, "position", a.End, "occurrences", n)
+		}
+	}
+	t.progressed(ctx, res.NewlyCommitted)
+}
+
+func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
+	if t.core == nil {
+		return
+	}
+	out, err := t.core.Fail(progress.Epoch(f.Epoch), f.End)
+	t.must(err)
+	if out == progress.FailStalled {
+		from, _ := t.core.Redelivery()
+		t.env.Logger.Warn("publish failed; re-delivering from the persisted watermark", "stream", t.cfg.Def.Name, "recording", t.rec, "position", f.End, "committed", from, "error", f.Error)
+		ctx.Send(t.pids.replay, &messages.RedeliveryRequired{RecordingId: t.rec, Reason: fmt.Sprintf("publish of the record ending at %d failed: %s", f.End, f.Error)})
+	}
+	t.progressed(ctx, 0)
+}
+
+// progressed sends what changed: commits, credits, the recording's end, and the drain.
+func (t *tracker) progressed(ctx actor.Context, newlyCommitted int) {
+	if t.core == nil { // no replay started yet: nothing in flight
+		if t.draining && !t.drainedSent {
+			t.drainedSent = true
+			ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec})
+		}
+		return
+	}
+	if newlyCommitted > 0 {
+		ctx.Send(t.pids.checkpointer, &messages.Committed{RecordingId: t.rec, Position: t.core.Committed(), Records: int64(newlyCommitted)})
+	}
+	p := t.core.Pending()
+	ctx.Send(t.pids.replay, &messages.Credits{
+		RecordingId:     t.rec,
+		Generation:      t.gen,
+		ReleasedRecords: t.receivedRecords - int64(p.Records),
+		ReleasedBytes:   t.receivedBytes - p.Bytes,
+	})
+	if t.core.Completed() && !t.finishedSent {
+		t.finishedSent = true
+		ctx.Send(t.pids.checkpointer, &messages.RecordingFinished{RecordingId: t.rec, FinalPosition: t.core.Committed()})
+	}
+	_, redeliver := t.core.Redelivery()
+	if t.draining && !t.drainedSent && (p.Records == 0 || redeliver) {
+		t.drainedSent = true
+		ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec, Unacknowledged: int64(p.Records)})
+	}
+}
+
+// must turns an error of the core, which is always a bug in the caller, into a failure.
+func (t *tracker) must(err error) {
+	if err != nil {
+		panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("recording %d: %w", t.rec, err)))
+	}
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+	plog "github.com/apache/pulsar-client-go/pulsar/log"
+
+	"github.com/ferry-bridge/ferry/actors"
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/config"
+	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/store/bolt"
+	"github.com/ferry-bridge/ferry/supervisor"
+)
+
+// Wiring constants of `ferry run` that the configuration does not expose (yet).
+const (
+	drainTimeout       = 30 * time.Second
+	discoveryInterval  = 250 * time.Millisecond
+	checkpointRetry    = 100 * time.Millisecond
+	checkpointRetryMax = 10 * time.Second
+)
+
+// restartPolicy is how a stream's failed actors are restarted: more than 10 restarts in 5
+// minutes fail the stream.
+var restartPolicy = supervisor.Policy{
+	Backoff:     supervisor.Backoff{Min: 250 * time.Millisecond, Max: 30 * time.Second},
+	MaxRestarts: 10,
+	Window:      5 * time.Minute,
+}
+
+// runPipeline is `ferry run`: it connects to the media driver, the archive, Pulsar and the
+// store, starts the pipeline and runs until SIGINT or SIGTERM, then drains.
+func runPipeline(args []string, stderr io.Writer) error {
+	var path string
+	if err := flags("run", args, func(fs *flag.FlagSet) { fs.StringVar(&path, "config", "", "configuration file") }); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log.Info("ferry starting", "version", version, "mode", cfg.Mode, "config", path, "streams", len(cfg.Streams))
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
+	}
+	if cfg.Mode != config.ModeArchive {
+		return errors.New("transport mode is not built yet: use mode: archive")
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	st, err := bolt.Open(cfg.Store.Path, nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	streams, err := streamConfigs(cfg, st, log)
+	if err != nil {
+		return err
+	}
+
+	ac, err := aeron.Connect(ctx, aeron.Options{Dir: cfg.Aeron.Dir, Logger: log})
+	if err != nil {
+		return fmt.Errorf("connect to the Aeron media driver in %s: %w (is the ArchivingMediaDriver running with this aeron.dir?)", cfg.Aeron.Dir, err)
+	}
+	defer ac.Close()
+	arc, err := archive.Connect(ctx, ac, archive.Options{
+		ControlChannel:   cfg.Archive.ControlChannel.String(),
+		ControlStreamID:  cfg.Archive.ControlStreamID,
+		ResponseChannel:  cfg.Archive.ResponseChannel.String(),
+		ResponseStreamID: cfg.Archive.ResponseStreamID,
+		MessageTimeout:   cfg.Archive.MessageTimeout,
+		Logger:           log,
+	})
+	if err != nil {
+		return fmt.Errorf("connect to the Aeron archive on %s stream %d: %w", cfg.Archive.ControlChannel, cfg.Archive.ControlStreamID, err)
+	}
+	defer arc.Close()
+	pc, err := pulsarClient(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer pc.Close()
+
+	p, err := actors.NewPipeline(&actors.Env{
+		Archive:        arc,
+		Aeron:          ac,
+		CreateProducer: pc.CreateProducer,
+		Store:          st,
+		Logger:         log,
+	}, streams)
+	if err != nil {
+		return err
+	}
+	if err := p.Start(); err != nil {
+		return err
+	}
+	log.Info("ferry running", "streams", len(streams))
+
+	failed := map[string]error{}
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("stopping: draining what is in flight", "timeout", drainTimeout)
+			break loop
+		case <-arc.Dead():
+			runErr = fmt.Errorf("the archive control session ended: %w", arc.Err())
+			break loop
+		case <-ac.Dead():
+			runErr = fmt.Errorf("the Aeron media driver connection ended: %w", ac.Err())
+			break loop
+		case f := <-p.Failures():
+			failed[f.Stream] = f.Err
+			if len(failed) == len(streams) {
+				runErr = fmt.Errorf("every stream failed; the last: %s: %w", f.Stream, f.Err)
+				break loop
+			}
+		}
+	}
+	drained, err := p.Drain(drainTimeout)
+	for _, d := range drained {
+		log.Info("stream drained", "stream", d.Stream, "unacknowledged", d.Unacknowledged)
+	}
+	if err != nil {
+		log.Error("drain incomplete: the next start re-publishes from the persisted checkpoint", "error", err)
+	}
+	p.Stop()
+	log.Info("ferry stopped")
+	return runErr
+}
+
+// streamConfigs resets the streams that ask for it and loads every stream's stored state:
+// a read failure or corrupt data stops the start (lessons 12, 13, 15).
+func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger) ([]actors.StreamConfig, error) {
+	var out []actors.StreamConfig
+	for _, s := range cfg.Streams {
+		def := definition(s)
+		if s.Reset {
+			if err := st.Reset(s.Name); err != nil {
+				return nil, err
+			}
+			log.Warn("stream checkpoint reset (reset: true); remove the setting or every start resets again", "stream", s.Name)
+		}
+		state, err := st.Load(def)
+		if err != nil {
+			return nil, err
+		}
+		if !state.Stored {
+			log.Info("no checkpoint stored: starting at the configured start position", "stream", s.Name, "start", s.Start.Kind)
+		} else {
+			log.Info("resuming from the stored checkpoint (it outranks the configured start position)", "stream", s.Name, "recordings", len(state.Checkpoints))
+		}
+		out = append(out, actors.StreamConfig{
+			Def:            def,
+			Channel:        s.Channel,
+			Start:          s.Start,
+			Stored:         state,
+			ReplayChannel:  cfg.Replay.Channel,
+			ReplayStreamID: cfg.Replay.StreamID,
+			Checkpoint: progress.CheckpointConfig{
+				EveryRecords: int(cfg.Checkpoint.EveryRecords),
+				EveryMs:      cfg.Checkpoint.Every.Milliseconds(),
+				RetryMinMs:   checkpointRetry.Milliseconds(),
+				RetryMaxMs:   checkpointRetryMax.Milliseconds(),
+			},
+			MaxInflightRecords: cfg.Inflight.MaxMessages,
+			MaxInflightBytes:   cfg.Inflight.MaxBytes,
+			DiscoveryInterval:  discoveryInterval,
+			CallTimeout:        cfg.Archive.MessageTimeout,
+			Restart:            restartPolicy,
+		})
+	}
+	return out, nil
+}
+
+func pulsarClient(cfg *config.Config, stderr io.Writer) (pulsar.Client, error) {
+	opts := pulsar.ClientOptions{
+		URL:                        cfg.Pulsar.ServiceURL,
+		OperationTimeout:           10 * time.Second,
+		ConnectionTimeout:          5 * time.Second,
+		MemoryLimitBytes:           max(2*cfg.Inflight.MaxBytes*int64(len(cfg.Streams)), 64<<20),
+		TLSTrustCertsFilePath:      cfg.Pulsar.TLS.CAFile,
+		TLSAllowInsecureConnection: cfg.Pulsar.TLS.InsecureSkipVerify,
+		TLSValidateHostname:        cfg.Pulsar.TLS.ValidateHostname,
+		// pulsar-client-go logs every connection and producer at info: keep its warnings.
+		Logger: plog.NewLoggerWithSlog(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("lib", "pulsar")),
+	}
+	if cfg.Pulsar.TLS.CertFile != "" {
+		opts.Authentication = pulsar.NewAuthenticationTLS(cfg.Pulsar.TLS.CertFile, cfg.Pulsar.TLS.KeyFile)
+	}
+	switch {
+	case cfg.Pulsar.Auth.Token != "":
+		opts.Authentication = pulsar.NewAuthenticationToken(string(cfg.Pulsar.Auth.Token))
+	case cfg.Pulsar.Auth.TokenFile != "":
+		opts.Authentication = pulsar.NewAuthenticationTokenFromFile(cfg.Pulsar.Auth.TokenFile)
+	}
+	c, err := pulsar.NewClient(opts)
+	if err != nil {
+		return nil, fmt.Errorf("pulsar client for %s: %w", cfg.Pulsar.ServiceURL, err)
+	}
+	return c, nil
+}

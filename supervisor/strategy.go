@@ -1,0 +1,227 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// GiveUp is told when the strategy stops a child for good: the stream is failed and must
+// say why (class and reason); the process and other streams keep running. It is called on
+// the parent's goroutine, after the child was told to stop, and must not block.
+type GiveUp func(child *actor.PID, class Class, reason any)
+
+// Option changes a [Strategy] built by [NewStrategy]; tests use them to make time and
+// randomness deterministic.
+type Option func(*Strategy)
+
+// WithClock makes the strategy read the time from now (default time.Now). Only the restart
+// window uses it.
+func WithClock(now func() time.Time) Option {
+	return func(s *Strategy) { s.now = now }
+}
+
+// WithRandom makes the strategy draw backoff jitter from r, which must return numbers in
+// [0, 1) (default math/rand/v2.Float64).
+func WithRandom(r func() float64) Option {
+	return func(s *Strategy) { s.random = r }
+}
+
+// WithAfterFunc makes the strategy schedule a delayed restart with after, which must call
+// f once, d from now, on any goroutine, without blocking its caller (default: time.AfterFunc).
+// Tests may run f at once.
+func WithAfterFunc(after func(d time.Duration, f func())) Option {
+	return func(s *Strategy) { s.after = after }
+}
+
+// Strategy implements actor.SupervisorStrategy for one parent (one-for-one): each failing
+// child is handled alone, by the class of its failure (see [Class]):
+//
+//   - Poison and Corrupt: the child is stopped and [GiveUp] is called.
+//   - Transient and Bug: the failure is counted; if more than [Policy.MaxRestarts]
+//     failures fall within [Policy.Window], the child is stopped and GiveUp is called;
+//     otherwise the child is restarted after [Backoff.Delay] of the number of failures in
+//     the window. Its mailbox stays suspended until then, so it processes nothing.
+//
+// Every decision is logged (error level, but warn for a Transient restart) and published
+// as an *actor.SupervisorEvent on the actor system's EventStream.
+//
+// A pending restart is not cancelled: if the child was stopped meanwhile, the restart goes
+// to protoactor's dead letters.
+//
+// Strategy is safe for concurrent use: protoactor calls HandleFailure on the parent's
+// goroutine while delayed restarts fire on timer goroutines, and a Strategy shared by
+// several parents keeps its failure counts per child PID.
+type Strategy struct {
+	policy Policy
+	giveUp GiveUp
+	logger *slog.Logger
+	now    func() time.Time
+	random func() float64
+	after  func(d time.Duration, f func())
+
+	mu sync.Mutex
+	// failures holds, per child (keyed by [pidKey]), the times of its failures within the
+	// window, oldest first. Bounded: at most MaxRestarts+1 times per child, and only
+	// children that failed within the window (older entries are swept on every failure,
+	// and a given-up child's entry is removed).
+	failures map[string][]time.Time
+}
+
+var _ actor.SupervisorStrategy = (*Strategy)(nil)
+
+// NewStrategy returns a Strategy applying p, calling giveUp when it stops a child for good
+// and logging to logger (slog.Default() if nil). It fails with [ErrInvalidPolicy] if
+// p.Validate fails and with [ErrNoGiveUp] if giveUp is nil.
+func NewStrategy(p Policy, giveUp GiveUp, logger *slog.Logger, opts ...Option) (*Strategy, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if giveUp == nil {
+		return nil, ErrNoGiveUp
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	s := &Strategy{
+		policy:   p,
+		giveUp:   giveUp,
+		logger:   logger,
+		now:      time.Now,
+		random:   rand.Float64,
+		after:    func(d time.Duration, f func()) { time.AfterFunc(d, f) },
+		failures: make(map[string][]time.Time),
+	}
+	for _, opt := range opts {
+		opt(s)
+	}
+	if s.now == nil || s.random == nil || s.after == nil {
+		return nil, errors.New("supervisor: nil clock, random or after function")
+	}
+	return s, nil
+}
+
+// HandleFailure decides what happens to child, which failed with reason while handling
+// message. It implements actor.SupervisorStrategy; protoactor calls it on sup's goroutine.
+// rs is kept in step with the strategy's own count of failures within the window (it is
+// reset when the child is given up), so it never grows without bound.
+func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor, child *actor.PID,
+	rs *actor.RestartStatistics, reason any, _ any,
+) {
+	class := Classify(reason)
+	attrs := []any{
+		slog.String("child", pidKey(child)),
+		slog.String("class", class.String()),
+		slog.Any("reason", reason),
+	}
+
+	if class == Poison || class == Corrupt {
+		s.forget(child, rs)
+		s.logger.Error("supervisor: stopping child for good", attrs...)
+		s.stop(system, sup, child, class, reason)
+		return
+	}
+
+	attempt := s.recordFailure(child)
+	if attempt > s.policy.MaxRestarts {
+		s.forget(child, rs)
+		s.logger.Error("supervisor: stopping child for good: too many restarts", append(attrs,
+			slog.Int("failures", attempt),
+			slog.Int("max_restarts", s.policy.MaxRestarts),
+			slog.Duration("window", s.policy.Window))...)
+		s.stop(system, sup, child, class, reason)
+		return
+	}
+	if rs != nil {
+		rs.Reset()
+		for range attempt {
+			rs.Fail()
+		}
+	}
+
+	delay := s.policy.Backoff.Delay(attempt, s.random())
+	level := slog.LevelWarn
+	if class == Bug {
+		level = slog.LevelError
+	}
+	s.logger.Log(context.Background(), level, "supervisor: restarting child", append(attrs,
+		slog.Int("attempt", attempt),
+		slog.Duration("delay", delay))...)
+	publish(system, child, reason, actor.RestartDirective)
+	s.after(delay, func() { sup.RestartChildren(child) })
+}
+
+// stop stops child, reports the directive and tells giveUp.
+func (s *Strategy) stop(system *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, class Class, reason any) {
+	sup.StopChildren(child)
+	publish(system, child, reason, actor.StopDirective)
+	s.giveUp(child, class, reason)
+}
+
+// recordFailure counts a failure of child now and returns how many of its failures fall
+// within the window, this one included. It sweeps other children whose failures all fell
+// out of the window.
+func (s *Strategy) recordFailure(child *actor.PID) int {
+	now := s.now()
+	key := pidKey(child)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, times := range s.failures {
+		if k != key && !s.within(now, times[len(times)-1]) {
+			delete(s.failures, k)
+		}
+	}
+	times := s.failures[key]
+	kept := times[:0]
+	for _, t := range times {
+		if s.within(now, t) {
+			kept = append(kept, t)
+		}
+	}
+	kept = append(kept, now)
+	s.failures[key] = kept
+	return len(kept)
+}
+
+// within reports whether a failure at t still counts at now.
+func (s *Strategy) within(now, t time.Time) bool {
+	return now.Sub(t) < s.policy.Window
+}
+
+// forget drops everything known about child's failures.
+func (s *Strategy) forget(child *actor.PID, rs *actor.RestartStatistics) {
+	s.mu.Lock()
+	delete(s.failures, pidKey(child))
+	s.mu.Unlock()
+	if rs != nil {
+		rs.Reset()
+	}
+}
+
+// pidKey names a child in the failure map and in logs: "address/id", unique within an
+// actor system and cheaper and steadier than the PID's protobuf text.
+func pidKey(p *actor.PID) string {
+	return p.Address + "/" + p.Id
+}
+
+// tracked returns how many children the strategy holds failure times for (for tests).
+func (s *Strategy) tracked() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.failures)
+}
+
+// publish announces a directive on the system's EventStream, as protoactor's own
+// strategies do.
+func publish(system *actor.ActorSystem, child *actor.PID, reason any, d actor.Directive) {
+	if system == nil || system.EventStream == nil {
+		return
+	}
+	system.EventStream.Publish(&actor.SupervisorEvent{Child: child, Reason: reason, Directive: d})
+}
