@@ -21,6 +21,7 @@ var version = "dev"
 const usage = `usage:
   ferry run      --config FILE
   ferry validate --config FILE
+  ferry recordings --config FILE
   ferry checkpoint show  --config FILE --stream NAME
   ferry checkpoint reset --config FILE --stream NAME --yes
   ferry version`
@@ -38,6 +39,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case cmd == "run":
 		err = runPipeline(rest, stderr)
+	case cmd == "recordings":
+		err = recordings(rest, stdout)
 	case cmd == "validate":
 		err = validate(rest, stdout)
 	case cmd == "checkpoint" && len(rest) > 0 && rest[0] == "show":

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/config"
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/store/bolt"
+)
+
+// recordings prints, per configured stream, the archive's recordings with their positions
+// and what ferry has committed for each.
+func recordings(args []string, stdout io.Writer) error {
+	var path string
+	if err := flags("recordings", args, func(fs *flag.FlagSet) { fs.StringVar(&path, "config", "", "configuration file") }); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return err
+	}
+	if cfg.Mode != config.ModeArchive {
+		return fmt.Errorf("%s is in %s mode, which reads no recordings", path, cfg.Mode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.Archive.MessageTimeout)
+	defer cancel()
+	ac, err := aeron.Connect(ctx, aeron.Options{Dir: cfg.Aeron.Dir})
+	if err != nil {
+		return fmt.Errorf("connect to the Aeron media driver in %s: %w", cfg.Aeron.Dir, err)
+	}
+	defer ac.Close()
+	arc, err := archive.Connect(ctx, ac, archive.Options{
+		ControlChannel:   cfg.Archive.ControlChannel.String(),
+		ControlStreamID:  cfg.Archive.ControlStreamID,
+		ResponseChannel:  cfg.Archive.ResponseChannel.String(),
+		ResponseStreamID: cfg.Archive.ResponseStreamID,
+		MessageTimeout:   cfg.Archive.MessageTimeout,
+	})
+	if err != nil {
+		return fmt.Errorf("connect to the Aeron archive: %w", err)
+	}
+	defer arc.Close()
+	committed, storeNote := committedCheckpoints(cfg)
+	for _, s := range cfg.Streams {
+		descs, err := arc.RecordingsForURI(ctx, s.Channel.String(), s.StreamID, 100)
+		if err != nil {
+			return fmt.Errorf("stream %s: list recordings: %w", s.Name, err)
+		}
+		fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s): %d recording(s)%s\n", s.Name, s.Channel, s.StreamID, s.Topic, len(descs), storeNote)
+		w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "RECORDING\tSTATE\tSTART\tEND\tCOMMITTED\tSTARTED")
+		for _, d := range descs {
+			state, end := "stopped", d.StopPosition
+			if d.IsLive() {
+				state = "live"
+				if end, err = arc.RecordingPosition(ctx, d.RecordingID); err != nil {
+					return fmt.Errorf("stream %s: recording %d: %w", s.Name, d.RecordingID, err)
+				}
+			}
+			fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\t%s\n", d.RecordingID, state, d.StartPosition, end,
+				committedText(committed, s.Name, d.RecordingID), time.UnixMilli(d.StartTimestampMs).UTC().Format(time.RFC3339))
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// committedCheckpoints reads every stream's checkpoints, or says why it could not.
+func committedCheckpoints(cfg *config.Config) (map[string]map[int64]store.Checkpoint, string) {
+	if _, err := os.Stat(cfg.Store.Path); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Sprintf("; no checkpoint store at %s", cfg.Store.Path)
+	}
+	st, err := bolt.Open(cfg.Store.Path, &bolt.Options{OpenTimeout: time.Second})
+	if errors.Is(err, store.ErrLocked) {
+		return nil, "; checkpoints unknown: a running ferry holds the store (ask its /status)"
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("; checkpoints unreadable: %v", err)
+	}
+	defer st.Close()
+	out := map[string]map[int64]store.Checkpoint{}
+	for _, s := range cfg.Streams {
+		state, err := st.Load(definition(s))
+		if err != nil {
+			return nil, fmt.Sprintf("; checkpoints unreadable: %v", err)
+		}
+		out[s.Name] = map[int64]store.Checkpoint{}
+		for _, c := range state.Checkpoints {
+			out[s.Name][c.RecordingID] = c
+		}
+	}
+	return out, ""
+}
+
+func committedText(all map[string]map[int64]store.Checkpoint, stream string, id int64) string {
+	if all == nil {
+		return "?"
+	}
+	c, ok := all[stream][id]
+	switch {
+	case !ok:
+		return "-"
+	case c.Completed:
+		return fmt.Sprintf("%d (completed)", c.Position)
+	}
+	return fmt.Sprint(c.Position)
+}
