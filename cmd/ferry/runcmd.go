@@ -33,6 +33,9 @@ const (
 	checkpointRetryMax = 10 * time.Second
 )
 
+// reconnectBackoff spaces attempts to reach the media driver and the archive.
+var reconnectBackoff = supervisor.Backoff{Min: 500 * time.Millisecond, Max: 15 * time.Second}
+
 // restartPolicy is how a stream's failed actors are restarted: more than 10 restarts in 5
 // minutes fail the stream.
 var restartPolicy = supervisor.Policy{
@@ -69,16 +72,36 @@ func runPipeline(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	streams, err := streamConfigs(cfg, st, log)
+	// Read every stream's checkpoint now, so that a damaged store stops the start at once
+	// (lessons 12, 13); every (re)start of the pipeline reads them again.
+	reset := false
+	if _, err := streamConfigs(cfg, st, log, &reset); err != nil {
+		return err
+	}
+	pc, err := pulsarClient(cfg, stderr)
 	if err != nil {
 		return err
 	}
+	defer pc.Close()
+	err = actors.Run(ctx, actors.RunOptions{
+		Connect:        func(ctx context.Context) (*actors.Connection, error) { return connectAeron(ctx, cfg, log) },
+		Streams:        func() ([]actors.StreamConfig, error) { return streamConfigs(cfg, st, log, &reset) },
+		CreateProducer: pc.CreateProducer,
+		Store:          st,
+		Reconnect:      reconnectBackoff,
+		DrainTimeout:   drainTimeout,
+		Logger:         log,
+	})
+	log.Info("ferry stopped")
+	return err
+}
 
+// connectAeron connects to the media driver and the archive.
+func connectAeron(ctx context.Context, cfg *config.Config, log *slog.Logger) (*actors.Connection, error) {
 	ac, err := aeron.Connect(ctx, aeron.Options{Dir: cfg.Aeron.Dir, Logger: log})
 	if err != nil {
-		return fmt.Errorf("connect to the Aeron media driver in %s: %w (is the ArchivingMediaDriver running with this aeron.dir?)", cfg.Aeron.Dir, err)
+		return nil, fmt.Errorf("connect to the Aeron media driver in %s (is the ArchivingMediaDriver running with this aeron.dir?): %w", cfg.Aeron.Dir, err)
 	}
-	defer ac.Close()
 	arc, err := archive.Connect(ctx, ac, archive.Options{
 		ControlChannel:   cfg.Archive.ControlChannel.String(),
 		ControlStreamID:  cfg.Archive.ControlStreamID,
@@ -88,71 +111,39 @@ func runPipeline(args []string, stderr io.Writer) error {
 		Logger:           log,
 	})
 	if err != nil {
-		return fmt.Errorf("connect to the Aeron archive on %s stream %d: %w", cfg.Archive.ControlChannel, cfg.Archive.ControlStreamID, err)
+		_ = ac.Close()
+		return nil, fmt.Errorf("connect to the Aeron archive on %s stream %d: %w", cfg.Archive.ControlChannel, cfg.Archive.ControlStreamID, err)
 	}
-	defer arc.Close()
-	pc, err := pulsarClient(cfg, stderr)
-	if err != nil {
-		return err
-	}
-	defer pc.Close()
-
-	p, err := actors.NewPipeline(&actors.Env{
-		Archive:        arc,
-		Aeron:          ac,
-		CreateProducer: pc.CreateProducer,
-		Store:          st,
-		Logger:         log,
-	}, streams)
-	if err != nil {
-		return err
-	}
-	if err := p.Start(); err != nil {
-		return err
-	}
-	log.Info("ferry running", "streams", len(streams))
-
-	failed := map[string]error{}
-	var runErr error
-loop:
-	for {
+	dead := make(chan struct{})
+	go func() {
 		select {
-		case <-ctx.Done():
-			log.Info("stopping: draining what is in flight", "timeout", drainTimeout)
-			break loop
-		case <-arc.Dead():
-			runErr = fmt.Errorf("the archive control session ended: %w", arc.Err())
-			break loop
 		case <-ac.Dead():
-			runErr = fmt.Errorf("the Aeron media driver connection ended: %w", ac.Err())
-			break loop
-		case f := <-p.Failures():
-			failed[f.Stream] = f.Err
-			if len(failed) == len(streams) {
-				runErr = fmt.Errorf("every stream failed; the last: %s: %w", f.Stream, f.Err)
-				break loop
-			}
+		case <-arc.Dead():
 		}
-	}
-	drained, err := p.Drain(drainTimeout)
-	for _, d := range drained {
-		log.Info("stream drained", "stream", d.Stream, "unacknowledged", d.Unacknowledged)
-	}
-	if err != nil {
-		log.Error("drain incomplete: the next start re-publishes from the persisted checkpoint", "error", err)
-	}
-	p.Stop()
-	log.Info("ferry stopped")
-	return runErr
+		close(dead)
+	}()
+	return &actors.Connection{
+		Archive: arc,
+		Aeron:   ac,
+		Dead:    dead,
+		Err: func() error {
+			if err := arc.Err(); err != nil {
+				return err
+			}
+			return ac.Err()
+		},
+		Close: func() error { return errors.Join(arc.Close(), ac.Close()) },
+	}, nil
 }
 
 // streamConfigs resets the streams that ask for it and loads every stream's stored state:
 // a read failure or corrupt data stops the start (lessons 12, 13, 15).
-func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger) ([]actors.StreamConfig, error) {
+// Resets happen once per process (reset marks them done), not at every reconnect.
+func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *bool) ([]actors.StreamConfig, error) {
 	var out []actors.StreamConfig
 	for _, s := range cfg.Streams {
 		def := definition(s)
-		if s.Reset {
+		if s.Reset && !*reset {
 			if err := st.Reset(s.Name); err != nil {
 				return nil, err
 			}
@@ -162,9 +153,10 @@ func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger) ([]acto
 		if err != nil {
 			return nil, err
 		}
-		if !state.Stored {
+		first := !*reset
+		if first && !state.Stored {
 			log.Info("no checkpoint stored: starting at the configured start position", "stream", s.Name, "start", s.Start.Kind)
-		} else {
+		} else if first {
 			log.Info("resuming from the stored checkpoint (it outranks the configured start position)", "stream", s.Name, "recordings", len(state.Checkpoints))
 		}
 		out = append(out, actors.StreamConfig{
@@ -187,6 +179,7 @@ func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger) ([]acto
 			Restart:            restartPolicy,
 		})
 	}
+	*reset = true
 	return out, nil
 }
 

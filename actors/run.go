@@ -1,0 +1,130 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/supervisor"
+)
+
+// Connection is what one run of the pipeline holds open to Aeron: the media driver and the
+// archive control session.
+type Connection struct {
+	Archive Archive
+	Aeron   Subscriber
+	// Dead is closed when the driver or the archive connection is lost; Err says why.
+	Dead <-chan struct{}
+	Err  func() error
+	// Close releases both; it is called once, after the pipeline stopped.
+	Close func() error
+}
+
+// RunOptions configure Run.
+type RunOptions struct {
+	// Connect opens a Connection; it may block until ctx is done.
+	Connect func(ctx context.Context) (*Connection, error)
+	// Streams returns the streams with the state their store holds now. It is called at
+	// every (re)start, so that a restarted pipeline resumes from the persisted checkpoints.
+	// An error (a corrupt store, lessons 12 and 13) ends Run.
+	Streams        func() ([]StreamConfig, error)
+	CreateProducer ProducerFactory
+	Store          store.Store
+	// Reconnect spaces the attempts to connect.
+	Reconnect supervisor.Backoff
+	// DrainTimeout bounds the drain at shutdown and before a reconnect.
+	DrainTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+// Run runs the pipeline until ctx is done, then drains it. When the media driver or the
+// archive is lost it drains and stops the pipeline, reconnects with back-off and starts it
+// again from the persisted checkpoints: the same path as a process restart. It returns nil
+// after ctx is done, or an error when every stream failed for good or the streams cannot be
+// loaded.
+func Run(ctx context.Context, o RunOptions) error {
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	for attempt := 0; ; {
+		conn, err := o.Connect(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			attempt++
+			d := o.Reconnect.Delay(attempt, rand.Float64())
+			log.Warn("cannot connect to the Aeron media driver and archive; retrying", "attempt", attempt, "retry_in", d, "error", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(d):
+			}
+			continue
+		}
+		attempt = 0
+		lost, err := runOnce(ctx, o, conn, log)
+		if cerr := conn.Close(); cerr != nil {
+			log.Debug("closing the Aeron connections", "error", cerr)
+		}
+		if err != nil || !lost {
+			return err
+		}
+		log.Error("lost the Aeron media driver or archive; reconnecting, then resuming every stream from its persisted checkpoint", "error", conn.Err())
+	}
+}
+
+// runOnce runs one pipeline on conn. lost reports that the connection died.
+func runOnce(ctx context.Context, o RunOptions, conn *Connection, log *slog.Logger) (lost bool, err error) {
+	streams, err := o.Streams()
+	if err != nil {
+		return false, err
+	}
+	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, Store: o.Store, Logger: log}
+	p, err := NewPipeline(env, streams)
+	if err != nil {
+		return false, err
+	}
+	if err := p.Start(); err != nil {
+		p.Stop()
+		return false, err
+	}
+	log.Info("ferry running", "streams", len(streams))
+	failed := map[string]error{}
+	var runErr error
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("stopping: draining what is in flight", "timeout", o.DrainTimeout)
+			break wait
+		case <-conn.Dead:
+			lost = true
+			break wait
+		case f := <-p.Failures():
+			failed[f.Stream] = f.Err
+			if len(failed) == len(streams) {
+				var errs []error
+				for name, e := range failed {
+					errs = append(errs, fmt.Errorf("stream %s: %w", name, e))
+				}
+				runErr = fmt.Errorf("every stream failed: %w", errors.Join(errs...))
+				break wait
+			}
+		}
+	}
+	drained, derr := p.Drain(o.DrainTimeout)
+	for _, d := range drained {
+		log.Info("stream drained", "stream", d.Stream, "unacknowledged", d.Unacknowledged)
+	}
+	if derr != nil {
+		log.Error("drain incomplete: the next start re-publishes from the persisted checkpoint", "error", derr)
+	}
+	p.Stop()
+	return lost && runErr == nil, runErr
+}
