@@ -65,6 +65,10 @@ type StreamConfig struct {
 	Def store.Stream
 	// Channel is Def.Channel parsed.
 	Channel channel.URI
+	// Transport selects transport mode: a live subscription, at most once, no archive, no
+	// checkpoints. Spy subscribes with "aeron-spy:" to a publication of the same driver.
+	Transport bool
+	Spy       bool
 	// Start applies to recordings the store holds nothing for (lesson 18).
 	Start config.StartPosition
 	// Stored is what the store held at start.
@@ -94,8 +98,12 @@ func (c StreamConfig) Validate() error {
 		return fmt.Errorf("actors: stream without a name")
 	case c.MaxInflightRecords < 1 || c.MaxInflightBytes < 1:
 		return fmt.Errorf("actors: stream %s: in-flight limits must be positive", c.Def.Name)
-	case c.DiscoveryInterval <= 0 || c.CallTimeout <= 0:
-		return fmt.Errorf("actors: stream %s: discovery interval and call timeout must be positive", c.Def.Name)
+	case c.CallTimeout <= 0:
+		return fmt.Errorf("actors: stream %s: call timeout must be positive", c.Def.Name)
+	case c.Transport:
+		return c.Restart.Validate()
+	case c.DiscoveryInterval <= 0:
+		return fmt.Errorf("actors: stream %s: discovery interval must be positive", c.Def.Name)
 	}
 	if err := c.Checkpoint.Validate(); err != nil {
 		return fmt.Errorf("actors: stream %s: %w", c.Def.Name, err)

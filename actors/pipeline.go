@@ -30,8 +30,8 @@ type Pipeline struct {
 // NewPipeline checks the streams' settings and builds the actor system; nothing runs until
 // Start.
 func NewPipeline(env *Env, streams []StreamConfig) (*Pipeline, error) {
-	if env.Archive == nil || env.Aeron == nil || env.CreateProducer == nil || env.Store == nil {
-		return nil, errors.New("actors: Env needs an archive, an Aeron client, a producer factory and a store")
+	if env.Aeron == nil || env.CreateProducer == nil {
+		return nil, errors.New("actors: Env needs an Aeron client and a producer factory")
 	}
 	if env.Logger == nil {
 		env.Logger = slog.Default()
@@ -42,6 +42,9 @@ func NewPipeline(env *Env, streams []StreamConfig) (*Pipeline, error) {
 		s := streams[i]
 		if err := s.Validate(); err != nil {
 			return nil, err
+		}
+		if !s.Transport && (env.Archive == nil || env.Store == nil) {
+			return nil, fmt.Errorf("actors: stream %s is in archive mode: Env needs an archive and a store", s.Def.Name)
 		}
 		p.streams = append(p.streams, &s)
 	}

@@ -92,9 +92,13 @@ func (p *publisher) create(ctx actor.Context) {
 	if p.creating || p.producer != nil {
 		return
 	}
-	name, err := progress.ProducerName(p.cfg.Def.Name, p.rec)
-	if err != nil {
-		panic(supervisor.Fail(supervisor.Bug, err))
+	// Transport mode has no recording and no deduplication: Pulsar names the producer.
+	name := ""
+	if !p.cfg.Transport {
+		var err error
+		if name, err = progress.ProducerName(p.cfg.Def.Name, p.rec); err != nil {
+			panic(supervisor.Fail(supervisor.Bug, err))
+		}
 	}
 	opts := pulsar.ProducerOptions{
 		Topic: p.cfg.Def.Topic,
@@ -153,20 +157,22 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	system, self, tracker := ctx.ActorSystem(), ctx.Self(), p.pids.tracker
 	session := strconv.FormatInt(int64(b.SessionId), 10)
 	for _, r := range b.Records {
-		seq, err := progress.SequenceID(r.End)
-		if err != nil {
-			panic(supervisor.Fail(supervisor.Bug, err))
-		}
 		end, epoch := r.End, b.Epoch
 		msg := &pulsar.ProducerMessage{
-			Payload:    r.Payload,
-			SequenceID: &seq,
+			Payload: r.Payload,
 			Properties: map[string]string{
-				PropRecordingID: p.recordingStr,
-				PropPosition:    strconv.FormatInt(end, 10),
-				PropSessionID:   session,
-				PropStreamID:    p.streamIDStr,
+				PropPosition:  strconv.FormatInt(end, 10),
+				PropSessionID: session,
+				PropStreamID:  p.streamIDStr,
 			},
+		}
+		if !p.cfg.Transport {
+			seq, err := progress.SequenceID(end)
+			if err != nil {
+				panic(supervisor.Fail(supervisor.Bug, err))
+			}
+			msg.SequenceID = &seq
+			msg.Properties[PropRecordingID] = p.recordingStr
 		}
 		p.producer.SendAsync(context.Background(), msg, func(id pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
 			if err != nil {

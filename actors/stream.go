@@ -88,6 +88,10 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 			s.storedCompleted[cp.RecordingID] = true
 		}
 	}
+	if s.cfg.Transport {
+		s.startLive(ctx)
+		return
+	}
 	s.skip = s.skipRule()
 	var err error
 	if s.checkpointer, err = ctx.SpawnNamed(actor.PropsFromProducer(newCheckpointer(s.env, s.cfg)), "checkpointer"); err != nil {
@@ -96,6 +100,19 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 	if s.discovery, err = ctx.SpawnNamed(actor.PropsFromProducer(newDiscovery(s.env, s.cfg)), "discovery"); err != nil {
 		panic(supervisor.Fail(supervisor.Bug, err))
 	}
+}
+
+// startLive spawns the transport mode's live reader and its publisher.
+func (s *streamSupervisor) startLive(ctx actor.Context) {
+	pid := func(role string) *actor.PID { return actor.NewPID(ctx.ActorSystem().Address(), ctx.Self().Id+"/"+role) }
+	pids := &recordingPIDs{stream: ctx.Self(), replay: pid("live"), tracker: pid("live"), publisher: pid("publisher")}
+	bound := int(min(s.cfg.MaxInflightRecords, 1<<20))
+	for role, p := range map[string]actor.Producer{"publisher": newPublisher(s.env, s.cfg, 0, pids), "live": newLive(s.env, s.cfg, pids)} {
+		if _, err := ctx.SpawnNamed(actor.PropsFromProducer(p, actor.WithMailbox(actor.Bounded(2*bound+64))), role); err != nil {
+			panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("spawn %s: %w", role, err)))
+		}
+	}
+	s.running[0] = pids
 }
 
 // skipRule says which recordings the configured start position leaves out. A stored
@@ -242,7 +259,7 @@ func (s *streamSupervisor) fail(ctx actor.Context, err error) {
 	s.failed = err
 	s.env.Logger.Error("stream failed; its other recordings stop, other streams go on", "stream", s.cfg.Def.Name, "error", err)
 	for _, child := range ctx.Children() {
-		if child.Id != s.checkpointer.Id {
+		if s.checkpointer == nil || child.Id != s.checkpointer.Id {
 			ctx.Stop(child)
 		}
 	}
@@ -265,14 +282,20 @@ func (s *streamSupervisor) drain(ctx actor.Context) {
 	for id, pids := range s.running {
 		s.drainWaiting[id] = true
 		ctx.Send(pids.replay, &messages.Drain{})
-		ctx.Send(pids.tracker, &messages.Drain{})
+		if pids.tracker.Id != pids.replay.Id {
+			ctx.Send(pids.tracker, &messages.Drain{})
+		}
 	}
 	s.drainStep(ctx)
 }
 
 // drainStep flushes the checkpoints once every tracker has nothing in flight.
 func (s *streamSupervisor) drainStep(ctx actor.Context) {
-	if len(s.drainWaiting) == 0 {
+	switch {
+	case len(s.drainWaiting) > 0:
+	case s.cfg.Transport:
+		s.drained(ctx) // nothing to persist
+	default:
 		ctx.Send(s.checkpointer, &messages.Drain{})
 	}
 }

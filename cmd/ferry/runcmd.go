@@ -60,23 +60,25 @@ func runPipeline(args []string, stderr io.Writer) error {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
-	if cfg.Mode != config.ModeArchive {
-		return errors.New("transport mode is not built yet: use mode: archive")
-	}
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	st, err := bolt.Open(cfg.Store.Path, nil)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	// Read every stream's checkpoint now, so that a damaged store stops the start at once
-	// (lessons 12, 13); every (re)start of the pipeline reads them again.
-	reset := false
-	if _, err := streamConfigs(cfg, st, log, &reset); err != nil {
-		return err
+	var st store.Store // archive mode only
+	streams := func() ([]actors.StreamConfig, error) { return transportConfigs(cfg), nil }
+	if cfg.Mode == config.ModeArchive {
+		bst, err := bolt.Open(cfg.Store.Path, nil)
+		if err != nil {
+			return err
+		}
+		defer bst.Close()
+		st = bst
+		// Read every stream's checkpoint now, so that a damaged store stops the start at
+		// once (lessons 12, 13); every (re)start of the pipeline reads them again.
+		reset := false
+		if _, err := streamConfigs(cfg, st, log, &reset); err != nil {
+			return err
+		}
+		streams = func() ([]actors.StreamConfig, error) { return streamConfigs(cfg, st, log, &reset) }
 	}
 	pc, err := pulsarClient(cfg, stderr)
 	if err != nil {
@@ -85,7 +87,7 @@ func runPipeline(args []string, stderr io.Writer) error {
 	defer pc.Close()
 	err = actors.Run(ctx, actors.RunOptions{
 		Connect:        func(ctx context.Context) (*actors.Connection, error) { return connectAeron(ctx, cfg, log) },
-		Streams:        func() ([]actors.StreamConfig, error) { return streamConfigs(cfg, st, log, &reset) },
+		Streams:        streams,
 		CreateProducer: pc.CreateProducer,
 		Store:          st,
 		Reconnect:      reconnectBackoff,
@@ -100,7 +102,10 @@ func runPipeline(args []string, stderr io.Writer) error {
 func connectAeron(ctx context.Context, cfg *config.Config, log *slog.Logger) (*actors.Connection, error) {
 	ac, err := aeron.Connect(ctx, aeron.Options{Dir: cfg.Aeron.Dir, Logger: log})
 	if err != nil {
-		return nil, fmt.Errorf("connect to the Aeron media driver in %s (is the ArchivingMediaDriver running with this aeron.dir?): %w", cfg.Aeron.Dir, err)
+		return nil, fmt.Errorf("connect to the Aeron media driver in %s (is the media driver running with this aeron.dir?): %w", cfg.Aeron.Dir, err)
+	}
+	if cfg.Mode == config.ModeTransport {
+		return &actors.Connection{Aeron: ac, Dead: ac.Dead(), Err: ac.Err, Close: ac.Close}, nil
 	}
 	arc, err := archive.Connect(ctx, ac, archive.Options{
 		ControlChannel:   cfg.Archive.ControlChannel.String(),
@@ -181,6 +186,24 @@ func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *
 	}
 	*reset = true
 	return out, nil
+}
+
+// transportConfigs are the streams of transport mode: live subscriptions, no checkpoints.
+func transportConfigs(cfg *config.Config) []actors.StreamConfig {
+	var out []actors.StreamConfig
+	for _, s := range cfg.Streams {
+		out = append(out, actors.StreamConfig{
+			Def:                definition(s),
+			Channel:            s.Channel,
+			Transport:          true,
+			Spy:                cfg.Transport.Spy,
+			MaxInflightRecords: cfg.Inflight.MaxMessages,
+			MaxInflightBytes:   cfg.Inflight.MaxBytes,
+			CallTimeout:        10 * time.Second,
+			Restart:            restartPolicy,
+		})
+	}
+	return out
 }
 
 func pulsarClient(cfg *config.Config, stderr io.Writer) (pulsar.Client, error) {

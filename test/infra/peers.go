@@ -14,14 +14,14 @@ import (
 // Environment variables that name running peers. `make test` and `make infra-up` set them;
 // a developer can set them to reuse peers across test runs. Tests never stop such peers.
 const (
-	EnvAeronDir       = "FERRY_AERON_DIR"                 // the media driver's directory
-	EnvArchiveDir     = "FERRY_ARCHIVE_DIR"               // the archive's catalog directory
-	EnvArchiveControl = "FERRY_ARCHIVE_CONTROL_CHANNEL"   // its UDP control request channel
-	EnvArchiveStream  = "FERRY_ARCHIVE_CONTROL_STREAM_ID" // its control stream id
-	EnvPulsarURL      = "FERRY_PULSAR_URL"                // pulsar://host:port
-	EnvPulsarAdminURL = "FERRY_PULSAR_ADMIN_URL"          // http://host:port
+	EnvAeronDir       = "FERRYTEST_AERON_DIR"                 // the media driver's directory
+	EnvArchiveDir     = "FERRYTEST_ARCHIVE_DIR"               // the archive's catalog directory
+	EnvArchiveControl = "FERRYTEST_ARCHIVE_CONTROL_CHANNEL"   // its UDP control request channel
+	EnvArchiveStream  = "FERRYTEST_ARCHIVE_CONTROL_STREAM_ID" // its control stream id
+	EnvPulsarURL      = "FERRYTEST_PULSAR_URL"                // pulsar://host:port
+	EnvPulsarAdminURL = "FERRYTEST_PULSAR_ADMIN_URL"          // http://host:port
 	// EnvKeepRun keeps a run directory (logs, data) even when every test passed.
-	EnvKeepRun = "FERRY_KEEP_RUN"
+	EnvKeepRun = "FERRYTEST_KEEP_RUN"
 )
 
 // Need says which peers a test binary uses.

@@ -1,0 +1,208 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/supervisor"
+)
+
+// live is the transport mode's reader of one stream: it subscribes to the stream's channel
+// itself (no archive) and hands every whole message of every publisher session to the
+// stream's publisher. Delivery is at most once: what was published while ferry was down,
+// and a message whose publish failed, is lost. Each loss is counted and logged at error
+// level; nothing lost is reported as progress (lesson 26).
+//
+// It is its own commit tracker: the publisher's outcomes come back to it and return its
+// credits. Outcomes of one producer arrive in send order, so the bytes of each record are
+// kept in a FIFO. Its mailbox holds one poll message, the subscription result and at most
+// one outcome per record in flight.
+type live struct {
+	env  *Env
+	cfg  *StreamConfig
+	pids *recordingPIDs
+
+	sub         *aeron.Subscription
+	cancel      context.CancelFunc
+	asm         *aeron.FragmentAssembler
+	lastEnd     map[int32]int64
+	batch       *messages.RecordBatch
+	epoch       uint64
+	inflight    []int64 // bytes of each record in flight, in send order
+	inflightB   int64
+	pollPending bool
+	idle        time.Duration
+	draining    bool
+	drainedSent bool
+	published   uint64
+	lost        uint64
+}
+
+// liveSubscribed is the result of adding the live subscription.
+type liveSubscribed struct {
+	sub *aeron.Subscription
+	err error
+}
+
+// pollLive is the live reader's self-message to poll again.
+type pollLive struct{}
+
+func newLive(env *Env, cfg *StreamConfig, pids *recordingPIDs) actor.Producer {
+	return func() actor.Actor {
+		return &live{env: env, cfg: cfg, pids: pids, epoch: 1, lastEnd: map[int32]int64{}}
+	}
+}
+
+func (l *live) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		l.subscribe(ctx)
+	case *liveSubscribed:
+		if msg.err != nil {
+			panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: subscribe to %s stream %d: %w", l.cfg.Def.Name, l.channel(), l.cfg.Def.StreamID, msg.err)))
+		}
+		if l.draining {
+			l.closeSub(msg.sub)
+			l.drained(ctx)
+			return
+		}
+		l.sub = msg.sub
+		l.asm = aeron.NewFragmentAssembler(maxMessageLength, l.onMessage)
+		l.env.Logger.Info("transport mode: subscribed; at most once, messages published while ferry is down are lost", "stream", l.cfg.Def.Name, "channel", l.channel(), "stream_id", l.cfg.Def.StreamID)
+		l.schedulePoll(ctx, 0)
+	case *pollLive:
+		l.pollPending = false
+		l.poll(ctx)
+	case *messages.PublishAcked:
+		l.published++
+		l.outcome(ctx)
+	case *messages.PublishFailed:
+		l.lost++
+		if msg.Epoch == l.epoch {
+			l.epoch++ // the publisher stops the failed epoch; later records go on in the next
+		}
+		l.env.Logger.Error("transport mode: a message could not be published and is lost (at most once)", "stream", l.cfg.Def.Name, "position", msg.End, "lost_total", l.lost, "error", msg.Error)
+		l.outcome(ctx)
+	case *messages.Drain:
+		l.draining = true
+		l.drained(ctx)
+	case *actor.Restarting, *actor.Stopping:
+		if l.cancel != nil {
+			l.cancel()
+		}
+		l.closeSub(l.sub)
+		l.sub = nil
+	}
+}
+
+// channel is the subscription channel: the stream's, as a spy on this driver if configured.
+func (l *live) channel() string {
+	if l.cfg.Spy && !l.cfg.Channel.IsSpy() {
+		return "aeron-spy:" + l.cfg.Channel.String()
+	}
+	return l.cfg.Channel.String()
+}
+
+func (l *live) subscribe(ctx actor.Context) {
+	callCtx, cancel := context.WithTimeout(context.Background(), l.cfg.CallTimeout)
+	l.cancel = cancel
+	self, system, ch, stream := ctx.Self(), ctx.ActorSystem(), l.channel(), l.cfg.Def.StreamID
+	if !l.env.tasks().Go(func() {
+		defer cancel()
+		sub, err := l.env.Aeron.AddSubscription(callCtx, ch, stream, aeron.ImageHandlers{})
+		system.Root.Send(self, &liveSubscribed{sub: sub, err: err})
+	}) {
+		cancel()
+	}
+}
+
+func (l *live) poll(ctx actor.Context) {
+	if l.sub == nil || l.draining {
+		return
+	}
+	moved := false
+	for _, img := range l.sub.Images() {
+		credits := min(l.cfg.MaxInflightRecords-int64(len(l.inflight)), fragmentLimit)
+		if credits <= 0 || l.inflightB >= l.cfg.MaxInflightBytes {
+			return // outcomes resume polling
+		}
+		if _, ok := l.lastEnd[img.SessionID()]; !ok {
+			l.lastEnd[img.SessionID()] = img.JoinPosition()
+		}
+		before := img.Position()
+		l.batch = &messages.RecordBatch{Generation: 0, Epoch: l.epoch, SessionId: img.SessionID()}
+		_, err := img.Poll(l.asm.OnFragment, int(credits))
+		batch := l.batch
+		l.batch = nil
+		if len(batch.Records) > 0 {
+			ctx.Send(l.pids.publisher, batch)
+		}
+		if err != nil {
+			panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: poll session %d: %w", l.cfg.Def.Name, img.SessionID(), err)))
+		}
+		moved = moved || img.Position() != before
+	}
+	if l.sub.IsClosed() {
+		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: the live subscription was closed (media driver gone?)", l.cfg.Def.Name)))
+	}
+	if moved {
+		l.idle = 0
+		l.schedulePoll(ctx, 0)
+		return
+	}
+	l.idle = min(max(2*l.idle, idlePollMin), idlePollMax)
+	l.schedulePoll(ctx, l.idle)
+}
+
+func (l *live) onMessage(payload []byte, h aeron.Header) {
+	start := l.lastEnd[h.SessionID]
+	l.batch.Records = append(l.batch.Records, &messages.Record{Start: start, End: h.Position, Payload: append([]byte(nil), payload...)})
+	l.lastEnd[h.SessionID] = h.Position
+	l.inflight = append(l.inflight, int64(len(payload)))
+	l.inflightB += int64(len(payload))
+}
+
+// outcome returns one record's credits.
+func (l *live) outcome(ctx actor.Context) {
+	if len(l.inflight) > 0 {
+		l.inflightB -= l.inflight[0]
+		l.inflight = l.inflight[1:]
+	}
+	if l.draining {
+		l.drained(ctx)
+		return
+	}
+	l.schedulePoll(ctx, 0)
+}
+
+func (l *live) drained(ctx actor.Context) {
+	if len(l.inflight) == 0 && !l.drainedSent {
+		l.drainedSent = true
+		ctx.Send(l.pids.stream, &messages.RecordingDrained{})
+	}
+}
+
+func (l *live) schedulePoll(ctx actor.Context, d time.Duration) {
+	if l.pollPending || l.sub == nil || l.draining {
+		return
+	}
+	l.pollPending = true
+	if d == 0 {
+		ctx.Send(ctx.Self(), &pollLive{})
+		return
+	}
+	self, system := ctx.Self(), ctx.ActorSystem()
+	time.AfterFunc(d, func() { system.Root.Send(self, &pollLive{}) })
+}
+
+func (l *live) closeSub(sub *aeron.Subscription) {
+	if sub == nil {
+		return
+	}
+	l.env.tasks().Go(func() { _ = sub.Close() })
+}
