@@ -1,0 +1,402 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/store/bolt"
+	"github.com/ferry-bridge/ferry/test/eventually"
+)
+
+// stopTimeout bounds a graceful stop: ferry drains (every sent message acknowledged, the
+// checkpoint persisted) within it or the stop failed.
+const stopTimeout = 60 * time.Second
+
+// schemaVersion is the version ferry stores with each stream's definition (cmd/ferry).
+const schemaVersion = 1
+
+// ferryProc is one `ferry run` process. Its stdout and stderr go to a log file of the test.
+type ferryProc struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{} // closed when the process has exited and err is set
+	err     error         // the exit status as exec reports it (nil: exit 0)
+}
+
+// starts numbers the ferry processes of this test binary, for their log file names.
+var starts atomic.Int64
+
+// startFerry runs `ferry run --config cfgPath`. The process gets this process's
+// environment without its FERRY_* variables: infra names the shared peers with
+// FERRY_ARCHIVE_CONTROL_CHANNEL and FERRY_AERON_DIR, which ferry would read as overrides of
+// archive.control_channel and aeron.dir; the configuration file is what the tests mean.
+// When the test ends ferry is killed if it still runs; if the test failed the tail of its
+// log is printed.
+func startFerry(t *testing.T, cfgPath string) *ferryProc {
+	t.Helper()
+	if ferryBin == "" {
+		t.Fatal("the ferry binary was not built (see TestMain)")
+	}
+	n := starts.Add(1)
+	logPath := filepath.Join(t.TempDir(), fmt.Sprintf("ferry-%d.log", n))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(ferryBin, "run", "--config", cfgPath)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.Env = withoutFerryVars(os.Environ())
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		t.Fatalf("start ferry: %v", err)
+	}
+	f := &ferryProc{t: t, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		f.err = cmd.Wait()
+		logFile.Close()
+		close(f.done)
+	}()
+	t.Logf("ferry #%d started (pid %d), log %s", n, cmd.Process.Pid, logPath)
+	t.Cleanup(func() {
+		if !f.Exited() {
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-f.done
+		}
+		if t.Failed() {
+			t.Logf("ferry #%d (pid %d) exited: %v; last lines of %s:\n%s", n, cmd.Process.Pid, f.err, logPath, f.LogTail(8000))
+		}
+	})
+	return f
+}
+
+func withoutFerryVars(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "FERRY_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// Pid is the process id.
+func (f *ferryProc) Pid() int { return f.cmd.Process.Pid }
+
+// Exited reports whether the process has exited.
+func (f *ferryProc) Exited() bool {
+	select {
+	case <-f.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitExit waits up to timeout for the process to exit and returns its exit error (nil for
+// status 0); ok is false if it is still running.
+func (f *ferryProc) WaitExit(timeout time.Duration) (exitErr error, ok bool) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-f.done:
+		return f.err, true
+	case <-timer.C:
+		return nil, false
+	}
+}
+
+// Kill is kill -9: no drain, nothing flushed. It returns once the process is gone.
+func (f *ferryProc) Kill() {
+	f.t.Helper()
+	if f.Exited() {
+		f.t.Fatalf("kill -9 ferry (pid %d): it had already exited: %v\n%s", f.Pid(), f.err, f.LogTail(4000))
+	}
+	if err := f.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		f.t.Fatalf("kill -9 ferry: %v", err)
+	}
+	if _, ok := f.WaitExit(10 * time.Second); !ok {
+		f.t.Fatalf("ferry (pid %d) still running 10 s after SIGKILL", f.Pid())
+	}
+}
+
+// Stop sends SIGTERM and waits up to [stopTimeout] for ferry to drain and exit. It returns
+// the exit error (nil: exit status 0); a process still running then is killed and the error
+// says so.
+func (f *ferryProc) Stop() error {
+	f.t.Helper()
+	if f.Exited() {
+		return fmt.Errorf("ferry (pid %d) had exited before SIGTERM: %v", f.Pid(), f.err)
+	}
+	if err := f.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("SIGTERM ferry: %w", err)
+	}
+	began := time.Now()
+	exitErr, ok := f.WaitExit(stopTimeout)
+	if !ok {
+		_ = f.cmd.Process.Signal(syscall.SIGKILL)
+		<-f.done
+		return fmt.Errorf("ferry (pid %d) did not exit within %s of SIGTERM; killed", f.Pid(), stopTimeout)
+	}
+	f.t.Logf("ferry (pid %d) exited %s after SIGTERM: %v", f.Pid(), time.Since(began).Round(time.Millisecond), exitErr)
+	return exitErr
+}
+
+// mustStop is Stop that fails the test unless ferry exits with status 0.
+func (f *ferryProc) mustStop() {
+	f.t.Helper()
+	if err := f.Stop(); err != nil {
+		f.t.Fatalf("graceful stop: %v\n%s", err, f.LogTail(8000))
+	}
+}
+
+// Log is everything ferry wrote so far.
+func (f *ferryProc) Log() string {
+	b, err := os.ReadFile(f.logPath)
+	if err != nil {
+		return fmt.Sprintf("(log %s unreadable: %v)", f.logPath, err)
+	}
+	return string(b)
+}
+
+// LogTail is the last n bytes of the log.
+func (f *ferryProc) LogTail(n int) string {
+	s := f.Log()
+	if len(s) > n {
+		s = "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// mustRun fails the test at once if ferry has exited: waiting for its output is pointless.
+func (f *ferryProc) mustRun(t *testing.T, waitingFor string) {
+	t.Helper()
+	if f.Exited() {
+		t.Fatalf("ferry (pid %d) exited (%v) while waiting for %s; last lines of its log:\n%s", f.Pid(), f.err, waitingFor, f.LogTail(8000))
+	}
+}
+
+// waitFor is eventually.NoError that gives up at once when ferry (if given) exits.
+func waitFor(t *testing.T, f *ferryProc, timeout time.Duration, what string, cond func() error) {
+	t.Helper()
+	eventually.NoError(t, timeout, func() error {
+		if f != nil {
+			f.mustRun(t, what)
+		}
+		if err := cond(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	})
+}
+
+// ferryConfig is ferry's configuration file (config/testdata/example.yaml), as the tests
+// write it. newFerryConfig fills it for the shared peers; tests change fields, then write.
+type ferryConfig struct {
+	Mode       string           `yaml:"mode"`
+	Aeron      aeronSection     `yaml:"aeron"`
+	Archive    archiveSection   `yaml:"archive"`
+	Replay     replaySection    `yaml:"replay"`
+	Pulsar     pulsarSection    `yaml:"pulsar"`
+	Store      storeSection     `yaml:"store"`
+	Checkpoint checkpointConfig `yaml:"checkpoint"`
+	HTTP       httpSection      `yaml:"http"`
+	Streams    []streamConfig   `yaml:"streams"`
+
+	path string // where write puts it
+}
+
+type aeronSection struct {
+	Dir string `yaml:"dir"`
+}
+
+type archiveSection struct {
+	ControlChannel   string `yaml:"control_channel"`
+	ControlStreamID  int32  `yaml:"control_stream_id"`
+	ResponseChannel  string `yaml:"response_channel"`
+	ResponseStreamID int32  `yaml:"response_stream_id"`
+}
+
+type replaySection struct {
+	Channel  string `yaml:"channel"`
+	StreamID int32  `yaml:"stream_id"`
+}
+
+type pulsarSection struct {
+	ServiceURL string `yaml:"service_url"`
+}
+
+type storeSection struct {
+	Path string `yaml:"path"`
+}
+
+type checkpointConfig struct {
+	EveryRecords int `yaml:"every_records"`
+	EveryMs      int `yaml:"every_ms"`
+}
+
+type httpSection struct {
+	Listen string `yaml:"listen"`
+}
+
+// streamConfig is one entry of streams: what ferry reads (channel and stream id, recorded
+// by the archive) and where it publishes.
+type streamConfig struct {
+	Name          string `yaml:"name"`
+	Channel       string `yaml:"channel"`
+	StreamID      int32  `yaml:"stream_id"`
+	Topic         string `yaml:"topic"`
+	StartPosition string `yaml:"start_position,omitempty"`
+}
+
+// newFerryConfig is a configuration for the shared archive and broker with the given
+// streams, a store and an HTTP port of its own, and response and replay stream ids no
+// other ferry process uses.
+func newFerryConfig(t *testing.T, streams ...streamConfig) *ferryConfig {
+	t.Helper()
+	dir := t.TempDir()
+	return &ferryConfig{
+		Mode:  "archive",
+		Aeron: aeronSection{Dir: peers.Archive.AeronDir},
+		Archive: archiveSection{
+			ControlChannel:   "aeron:ipc?term-length=64k",
+			ControlStreamID:  10,
+			ResponseChannel:  "aeron:ipc?term-length=64k",
+			ResponseStreamID: uniqueStreamID(),
+		},
+		Replay:     replaySection{Channel: "aeron:ipc", StreamID: uniqueStreamID()},
+		Pulsar:     pulsarSection{ServiceURL: peers.Pulsar.ServiceURL},
+		Store:      storeSection{Path: filepath.Join(dir, "checkpoints.db")},
+		Checkpoint: checkpointConfig{EveryRecords: 100, EveryMs: 200},
+		HTTP:       httpSection{Listen: fmt.Sprintf("127.0.0.1:%d", freePort(t))},
+		Streams:    streams,
+		path:       filepath.Join(dir, "ferry.yaml"),
+	}
+}
+
+// write writes the configuration (again, after a change) and returns its path.
+func (c *ferryConfig) write(t *testing.T) string {
+	t.Helper()
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return c.path
+}
+
+// newStreamConfig is a stream no other test (or earlier run against the same peers) uses:
+// its own IPC channel alias, stream id and topic, all named after the test.
+func newStreamConfig(t *testing.T, suffix string) streamConfig {
+	name := streamName(t, suffix)
+	return streamConfig{
+		Name:          name,
+		Channel:       "aeron:ipc?alias=" + name,
+		StreamID:      uniqueStreamID(),
+		Topic:         fmt.Sprintf("persistent://public/default/%s-%d", name, time.Now().UnixNano()),
+		StartPosition: "earliest",
+	}
+}
+
+// streamName is the test's name reduced to what a stream name allows ([A-Za-z0-9._-]),
+// with suffix and a random tag.
+func streamName(t *testing.T, suffix string) string {
+	var b strings.Builder
+	for _, r := range t.Name() {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	name := b.String()
+	if len(name) > 80 {
+		name = name[:80]
+	}
+	if suffix != "" {
+		name += "-" + suffix
+	}
+	return fmt.Sprintf("%s-%06x", name, rand.IntN(1<<24))
+}
+
+// uniqueStreamID is a stream id no other test (or earlier run against the same archive)
+// used, so that recordings and lingering publications of one never show up in another.
+func uniqueStreamID() int32 { return 1<<20 + rand.Int32N(1<<29) }
+
+// freePort is a loopback TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// definition is what ferry stores of a configured stream.
+func (s streamConfig) definition() store.Stream {
+	return store.Stream{Name: s.Name, Channel: s.Channel, StreamID: s.StreamID, Topic: s.Topic, SchemaVersion: schemaVersion}
+}
+
+// checkpoints reads what ferry committed for stream s, by recording id. ferry must not be
+// running: it holds the store's lock.
+func (c *ferryConfig) checkpoints(t *testing.T, s streamConfig) map[int64]store.Checkpoint {
+	t.Helper()
+	cps, ok := c.storedCheckpoints(t, s)
+	if !ok {
+		t.Fatalf("no checkpoint stored for stream %s in %s", s.Name, c.Store.Path)
+	}
+	return cps
+}
+
+// storedCheckpoints is checkpoints that reports (ok false) a stream with nothing stored.
+func (c *ferryConfig) storedCheckpoints(t *testing.T, s streamConfig) (map[int64]store.Checkpoint, bool) {
+	t.Helper()
+	// Opening creates a missing file: look first.
+	if _, err := os.Stat(c.Store.Path); errors.Is(err, os.ErrNotExist) {
+		return nil, false
+	}
+	st, err := bolt.Open(c.Store.Path, &bolt.Options{OpenTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("open ferry's checkpoint store: %v", err)
+	}
+	defer st.Close()
+	state, err := st.Load(s.definition())
+	if err != nil {
+		t.Fatalf("load the checkpoint of stream %s: %v", s.Name, err)
+	}
+	out := make(map[int64]store.Checkpoint, len(state.Checkpoints))
+	for _, cp := range state.Checkpoints {
+		out[cp.RecordingID] = cp
+	}
+	return out, state.Stored
+}
+
+// checkpoint is the stored checkpoint of one recording; the test fails if there is none.
+func (c *ferryConfig) checkpoint(t *testing.T, s streamConfig, recordingID int64) store.Checkpoint {
+	t.Helper()
+	cps := c.checkpoints(t, s)
+	cp, ok := cps[recordingID]
+	if !ok {
+		t.Fatalf("stream %s: no checkpoint for recording %d; stored: %+v", s.Name, recordingID, cps)
+	}
+	return cp
+}

@@ -1,0 +1,327 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+)
+
+// The end-to-end tests. Each runs `ferry run` on a stream of its own (channel alias, stream
+// id, topic, store) against the shared archive and broker, publishes with the test's own
+// Aeron client into the recorded stream, and checks what the topic holds with a reader of
+// its own after ferry stopped. The tests run one at a time: each starts a (race-built)
+// ferry beside the JVMs of both peers, and the timing-sensitive ones (kill -9 mid-stream)
+// must not be starved.
+
+// expectTopic reads sc's topic and fails unless it holds exactly the messages of parts,
+// each once, in order, byte for byte, with ferry's producer names and properties, and the
+// broker stored nothing more.
+func expectTopic(t *testing.T, sc streamConfig, parts ...published) []pulsar.Message {
+	t.Helper()
+	var want [][]byte
+	for _, p := range parts {
+		want = append(want, p.payloads()...)
+	}
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, len(want), 60*time.Second)
+	// Loss, damage and disorder first, then duplicates: the failure says which it was.
+	if repeats := assertInOrderNoGaps(t, msgs, want); repeats > 0 {
+		t.Fatalf("every message arrived in order, but %d arrived again: not exactly once; %s", repeats, summarizeMessages(msgs))
+	}
+	assertExactlyOnceInOrder(t, msgs, want)
+	assertMetadata(t, msgs, sc, parts...)
+	if stored := storedEntries(t, sc.Topic); stored != int64(len(want)) {
+		t.Fatalf("the broker stored %d entries on %s, want %d", stored, sc.Topic, len(want))
+	}
+	return msgs
+}
+
+// expectCheckpoint fails unless ferry's stored checkpoint of recordingID is at position and
+// completed as said.
+func expectCheckpoint(t *testing.T, cfg *ferryConfig, sc streamConfig, recordingID, position int64, completed bool) {
+	t.Helper()
+	cp := cfg.checkpoint(t, sc, recordingID)
+	if cp.Position != position || cp.Completed != completed {
+		t.Fatalf("checkpoint of recording %d: position %d, completed %t; want position %d, completed %t", recordingID, cp.Position, cp.Completed, position, completed)
+	}
+}
+
+// TestHappyPathMixedSizes: 20,000 recorded messages of a few bytes to four MTUs (fragmented
+// ones among them) all reach Pulsar exactly once, in order, byte-identical, each with the
+// recording id and its end position; after SIGTERM ferry exits 0 and the checkpoint of the
+// recording is the last message's end position.
+func TestHappyPathMixedSizes(t *testing.T) {
+	const n = 20_000
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	positions := pub.publish(t, 0, n)
+	last := positions[n-1]
+	pub.waitRecorded(t, last)
+
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	f := startFerry(t, cfg.write(t))
+	began := time.Now()
+	w.waitDistinct(t, f, n, 90*time.Second)
+	t.Logf("%d messages (%d bytes of recording) in Pulsar %s after ferry started", n, last, time.Since(began).Round(time.Millisecond))
+	f.mustStop()
+
+	expectTopic(t, sc, pub.published(0, positions))
+	expectCheckpoint(t, cfg, sc, pub.recordingID, last, false) // the recording is still live
+}
+
+// TestLesson01And04_Kill9MidStreamThenRestart: ferry is killed with kill -9 while it follows
+// a live recording (lesson 1: what the checkpoint covers is in Pulsar; nothing else was
+// committed), the publisher keeps publishing while ferry is down, and the restarted ferry
+// resumes from the checkpoint: re-sends are deduplicated by the broker (same producer name,
+// same sequence ids), so the topic holds every message exactly once, in order.
+func TestLesson01And04_Kill9MidStreamThenRestart(t *testing.T) {
+	const backlog = 5000
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	path := cfg.write(t)
+
+	// A backlog, so that ferry is sending at full speed (a full in-flight window) when it is
+	// killed, then a live tail that goes on through the kill and the restart.
+	head := pub.publish(t, 0, backlog)
+	bg := pub.publishInBackground(t, backlog, 5, 5*time.Millisecond) // ~1,000 messages a second
+	f := startFerry(t, path)
+	w.waitDistinct(t, f, backlog/2, 60*time.Second)
+	f.Kill()
+	seen, published := w.distinct(), bg.count()
+	t.Logf("kill -9 with %d messages seen in Pulsar, %d published", seen, backlog+published)
+
+	// Lesson 1: whatever the checkpoint covers was acknowledged, so it is in the topic.
+	if cps, ok := cfg.storedCheckpoints(t, sc); ok {
+		cp := cps[pub.recordingID]
+		covered := positionsUpTo(slices.Concat(head, bg.positionsSoFar()), cp.Position)
+		t.Logf("checkpoint after kill -9: %+v, covering %d messages", cp, len(covered))
+		w.waitAll(t, nil, pub.recordingID, covered, 30*time.Second)
+	} else {
+		t.Log("no checkpoint stored before kill -9")
+	}
+
+	// Publishing goes on while ferry is down.
+	bg.waitCount(t, published+1000, 30*time.Second)
+	downUntil := bg.positionsSoFar()[published+999]
+	f = startFerry(t, path)
+	waitFor(t, f, 60*time.Second, "the restarted ferry to publish what was recorded while it was down", func() error {
+		if !w.has(pub.recordingID, downUntil) {
+			return fmt.Errorf("position %d not seen; %d messages seen", downUntil, w.distinct())
+		}
+		return nil
+	})
+	positions := slices.Concat(head, bg.stop(t))
+	last := positions[len(positions)-1]
+	pub.waitRecorded(t, last)
+	w.waitAll(t, f, pub.recordingID, positions, 60*time.Second)
+	f.mustStop()
+
+	expectTopic(t, sc, pub.published(0, positions))
+	t.Logf("%d messages; the broker answered %d re-sends as duplicates", len(positions), receivedMessages(t, sc.Topic)-int64(len(positions)))
+	expectCheckpoint(t, cfg, sc, pub.recordingID, last, false)
+}
+
+// TestGracefulStopHasNoDuplicates: SIGTERM drains — everything sent is acknowledged and
+// its checkpoint persisted before ferry exits 0 — so the restarted ferry re-sends nothing.
+// The broker deduplicates, so the topic would look right either way: the test also counts
+// what the broker received (msgInCounter, duplicates included) against what it stored.
+func TestGracefulStopHasNoDuplicates(t *testing.T) {
+	const backlog = 5000
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	path := cfg.write(t)
+
+	head := pub.publish(t, 0, backlog) // ferry is sending at full speed when it is stopped
+	bg := pub.publishInBackground(t, backlog, 5, 5*time.Millisecond)
+	f := startFerry(t, path)
+	w.waitDistinct(t, f, backlog/2, 60*time.Second)
+	f.mustStop()
+	published := bg.count()
+
+	// Drained: the topic holds exactly the messages up to the checkpoint.
+	cp := cfg.checkpoint(t, sc, pub.recordingID)
+	covered := positionsUpTo(slices.Concat(head, bg.positionsSoFar()), cp.Position)
+	t.Logf("stopped with %d messages published; checkpoint %+v covers %d", backlog+published, cp, len(covered))
+	if stored := storedEntries(t, sc.Topic); stored != int64(len(covered)) {
+		t.Fatalf("after the graceful stop the broker holds %d entries; the checkpoint covers %d messages", stored, len(covered))
+	}
+	w.waitAll(t, nil, pub.recordingID, covered, 30*time.Second)
+	if got := w.maxPosition(pub.recordingID); got > cp.Position {
+		t.Fatalf("a message ending at %d is in the topic, beyond the checkpoint at %d", got, cp.Position)
+	}
+
+	bg.waitCount(t, published+1000, 30*time.Second)
+	downUntil := bg.positionsSoFar()[published+999]
+	f = startFerry(t, path)
+	waitFor(t, f, 60*time.Second, "the restarted ferry to publish what was recorded while it was stopped", func() error {
+		if !w.has(pub.recordingID, downUntil) {
+			return fmt.Errorf("position %d not seen; %d messages seen", downUntil, w.distinct())
+		}
+		return nil
+	})
+	positions := slices.Concat(head, bg.stop(t))
+	last := positions[len(positions)-1]
+	pub.waitRecorded(t, last)
+	w.waitAll(t, f, pub.recordingID, positions, 60*time.Second)
+	f.mustStop()
+
+	expectTopic(t, sc, pub.published(0, positions))
+	if in := receivedMessages(t, sc.Topic); in != int64(len(positions)) {
+		t.Fatalf("the broker received %d messages for %d distinct ones: %d duplicate receipts after a graceful stop", in, len(positions), in-int64(len(positions)))
+	}
+	expectCheckpoint(t, cfg, sc, pub.recordingID, last, false)
+}
+
+// positionsUpTo is the prefix of positions (ascending) that ends at or before position.
+func positionsUpTo(positions []int64, position int64) []int64 {
+	k, _ := slices.BinarySearch(positions, position+1)
+	return positions[:k]
+}
+
+// TestLesson05_RotationWaitsForTheFirstRecording: recording A is followed live, then stops
+// (at the publisher's position: it had caught up) and the stream goes on in recording B, a
+// new publication whose positions restart at 0. ferry publishes all of A, then all of B,
+// never B before the last of A; A's checkpoint is completed at its stop position.
+func TestLesson05_RotationWaitsForTheFirstRecording(t *testing.T) {
+	const nA, nB = 3000, 2000
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+
+	pa := a.publish(t, 0, nA/2)
+	f := startFerry(t, cfg.write(t))
+	pa = append(pa, a.publish(t, nA/2, nA)...)
+	rs.stopRecording(t, a) // once it caught up; it stops at A's last position
+	a.close(t)
+	stopA := pa[nA-1]
+
+	rs.startRecording(t)
+	b := rs.newPublication(t)
+	if b.recordingID == a.recordingID {
+		t.Fatalf("the second publication was not recorded anew (recording %d)", b.recordingID)
+	}
+	pb := b.publish(t, nA, nA+nB)
+	b.waitRecorded(t, pb[nB-1])
+	t.Logf("recording A %d stopped at %d; recording B %d live at %d", a.recordingID, stopA, b.recordingID, pb[nB-1])
+
+	w.waitAll(t, f, a.recordingID, pa, 60*time.Second)
+	w.waitAll(t, f, b.recordingID, pb, 60*time.Second)
+	f.mustStop()
+
+	expectTopic(t, sc, a.published(0, pa), b.published(nA, pb))
+	expectCheckpoint(t, cfg, sc, a.recordingID, stopA, true)
+	expectCheckpoint(t, cfg, sc, b.recordingID, pb[nB-1], false)
+}
+
+// TestLesson08_RecordingStartingAtNonZeroPosition: the publication advanced before the
+// archive recorded it, so the recording starts at a non-zero position, here inside a
+// fragmented message (lesson 10). ferry publishes exactly what was recorded: every message
+// that begins at or after the start, at its position; the message the start cuts is not
+// published (and never damaged), none from before it appears.
+func TestLesson08_RecordingStartingAtNonZeroPosition(t *testing.T) {
+	const before, after = 500, 2000
+	sc := newStreamConfig(t, "")
+	_, pub, positions := newLateRecordedStream(t, sc.Channel, sc.StreamID, before)
+	d := pub.descriptor(t)
+	cut := len(positions) - 1
+	positions = append(positions, pub.publish(t, cut+1, cut+1+after)...)
+	last := positions[len(positions)-1]
+	pub.waitRecorded(t, last)
+	first := recordedFrom(positions, d.StartPosition)
+	t.Logf("recording %d starts at %d, inside message %d (%d..%d): message %d is the first recorded whole",
+		pub.recordingID, d.StartPosition, cut, positions[cut-1], positions[cut], first)
+
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	f := startFerry(t, cfg.write(t))
+	w.waitAll(t, f, pub.recordingID, positions[first:], 60*time.Second)
+	f.mustStop()
+
+	// The message the start cut, were it there (damaged or not), fails the exact check: the
+	// topic must hold first.. only.
+	expectTopic(t, sc, pub.published(first, positions[first:]))
+	expectCheckpoint(t, cfg, sc, pub.recordingID, last, false)
+}
+
+// TestLesson07_LiveRecordingIsFollowed: ferry starts on a live recording that has nothing
+// yet, and each of five batches published afterwards reaches Pulsar before the next one is
+// published: ferry follows the recording as it grows instead of stopping at its end.
+func TestLesson07_LiveRecordingIsFollowed(t *testing.T) {
+	const batches, size = 5, 500
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	f := startFerry(t, cfg.write(t))
+
+	var positions []int64
+	for b := range batches {
+		batch := pub.publish(t, b*size, (b+1)*size)
+		positions = append(positions, batch...)
+		w.waitAll(t, f, pub.recordingID, batch, 30*time.Second)
+	}
+	if d := pub.descriptor(t); !d.IsLive() {
+		t.Fatalf("the recording stopped (%+v): the test is about a live one", d)
+	}
+	f.mustStop()
+
+	expectTopic(t, sc, pub.published(0, positions))
+	expectCheckpoint(t, cfg, sc, pub.recordingID, positions[len(positions)-1], false)
+}
+
+// TestLesson11_ConcurrentPublishersAreAllPublished: two publications on the same channel
+// and stream at the same time are two recordings live at the same time. ferry publishes
+// both, each in its own order (under its own producer), whatever the interleaving.
+func TestLesson11_ConcurrentPublishersAreAllPublished(t *testing.T) {
+	const n, chunk, offsetB = 2000, 100, 1_000_000
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	b := rs.newPublication(t)
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+
+	var pa, pb []int64
+	interleave := func(from, to int) {
+		for k := from; k < to; k += chunk {
+			pa = append(pa, a.publish(t, k, k+chunk)...)
+			pb = append(pb, b.publish(t, offsetB+k, offsetB+k+chunk)...)
+		}
+	}
+	interleave(0, n/2)
+	f := startFerry(t, cfg.write(t))
+	interleave(n/2, n)
+	a.waitRecorded(t, pa[n-1])
+	b.waitRecorded(t, pb[n-1])
+	t.Logf("recordings %d (session %d) and %d (session %d), both live", a.recordingID, a.pub.SessionID(), b.recordingID, b.pub.SessionID())
+
+	w.waitAll(t, f, a.recordingID, pa, 60*time.Second)
+	w.waitAll(t, f, b.recordingID, pb, 60*time.Second)
+	f.mustStop()
+
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, 2*n, 60*time.Second)
+	groups := byRecording(msgs)
+	if len(groups) != 2 || len(groups[a.recordingID]) == 0 || len(groups[b.recordingID]) == 0 {
+		counts := map[int64]int{}
+		for id, g := range groups {
+			counts[id] = len(g)
+		}
+		t.Fatalf("messages by recording id: %v; want %d each from recordings %d and %d", counts, n, a.recordingID, b.recordingID)
+	}
+	assertExactlyOnceInOrder(t, groups[a.recordingID], payloads(0, n))
+	assertMetadata(t, groups[a.recordingID], sc, a.published(0, pa))
+	assertExactlyOnceInOrder(t, groups[b.recordingID], payloads(offsetB, offsetB+n))
+	assertMetadata(t, groups[b.recordingID], sc, b.published(offsetB, pb))
+	if stored := storedEntries(t, sc.Topic); stored != 2*n {
+		t.Fatalf("the broker stored %d entries, want %d", stored, 2*n)
+	}
+	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], false)
+	expectCheckpoint(t, cfg, sc, b.recordingID, pb[n-1], false)
+}
