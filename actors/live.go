@@ -90,6 +90,11 @@ func (l *live) Receive(ctx actor.Context) {
 		l.outcome(ctx)
 	case *messages.Drain:
 		l.draining = true
+		if msg.Now && !l.drainedSent {
+			l.drainedSent = true
+			ctx.Send(l.pids.stream, &messages.RecordingDrained{Unacknowledged: int64(len(l.inflight))})
+			return
+		}
 		l.drained(ctx)
 	case *actor.Restarting, *actor.Stopping:
 		if l.cancel != nil {

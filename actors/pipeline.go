@@ -83,10 +83,12 @@ func (p *Pipeline) Failures() <-chan StreamFailure { return p.failures }
 // sent is acknowledged and persisted. It returns each stream's answer; a stream that did
 // not answer in time is reported in the error.
 func (p *Pipeline) Drain(timeout time.Duration) ([]*messages.Drained, error) {
-	deadline := time.Now().Add(timeout)
+	// The streams stop waiting for acknowledgements at 80% of the timeout, leaving the rest
+	// to persist what was acknowledged.
+	deadline := time.Now().Add(timeout * 4 / 5).UnixMilli()
 	futures := make([]*actor.Future, len(p.pids))
 	for i, pid := range p.pids {
-		futures[i] = p.system.Root.RequestFuture(pid, &messages.Drain{}, timeout)
+		futures[i] = p.system.Root.RequestFuture(pid, &messages.Drain{DeadlineMs: deadline}, timeout)
 	}
 	var out []*messages.Drained
 	var errs []error
@@ -98,7 +100,6 @@ func (p *Pipeline) Drain(timeout time.Duration) ([]*messages.Drained, error) {
 		}
 		errs = append(errs, fmt.Errorf("stream %s did not drain within %s: %v", p.streams[i].Def.Name, timeout, err))
 	}
-	_ = deadline
 	return out, errors.Join(errs...)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/pulsar-client-go/pulsar"
@@ -39,11 +40,21 @@ type publisher struct {
 	rec  int64
 	pids *recordingPIDs
 
-	producer     pulsar.Producer
-	creating     bool
-	attempts     int
-	waiting      []*messages.RecordBatch // batches that arrived before the producer
-	failed       bool                    // a send failed, in failedEpoch or earlier
+	producer pulsar.Producer
+	creating bool
+	attempts int
+	waiting  []*messages.RecordBatch // batches not sent yet, in arrival order
+	// outstanding counts sends whose outcome has not arrived; sentEpoch is the epoch of
+	// the last batch sent. A batch of a newer epoch (a re-delivery) waits until every
+	// send of the older ones has its outcome: interleaving a re-delivery's lower sequence
+	// ids with the failed epoch's sends still in flight makes the broker's duplicate
+	// receipts arrive out of the client's order, and pulsar-client-go then drops the
+	// connection. The callbacks decrement outstanding and, if the actor waits for zero
+	// (parked), send it resumeSends.
+	outstanding  *atomic.Int64
+	parked       *atomic.Bool
+	sentEpoch    uint64
+	failed       bool // a send failed, in failedEpoch or earlier
 	failedEpoch  uint64
 	recordingStr string
 	streamIDStr  string
@@ -63,7 +74,7 @@ type sendFailed struct{ epoch uint64 }
 
 func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) actor.Producer {
 	return func() actor.Actor {
-		return &publisher{env: env, cfg: cfg, rec: rec, pids: pids,
+		return &publisher{env: env, cfg: cfg, rec: rec, pids: pids, outstanding: new(atomic.Int64), parked: new(atomic.Bool),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10)}
 	}
 }
@@ -75,11 +86,10 @@ func (p *publisher) Receive(ctx actor.Context) {
 	case *producerCreated:
 		p.created(ctx, msg)
 	case *messages.RecordBatch:
-		if p.producer == nil {
-			p.waiting = append(p.waiting, msg)
-			return
-		}
-		p.send(ctx, msg)
+		p.waiting = append(p.waiting, msg)
+		p.pump(ctx)
+	case *resumeSends:
+		p.pump(ctx)
 	case *sendFailed:
 		p.failed = true
 		p.failedEpoch = max(p.failedEpoch, msg.epoch)
@@ -139,9 +149,26 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	}
 	p.attempts = 0
 	p.producer = res.producer
-	waiting := p.waiting
-	p.waiting = nil
-	for _, b := range waiting {
+	p.pump(ctx)
+}
+
+// resumeSends tells the publisher that the sends it waited for have their outcomes.
+type resumeSends struct{}
+
+// pump sends the waiting batches that may go now, in order.
+func (p *publisher) pump(ctx actor.Context) {
+	for len(p.waiting) > 0 && p.producer != nil {
+		b := p.waiting[0]
+		if b.Epoch != p.sentEpoch && p.outstanding.Load() > 0 {
+			// Park first, then look again: a callback that brings outstanding to zero
+			// after this store sees parked and wakes the actor.
+			p.parked.Store(true)
+			if p.outstanding.Load() > 0 {
+				return
+			}
+		}
+		p.parked.Store(false)
+		p.waiting = p.waiting[1:]
 		p.send(ctx, b)
 	}
 }
@@ -154,7 +181,14 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	if p.failed && b.Epoch <= p.failedEpoch {
 		return // fail-stop: nothing of a failed epoch is sent after the failure (lesson 22)
 	}
+	p.sentEpoch = b.Epoch
 	system, self, tracker := ctx.ActorSystem(), ctx.Self(), p.pids.tracker
+	outstanding, parked := p.outstanding, p.parked
+	done := func() {
+		if outstanding.Add(-1) == 0 && parked.Load() {
+			system.Root.Send(self, &resumeSends{})
+		}
+	}
 	session := strconv.FormatInt(int64(b.SessionId), 10)
 	for _, r := range b.Records {
 		end, epoch := r.End, b.Epoch
@@ -174,7 +208,9 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			msg.SequenceID = &seq
 			msg.Properties[PropRecordingID] = p.recordingStr
 		}
+		outstanding.Add(1)
 		p.producer.SendAsync(context.Background(), msg, func(id pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
+			defer done()
 			if err != nil {
 				system.Root.Send(self, &sendFailed{epoch: epoch})
 				system.Root.Send(tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: epoch, End: end, Error: err.Error()})

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -64,7 +65,14 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 	case *streamFailed:
 		s.fail(ctx, msg.err)
 	case *messages.Drain:
-		s.drain(ctx)
+		s.drain(ctx, msg)
+	case *drainDeadline:
+		// Stop waiting for acknowledgements: the trackers report what is still in flight.
+		for id := range s.drainWaiting {
+			if pids := s.running[id]; pids != nil {
+				ctx.Send(pids.tracker, &messages.Drain{Now: true})
+			}
+		}
 	case *messages.RecordingDrained:
 		s.unacknowledged += msg.Unacknowledged
 		delete(s.drainWaiting, msg.RecordingId)
@@ -273,8 +281,13 @@ func (s *streamSupervisor) fail(ctx actor.Context, err error) {
 	}
 }
 
-func (s *streamSupervisor) drain(ctx actor.Context) {
+// drainDeadline is the stream's self-message at its drain deadline.
+type drainDeadline struct{}
+
+func (s *streamSupervisor) drain(ctx actor.Context, d *messages.Drain) {
 	s.drainingFor = ctx.Sender()
+	self, system := ctx.Self(), ctx.ActorSystem()
+	time.AfterFunc(time.Until(time.UnixMilli(d.DeadlineMs)), func() { system.Root.Send(self, &drainDeadline{}) })
 	if s.discovery != nil {
 		ctx.Stop(s.discovery)
 	}

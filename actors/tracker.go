@@ -68,6 +68,15 @@ func (t *tracker) Receive(ctx actor.Context) {
 		}
 	case *messages.Drain:
 		t.draining = true
+		if msg.Now && !t.drainedSent {
+			t.drainedSent = true
+			var pending int64
+			if t.core != nil {
+				pending = int64(t.core.Pending().Records)
+			}
+			ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec, Unacknowledged: pending})
+			return
+		}
 		t.progressed(ctx, 0)
 	}
 }

@@ -1054,7 +1054,12 @@ func (x *DiscoveryFailed) GetAtMs() int64 {
 // Drain asks a stream, and each of its actors, to stop reading and to persist everything
 // acknowledged so far.
 type Drain struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// For the stream: when to stop waiting for acknowledgements (Unix epoch ms); what is
+	// still unacknowledged then is reported, and re-published by the next start.
+	DeadlineMs int64 `protobuf:"varint,1,opt,name=deadline_ms,json=deadlineMs,proto3" json:"deadline_ms,omitempty"`
+	// For a tracker: answer at once with what is still in flight.
+	Now           bool `protobuf:"varint,2,opt,name=now,proto3" json:"now,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1087,6 +1092,20 @@ func (x *Drain) ProtoReflect() protoreflect.Message {
 // Deprecated: Use Drain.ProtoReflect.Descriptor instead.
 func (*Drain) Descriptor() ([]byte, []int) {
 	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Drain) GetDeadlineMs() int64 {
+	if x != nil {
+		return x.DeadlineMs
+	}
+	return 0
+}
+
+func (x *Drain) GetNow() bool {
+	if x != nil {
+		return x.Now
+	}
+	return false
 }
 
 // RecordingDrained tells the stream supervisor that a commit tracker has nothing in flight
@@ -1322,8 +1341,11 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"listedAtMs\"<\n" +
 	"\x0fDiscoveryFailed\x12\x14\n" +
 	"\x05error\x18\x01 \x01(\tR\x05error\x12\x13\n" +
-	"\x05at_ms\x18\x02 \x01(\x03R\x04atMs\"\a\n" +
-	"\x05Drain\"]\n" +
+	"\x05at_ms\x18\x02 \x01(\x03R\x04atMs\":\n" +
+	"\x05Drain\x12\x1f\n" +
+	"\vdeadline_ms\x18\x01 \x01(\x03R\n" +
+	"deadlineMs\x12\x10\n" +
+	"\x03now\x18\x02 \x01(\bR\x03now\"]\n" +
 	"\x10RecordingDrained\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12&\n" +
 	"\x0eunacknowledged\x18\x02 \x01(\x03R\x0eunacknowledged\"\x14\n" +

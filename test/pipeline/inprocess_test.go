@@ -1,0 +1,255 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/ferry-bridge/ferry/actors"
+	"github.com/ferry-bridge/ferry/aeron/channel"
+	"github.com/ferry-bridge/ferry/config"
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/store/bolt"
+	"github.com/ferry-bridge/ferry/supervisor"
+	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/harness"
+)
+
+// inProcess is ferry's pipeline (package actors) run inside the test on the shared archive
+// and broker, so that a test can put fault-injecting decorators around the real Pulsar
+// producer (test/harness), the real checkpoint store or the real archive client. Every
+// decorator may delay, fail or lose what the real thing does; none is faster or more
+// reliable than it (lesson 27).
+type inProcess struct {
+	t       *testing.T
+	p       *actors.Pipeline
+	store   *bolt.Store
+	streams []streamConfig
+	logs    *syncBuffer
+
+	mu        sync.Mutex
+	producers []*harness.Producer
+	stopped   bool
+}
+
+// inProcessOptions are the decorators and settings of an in-process pipeline. The zero
+// value runs ferry undecorated.
+type inProcessOptions struct {
+	// plan decides the acknowledgements of every producer the pipeline creates.
+	plan harness.Plan
+	// wrapStore decorates the real bbolt store.
+	wrapStore func(store.Store) store.Store
+	// wrapArchive decorates the real archive client.
+	wrapArchive func(actors.Archive) actors.Archive
+	// checkpoint overrides the checkpoint policy (zero: every 100 records or 100 ms).
+	checkpoint progress.CheckpointConfig
+	// restart overrides the restart policy (zero: 20–200 ms back-off, 5 restarts a minute).
+	restart supervisor.Policy
+	// storePath reuses a store (empty: a new one).
+	storePath string
+}
+
+// startInProcess starts the pipeline for streams; t.Cleanup drains and stops it.
+func startInProcess(t *testing.T, o inProcessOptions, streams ...streamConfig) *inProcess {
+	t.Helper()
+	if o.checkpoint == (progress.CheckpointConfig{}) {
+		o.checkpoint = progress.CheckpointConfig{EveryRecords: 100, EveryMs: 100, RetryMinMs: 50, RetryMaxMs: 400}
+	}
+	if o.restart == (supervisor.Policy{}) {
+		o.restart = supervisor.Policy{Backoff: supervisor.Backoff{Min: 20 * time.Millisecond, Max: 200 * time.Millisecond}, MaxRestarts: 5, Window: time.Minute}
+	}
+	if o.storePath == "" {
+		o.storePath = t.TempDir() + "/checkpoints.db"
+	}
+	st, err := bolt.Open(o.storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := &inProcess{t: t, store: st, streams: streams, logs: &syncBuffer{}}
+	var s store.Store = st
+	if o.wrapStore != nil {
+		s = o.wrapStore(st)
+	}
+	session := connectArchive(t)
+	var arc actors.Archive = session.archive
+	if o.wrapArchive != nil {
+		arc = o.wrapArchive(arc)
+	}
+	client := newPulsarClient(t, peers.Pulsar.ServiceURL)
+	replay, err := channel.Parse("aeron:ipc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfgs []actors.StreamConfig
+	for _, sc := range streams {
+		ch, err := channel.Parse(sc.Channel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		state, err := s.Load(sc.definition())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfgs = append(cfgs, actors.StreamConfig{
+			Def: sc.definition(), Channel: ch, Start: config.StartPosition{Kind: config.StartEarliest}, Stored: state,
+			ReplayChannel: replay, ReplayStreamID: uniqueStreamID(),
+			Checkpoint:         o.checkpoint,
+			MaxInflightRecords: 1000, MaxInflightBytes: 64 << 20,
+			DiscoveryInterval: 100 * time.Millisecond, CallTimeout: 10 * time.Second,
+			Restart: o.restart,
+		})
+	}
+	log := slog.New(slog.NewTextHandler(ip.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	p, err := actors.NewPipeline(&actors.Env{
+		Archive: arc,
+		Aeron:   session.aeron,
+		CreateProducer: func(opts pulsar.ProducerOptions) (pulsar.Producer, error) {
+			prod, err := client.CreateProducer(opts)
+			if err != nil || o.plan == nil {
+				return prod, err
+			}
+			h := harness.Wrap(prod, o.plan)
+			ip.mu.Lock()
+			ip.producers = append(ip.producers, h)
+			ip.mu.Unlock()
+			return h, nil
+		},
+		Store:  s,
+		Logger: log,
+	}, cfgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ip.p = p
+	t.Cleanup(func() {
+		_, _ = ip.stop()
+		if t.Failed() {
+			t.Logf("in-process ferry log:\n%s", ip.logs.String())
+		}
+	})
+	return ip
+}
+
+// stop drains (briefly: a test may have held acknowledgements back) and stops the
+// pipeline, then closes the store. It returns what the streams reported.
+func (ip *inProcess) stop() ([]*messages.Drained, error) {
+	ip.mu.Lock()
+	if ip.stopped {
+		ip.mu.Unlock()
+		return nil, nil
+	}
+	ip.stopped = true
+	ip.mu.Unlock()
+	drained, err := ip.p.Drain(5 * time.Second)
+	ip.p.Stop()
+	_ = ip.store.Close()
+	return drained, err
+}
+
+// checkpoint returns the stored checkpoint of recording id of stream s (zero if none).
+func (ip *inProcess) checkpoint(s streamConfig, id int64) store.Checkpoint {
+	ip.t.Helper()
+	state, err := ip.store.Load(s.definition())
+	if err != nil {
+		ip.t.Fatalf("load checkpoint: %v", err)
+	}
+	for _, c := range state.Checkpoints {
+		if c.RecordingID == id {
+			return c
+		}
+	}
+	return store.Checkpoint{}
+}
+
+// waitCheckpoint waits until recording id's checkpoint is at position.
+func (ip *inProcess) waitCheckpoint(s streamConfig, id, position int64, timeout time.Duration) {
+	ip.t.Helper()
+	eventually.NoError(ip.t, timeout, func() error {
+		if c := ip.checkpoint(s, id); c.Position != position {
+			return fmt.Errorf("checkpoint of recording %d at %d (completed %t), want %d", id, c.Position, c.Completed, position)
+		}
+		return nil
+	})
+}
+
+// producer returns the n-th producer the pipeline created (waiting for it).
+func (ip *inProcess) producer(n int) *harness.Producer {
+	ip.t.Helper()
+	var p *harness.Producer
+	eventually.NoError(ip.t, 30*time.Second, func() error {
+		ip.mu.Lock()
+		defer ip.mu.Unlock()
+		if len(ip.producers) <= n {
+			return errors.New("the producer was not created")
+		}
+		p = ip.producers[n]
+		return nil
+	})
+	return p
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use: the pipeline logs from many
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) contains(sub string) bool { return strings.Contains(s.String(), sub) }
+
+// sendLog records the sequence ids a plan saw acknowledged, in order: every send reaches
+// the plan exactly once, when the broker answers it.
+type sendLog struct {
+	mu   sync.Mutex
+	seqs []int64
+}
+
+func (l *sendLog) add(msg *pulsar.ProducerMessage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if msg.SequenceID != nil {
+		l.seqs = append(l.seqs, *msg.SequenceID)
+	}
+}
+
+func (l *sendLog) count(seq int64) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, s := range l.seqs {
+		if s == seq {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *sendLog) all() []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]int64(nil), l.seqs...)
+}

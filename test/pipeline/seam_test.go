@@ -1,0 +1,214 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/test/harness"
+)
+
+// The acknowledgement seam (lessons 1–4, 22): the real producer to the real broker, with
+// its acknowledgements held back, reordered, failed or lost by test/harness.
+
+// TestLesson01And02_HeldAcksHoldTheCheckpoint: the acknowledgements of messages 50–59 are
+// held while every other one arrives. The checkpoint reaches the end of message 49 and
+// stays there, although the broker stored all 200 (lesson 1: a commit is an
+// acknowledgement, not a send). Released in reverse order (lesson 2: late and out of
+// order), they let the checkpoint reach the end.
+func TestLesson01And02_HeldAcksHoldTheCheckpoint(t *testing.T) {
+	const n = 200
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	watchTopic(t, sc.Topic) // creates the topic and waits until the broker deduplicates on it
+	var acked sync.WaitGroup
+	acked.Add(n)
+	plan := func(k int, _ *pulsar.ProducerMessage) harness.Fault {
+		if k < n {
+			acked.Done()
+		}
+		if k >= 50 && k < 60 {
+			return harness.Hold()
+		}
+		return harness.Deliver()
+	}
+	ip := startInProcess(t, inProcessOptions{plan: plan}, sc)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[49], 30*time.Second)
+	acked.Wait() // the broker answered every send; 190 answers went on to ferry
+
+	// While the ten are held no save may pass message 49. This watches the invariant for a
+	// second (ten checkpoint intervals) rather than asserting once after a pause.
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if c := ip.checkpoint(sc, pub.recordingID); c.Position != pos[49] {
+			t.Fatalf("checkpoint moved to %d while the acknowledgements of messages 50–59 are held (want %d)", c.Position, pos[49])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
+
+	p := ip.producer(0)
+	held := p.Held()
+	if len(held) != 10 {
+		t.Fatalf("%d acknowledgements held, want 10", len(held))
+	}
+	var numbers []int
+	for _, h := range held {
+		numbers = append(numbers, h.N)
+	}
+	slices.Reverse(numbers)
+	p.Release(numbers...)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
+}
+
+// TestLesson03_CheckpointsAreBatchedPersistedWhenIdleAndRetriedWithBackoff: 2,000
+// acknowledgements become far fewer store writes (every 100 records or 100 ms); a trickle
+// of 3 more, below the record threshold and with nothing after it, still reaches the store;
+// and a store that fails 4 times in a row is retried with growing pauses, not hammered.
+func TestLesson03_CheckpointsAreBatchedPersistedWhenIdleAndRetriedWithBackoff(t *testing.T) {
+	const n = 2000
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	fs := &failingStore{}
+	ip := startInProcess(t, inProcessOptions{wrapStore: func(s store.Store) store.Store { fs.Store = s; return fs }}, sc)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 60*time.Second)
+	if saves := fs.saves(); saves > n/10 {
+		t.Errorf("%d store writes for %d records: not batched (want at most %d)", saves, n, n/10)
+	} else {
+		t.Logf("%d records, %d store writes", n, saves)
+	}
+
+	more := pub.publish(t, n, n+3)
+	ip.waitCheckpoint(sc, pub.recordingID, more[2], 30*time.Second)
+
+	fs.failNext(4)
+	last := pub.publish(t, n+3, n+10)
+	ip.waitCheckpoint(sc, pub.recordingID, last[6], 30*time.Second)
+	attempts := fs.failedAttempts()
+	if len(attempts) != 4 {
+		t.Fatalf("%d failed attempts recorded, want 4", len(attempts))
+	}
+	// RetryMinMs 50, doubling: pauses of at least 50, 100, 200 ms between the failures
+	// (less 2 ms: the policy's clock has millisecond resolution).
+	for i := 1; i < len(attempts); i++ {
+		gap := attempts[i].Sub(attempts[i-1])
+		if want := time.Duration(50<<(i-1))*time.Millisecond - 2*time.Millisecond; gap < want {
+			t.Errorf("failed save %d came %s after the previous one, want at least %s (back-off)", i+1, gap, want)
+		}
+	}
+}
+
+// TestLesson04_FailedPublishIsRedelivered: the acknowledgement of message 100 fails. Without
+// a re-delivery the checkpoint would stall below it forever while ferry looked healthy
+// (lesson 4). ferry restarts the replay from the persisted checkpoint, so message 100 is
+// sent again, the checkpoint reaches the end, and the topic holds every message once.
+// The re-delivery starts at or below the failed message, never above it (lesson 22).
+func TestLesson04_FailedPublishIsRedelivered(t *testing.T) {
+	const n, failed = 400, 100
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	watchTopic(t, sc.Topic) // creates the topic and waits until the broker deduplicates on it
+	sends := &sendLog{}
+	plan := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
+		sends.add(msg)
+		if k == failed {
+			return harness.Fail(nil)
+		}
+		return harness.Deliver()
+	}
+	ip := startInProcess(t, inProcessOptions{plan: plan}, sc)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 60*time.Second)
+	if c := sends.count(pos[failed]); c < 2 {
+		t.Fatalf("message %d (sequence id %d) was sent %d time(s): never re-delivered", failed, pos[failed], c)
+	}
+	seqs := sends.all()
+	restart := -1
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] <= seqs[i-1] { // the first send of the re-delivery
+			restart = i
+			break
+		}
+	}
+	if restart < 0 || seqs[restart] > pos[failed] {
+		t.Fatalf("the re-delivery began at sequence id %v, above the failed message's %d: the failed message would be dropped as a duplicate (lesson 22)", seqs[max(restart, 0)], pos[failed])
+	}
+	if !ip.logs.contains("re-delivering from the persisted watermark") {
+		t.Errorf("the failed publish was not logged")
+	}
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
+}
+
+// TestLesson02_LostAckStallsAndTheNextStartRepublishes: the acknowledgement of message 30
+// never arrives. The checkpoint stays at message 29 (lesson 2: never passes an
+// unacknowledged record), the drain at stop reports what is unacknowledged, and the next
+// start re-publishes from the checkpoint: the topic holds every message exactly once.
+func TestLesson02_LostAckStallsAndTheNextStartRepublishes(t *testing.T) {
+	const n, lost = 300, 30
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	watchTopic(t, sc.Topic) // creates the topic and waits until the broker deduplicates on it
+	var answered sync.WaitGroup
+	answered.Add(n)
+	plan := func(k int, _ *pulsar.ProducerMessage) harness.Fault {
+		if k < n {
+			answered.Done()
+		}
+		if k == lost {
+			return harness.Lose()
+		}
+		return harness.Deliver()
+	}
+	storePath := t.TempDir() + "/checkpoints.db"
+	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: storePath}, sc)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[lost-1], 30*time.Second)
+	answered.Wait()
+	if report, err := ip.stop(); err != nil || len(report) != 1 || report[0].Unacknowledged != n-lost {
+		t.Errorf("drain report %v (%v), want %d unacknowledged records", report, err, n-lost)
+	}
+
+	again := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
+	again.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
+}
+
+// failingStore is the real store with Save failing on demand; it counts writes.
+type failingStore struct {
+	store.Store
+	mu       sync.Mutex
+	n        int
+	failing  int
+	failedAt []time.Time
+}
+
+func (s *failingStore) Save(def store.Stream, cps []store.Checkpoint) error {
+	s.mu.Lock()
+	s.n++
+	if s.failing > 0 {
+		s.failing--
+		s.failedAt = append(s.failedAt, time.Now())
+		s.mu.Unlock()
+		return fmt.Errorf("injected store failure")
+	}
+	s.mu.Unlock()
+	return s.Store.Save(def, cps)
+}
+
+func (s *failingStore) failNext(k int) { s.mu.Lock(); s.failing = k; s.mu.Unlock() }
+func (s *failingStore) saves() int     { s.mu.Lock(); defer s.mu.Unlock(); return s.n }
+func (s *failingStore) failedAttempts() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.failedAt...)
+}
