@@ -28,12 +28,12 @@ var producerRetry = supervisor.Backoff{Min: 200 * time.Millisecond, Max: 10 * ti
 
 // publisher is the Publisher[r] actor: it owns the Pulsar producer of one recording,
 // named ferry-<stream>-<recording> (architecture §3.3), and sends every record the tracker
-// emitted with sequence id = its end position. Pulsar callbacks only send messages: the
-// outcome to the tracker, and a failure to the publisher too, which then stops sending the
-// failed epoch (fail-stop, lesson 22).
+// emitted with sequence id = its end position. Pulsar callbacks send the outcome to the
+// tracker; besides, they touch only two atomics shared with the actor (failedEpoch,
+// outstanding), documented below, and wake the actor with a message.
 //
 // Its mailbox holds the tracker's batches (bounded by the replay's credits), the producer
-// creation result and failure notices (one per record in flight at most).
+// creation result and wake-ups (at most one per outcome).
 type publisher struct {
 	env  *Env
 	cfg  *StreamConfig
@@ -51,11 +51,14 @@ type publisher struct {
 	// receipts arrive out of the client's order, and pulsar-client-go then drops the
 	// connection. The callbacks decrement outstanding and, if the actor waits for zero
 	// (parked), send it resumeSends.
-	outstanding  *atomic.Int64
-	parked       *atomic.Bool
-	sentEpoch    uint64
-	failed       bool // a send failed, in failedEpoch or earlier
-	failedEpoch  uint64
+	outstanding *atomic.Int64
+	parked      *atomic.Bool
+	sentEpoch   uint64
+	// failedEpoch is 1 + the highest epoch in which a send failed (0: none). The callback
+	// of the failed send stores it, possibly on the actor's own goroutine in the middle of
+	// a batch (pulsar-client-go fails a full queue inside SendAsync), and the send loop
+	// reads it before every send: no send of a failed epoch follows its failure (lesson 22).
+	failedEpoch  *atomic.Uint64
 	recordingStr string
 	streamIDStr  string
 }
@@ -69,12 +72,9 @@ type producerCreated struct {
 // retryProducer is the publisher's self-message to try creating the producer again.
 type retryProducer struct{}
 
-// sendFailed is the publisher's own copy of a failed send.
-type sendFailed struct{ epoch uint64 }
-
 func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) actor.Producer {
 	return func() actor.Actor {
-		return &publisher{env: env, cfg: cfg, rec: rec, pids: pids, outstanding: new(atomic.Int64), parked: new(atomic.Bool),
+		return &publisher{env: env, cfg: cfg, rec: rec, pids: pids, outstanding: new(atomic.Int64), parked: new(atomic.Bool), failedEpoch: new(atomic.Uint64),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10)}
 	}
 }
@@ -90,9 +90,6 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.pump(ctx)
 	case *resumeSends:
 		p.pump(ctx)
-	case *sendFailed:
-		p.failed = true
-		p.failedEpoch = max(p.failedEpoch, msg.epoch)
 	case *actor.Restarting, *actor.Stopping:
 		p.close()
 	}
@@ -116,9 +113,11 @@ func (p *publisher) create(ctx actor.Context) {
 		// Deduplication needs one message per sequence id, sends that never time out (a
 		// timeout leaves a gap that dedup turns into loss), and a bounded queue that fails
 		// rather than blocks (the replay's credits keep it from filling).
-		DisableBatching:         true,
-		SendTimeout:             -1,
-		MaxPendingMessages:      int(min(p.cfg.MaxInflightRecords, 1<<20)),
+		DisableBatching: true,
+		SendTimeout:     -1,
+		// Twice the credits: the client frees a queue slot only after the callback that
+		// returns the credit, so a queue exactly as long would fail sends now and then.
+		MaxPendingMessages:      int(min(2*p.cfg.MaxInflightRecords, 1<<21)),
 		DisableBlockIfQueueFull: true,
 		// A recording stays in one partition, so order and dedup hold on partitioned topics.
 		MessageRouter: func(_ *pulsar.ProducerMessage, tm pulsar.TopicMetadata) int {
@@ -178,12 +177,13 @@ func (p *publisher) pump(ctx actor.Context) {
 func isProducerBusy(err error) bool { return strings.Contains(err.Error(), "ProducerBusy") }
 
 func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
-	if p.failed && b.Epoch <= p.failedEpoch {
+	system, self, tracker := ctx.ActorSystem(), ctx.Self(), p.pids.tracker
+	outstanding, parked, failedEpoch := p.outstanding, p.parked, p.failedEpoch
+	stopped := func() bool { return b.Epoch < failedEpoch.Load() }
+	if stopped() {
 		return // fail-stop: nothing of a failed epoch is sent after the failure (lesson 22)
 	}
 	p.sentEpoch = b.Epoch
-	system, self, tracker := ctx.ActorSystem(), ctx.Self(), p.pids.tracker
-	outstanding, parked := p.outstanding, p.parked
 	done := func() {
 		if outstanding.Add(-1) == 0 && parked.Load() {
 			system.Root.Send(self, &resumeSends{})
@@ -191,6 +191,9 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	}
 	session := strconv.FormatInt(int64(b.SessionId), 10)
 	for _, r := range b.Records {
+		if stopped() {
+			return
+		}
 		end, epoch := r.End, b.Epoch
 		msg := &pulsar.ProducerMessage{
 			Payload: r.Payload,
@@ -212,7 +215,7 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 		p.producer.SendAsync(context.Background(), msg, func(id pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
 			defer done()
 			if err != nil {
-				system.Root.Send(self, &sendFailed{epoch: epoch})
+				raise(failedEpoch, epoch+1)
 				system.Root.Send(tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: epoch, End: end, Error: err.Error()})
 				return
 			}
@@ -238,5 +241,15 @@ func (p *publisher) close() {
 		prod.Close()
 	}) {
 		prod.Close()
+	}
+}
+
+// raise sets a to v unless it holds more already.
+func raise(a *atomic.Uint64, v uint64) {
+	for {
+		old := a.Load()
+		if old >= v || a.CompareAndSwap(old, v) {
+			return
+		}
 	}
 }

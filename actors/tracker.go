@@ -34,7 +34,6 @@ type tracker struct {
 	finishedSent                   bool
 	draining                       bool
 	drainedSent                    bool
-	aboveFailureLogged             uint64
 }
 
 func newTracker(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) actor.Producer {
@@ -126,12 +125,12 @@ func (t *tracker) acked(ctx actor.Context, a *messages.PublishAcked) {
 	}
 	res, err := t.core.Ack(progress.Epoch(a.Epoch), a.End)
 	t.must(err)
-	if res.Outcome == progress.AckAboveFailure {
-		if n := t.core.Stats().AckedAboveFailure; n > t.aboveFailureLogged {
-			t.aboveFailureLogged = n
-			t.env.Logger.Error("a record was acknowledged after an earlier one of the same producer failed: with broker deduplication the failed record's re-delivery is dropped as a duplicate (lesson 22)",
-				"stream", t.cfg.Def.Name, "recording", t.rec, "position", a.End, "occurrences", n)
-		}
+	if res.Outcome == progress.AckAboveFailure && !a.Duplicate {
+		// Pulsar stored this record although an earlier one of the same producer failed:
+		// with broker deduplication the earlier one's re-delivery is dropped as a
+		// duplicate, so it can never reach the topic with its sequence id. Going on would
+		// skip it silently (lessons 22, 26): the stream stops and says so.
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d was stored by Pulsar after an earlier record of the same producer failed; with deduplication the failed record cannot be re-published and would be lost silently, so the stream stops (lesson 22); the topic lacks it: inspect the topic, then reset the stream's checkpoint to re-publish from its start position", t.rec, a.End)))
 	}
 	t.progressed(ctx, res.NewlyCommitted)
 }

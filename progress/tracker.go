@@ -26,7 +26,9 @@ const (
 	// AckStale: the acknowledgement belongs to an epoch before the last
 	// [CommitTracker.Reset]. No-op; the record will be acknowledged again.
 	AckStale
-	// AckAboveFailure: recorded, but the record lies above a failed one.
+	// AckAboveFailure: recorded, but the record lies above a failed one of
+	// the same epoch; also reported for a late acknowledgement of an epoch
+	// that ended in a failure (after a reset), which otherwise is stale.
 	// Committed cannot pass the failure. With broker deduplication on, this
 	// means the failed record's re-delivery will be dropped as a duplicate
 	// (lesson 22): the producer did not fail-stop. Callers must surface it
@@ -135,10 +137,18 @@ type CommitTracker struct {
 	bytes       int64
 	failed      bool
 	failedEnd   int64 // lowest failed end in this epoch, valid if failed
+	// earlierFailures keeps, for the last maxEarlierFailures epochs that ended in a failure,
+	// their lowest failed end: their late acknowledgements can still reveal a record
+	// stored above a failed one (lesson 22).
+	earlierFailures map[Epoch]int64
 	finished    bool
 	stop        int64 // valid if finished
 	stats       TrackerStats
 }
+
+// maxEarlierFailures bounds how many failed epochs a tracker remembers. Outcomes of an
+// epoch arrive while its sends are in flight, long before this many resets.
+const maxEarlierFailures = 16
 
 // NewCommitTracker returns a tracker for recordingID whose committed position
 // is resume: the persisted checkpoint, or the recording's start position when
@@ -222,6 +232,11 @@ func (t *CommitTracker) Ack(epoch Epoch, end int64) (AckResult, error) {
 		return res, fmt.Errorf("ack %d of recording %d in epoch %d, current %d: %w", end, t.recordingID, epoch, t.epoch, ErrUnknownEpoch)
 	}
 	if epoch < t.epoch {
+		if fe, ok := t.earlierFailures[epoch]; ok && end > fe {
+			t.stats.AckedAboveFailure++
+			res.Outcome = AckAboveFailure
+			return res, nil
+		}
 		t.stats.Stale++
 		res.Outcome = AckStale
 		return res, nil
@@ -337,6 +352,13 @@ func (t *CommitTracker) Reset(from int64) (Epoch, error) {
 	}
 	if from > t.committed {
 		return t.epoch, fmt.Errorf("reset recording %d to %d above committed %d: %w", t.recordingID, from, t.committed, ErrResetBeyondCommitted)
+	}
+	if t.failed {
+		if t.earlierFailures == nil {
+			t.earlierFailures = map[Epoch]int64{}
+		}
+		t.earlierFailures[t.epoch] = t.failedEnd
+		delete(t.earlierFailures, t.epoch-maxEarlierFailures)
 	}
 	t.epoch++
 	t.pending = nil

@@ -50,6 +50,8 @@ type inProcessOptions struct {
 	wrapStore func(store.Store) store.Store
 	// wrapArchive decorates the real archive client.
 	wrapArchive func(actors.Archive) actors.Archive
+	// wrapAeron decorates the real Aeron client's subscriptions.
+	wrapAeron func(actors.Subscriber) actors.Subscriber
 	// checkpoint overrides the checkpoint policy (zero: every 100 records or 100 ms).
 	checkpoint progress.CheckpointConfig
 	// restart overrides the restart policy (zero: 20–200 ms back-off, 5 restarts a minute).
@@ -84,6 +86,10 @@ func startInProcess(t *testing.T, o inProcessOptions, streams ...streamConfig) *
 	if o.wrapArchive != nil {
 		arc = o.wrapArchive(arc)
 	}
+	var sub actors.Subscriber = session.aeron
+	if o.wrapAeron != nil {
+		sub = o.wrapAeron(sub)
+	}
 	client := newPulsarClient(t, peers.Pulsar.ServiceURL)
 	replay, err := channel.Parse("aeron:ipc")
 	if err != nil {
@@ -111,7 +117,7 @@ func startInProcess(t *testing.T, o inProcessOptions, streams ...streamConfig) *
 	log := slog.New(slog.NewTextHandler(ip.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	p, err := actors.NewPipeline(&actors.Env{
 		Archive: arc,
-		Aeron:   session.aeron,
+		Aeron:   sub,
 		CreateProducer: func(opts pulsar.ProducerOptions) (pulsar.Producer, error) {
 			prod, err := client.CreateProducer(opts)
 			if err != nil || o.plan == nil {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,11 +107,12 @@ func TestLesson03_CheckpointsAreBatchedPersistedWhenIdleAndRetriedWithBackoff(t 
 	}
 }
 
-// TestLesson04_FailedPublishIsRedelivered: the acknowledgement of message 100 fails. Without
-// a re-delivery the checkpoint would stall below it forever while ferry looked healthy
-// (lesson 4). ferry restarts the replay from the persisted checkpoint, so message 100 is
-// sent again, the checkpoint reaches the end, and the topic holds every message once.
-// The re-delivery starts at or below the failed message, never above it (lesson 22).
+// TestLesson04_FailedPublishIsRedelivered: from message 100 on, every send of the producer
+// fails (as when the client fails what it has pending), until the re-delivery begins.
+// Without a re-delivery the checkpoint would stall below message 100 forever while ferry
+// looked healthy (lesson 4). ferry restarts the replay from the persisted checkpoint, so
+// the failed messages are sent again, starting at or below message 100 (lesson 22), the
+// checkpoint reaches the end, and the topic holds every message once.
 func TestLesson04_FailedPublishIsRedelivered(t *testing.T) {
 	const n, failed = 400, 100
 	sc := newStreamConfig(t, "")
@@ -118,9 +120,18 @@ func TestLesson04_FailedPublishIsRedelivered(t *testing.T) {
 	pos := pub.publish(t, 0, n)
 	watchTopic(t, sc.Topic) // creates the topic and waits until the broker deduplicates on it
 	sends := &sendLog{}
+	var mu sync.Mutex
+	highest, redelivering := int64(-1), false
 	plan := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
 		sends.add(msg)
-		if k == failed {
+		mu.Lock()
+		defer mu.Unlock()
+		seq := *msg.SequenceID
+		if seq <= highest {
+			redelivering = true
+		}
+		highest = max(highest, seq)
+		if k >= failed && !redelivering {
 			return harness.Fail(nil)
 		}
 		return harness.Deliver()
@@ -146,6 +157,33 @@ func TestLesson04_FailedPublishIsRedelivered(t *testing.T) {
 	}
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
 	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
+}
+
+// TestLesson22_ARecordStoredAboveAFailureStopsTheStream: the send of message 100 fails but
+// the ones after it, already in flight, are stored. With deduplication the broker now
+// holds a higher sequence id, so message 100's re-delivery would be acknowledged as a
+// duplicate without being stored (lesson 22) — whether or not the broker stored it, ferry
+// cannot tell. It must not count that receipt as progress (lesson 26): the stream stops,
+// says why, and its checkpoint stays below message 100.
+func TestLesson22_ARecordStoredAboveAFailureStopsTheStream(t *testing.T) {
+	const n, failed = 400, 100
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	watchTopic(t, sc.Topic)
+	plan := harness.Faults(map[int]harness.Fault{failed: harness.Fail(nil)})
+	ip := startInProcess(t, inProcessOptions{plan: plan}, sc)
+	select {
+	case f := <-ip.p.Failures():
+		if !strings.Contains(f.Err.Error(), "lesson 22") {
+			t.Fatalf("stream failed with %v, want the lesson 22 hazard", f.Err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the stream went on after a record was stored above a failed one; checkpoint %+v", ip.checkpoint(sc, pub.recordingID))
+	}
+	if c := ip.checkpoint(sc, pub.recordingID); c.Position >= pos[failed] {
+		t.Fatalf("checkpoint %d passed the failed message %d (ending at %d)", c.Position, failed, pos[failed])
+	}
 }
 
 // TestLesson02_LostAckStallsAndTheNextStartRepublishes: the acknowledgement of message 30

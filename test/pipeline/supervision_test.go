@@ -1,0 +1,135 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/actors"
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/test/eventually"
+)
+
+// TestReplayFailureMidStreamRestartsFromThePersistedWatermark: the replay's subscription is
+// closed under it mid-stream (as when the driver drops an image). The Replay actor fails,
+// its supervisor restarts it from the persisted watermark, and nothing is lost or
+// duplicated in the topic.
+func TestReplayFailureMidStreamRestartsFromThePersistedWatermark(t *testing.T) {
+	const n = 3000
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	w := watchTopic(t, sc.Topic)
+	subs := &subscriptions{}
+	ip := startInProcess(t, inProcessOptions{wrapAeron: func(s actors.Subscriber) actors.Subscriber { subs.Subscriber = s; return subs }}, sc)
+	pub.publish(t, 0, n/2)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if w.distinct() < n/4 {
+			return errors.New("fewer than a quarter of the messages arrived")
+		}
+		return nil
+	})
+	first := subs.get(t, 0)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rest := pub.publish(t, n/2, n)
+	subs.get(t, 1) // the restarted replay subscribed again
+	ip.waitCheckpoint(sc, pub.recordingID, rest[len(rest)-1], 60*time.Second)
+	if !ip.logs.contains("closed at position") {
+		t.Errorf("the replay failure was not logged")
+	}
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
+}
+
+// TestRepeatedFailuresFailTheStreamAndOthersGoOn: every attempt to open stream A's replay
+// fails. After the restart policy's 5 restarts within its window ferry gives stream A up,
+// says why, and stream B, in the same process, publishes everything.
+func TestRepeatedFailuresFailTheStreamAndOthersGoOn(t *testing.T) {
+	const n = 500
+	a, b := newStreamConfig(t, "a"), newStreamConfig(t, "b")
+	_, pubA := newRecordedStream(t, a.Channel, a.StreamID)
+	_, pubB := newRecordedStream(t, b.Channel, b.StreamID)
+	pubA.publish(t, 0, n)
+	pubA.mustBeRecorded(t)
+	watchTopic(t, b.Topic)
+	broken := &failingDescribe{bad: pubA.recordingID}
+	ip := startInProcess(t, inProcessOptions{wrapArchive: func(arc actors.Archive) actors.Archive { broken.Archive = arc; return broken }}, a, b)
+	posB := pubB.publish(t, 0, n)
+
+	select {
+	case f := <-ip.p.Failures():
+		if f.Stream != a.Name || !strings.Contains(f.Err.Error(), "injected") {
+			t.Fatalf("stream %s failed with %v, want stream %s with the injected error", f.Stream, f.Err, a.Name)
+		}
+		t.Logf("stream %s failed: %v", f.Stream, f.Err)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("stream %s was never given up (%d failed attempts)", a.Name, broken.count())
+	}
+	if c := broken.count(); c != 6 {
+		t.Errorf("%d attempts to open the replay, want 6 (the first and 5 restarts)", c)
+	}
+	ip.waitCheckpoint(b, pubB.recordingID, posB[n-1], 60*time.Second)
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, b.Topic, n, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
+	if !ip.logs.contains("stream failed") {
+		t.Errorf("the stream's failure was not logged")
+	}
+}
+
+// subscriptions is the real Aeron client; it keeps the subscriptions it added, in order.
+type subscriptions struct {
+	actors.Subscriber
+	mu   sync.Mutex
+	subs []*aeron.Subscription
+}
+
+func (s *subscriptions) AddSubscription(ctx context.Context, ch string, stream int32, h aeron.ImageHandlers) (*aeron.Subscription, error) {
+	sub, err := s.Subscriber.AddSubscription(ctx, ch, stream, h)
+	if err == nil {
+		s.mu.Lock()
+		s.subs = append(s.subs, sub)
+		s.mu.Unlock()
+	}
+	return sub, err
+}
+
+// get waits for the i-th subscription.
+func (s *subscriptions) get(t *testing.T, i int) *aeron.Subscription {
+	t.Helper()
+	var sub *aeron.Subscription
+	eventually.NoError(t, 30*time.Second, func() error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.subs) <= i {
+			return errors.New("not subscribed yet")
+		}
+		sub = s.subs[i]
+		return nil
+	})
+	return sub
+}
+
+// failingDescribe is the real archive client, except that describing recording bad fails.
+type failingDescribe struct {
+	actors.Archive
+	bad int64
+	mu  sync.Mutex
+	n   int
+}
+
+func (f *failingDescribe) Recording(ctx context.Context, id int64) (archive.RecordingDescriptor, error) {
+	if id == f.bad {
+		f.mu.Lock()
+		f.n++
+		f.mu.Unlock()
+		return archive.RecordingDescriptor{}, errors.New("injected: the archive cannot describe this recording")
+	}
+	return f.Archive.Recording(ctx, id)
+}
+
+func (f *failingDescribe) count() int { f.mu.Lock(); defer f.mu.Unlock(); return f.n }
