@@ -30,7 +30,7 @@ const (
 	propStreamID    = "ferry.stream-id"
 )
 
-func newPulsarClient(t *testing.T, serviceURL string) pulsar.Client {
+func newPulsarClient(t testing.TB, serviceURL string) pulsar.Client {
 	t.Helper()
 	client, err := pulsar.NewClient(pulsar.ClientOptions{
 		URL:              serviceURL,
@@ -91,7 +91,7 @@ type topicWatcher struct {
 
 // watchTopic creates the topic (by reading it), waits until the broker deduplicates on it
 // (until then it would store every message as new), and starts watching it.
-func watchTopic(t *testing.T, topic string) *topicWatcher {
+func watchTopic(t testing.TB, topic string) *topicWatcher {
 	t.Helper()
 	client := newPulsarClient(t, peers.Pulsar.ServiceURL)
 	reader, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.EarliestMessageID()})
@@ -132,7 +132,7 @@ func watchTopic(t *testing.T, topic string) *topicWatcher {
 	return w
 }
 
-func (w *topicWatcher) check(t *testing.T) {
+func (w *topicWatcher) check(t testing.TB) {
 	t.Helper()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -170,7 +170,7 @@ func (w *topicWatcher) summary() string {
 
 // waitDistinct waits until at least n different messages arrived, failing at once if
 // ferry exits.
-func (w *topicWatcher) waitDistinct(t *testing.T, f *ferryProc, n int, timeout time.Duration) {
+func (w *topicWatcher) waitDistinct(t testing.TB, f *ferryProc, n int, timeout time.Duration) {
 	t.Helper()
 	waitFor(t, f, timeout, fmt.Sprintf("%d messages on %s", n, w.topic), func() error {
 		w.check(t)
@@ -183,7 +183,7 @@ func (w *topicWatcher) waitDistinct(t *testing.T, f *ferryProc, n int, timeout t
 
 // waitAll waits until every message of recording recordingID with an end position in
 // positions arrived.
-func (w *topicWatcher) waitAll(t *testing.T, f *ferryProc, recordingID int64, positions []int64, timeout time.Duration) {
+func (w *topicWatcher) waitAll(t testing.TB, f *ferryProc, recordingID int64, positions []int64, timeout time.Duration) {
 	t.Helper()
 	waitFor(t, f, timeout, fmt.Sprintf("%d messages of recording %d on %s", len(positions), recordingID, w.topic), func() error {
 		w.check(t)
@@ -240,7 +240,7 @@ func summarizeMessages(msgs []pulsar.Message) string {
 // readTopic reads topic from its earliest message with a reader of its own. It fails,
 // listing what arrived, unless n messages arrive within timeout; any more messages the
 // topic holds then are read too and returned, so the caller sees duplicates.
-func readTopic(t *testing.T, serviceURL, topic string, n int, timeout time.Duration) []pulsar.Message {
+func readTopic(t testing.TB, serviceURL, topic string, n int, timeout time.Duration) []pulsar.Message {
 	t.Helper()
 	client := newPulsarClient(t, serviceURL)
 	reader, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.EarliestMessageID()})
@@ -272,7 +272,7 @@ func readTopic(t *testing.T, serviceURL, topic string, n int, timeout time.Durat
 }
 
 // assertExactlyOnceInOrder fails unless msgs are want, byte for byte, each once, in order.
-func assertExactlyOnceInOrder(t *testing.T, msgs []pulsar.Message, want [][]byte) {
+func assertExactlyOnceInOrder(t testing.TB, msgs []pulsar.Message, want [][]byte) {
 	t.Helper()
 	n := min(len(msgs), len(want))
 	for k := range n {
@@ -289,7 +289,7 @@ func assertExactlyOnceInOrder(t *testing.T, msgs []pulsar.Message, want [][]byte
 // assertInOrderNoGaps is the at-least-once check: msgs are want in order, where a message
 // may repeat an earlier one (a re-delivery) but none may be missing, damaged or early. It
 // returns the number of repeats.
-func assertInOrderNoGaps(t *testing.T, msgs []pulsar.Message, want [][]byte) (repeats int) {
+func assertInOrderNoGaps(t testing.TB, msgs []pulsar.Message, want [][]byte) (repeats int) {
 	t.Helper()
 	at := make(map[int]int, len(want)) // payload index → place in want
 	for k, w := range want {
@@ -337,7 +337,7 @@ func (p published) payloads() [][]byte { return payloads(p.from, p.from+len(p.po
 
 // assertMetadata checks the producer name and the ferry.* properties of msgs, which must be
 // the messages of parts, in order (check the payloads first).
-func assertMetadata(t *testing.T, msgs []pulsar.Message, s streamConfig, parts ...published) {
+func assertMetadata(t testing.TB, msgs []pulsar.Message, s streamConfig, parts ...published) {
 	t.Helper()
 	k := 0
 	var bad []string
@@ -387,7 +387,7 @@ func byRecording(msgs []pulsar.Message) map[int64][]pulsar.Message {
 var adminClient = &http.Client{Timeout: 15 * time.Second}
 
 // waitDeduplicationEnabled waits until the broker reports deduplication active on the topic.
-func waitDeduplicationEnabled(t *testing.T, topic string) {
+func waitDeduplicationEnabled(t testing.TB, topic string) {
 	t.Helper()
 	eventually.NoError(t, 30*time.Second, func() error {
 		var stats struct {
@@ -405,7 +405,7 @@ func waitDeduplicationEnabled(t *testing.T, topic string) {
 
 // storedEntries is the number of entries the broker holds for a non-partitioned topic:
 // a duplicate the broker recognised is not among them.
-func storedEntries(t *testing.T, topic string) int64 {
+func storedEntries(t testing.TB, topic string) int64 {
 	t.Helper()
 	var stats struct {
 		NumberOfEntries int64 `json:"numberOfEntries"`
@@ -419,7 +419,7 @@ func storedEntries(t *testing.T, topic string) int64 {
 // receivedMessages is the broker's count of messages producers sent to the topic since it
 // was loaded (msgInCounter), duplicates included: each duplicate is one more than
 // storedEntries counts. TestBrokerCountsDuplicateReceipts pins that.
-func receivedMessages(t *testing.T, topic string) int64 {
+func receivedMessages(t testing.TB, topic string) int64 {
 	t.Helper()
 	var stats struct {
 		MsgInCounter int64 `json:"msgInCounter"`

@@ -30,7 +30,7 @@ const schemaVersion = 1
 
 // ferryProc is one `ferry run` process. Its stdout and stderr go to a log file of the test.
 type ferryProc struct {
-	t       *testing.T
+	t       testing.TB
 	cmd     *exec.Cmd
 	logPath string
 	done    chan struct{} // closed when the process has exited and err is set
@@ -46,7 +46,7 @@ var starts atomic.Int64
 // archive.control_channel and aeron.dir; the configuration file is what the tests mean.
 // When the test ends ferry is killed if it still runs; if the test failed the tail of its
 // log is printed.
-func startFerry(t *testing.T, cfgPath string) *ferryProc {
+func startFerry(t testing.TB, cfgPath string) *ferryProc {
 	t.Helper()
 	if ferryBin == "" {
 		t.Fatal("the ferry binary was not built (see TestMain)")
@@ -183,7 +183,7 @@ func (f *ferryProc) LogTail(n int) string {
 }
 
 // mustRun fails the test at once if ferry has exited: waiting for its output is pointless.
-func (f *ferryProc) mustRun(t *testing.T, waitingFor string) {
+func (f *ferryProc) mustRun(t testing.TB, waitingFor string) {
 	t.Helper()
 	if f.Exited() {
 		t.Fatalf("ferry (pid %d) exited (%v) while waiting for %s; last lines of its log:\n%s", f.Pid(), f.err, waitingFor, f.LogTail(8000))
@@ -191,7 +191,7 @@ func (f *ferryProc) mustRun(t *testing.T, waitingFor string) {
 }
 
 // waitFor is eventually.NoError that gives up at once when ferry (if given) exits.
-func waitFor(t *testing.T, f *ferryProc, timeout time.Duration, what string, cond func() error) {
+func waitFor(t testing.TB, f *ferryProc, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
 	eventually.NoError(t, timeout, func() error {
 		if f != nil {
@@ -266,7 +266,7 @@ type streamConfig struct {
 // newFerryConfig is a configuration for the shared archive and broker with the given
 // streams, a store and an HTTP port of its own, and response and replay stream ids no
 // other ferry process uses.
-func newFerryConfig(t *testing.T, streams ...streamConfig) *ferryConfig {
+func newFerryConfig(t testing.TB, streams ...streamConfig) *ferryConfig {
 	t.Helper()
 	dir := t.TempDir()
 	return &ferryConfig{
@@ -289,7 +289,7 @@ func newFerryConfig(t *testing.T, streams ...streamConfig) *ferryConfig {
 }
 
 // write writes the configuration (again, after a change) and returns its path.
-func (c *ferryConfig) write(t *testing.T) string {
+func (c *ferryConfig) write(t testing.TB) string {
 	t.Helper()
 	b, err := yaml.Marshal(c)
 	if err != nil {
@@ -303,7 +303,7 @@ func (c *ferryConfig) write(t *testing.T) string {
 
 // newStreamConfig is a stream no other test (or earlier run against the same peers) uses:
 // its own IPC channel alias, stream id and topic, all named after the test.
-func newStreamConfig(t *testing.T, suffix string) streamConfig {
+func newStreamConfig(t testing.TB, suffix string) streamConfig {
 	name := streamName(t, suffix)
 	return streamConfig{
 		Name:          name,
@@ -316,7 +316,7 @@ func newStreamConfig(t *testing.T, suffix string) streamConfig {
 
 // streamName is the test's name reduced to what a stream name allows ([A-Za-z0-9._-]),
 // with suffix and a random tag.
-func streamName(t *testing.T, suffix string) string {
+func streamName(t testing.TB, suffix string) string {
 	var b strings.Builder
 	for _, r := range t.Name() {
 		switch {
@@ -341,7 +341,7 @@ func streamName(t *testing.T, suffix string) string {
 func uniqueStreamID() int32 { return 1<<20 + rand.Int32N(1<<29) }
 
 // freePort is a loopback TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -358,7 +358,7 @@ func (s streamConfig) definition() store.Stream {
 
 // checkpoints reads what ferry committed for stream s, by recording id. ferry must not be
 // running: it holds the store's lock.
-func (c *ferryConfig) checkpoints(t *testing.T, s streamConfig) map[int64]store.Checkpoint {
+func (c *ferryConfig) checkpoints(t testing.TB, s streamConfig) map[int64]store.Checkpoint {
 	t.Helper()
 	cps, ok := c.storedCheckpoints(t, s)
 	if !ok {
@@ -368,7 +368,7 @@ func (c *ferryConfig) checkpoints(t *testing.T, s streamConfig) map[int64]store.
 }
 
 // storedCheckpoints is checkpoints that reports (ok false) a stream with nothing stored.
-func (c *ferryConfig) storedCheckpoints(t *testing.T, s streamConfig) (map[int64]store.Checkpoint, bool) {
+func (c *ferryConfig) storedCheckpoints(t testing.TB, s streamConfig) (map[int64]store.Checkpoint, bool) {
 	t.Helper()
 	// Opening creates a missing file: look first.
 	if _, err := os.Stat(c.Store.Path); errors.Is(err, os.ErrNotExist) {
@@ -391,7 +391,7 @@ func (c *ferryConfig) storedCheckpoints(t *testing.T, s streamConfig) (map[int64
 }
 
 // checkpoint is the stored checkpoint of one recording; the test fails if there is none.
-func (c *ferryConfig) checkpoint(t *testing.T, s streamConfig, recordingID int64) store.Checkpoint {
+func (c *ferryConfig) checkpoint(t testing.TB, s streamConfig, recordingID int64) store.Checkpoint {
 	t.Helper()
 	cps := c.checkpoints(t, s)
 	cp, ok := cps[recordingID]

@@ -30,15 +30,16 @@ import (
 // decorator may delay, fail or lose what the real thing does; none is faster or more
 // reliable than it (lesson 27).
 type inProcess struct {
-	t       *testing.T
+	t       testing.TB
 	p       *actors.Pipeline
 	store   *bolt.Store
 	streams []streamConfig
 	logs    *syncBuffer
 
-	mu        sync.Mutex
-	producers []*harness.Producer
-	stopped   bool
+	mu         sync.Mutex
+	producers  []*harness.Producer
+	producedAt time.Time // when the first producer was ready
+	stopped    bool
 }
 
 // inProcessOptions are the decorators and settings of an in-process pipeline. The zero
@@ -61,7 +62,7 @@ type inProcessOptions struct {
 }
 
 // startInProcess starts the pipeline for streams; t.Cleanup drains and stops it.
-func startInProcess(t *testing.T, o inProcessOptions, streams ...streamConfig) *inProcess {
+func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *inProcess {
 	t.Helper()
 	if o.checkpoint == (progress.CheckpointConfig{}) {
 		o.checkpoint = progress.CheckpointConfig{EveryRecords: 100, EveryMs: 100, RetryMinMs: 50, RetryMaxMs: 400}
@@ -120,6 +121,11 @@ func startInProcess(t *testing.T, o inProcessOptions, streams ...streamConfig) *
 		Aeron:   sub,
 		CreateProducer: func(opts pulsar.ProducerOptions) (pulsar.Producer, error) {
 			prod, err := client.CreateProducer(opts)
+			ip.mu.Lock()
+			if err == nil && ip.producedAt.IsZero() {
+				ip.producedAt = time.Now()
+			}
+			ip.mu.Unlock()
 			if err != nil || o.plan == nil {
 				return prod, err
 			}

@@ -76,7 +76,7 @@ type aeronSession struct {
 	archive *archive.Client
 }
 
-func connectArchive(t *testing.T) aeronSession {
+func connectArchive(t testing.TB) aeronSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -105,7 +105,7 @@ type recordedStream struct {
 }
 
 // newStream connects to the shared archive for channel and streamID without recording yet.
-func newStream(t *testing.T, channel string, streamID int32) *recordedStream {
+func newStream(t testing.TB, channel string, streamID int32) *recordedStream {
 	t.Helper()
 	rs := &recordedStream{s: connectArchive(t), channel: channel, streamID: streamID}
 	t.Cleanup(func() {
@@ -120,7 +120,7 @@ func newStream(t *testing.T, channel string, streamID int32) *recordedStream {
 
 // newRecordedStream has the archive record channel and streamID, and creates the first
 // publication on it: the archive records it from position 0.
-func newRecordedStream(t *testing.T, channel string, streamID int32) (*recordedStream, *publisher) {
+func newRecordedStream(t testing.TB, channel string, streamID int32) (*recordedStream, *publisher) {
 	t.Helper()
 	rs := newStream(t, channel, streamID)
 	rs.startRecording(t)
@@ -129,7 +129,7 @@ func newRecordedStream(t *testing.T, channel string, streamID int32) (*recordedS
 
 // startRecording asks the archive to record the stream (StartRecording, local source).
 // Publications that exist already must be told with awaitRecording.
-func (rs *recordedStream) startRecording(t *testing.T) {
+func (rs *recordedStream) startRecording(t testing.TB) {
 	t.Helper()
 	if rs.recording {
 		t.Fatal("startRecording: already recording")
@@ -147,7 +147,7 @@ func (rs *recordedStream) startRecording(t *testing.T) {
 // once each has recorded everything its publication published (the archive stops a
 // recording where it has got to, not where the publisher is: docs/findings.md). It waits
 // until each recording has its stop position, and checks that it is the publication's.
-func (rs *recordedStream) stopRecording(t *testing.T, pubs ...*publisher) {
+func (rs *recordedStream) stopRecording(t testing.TB, pubs ...*publisher) {
 	t.Helper()
 	if !rs.recording {
 		t.Fatal("stopRecording: not recording")
@@ -178,7 +178,7 @@ type publisher struct {
 
 // newPublication adds an exclusive publication (a new session) to the stream. If the
 // stream is being recorded, it waits for the archive's recording of it.
-func (rs *recordedStream) newPublication(t *testing.T) *publisher {
+func (rs *recordedStream) newPublication(t testing.TB) *publisher {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -196,7 +196,7 @@ func (rs *recordedStream) newPublication(t *testing.T) *publisher {
 
 // awaitRecording waits until the archive lists a live recording of this publication's
 // session other than the one already known, and takes its id.
-func (p *publisher) awaitRecording(t *testing.T) archive.RecordingDescriptor {
+func (p *publisher) awaitRecording(t testing.TB) archive.RecordingDescriptor {
 	t.Helper()
 	var found archive.RecordingDescriptor
 	eventually.NoError(t, 10*time.Second, func() error {
@@ -228,7 +228,7 @@ func (p *publisher) liveRecording() (archive.RecordingDescriptor, error) {
 }
 
 // descriptor is the archive's current descriptor of this publication's recording.
-func (p *publisher) descriptor(t *testing.T) archive.RecordingDescriptor {
+func (p *publisher) descriptor(t testing.TB) archive.RecordingDescriptor {
 	t.Helper()
 	p.mustBeRecorded(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -240,7 +240,7 @@ func (p *publisher) descriptor(t *testing.T) archive.RecordingDescriptor {
 	return d
 }
 
-func (p *publisher) mustBeRecorded(t *testing.T) {
+func (p *publisher) mustBeRecorded(t testing.TB) {
 	t.Helper()
 	if p.recordingID < 0 {
 		t.Fatal("the publication has no recording (startRecording, then awaitRecording)")
@@ -249,7 +249,7 @@ func (p *publisher) mustBeRecorded(t *testing.T) {
 
 // waitRecorded waits until the archive has recorded this publication's recording up to
 // position.
-func (p *publisher) waitRecorded(t *testing.T, position int64) {
+func (p *publisher) waitRecorded(t testing.TB, position int64) {
 	t.Helper()
 	p.mustBeRecorded(t)
 	eventually.NoError(t, 20*time.Second, func() error {
@@ -267,7 +267,7 @@ func (p *publisher) waitRecorded(t *testing.T, position int64) {
 }
 
 // waitStopped waits until the recording has stopped and fails unless it stopped at want.
-func (p *publisher) waitStopped(t *testing.T, want int64) {
+func (p *publisher) waitStopped(t testing.TB, want int64) {
 	t.Helper()
 	p.mustBeRecorded(t)
 	var stop int64
@@ -291,7 +291,7 @@ func (p *publisher) waitStopped(t *testing.T, want int64) {
 // close closes the publication and, if it is recorded, waits until its recording has
 // stopped at the publication's final position (an IPC publication drains to the archive
 // before it ends).
-func (p *publisher) close(t *testing.T) {
+func (p *publisher) close(t testing.TB) {
 	t.Helper()
 	last := p.pub.Position()
 	if err := p.pub.Close(); err != nil {
@@ -334,7 +334,7 @@ func (p *publisher) offer(msg []byte, timeout time.Duration) (int64, error) {
 
 // publish offers payloadFor(from..to-1), retrying back pressure, and returns the position
 // after each message: its end position in the stream, and so in the recording.
-func (p *publisher) publish(t *testing.T, from, to int) []int64 {
+func (p *publisher) publish(t testing.TB, from, to int) []int64 {
 	t.Helper()
 	positions := make([]int64, 0, to-from)
 	for i := from; i < to; i++ {
@@ -369,7 +369,7 @@ type background struct {
 // publishInBackground starts publishing from message from: perTick messages every tick, so
 // that the stream stays live for as long as the test needs. The publication must not be
 // used by anyone else until stop.
-func (p *publisher) publishInBackground(t *testing.T, from, perTick int, tick time.Duration) *background {
+func (p *publisher) publishInBackground(t testing.TB, from, perTick int, tick time.Duration) *background {
 	b := &background{p: p, from: from, stopCh: make(chan struct{}), done: make(chan struct{})}
 	go b.run(perTick, tick)
 	t.Cleanup(func() {
@@ -432,7 +432,7 @@ func (b *background) positionsSoFar() []int64 {
 }
 
 // check fails the test if publishing failed.
-func (b *background) check(t *testing.T) {
+func (b *background) check(t testing.TB) {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -442,7 +442,7 @@ func (b *background) check(t *testing.T) {
 }
 
 // waitCount waits until at least n messages were published in all.
-func (b *background) waitCount(t *testing.T, n int, timeout time.Duration) {
+func (b *background) waitCount(t testing.TB, n int, timeout time.Duration) {
 	t.Helper()
 	eventually.NoError(t, timeout, func() error {
 		b.check(t)
@@ -454,7 +454,7 @@ func (b *background) waitCount(t *testing.T, n int, timeout time.Duration) {
 }
 
 // stop stops publishing and returns the end position of every message published.
-func (b *background) stop(t *testing.T) []int64 {
+func (b *background) stop(t testing.TB) []int64 {
 	t.Helper()
 	close(b.stopCh)
 	select {
@@ -472,7 +472,7 @@ type plainSubscriber struct {
 	sub *aeron.Subscription
 }
 
-func (rs *recordedStream) plainSubscriber(t *testing.T) *plainSubscriber {
+func (rs *recordedStream) plainSubscriber(t testing.TB) *plainSubscriber {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -493,7 +493,7 @@ func (ps *plainSubscriber) drain() {
 // consumePast polls one fragment at a time until the subscriber's image of pub is past
 // position, and returns where it stopped: inside a fragmented message that straddles
 // position, it stops after that message's first fragment.
-func (ps *plainSubscriber) consumePast(t *testing.T, p *publisher, position int64) int64 {
+func (ps *plainSubscriber) consumePast(t testing.TB, p *publisher, position int64) int64 {
 	t.Helper()
 	var at int64
 	eventually.NoError(t, 10*time.Second, func() error {
@@ -519,7 +519,7 @@ func (ps *plainSubscriber) consumePast(t *testing.T, p *publisher, position int6
 func (ps *plainSubscriber) close() error { return ps.sub.Close() }
 
 // waitConnected waits until a subscriber (the archive's or a plain one) is connected.
-func (p *publisher) waitConnected(t *testing.T) {
+func (p *publisher) waitConnected(t testing.TB) {
 	t.Helper()
 	eventually.NoError(t, 10*time.Second, func() error {
 		if !p.pub.IsConnected() {
@@ -538,7 +538,7 @@ func (p *publisher) waitConnected(t *testing.T) {
 // when no other is left. (A recording started while a subscriber is still there joins at
 // the consumer position the driver last sampled, which can lag it all the way to 0.)
 // It returns the stream, the publication (recorded) and the end positions of 0..cut.
-func newLateRecordedStream(t *testing.T, channel string, streamID int32, minBefore int) (*recordedStream, *publisher, []int64) {
+func newLateRecordedStream(t testing.TB, channel string, streamID int32, minBefore int) (*recordedStream, *publisher, []int64) {
 	t.Helper()
 	cut := minBefore
 	for payloadSize(cut) <= maxPayload || cut == 0 {
