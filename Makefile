@@ -61,7 +61,6 @@ infra-up: deps ## start detached peers for a fast edit-test loop (then: source .
 infra-down: ## stop the peers infra-up started
 	$(PEERS) down
 
-demo: deps ## start the real peers; the pipeline itself comes with `ferry run` (not built yet)
-	@echo "demo: ferry's pipeline (ferry run) is not built yet. This starts the real Aeron archive"
-	@echo "demo: and Pulsar broker it will run against, and stops them on Ctrl-C."
-	$(PEERS) run
+demo: deps ## the main job live: real archive + Pulsar, a sample publisher, ferry, status each second (Ctrl-C stops)
+	$(GO) build -o .bin/ferry ./cmd/ferry
+	$(PEERS) run -- bash -c 'exec .bin/ferry demo --aeron-dir "$$FERRYTEST_AERON_DIR" --pulsar "$$FERRYTEST_PULSAR_URL"'

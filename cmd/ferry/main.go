@@ -6,6 +6,7 @@
 //	ferry checkpoint show  --config FILE --stream NAME  what ferry has committed for a stream
 //	ferry checkpoint reset --config FILE --stream NAME --yes
 //	                                                    delete a stream's checkpoint, verified
+//	ferry demo       [--aeron-dir DIR] [--pulsar URL]  record a sample publisher and run ferry on it, with live status
 //	ferry version
 //
 // Exit status: 0 success, 1 failure (the

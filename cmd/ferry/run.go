@@ -24,6 +24,7 @@ const usage = `usage:
   ferry recordings --config FILE
   ferry checkpoint show  --config FILE --stream NAME
   ferry checkpoint reset --config FILE --stream NAME --yes
+  ferry demo [--aeron-dir DIR] [--pulsar URL] [--rate N]
   ferry version`
 
 // run is the whole command line: it returns the exit status.
@@ -39,6 +40,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case cmd == "run":
 		err = runPipeline(rest, stderr)
+	case cmd == "demo":
+		err = demo(rest, stdout, stderr)
 	case cmd == "recordings":
 		err = recordings(rest, stdout)
 	case cmd == "validate":

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+	plog "github.com/apache/pulsar-client-go/pulsar/log"
+
+	"github.com/ferry-bridge/ferry/actors"
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/config"
+)
+
+// The demo's stream.
+const (
+	demoChannel  = "aeron:ipc?alias=ferry-demo"
+	demoStreamID = 1001
+	demoTopic    = "persistent://public/default/ferry-demo"
+)
+
+// demo runs ferry's main job on a running ArchivingMediaDriver and Pulsar: it has the
+// archive record a sample publisher (about 1,000 messages a second), runs the pipeline in
+// archive mode, and prints once a second how far each stage got. Ctrl-C stops it.
+func demo(args []string, stdout, stderr io.Writer) error {
+	var aeronDir, pulsarURL, dir string
+	var rate int
+	err := flags("demo", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&aeronDir, "aeron-dir", aeron.DefaultDir(), "the ArchivingMediaDriver's aeron.dir")
+		fs.StringVar(&pulsarURL, "pulsar", "pulsar://127.0.0.1:6650", "Pulsar service URL")
+		fs.StringVar(&dir, "dir", "", "where the demo keeps its configuration and checkpoints (default: a new temp dir)")
+		fs.IntVar(&rate, "rate", 1000, "messages per second the sample publisher offers")
+	})
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "ferry-demo-"); err != nil {
+			return err
+		}
+	}
+	cfgPath := filepath.Join(dir, "ferry.yaml")
+	cfgText := fmt.Sprintf(`mode: archive
+aeron:
+  dir: %s
+archive:
+  response_stream_id: 2001
+pulsar:
+  service_url: %s
+store:
+  path: %s
+checkpoint:
+  every_records: 1000
+  every_ms: 500
+streams:
+  - name: demo
+    channel: %s
+    stream_id: %d
+    topic: %s
+`, aeronDir, pulsarURL, filepath.Join(dir, "checkpoints.db"), demoChannel, demoStreamID, demoTopic)
+	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o644); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(cfgPath)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "demo: configuration %s\ndemo: a sample publisher on %s stream %d, recorded by the archive; ferry publishes it to %s\n", cfgPath, demoChannel, demoStreamID, demoTopic)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	pub, err := startDemoPublisher(ctx, cfg, rate)
+	if err != nil {
+		return err
+	}
+	defer pub.close()
+	if err := pub.seen.run(ctx, pulsarURL); err != nil {
+		return err
+	}
+
+	ran := make(chan error, 1)
+	go func() { ran <- runPipeline([]string{"--config", cfgPath}, stderr) }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-ran:
+			return err
+		case <-tick.C:
+			fmt.Fprintln(stdout, pub.status(ctx))
+		case <-ctx.Done():
+			return <-ran // runPipeline saw the same signal and drains
+		}
+	}
+}
+
+// demoPublisher offers messages to the demo stream, which the archive records.
+type demoPublisher struct {
+	client  *aeron.Client
+	archive *archive.Client
+	offered chan int64 // the publisher's latest position
+	last    int64
+	seen    topicReader
+	done    chan struct{}
+}
+
+func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int) (*demoPublisher, error) {
+	ac, err := aeron.Connect(ctx, aeron.Options{Dir: cfg.Aeron.Dir})
+	if err != nil {
+		return nil, fmt.Errorf("demo: connect to the media driver in %s (is the ArchivingMediaDriver running? `make demo` starts one): %w", cfg.Aeron.Dir, err)
+	}
+	arc, err := archive.Connect(ctx, ac, archive.Options{ResponseStreamID: 2002})
+	if err != nil {
+		_ = ac.Close()
+		return nil, fmt.Errorf("demo: connect to the archive: %w", err)
+	}
+	if _, err := arc.StartRecording(ctx, demoChannel, demoStreamID, archive.SourceLocal, true); err != nil {
+		_ = arc.Close()
+		_ = ac.Close()
+		return nil, fmt.Errorf("demo: start recording: %w", err)
+	}
+	pub, err := ac.AddExclusivePublication(ctx, demoChannel, demoStreamID)
+	if err != nil {
+		_ = arc.Close()
+		_ = ac.Close()
+		return nil, err
+	}
+	p := &demoPublisher{client: ac, archive: arc, offered: make(chan int64, 1), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		defer pub.Close()
+		every := time.Second / time.Duration(max(rate, 1))
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			msg := fmt.Appendf(nil, "demo message %d at %s", i, time.Now().UTC().Format(time.RFC3339Nano))
+			if pos, err := pub.Offer(msg); err == nil {
+				select {
+				case <-p.offered:
+				default:
+				}
+				p.offered <- pos
+			}
+		}
+	}()
+	return p, nil
+}
+
+// status is one line: what was published, recorded and committed.
+func (p *demoPublisher) status(ctx context.Context) string {
+	descs, err := p.archive.RecordingsForURI(ctx, demoChannel, demoStreamID, 100)
+	select {
+	case p.last = <-p.offered:
+	default:
+	}
+	line := fmt.Sprintf("demo: published to %d", p.last)
+	if err != nil || len(descs) == 0 {
+		return line + "; recordings: " + errText(err, "none yet")
+	}
+	d := descs[len(descs)-1]
+	recorded, err := p.archive.RecordingPosition(ctx, d.RecordingID)
+	if err != nil || recorded == archive.NullPosition {
+		recorded = d.StopPosition
+	}
+	line += fmt.Sprintf(" | recording %d recorded to %d", d.RecordingID, recorded)
+	n, pos := p.seen.get()
+	return line + fmt.Sprintf(" | in Pulsar: %d messages, up to %d (%d bytes behind the recording)", n, pos, recorded-pos)
+}
+
+func errText(err error, none string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return none
+}
+
+func (p *demoPublisher) close() {
+	<-p.done
+	_ = p.archive.Close()
+	_ = p.client.Close()
+}
+
+// topicReader reads the demo topic as a consumer would and keeps the count and the
+// position (ferry.position) of the newest message.
+type topicReader struct {
+	mu       sync.Mutex
+	n        int64
+	position int64
+}
+
+func (r *topicReader) get() (int64, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n, r.position
+}
+
+func (r *topicReader) run(ctx context.Context, pulsarURL string) error {
+	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: pulsarURL, Logger: plog.DefaultNopLogger()})
+	if err != nil {
+		return err
+	}
+	reader, err := client.CreateReader(pulsar.ReaderOptions{Topic: demoTopic, StartMessageID: pulsar.EarliestMessageID()})
+	if err != nil {
+		client.Close()
+		return fmt.Errorf("demo: read %s: %w", demoTopic, err)
+	}
+	go func() {
+		defer client.Close()
+		defer reader.Close()
+		for {
+			msg, err := reader.Next(ctx)
+			if err != nil {
+				return
+			}
+			pos, _ := strconv.ParseInt(msg.Properties()[actors.PropPosition], 10, 64)
+			r.mu.Lock()
+			r.n++
+			r.position = pos
+			r.mu.Unlock()
+		}
+	}()
+	return nil
+}
