@@ -61,6 +61,10 @@ type publisher struct {
 	failedEpoch  *atomic.Uint64
 	recordingStr string
 	streamIDStr  string
+	// watermark is what the store held for the recording when the publisher started;
+	// dedupChecked is set once the broker's state was compared with it (lesson 21).
+	watermark    *messages.Watermark
+	dedupChecked bool
 }
 
 // producerCreated is the result of creating the producer on the actor's goroutine.
@@ -81,8 +85,16 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 
 func (p *publisher) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
-	case *actor.Started, *retryProducer:
+	case *actor.Started:
+		if !p.cfg.Transport {
+			ctx.Request(p.pids.checkpointer, &messages.WatermarkRequest{RecordingId: p.rec})
+		}
 		p.create(ctx)
+	case *retryProducer:
+		p.create(ctx)
+	case *messages.Watermark:
+		p.watermark = msg
+		p.checkDedupState()
 	case *producerCreated:
 		p.created(ctx, msg)
 	case *messages.RecordBatch:
@@ -148,7 +160,25 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	}
 	p.attempts = 0
 	p.producer = res.producer
+	p.checkDedupState()
 	p.pump(ctx)
+}
+
+// checkDedupState compares the broker's last sequence id for this producer name with what
+// the store says was acknowledged. A broker that knows less has lost its deduplication
+// state (topic reloaded before a snapshot, producer inactive for hours): records re-sent
+// between the two are stored again. ferry cannot undo that; it says so (lesson 21).
+func (p *publisher) checkDedupState() {
+	if p.dedupChecked || p.producer == nil || p.watermark == nil || !p.watermark.Stored {
+		return
+	}
+	p.dedupChecked = true
+	last := p.producer.LastSequenceID()
+	if last >= p.watermark.Position {
+		return
+	}
+	p.env.Logger.Error("the broker does not know what ferry published: its deduplication state for this producer was lost (topic reloaded before a snapshot, or the producer was inactive longer than the broker keeps it); records re-sent from the checkpoint may be stored twice, effectively-once does not hold for them (lesson 21)",
+		"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "broker_last_sequence_id", last, "checkpoint", p.watermark.Position)
 }
 
 // resumeSends tells the publisher that the sends it waited for have their outcomes.

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/harness"
 )
 
@@ -249,4 +250,36 @@ func (s *failingStore) failedAttempts() []time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]time.Time(nil), s.failedAt...)
+}
+
+// TestLesson21_LostBrokerDedupStateIsReported: the store says ferry published recording r
+// up to message 49, but the topic is new: the broker knows no sequence id for the producer,
+// as after it lost its deduplication state. ferry cannot make the re-sends effectively once;
+// it says so, at error level, naming the broker's and its own positions, and goes on from
+// its checkpoint.
+func TestLesson21_LostBrokerDedupStateIsReported(t *testing.T) {
+	const n = 100
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	watchTopic(t, sc.Topic)
+	storePath := t.TempDir() + "/checkpoints.db"
+	seed, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = seed.Save(sc.definition(), []store.Checkpoint{{RecordingID: pub.recordingID, Position: pos[49], UpdatedAtMs: time.Now().UnixMilli()}})
+	if cerr := seed.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
+	if !ip.logs.contains("lesson 21") || !ip.logs.contains(fmt.Sprintf("checkpoint=%d", pos[49])) {
+		t.Fatalf("the lost deduplication state was not reported:\n%s", ip.logs.String())
+	}
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n-50, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(50, n))
 }
