@@ -187,6 +187,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 			panic(supervisor.Fail(supervisor.Corrupt, res.err))
 		}
 		f := c.policies[res.saves[0].RecordingID].Failure()
+		ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: now, Kind: "checkpoint", Message: res.err.Error()}})
 		c.env.Logger.Warn("checkpoint save failed; retrying with back-off", "stream", c.cfg.Def.Name, "consecutive", f.Consecutive, "retry_at_ms", f.RetryAtMs, "error", res.err)
 	}
 	c.flush(ctx)

@@ -13,6 +13,7 @@ import (
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/config"
+	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/supervisor"
@@ -46,6 +47,8 @@ type Env struct {
 	Logger         *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Board receives each stream's status, pushed every statusPushInterval; nil: none.
+	Board StatusBoard
 
 	bg *tasks // set by NewPipeline
 }
@@ -57,6 +60,13 @@ func (e *Env) nowMs() int64 {
 		return time.Now().UnixMilli()
 	}
 	return e.Now().UnixMilli()
+}
+
+// StatusBoard keeps the latest status of every stream for readers that must not wait on
+// the pipeline (an HTTP status request, lesson 23). Implementations must be safe for
+// concurrent use and must not block.
+type StatusBoard interface {
+	SetStream(*messages.StreamStatus)
 }
 
 // StreamConfig is one stream's settings and the state its store held at start.
@@ -89,6 +99,9 @@ type StreamConfig struct {
 	CallTimeout time.Duration
 	// Restart is how failed actors of the stream are restarted.
 	Restart supervisor.Policy
+	// StallAfter is how long records may be pending without the committed position moving
+	// before the stream reports itself unhealthy (0: 60 s).
+	StallAfter time.Duration
 }
 
 // Validate reports settings the pipeline cannot run with.

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -154,6 +155,7 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 			why = "the Pulsar producer name is taken (another ferry publishes this recording, or the broker has not released an earlier producer); retrying"
 		}
 		p.env.Logger.Warn(why, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "attempt", p.attempts, "retry_in", d, "error", res.err)
+		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer", Message: fmt.Sprintf("%s: %v", p.cfg.Def.Topic, res.err)}})
 		self, system := ctx.Self(), ctx.ActorSystem()
 		time.AfterFunc(d, func() { system.Root.Send(self, &retryProducer{}) })
 		return

@@ -214,8 +214,7 @@ func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
 		return
 	}
 	if res.err != nil {
-		class := supervisor.Classify(res.err)
-		panic(supervisor.Fail(class, res.err))
+		r.fail(ctx, "archive", supervisor.Classify(res.err), res.err)
 	}
 	r.opened = res
 	r.from = res.from
@@ -233,6 +232,12 @@ func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
 	r.schedulePoll(ctx, 0)
 }
 
+// fail reports the failure to the stream's status, then fails the actor with it.
+func (r *replay) fail(ctx actor.Context, kind string, class supervisor.Class, err error) {
+	ctx.Send(r.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: r.env.nowMs(), Kind: kind, Message: err.Error()}})
+	panic(supervisor.Fail(class, err))
+}
+
 // maxMessageLength bounds a reassembled message: Aeron's limit for the largest term length.
 const maxMessageLength = 16 << 20
 
@@ -245,7 +250,7 @@ func (r *replay) poll(ctx actor.Context) {
 		img := r.opened.sub.ImageBySessionID(archive.ReplayImageSessionID(r.opened.session))
 		if img == nil {
 			if time.Now().After(r.joinBy) {
-				panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d: the replay image did not join within %s", r.rec.RecordingId, imageJoinTimeout)))
+				r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: the replay image did not join within %s", r.rec.RecordingId, imageJoinTimeout))
 			}
 			r.schedulePoll(ctx, idlePollMax)
 			return
@@ -267,14 +272,14 @@ func (r *replay) poll(ctx actor.Context) {
 		ctx.Send(r.pids.tracker, batch)
 	}
 	if err != nil {
-		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d: replay poll: %w", r.rec.RecordingId, err)))
+		r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: replay poll: %w", r.rec.RecordingId, err))
 	}
 	moved := r.image.Position() != before
 	switch {
 	case r.image.IsEndOfStream():
 		r.end(ctx, r.image.Position())
 	case r.image.IsClosed():
-		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d: the replay image closed at position %d before the recording's end (archive or driver gone?)", r.rec.RecordingId, r.image.Position())))
+		r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: the replay image closed at position %d before the recording's end (archive or driver gone?)", r.rec.RecordingId, r.image.Position()))
 	case moved:
 		r.idle = 0
 		r.schedulePoll(ctx, 0)

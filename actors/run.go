@@ -34,6 +34,8 @@ type RunOptions struct {
 	Streams        func() ([]StreamConfig, error)
 	CreateProducer ProducerFactory
 	Store          store.Store
+	// Board receives the streams' status (nil: none).
+	Board StatusBoard
 	// Reconnect spaces the attempts to connect.
 	Reconnect supervisor.Backoff
 	// DrainTimeout bounds the drain at shutdown and before a reconnect.
@@ -85,7 +87,7 @@ func runOnce(ctx context.Context, o RunOptions, conn *Connection, log *slog.Logg
 	if err != nil {
 		return false, err
 	}
-	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, Store: o.Store, Logger: log}
+	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, Store: o.Store, Logger: log, Board: o.Board}
 	p, err := NewPipeline(env, streams)
 	if err != nil {
 		return false, err

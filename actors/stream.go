@@ -1,7 +1,10 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -33,6 +36,8 @@ type streamSupervisor struct {
 	storedCompleted map[int64]bool
 	stored          map[int64]bool
 	completed       map[int64]bool
+	finished        map[int64]bool // final checkpoint persisted, schedule not yet told
+	startChecked    bool           // the configured start recording was found
 	running         map[int64]*recordingPIDs
 	checkpointer    *actor.PID
 	discovery       *actor.PID
@@ -42,6 +47,9 @@ type streamSupervisor struct {
 	drainingFor    *actor.PID
 	drainWaiting   map[int64]bool
 	unacknowledged int64
+
+	status     *streamStatus
+	stopStatus func()
 }
 
 // streamFailed is the strategy's report that it gave up on a child.
@@ -50,15 +58,34 @@ type streamFailed struct{ err error }
 func (s *streamSupervisor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
+		s.status = newStreamStatus(s.env.nowMs())
+		s.stopStatus = s.startStatus(ctx)
 		s.start(ctx)
+	case *actor.Stopping:
+		if s.stopStatus != nil {
+			s.stopStatus()
+		}
+		s.status.stopped = true
+		s.pushStatus()
+	case *statusPush:
+		s.pushStatus()
+	case *restarted:
+		s.status.restarts++
+	case *messages.RecordingProgress:
+		s.status.progress(msg, s.env.nowMs())
+	case *messages.FailureObserved:
+		s.status.failure(msg.Failure)
 	case *messages.RecordingsListed:
+		s.status.listed = true
 		s.listed(ctx, msg)
 	case *messages.DiscoveryFailed:
+		s.status.failure(&messages.Failure{AtMs: msg.AtMs, Kind: "archive", Message: "listing recordings: " + msg.Error})
 		if msg.Error != s.lastDiscovery {
 			s.lastDiscovery = msg.Error
 			s.env.Logger.Warn("cannot list the stream's recordings; retrying", "stream", s.cfg.Def.Name, "error", msg.Error)
 		}
 	case *messages.CheckpointPersisted:
+		s.status.persisted(msg, s.env.nowMs())
 		if msg.Completed {
 			s.recordingCompleted(ctx, msg)
 		}
@@ -88,6 +115,7 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 	s.storedCompleted = map[int64]bool{}
 	s.stored = map[int64]bool{}
 	s.completed = map[int64]bool{}
+	s.finished = map[int64]bool{}
 	s.running = map[int64]*recordingPIDs{}
 	s.latestAnchor = -1
 	for _, cp := range s.cfg.Stored.Checkpoints {
@@ -161,6 +189,10 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		}
 		s.skip = func(id int64) bool { return id < newest || (id == newest && s.latestAnchor != newest) }
 	}
+	if err := s.checkConfiguredStart(l); err != nil {
+		s.fail(ctx, err)
+		return
+	}
 	present := map[int64]bool{}
 	for _, r := range l.Recordings {
 		present[r.RecordingId] = true
@@ -172,6 +204,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			return
 		}
 		s.known[r.RecordingId] = r
+		s.status.known(r)
 	}
 	// A recording ferry has not finished must not vanish (lesson 14).
 	for id := range s.stored {
@@ -187,7 +220,26 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		}
 	}
 	s.markStoredCompleted()
-	s.startRunnable(ctx)
+	s.completeFinished(ctx)
+}
+
+// checkConfiguredStart fails a stream whose configured start recording is not in the
+// archive while nothing is stored (lesson 14): skipping up to it would silently drop what
+// the operator asked for, or idle forever looking healthy.
+func (s *streamSupervisor) checkConfiguredStart(l *messages.RecordingsListed) error {
+	if s.cfg.Start.Kind != config.StartAt || len(s.cfg.Stored.Checkpoints) > 0 || s.startChecked {
+		return nil
+	}
+	want := s.cfg.Start.RecordingID
+	var ids []int64
+	for _, r := range l.Recordings {
+		if r.RecordingId == want {
+			s.startChecked = true
+			return nil
+		}
+		ids = append(ids, r.RecordingId)
+	}
+	return fmt.Errorf("start_recording_id %d: recording %d is not in the archive (the stream's recordings: %v): it was purged, or belongs to another archive; set start_position and start_recording_id to a recording that exists", want, want, ids)
 }
 
 // markStoredCompleted tells the schedule about recordings the store says are completed.
@@ -207,7 +259,7 @@ func (s *streamSupervisor) markStoredCompleted() {
 
 func (s *streamSupervisor) startRunnable(ctx actor.Context) {
 	for _, id := range s.schedule.Runnable() {
-		if s.running[id] != nil || s.completed[id] {
+		if s.running[id] != nil || s.completed[id] || s.finished[id] {
 			continue
 		}
 		s.spawnRecording(ctx, s.known[id])
@@ -242,11 +294,6 @@ func (s *streamSupervisor) recordingCompleted(ctx actor.Context, p *messages.Che
 	if s.completed[id] {
 		return
 	}
-	if err := s.schedule.Completed(id); err != nil {
-		s.fail(ctx, fmt.Errorf("recording %d completed out of schedule: %w", id, err))
-		return
-	}
-	s.completed[id] = true
 	if pids := s.running[id]; pids != nil {
 		ctx.Stop(pids.replay)
 		ctx.Stop(pids.tracker)
@@ -254,6 +301,27 @@ func (s *streamSupervisor) recordingCompleted(ctx actor.Context, p *messages.Che
 		delete(s.running, id)
 	}
 	s.env.Logger.Info("recording published and acknowledged to its end", "stream", s.cfg.Def.Name, "recording", id, "stop_position", p.Position)
+	s.finished[id] = true
+	s.completeFinished(ctx)
+}
+
+// completeFinished tells the schedule about recordings whose final checkpoint is persisted.
+// The replay can reach a recording's end before discovery has listed it as stopped: such a
+// recording waits here until the listing that reports its stop, and is not started again
+// meanwhile.
+func (s *streamSupervisor) completeFinished(ctx actor.Context) {
+	for _, id := range slices.Sorted(maps.Keys(s.finished)) {
+		err := s.schedule.Completed(id)
+		if errors.Is(err, progress.ErrNotRunnable) && s.known[id] != nil && s.known[id].Live {
+			continue
+		}
+		if err != nil {
+			s.fail(ctx, fmt.Errorf("recording %d completed out of schedule: %w", id, err))
+			return
+		}
+		delete(s.finished, id)
+		s.completed[id] = true
+	}
 	if s.drainingFor == nil && s.failed == nil {
 		s.startRunnable(ctx)
 	}
@@ -275,6 +343,7 @@ func (s *streamSupervisor) fail(ctx actor.Context, err error) {
 	if s.onFailed != nil {
 		s.onFailed(s.cfg.Def.Name, err)
 	}
+	s.pushStatus()
 	if s.drainingFor != nil {
 		s.drainWaiting = nil
 		s.drainStep(ctx)
@@ -319,6 +388,8 @@ func (s *streamSupervisor) drained(ctx actor.Context) {
 	}
 	ctx.Send(s.drainingFor, &messages.Drained{Stream: s.cfg.Def.Name, Unacknowledged: s.unacknowledged})
 	s.drainingFor = nil
+	s.status.stopped = true
+	s.pushStatus()
 }
 
 // streamProps builds the StreamSupervisor's props with its supervision strategy.

@@ -3,8 +3,10 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
@@ -34,7 +36,19 @@ type tracker struct {
 	finishedSent                   bool
 	draining                       bool
 	drainedSent                    bool
+
+	// status is what the tracker pushes to the stream supervisor, at most every
+	// statusInterval (a timer catches the last change).
+	status      messages.RecordingStatus
+	lastPushMs  int64
+	pushPending bool
 }
+
+// statusInterval is the most often a tracker pushes its status.
+const statusInterval = 250 * time.Millisecond
+
+// statusTick is the tracker's self-message to push a status it held back.
+type statusTick struct{}
 
 func newTracker(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) actor.Producer {
 	incarnations := 0
@@ -65,6 +79,9 @@ func (t *tracker) Receive(ctx actor.Context) {
 			t.must(t.core.Finish(msg.StopPosition))
 			t.progressed(ctx, 0)
 		}
+	case *statusTick:
+		t.pushPending = false
+		t.pushStatus(ctx, true)
 	case *messages.Drain:
 		t.draining = true
 		if msg.Now && !t.drainedSent {
@@ -112,6 +129,9 @@ func (t *tracker) batch(ctx actor.Context, b *messages.RecordBatch) {
 		emitted++
 	}
 	if emitted > 0 {
+		t.status.Published += uint64(emitted)
+		t.status.ReplayPosition = proto.Int64(b.Records[emitted-1].End)
+		t.status.LastReadMs = proto.Int64(t.env.nowMs())
 		b.Records = b.Records[:emitted]
 		b.Epoch = uint64(t.core.Epoch())
 		ctx.Send(t.pids.publisher, b)
@@ -125,6 +145,12 @@ func (t *tracker) acked(ctx actor.Context, a *messages.PublishAcked) {
 	}
 	res, err := t.core.Ack(progress.Epoch(a.Epoch), a.End)
 	t.must(err)
+	t.status.LastAckMs = proto.Int64(t.env.nowMs())
+	if a.Duplicate {
+		t.status.Duplicates++
+	} else {
+		t.status.Acknowledged++
+	}
 	if res.Outcome == progress.AckAboveFailure && !a.Duplicate {
 		// Pulsar stored this record although an earlier one of the same producer failed:
 		// with broker deduplication the earlier one's re-delivery is dropped as a
@@ -141,6 +167,9 @@ func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
 	}
 	out, err := t.core.Fail(progress.Epoch(f.Epoch), f.End)
 	t.must(err)
+	t.status.Failed++
+	ctx.Send(t.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: t.env.nowMs(), Kind: "publish",
+		Message: fmt.Sprintf("recording %d: the record ending at %d: %s", t.rec, f.End, f.Error)}})
 	if out == progress.FailStalled {
 		from, _ := t.core.Redelivery()
 		t.env.Logger.Warn("publish failed; re-delivering from the persisted watermark", "stream", t.cfg.Def.Name, "recording", t.rec, "position", f.End, "committed", from, "error", f.Error)
@@ -172,11 +201,36 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int) {
 		t.finishedSent = true
 		ctx.Send(t.pids.checkpointer, &messages.RecordingFinished{RecordingId: t.rec, FinalPosition: t.core.Committed()})
 	}
+	t.pushStatus(ctx, t.core.Completed())
 	_, redeliver := t.core.Redelivery()
 	if t.draining && !t.drainedSent && (p.Records == 0 || redeliver) {
 		t.drainedSent = true
 		ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec, Unacknowledged: int64(p.Records)})
 	}
+}
+
+// pushStatus sends the tracker's status to the stream supervisor, unless it sent one
+// within statusInterval; then a timer sends the latest once the interval is over.
+func (t *tracker) pushStatus(ctx actor.Context, force bool) {
+	if t.core == nil {
+		return
+	}
+	now := t.env.nowMs()
+	if !force && now-t.lastPushMs < statusInterval.Milliseconds() {
+		if !t.pushPending {
+			t.pushPending = true
+			self, system := ctx.Self(), ctx.ActorSystem()
+			time.AfterFunc(statusInterval, func() { system.Root.Send(self, &statusTick{}) })
+		}
+		return
+	}
+	t.lastPushMs = now
+	p := t.core.Pending()
+	st := proto.Clone(&t.status).(*messages.RecordingStatus)
+	st.RecordingId = t.rec
+	st.CommittedPosition = proto.Int64(t.core.Committed())
+	st.PendingRecords, st.PendingBytes = int64(p.Records), p.Bytes
+	ctx.Send(t.pids.stream, &messages.RecordingProgress{RecordingId: t.rec, Status: st})
 }
 
 // must turns an error of the core, which is always a bug in the caller, into a failure.

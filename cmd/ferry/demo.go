@@ -27,6 +27,8 @@ const (
 	demoChannel  = "aeron:ipc?alias=ferry-demo"
 	demoStreamID = 1001
 	demoTopic    = "persistent://public/default/ferry-demo"
+	// demoRestartAfter is when the sample publisher restarts once, so a rotation shows.
+	demoRestartAfter = 15 * time.Second
 )
 
 // demo runs ferry's main job on a running ArchivingMediaDriver and Pulsar: it has the
@@ -92,12 +94,20 @@ streams:
 	go func() { ran <- runPipeline([]string{"--config", cfgPath}, stderr) }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	for {
+	fmt.Fprintf(stdout, "demo: `ferry status --config %s [--watch]` in another terminal shows the same table\n", cfgPath)
+	for n := 0; ; {
 		select {
 		case err := <-ran:
 			return err
 		case <-tick.C:
+			n++
 			fmt.Fprintln(stdout, pub.status(ctx))
+			if n%5 == 0 { // every 5 s, what `ferry status` shows
+				if _, st, err := fetchStatus(ctx, "http://"+cfg.HTTP.Listen+"/status"); err == nil {
+					printStatus(stdout, st)
+					fmt.Fprintln(stdout)
+				}
+			}
 		case <-ctx.Done():
 			return <-ran // runPipeline saw the same signal and drains
 		}
@@ -124,7 +134,9 @@ func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int) (*dem
 		_ = ac.Close()
 		return nil, fmt.Errorf("demo: connect to the archive: %w", err)
 	}
-	if _, err := arc.StartRecording(ctx, demoChannel, demoStreamID, archive.SourceLocal, true); err != nil {
+	// Not auto-stopped: the publisher restarts mid-demo, and its new session must be
+	// recorded too (a new recording, so a rotation).
+	if _, err := arc.StartRecording(ctx, demoChannel, demoStreamID, archive.SourceLocal, false); err != nil {
 		_ = arc.Close()
 		_ = ac.Close()
 		return nil, fmt.Errorf("demo: start recording: %w", err)
@@ -138,15 +150,26 @@ func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int) (*dem
 	p := &demoPublisher{client: ac, archive: arc, offered: make(chan int64, 1), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		defer pub.Close()
+		defer func() { _ = pub.Close() }()
 		every := time.Second / time.Duration(max(rate, 1))
 		tick := time.NewTicker(every)
 		defer tick.Stop()
+		restartAt := time.Now().Add(demoRestartAfter)
 		for i := 0; ; i++ {
 			select {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
+			}
+			if !restartAt.IsZero() && time.Now().After(restartAt) {
+				// The publisher restarts: its recording stops, a new one begins.
+				restartAt = time.Time{}
+				_ = pub.Close()
+				if pub, err = ac.AddExclusivePublication(ctx, demoChannel, demoStreamID); err != nil {
+					fmt.Fprintln(os.Stderr, "demo: the sample publisher could not restart:", err)
+					return
+				}
+				fmt.Fprintln(os.Stdout, "demo: the sample publisher restarted: a new recording begins; ferry finishes the old one first")
 			}
 			msg := fmt.Appendf(nil, "demo message %d at %s", i, time.Now().UTC().Format(time.RFC3339Nano))
 			if pos, err := pub.Offer(msg); err == nil {

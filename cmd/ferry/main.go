@@ -2,6 +2,7 @@
 //
 //	ferry run        --config FILE                     replay the archive into Pulsar until SIGTERM
 //	ferry validate   --config FILE                     check a configuration, print its warnings
+//	ferry status     --config FILE [--json] [--watch] what a running ferry serves on /status
 //	ferry recordings --config FILE                     each stream's recordings, positions and commits
 //	ferry checkpoint show  --config FILE --stream NAME  what ferry has committed for a stream
 //	ferry checkpoint reset --config FILE --stream NAME --yes

@@ -22,6 +22,7 @@ const usage = `usage:
   ferry run      --config FILE
   ferry validate --config FILE
   ferry recordings --config FILE
+  ferry status   --config FILE [--json] [--watch]
   ferry checkpoint show  --config FILE --stream NAME
   ferry checkpoint reset --config FILE --stream NAME --yes
   ferry demo [--aeron-dir DIR] [--pulsar URL] [--rate N]
@@ -40,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case cmd == "run":
 		err = runPipeline(rest, stderr)
+	case cmd == "status":
+		err = status(rest, stdout)
 	case cmd == "demo":
 		err = demo(rest, stdout, stderr)
 	case cmd == "recordings":

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,6 +21,7 @@ import (
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/config"
+	"github.com/ferry-bridge/ferry/observe"
 	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
@@ -85,7 +88,14 @@ func runPipeline(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer pc.Close()
+	board := observe.NewBoard(version)
+	stopHTTP, err := serveHTTP(cfg, board, log)
+	if err != nil {
+		return err
+	}
+	defer stopHTTP()
 	err = actors.Run(ctx, actors.RunOptions{
+		Board:          board,
 		Connect:        func(ctx context.Context) (*actors.Connection, error) { return connectAeron(ctx, cfg, log) },
 		Streams:        streams,
 		CreateProducer: pc.CreateProducer,
@@ -96,6 +106,26 @@ func runPipeline(args []string, stderr io.Writer) error {
 	})
 	log.Info("ferry stopped")
 	return err
+}
+
+// serveHTTP serves /status, /metrics, /healthz and /readyz on http.listen.
+func serveHTTP(cfg *config.Config, board *observe.Board, log *slog.Logger) (func(), error) {
+	var names []string
+	for _, s := range cfg.Streams {
+		names = append(names, s.Name)
+	}
+	ln, err := net.Listen("tcp", cfg.HTTP.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("http.listen %s: %w (another ferry on this port? set http.listen)", cfg.HTTP.Listen, err)
+	}
+	srv := &http.Server{Handler: observe.Handler(board, names), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("status endpoint stopped", "error", err)
+		}
+	}()
+	log.Info("status endpoint", "url", "http://"+ln.Addr().String()+"/status")
+	return func() { _ = srv.Close() }, nil
 }
 
 // connectAeron connects to the media driver and the archive.

@@ -59,6 +59,8 @@ type inProcessOptions struct {
 	restart supervisor.Policy
 	// storePath reuses a store (empty: a new one).
 	storePath string
+	// discovery overrides how often the archive is listed (zero: 100 ms).
+	discovery time.Duration
 }
 
 // startInProcess starts the pipeline for streams; t.Cleanup drains and stops it.
@@ -69,6 +71,9 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 	}
 	if o.restart == (supervisor.Policy{}) {
 		o.restart = supervisor.Policy{Backoff: supervisor.Backoff{Min: 20 * time.Millisecond, Max: 200 * time.Millisecond}, MaxRestarts: 5, Window: time.Minute}
+	}
+	if o.discovery == 0 {
+		o.discovery = 100 * time.Millisecond
 	}
 	if o.storePath == "" {
 		o.storePath = t.TempDir() + "/checkpoints.db"
@@ -111,7 +116,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 			ReplayChannel: replay, ReplayStreamID: uniqueStreamID(),
 			Checkpoint:         o.checkpoint,
 			MaxInflightRecords: 1000, MaxInflightBytes: 64 << 20,
-			DiscoveryInterval: 100 * time.Millisecond, CallTimeout: 10 * time.Second,
+			DiscoveryInterval: o.discovery, CallTimeout: 10 * time.Second,
 			Restart: o.restart,
 		})
 	}

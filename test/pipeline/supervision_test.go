@@ -133,3 +133,33 @@ func (f *failingDescribe) Recording(ctx context.Context, id int64) (archive.Reco
 }
 
 func (f *failingDescribe) count() int { f.mu.Lock(); defer f.mu.Unlock(); return f.n }
+
+// TestLesson05_RecordingEndReachedBeforeDiscoverySeesItStop: the replay reads a stopped
+// recording to its end, and its final checkpoint is persisted, seconds before the next
+// discovery round lists it as stopped. The stream must wait for that round rather than
+// fail ("completed out of schedule", as it did when the demo's publisher restarted), and
+// then go on with the next recording.
+func TestLesson05_RecordingEndReachedBeforeDiscoverySeesItStop(t *testing.T) {
+	const n = 300
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, n)
+	ip := startInProcess(t, inProcessOptions{discovery: 3 * time.Second}, sc)
+	ip.waitCheckpoint(sc, a.recordingID, pa[n-1], 30*time.Second)
+	rs.stopRecording(t, a)
+	a.close(t)
+	rs.startRecording(t)
+	b := rs.newPublication(t)
+	pb := b.publish(t, n, 2*n)
+	ip.waitCheckpoint(sc, b.recordingID, pb[n-1], 60*time.Second)
+	if c := ip.checkpoint(sc, a.recordingID); !c.Completed || c.Position != pa[n-1] {
+		t.Fatalf("recording %d: checkpoint %+v, want completed at %d", a.recordingID, c, pa[n-1])
+	}
+	select {
+	case f := <-ip.p.Failures():
+		t.Fatalf("stream failed: %v", f.Err)
+	default:
+	}
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, 2*n, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, 2*n))
+}

@@ -1,0 +1,193 @@
+package actors
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ferry-bridge/ferry/messages"
+)
+
+// statusPushInterval is how often a stream supervisor pushes its status to the board.
+const statusPushInterval = 500 * time.Millisecond
+
+// defaultStallAfter is the health rule's default threshold.
+const defaultStallAfter = 60 * time.Second
+
+// streamStatus is the part of a stream supervisor that gathers what its actors push
+// (RecordingProgress, FailureObserved, CheckpointPersisted, restarts) into the stream's
+// status. It only ever reads state it was sent: never the archive, Pulsar or the store.
+type streamStatus struct {
+	recordings     map[int64]*messages.RecordingStatus
+	failures       map[string]*messages.Failure
+	restarts       uint64
+	lastProgressMs int64 // 0: never
+	startedMs      int64
+	listed         bool
+	stopped        bool
+}
+
+func newStreamStatus(nowMs int64) *streamStatus {
+	return &streamStatus{recordings: map[int64]*messages.RecordingStatus{}, failures: map[string]*messages.Failure{}, startedMs: nowMs}
+}
+
+func (s *streamStatus) recording(id int64) *messages.RecordingStatus {
+	r := s.recordings[id]
+	if r == nil {
+		r = &messages.RecordingStatus{RecordingId: id}
+		s.recordings[id] = r
+	}
+	return r
+}
+
+// known records what discovery says of a recording.
+func (s *streamStatus) known(info *messages.RecordingInfo) {
+	r := s.recording(info.RecordingId)
+	r.SessionId, r.StartPosition = info.SessionId, info.StartPosition
+	if !info.Live {
+		r.StopPosition = proto.Int64(info.StopPosition)
+	}
+}
+
+// progress takes the fields a tracker owns from its push; a moved committed position is
+// progress.
+func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) {
+	r, t := s.recording(p.RecordingId), p.Status
+	if t.CommittedPosition != nil && (r.CommittedPosition == nil || *r.CommittedPosition != *t.CommittedPosition) {
+		s.lastProgressMs = nowMs
+	}
+	r.ReplayPosition, r.CommittedPosition = t.ReplayPosition, t.CommittedPosition
+	r.PendingRecords, r.PendingBytes = t.PendingRecords, t.PendingBytes
+	r.Published, r.Acknowledged, r.Duplicates, r.Failed = t.Published, t.Acknowledged, t.Duplicates, t.Failed
+	r.LastReadMs, r.LastAckMs = t.LastReadMs, t.LastAckMs
+}
+
+func (s *streamStatus) persisted(c *messages.CheckpointPersisted, nowMs int64) {
+	r := s.recording(c.RecordingId)
+	r.CheckpointedPosition = proto.Int64(c.Position)
+	// Only committed positions are saved: a tracker push older than the save is behind.
+	if r.CommittedPosition == nil || *r.CommittedPosition < c.Position {
+		r.CommittedPosition = proto.Int64(c.Position)
+	}
+	r.LastCheckpointMs = proto.Int64(nowMs)
+	if c.Completed {
+		r.Completed = true
+		r.PendingRecords, r.PendingBytes = 0, 0
+	}
+}
+
+func (s *streamStatus) failure(f *messages.Failure) {
+	s.failures[f.Kind] = f
+}
+
+// build is the stream's status now, with the health rule applied: unhealthy when the
+// stream failed, or when records are pending and no committed position moved for
+// stallAfter (since the last progress, or since the start if there was none).
+func (s *streamStatus) build(name, mode string, failed error, waiting []int64, stallAfter time.Duration, nowMs int64) *messages.StreamStatus {
+	st := &messages.StreamStatus{Name: name, Mode: mode, Restarts: s.restarts, WaitingRecordings: waiting, Healthy: true}
+	var pending int64
+	for _, id := range slices.Sorted(maps.Keys(s.recordings)) {
+		r := s.recordings[id]
+		pending += r.PendingRecords
+		st.Recordings = append(st.Recordings, proto.Clone(r).(*messages.RecordingStatus))
+	}
+	for _, kind := range slices.Sorted(maps.Keys(s.failures)) {
+		st.Failures = append(st.Failures, proto.Clone(s.failures[kind]).(*messages.Failure))
+	}
+	if s.lastProgressMs > 0 {
+		st.LastProgressMs = proto.Int64(s.lastProgressMs)
+	}
+	since := max(s.lastProgressMs, s.startedMs)
+	switch {
+	case failed != nil:
+		st.State, st.Healthy = "failed", false
+		st.Reason = "failed: " + failed.Error()
+	case s.stopped:
+		st.State = "stopped"
+	case pending > 0 && nowMs-since > stallAfter.Milliseconds():
+		st.State, st.Healthy = "stalled", false
+		st.Reason = fmt.Sprintf("stalled: %d records pending and no committed_position moved for %s; see failures%s",
+			pending, time.Duration(nowMs-since)*time.Millisecond, kinds(st.Failures))
+	case mode == "transport":
+		st.State = "live"
+	case !s.listed:
+		st.State = "starting"
+	case pending > 0:
+		st.State = "replaying"
+	default:
+		st.State = "caught-up"
+	}
+	return st
+}
+
+func kinds(fs []*messages.Failure) string {
+	if len(fs) == 0 {
+		return " (none recorded)"
+	}
+	var k []string
+	for _, f := range fs {
+		k = append(k, f.Kind)
+	}
+	return " (" + strings.Join(k, ", ") + ")"
+}
+
+// statusPush is the stream supervisor's timer message to push its status.
+type statusPush struct{}
+
+// restarted is a restart of one of the stream's actors, seen on the event stream.
+type restarted struct{}
+
+// startStatus starts the stream's status timer and counts its actors' restarts.
+func (s *streamSupervisor) startStatus(ctx actor.Context) func() {
+	self, system := ctx.Self(), ctx.ActorSystem()
+	prefix := self.Id + "/"
+	sub := system.EventStream.Subscribe(func(evt any) {
+		if e, ok := evt.(*actor.SupervisorEvent); ok && e.Directive == actor.RestartDirective && strings.HasPrefix(e.Child.Id, prefix) {
+			system.Root.Send(self, &restarted{})
+		}
+	})
+	stop := make(chan struct{})
+	ticker := time.NewTicker(statusPushInterval)
+	if !s.env.tasks().Go(func() {
+		defer ticker.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ticker.C:
+				system.Root.Send(self, &statusPush{})
+			}
+		}
+	}) {
+		ticker.Stop()
+	}
+	return func() {
+		system.EventStream.Unsubscribe(sub)
+		close(stop)
+	}
+}
+
+// pushStatus hands the stream's status to the board.
+func (s *streamSupervisor) pushStatus() {
+	if s.env.Board == nil {
+		return
+	}
+	mode := "archive"
+	if s.cfg.Transport {
+		mode = "transport"
+	}
+	var waiting []int64
+	if s.schedule != nil {
+		waiting = s.schedule.Waiting()
+	}
+	stall := s.cfg.StallAfter
+	if stall <= 0 {
+		stall = defaultStallAfter
+	}
+	s.env.Board.SetStream(s.status.build(s.cfg.Def.Name, mode, s.failed, waiting, stall, s.env.nowMs()))
+}

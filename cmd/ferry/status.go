@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/ferry-bridge/ferry/messages"
+)
+
+// status prints what a running ferry serves on /status: a table per stream and recording,
+// or the JSON itself; --watch refreshes it every second until Ctrl-C.
+func status(args []string, stdout io.Writer) error {
+	var path string
+	var asJSON, watch bool
+	if err := flags("status", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&path, "config", "", "configuration file (its http.listen is asked)")
+		fs.BoolVar(&asJSON, "json", false, "print /status as JSON")
+		fs.BoolVar(&watch, "watch", false, "refresh every second")
+	}); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return err
+	}
+	url := "http://" + cfg.HTTP.Listen + "/status"
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	for {
+		body, st, err := fetchStatus(ctx, url)
+		if err != nil {
+			return fmt.Errorf("%s: %w (is ferry running with this configuration?)", url, err)
+		}
+		if watch {
+			fmt.Fprint(stdout, "\033[H\033[2J") // clear the screen: the table refreshes in place
+		}
+		if asJSON {
+			_, _ = stdout.Write(body)
+			fmt.Fprintln(stdout)
+		} else {
+			printStatus(stdout, st)
+		}
+		if !watch {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func fetchStatus(ctx context.Context, url string) ([]byte, *messages.Status, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("%s: %s", resp.Status, body)
+	}
+	st := &messages.Status{}
+	if err := protojson.Unmarshal(body, st); err != nil {
+		return nil, nil, err
+	}
+	return body, st, nil
+}
+
+// printStatus is the human view: one block per stream, one row per recording.
+func printStatus(w io.Writer, st *messages.Status) {
+	at := time.UnixMilli(st.AtMs)
+	fmt.Fprintf(w, "ferry %s, %s\n", st.Version, at.UTC().Format(time.RFC3339))
+	for _, s := range st.Streams {
+		health := "healthy"
+		if !s.Healthy {
+			health = "UNHEALTHY: " + s.Reason
+		}
+		fmt.Fprintf(w, "\nstream %s (%s): %s, %s, restarts %d\n", s.Name, s.Mode, s.State, health, s.Restarts)
+		if len(s.WaitingRecordings) > 0 {
+			fmt.Fprintf(w, "  waiting: recordings %v\n", s.WaitingRecordings)
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "  RECORDING\tSTOP\tREPLAYED\tCOMMITTED\tCHECKPOINT\tPENDING\tPUBLISHED\tACKED\tDUPS\tFAILED\tLAST ACK\t")
+		for _, r := range s.Recordings {
+			stop := "live"
+			if r.StopPosition != nil {
+				stop = fmt.Sprint(*r.StopPosition)
+			}
+			if r.Completed {
+				stop += " (done)"
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", r.RecordingId, stop, opt(r.ReplayPosition), opt(r.CommittedPosition),
+				opt(r.CheckpointedPosition), r.PendingRecords, r.Published, r.Acknowledged, r.Duplicates, r.Failed, ago(at, r.LastAckMs))
+		}
+		_ = tw.Flush()
+		for _, f := range s.Failures {
+			fmt.Fprintf(w, "  last %s failure %s ago: %s\n", f.Kind, at.Sub(time.UnixMilli(f.AtMs)).Round(time.Second), f.Message)
+		}
+	}
+}
+
+func opt(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprint(*v)
+}
+
+func ago(now time.Time, ms *int64) string {
+	if ms == nil {
+		return "never"
+	}
+	return now.Sub(time.UnixMilli(*ms)).Round(100*time.Millisecond).String() + " ago"
+}

@@ -1,0 +1,80 @@
+package observe
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ferry-bridge/ferry/messages"
+)
+
+// Board holds the latest status of every stream. It is safe for concurrent use; SetStream
+// and Snapshot never block on anything but a short mutex.
+type Board struct {
+	version string
+	now     func() time.Time
+
+	mu      sync.Mutex
+	streams map[string]*messages.StreamStatus
+	order   []string
+}
+
+// NewBoard returns an empty board; streams appear as they push their status.
+func NewBoard(version string) *Board {
+	return &Board{version: version, now: time.Now, streams: map[string]*messages.StreamStatus{}}
+}
+
+// SetStream replaces a stream's status. The board keeps st; the caller must not change it
+// afterwards.
+func (b *Board) SetStream(st *messages.StreamStatus) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.streams[st.Name]; !ok {
+		b.order = append(b.order, st.Name)
+	}
+	b.streams[st.Name] = st
+}
+
+// Snapshot returns a copy of every stream's status, in the order they first appeared.
+func (b *Board) Snapshot() *messages.Status {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := &messages.Status{AtMs: b.now().UnixMilli(), Version: b.version}
+	for _, name := range b.order {
+		out.Streams = append(out.Streams, proto.Clone(b.streams[name]).(*messages.StreamStatus))
+	}
+	return out
+}
+
+// Healthy reports whether every stream is healthy, and the reasons of those that are not.
+func (b *Board) Healthy() (bool, []string) {
+	var reasons []string
+	for _, s := range b.Snapshot().Streams {
+		if !s.Healthy {
+			reasons = append(reasons, s.Name+": "+s.Reason)
+		}
+	}
+	return len(reasons) == 0, reasons
+}
+
+// Ready reports whether every expected stream reported and is replaying, caught up or
+// live, and the states of those that are not.
+func (b *Board) Ready(expected []string) (bool, []string) {
+	snap := b.Snapshot()
+	states := map[string]string{}
+	for _, s := range snap.Streams {
+		states[s.Name] = s.State
+	}
+	var not []string
+	for _, name := range expected {
+		switch st, ok := states[name]; {
+		case !ok:
+			not = append(not, name+": no status yet")
+		case !slices.Contains([]string{"replaying", "caught-up", "live"}, st):
+			not = append(not, name+": "+st)
+		}
+	}
+	return len(not) == 0, not
+}

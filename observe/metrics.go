@@ -1,0 +1,66 @@
+package observe
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The series /metrics exports, all read from the board at scrape time.
+var (
+	descHealthy      = prometheus.NewDesc("ferry_stream_healthy", "1 if the stream is healthy by the health rule, else 0.", []string{"stream"}, nil)
+	descRestarts     = prometheus.NewDesc("ferry_stream_restarts_total", "Restarts of the stream's actors by its supervisor.", []string{"stream"}, nil)
+	descFailureAt    = prometheus.NewDesc("ferry_stream_last_failure_timestamp_ms", "When the last failure of a kind happened, Unix epoch ms.", []string{"stream", "kind"}, nil)
+	descCommitted    = prometheus.NewDesc("ferry_recording_committed_position", "The contiguous acknowledged prefix of the recording, in bytes.", []string{"stream", "recording"}, nil)
+	descCheckpointed = prometheus.NewDesc("ferry_recording_checkpointed_position", "The position the checkpoint store holds, in bytes.", []string{"stream", "recording"}, nil)
+	descReplay       = prometheus.NewDesc("ferry_recording_replay_position", "The end of the last record read from the replay, in bytes.", []string{"stream", "recording"}, nil)
+	descLag          = prometheus.NewDesc("ferry_recording_lag_bytes", "Replay position minus committed position.", []string{"stream", "recording"}, nil)
+	descPending      = prometheus.NewDesc("ferry_recording_pending_records", "Records read and not yet committed.", []string{"stream", "recording"}, nil)
+	descPublished    = prometheus.NewDesc("ferry_recording_published_total", "Records handed to Pulsar.", []string{"stream", "recording"}, nil)
+	descAcknowledged = prometheus.NewDesc("ferry_recording_acknowledged_total", "Records Pulsar acknowledged as stored.", []string{"stream", "recording"}, nil)
+	descDuplicates   = prometheus.NewDesc("ferry_recording_duplicates_total", "Records Pulsar acknowledged as already stored (not progress).", []string{"stream", "recording"}, nil)
+	descFailed       = prometheus.NewDesc("ferry_recording_failed_total", "Records whose publish failed.", []string{"stream", "recording"}, nil)
+)
+
+// collector turns the board's snapshot into metrics at scrape time.
+type collector struct{ b *Board }
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descHealthy, descRestarts, descFailureAt, descCommitted, descCheckpointed, descReplay, descLag, descPending, descPublished, descAcknowledged, descDuplicates, descFailed} {
+		ch <- d
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.b.Snapshot().Streams {
+		healthy := 0.0
+		if s.Healthy {
+			healthy = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descHealthy, prometheus.GaugeValue, healthy, s.Name)
+		ch <- prometheus.MustNewConstMetric(descRestarts, prometheus.CounterValue, float64(s.Restarts), s.Name)
+		for _, f := range s.Failures {
+			ch <- prometheus.MustNewConstMetric(descFailureAt, prometheus.GaugeValue, float64(f.AtMs), s.Name, f.Kind)
+		}
+		for _, r := range s.Recordings {
+			id := strconv.FormatInt(r.RecordingId, 10)
+			if r.CommittedPosition != nil {
+				ch <- prometheus.MustNewConstMetric(descCommitted, prometheus.GaugeValue, float64(*r.CommittedPosition), s.Name, id)
+			}
+			if r.CheckpointedPosition != nil {
+				ch <- prometheus.MustNewConstMetric(descCheckpointed, prometheus.GaugeValue, float64(*r.CheckpointedPosition), s.Name, id)
+			}
+			if r.ReplayPosition != nil {
+				ch <- prometheus.MustNewConstMetric(descReplay, prometheus.GaugeValue, float64(*r.ReplayPosition), s.Name, id)
+				if r.CommittedPosition != nil {
+					ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(*r.ReplayPosition-*r.CommittedPosition), s.Name, id)
+				}
+			}
+			ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(r.PendingRecords), s.Name, id)
+			ch <- prometheus.MustNewConstMetric(descPublished, prometheus.CounterValue, float64(r.Published), s.Name, id)
+			ch <- prometheus.MustNewConstMetric(descAcknowledged, prometheus.CounterValue, float64(r.Acknowledged), s.Name, id)
+			ch <- prometheus.MustNewConstMetric(descDuplicates, prometheus.CounterValue, float64(r.Duplicates), s.Name, id)
+			ch <- prometheus.MustNewConstMetric(descFailed, prometheus.CounterValue, float64(r.Failed), s.Name, id)
+		}
+	}
+}
