@@ -141,9 +141,9 @@ type CommitTracker struct {
 	// their lowest failed end: their late acknowledgements can still reveal a record
 	// stored above a failed one (lesson 22).
 	earlierFailures map[Epoch]int64
-	finished    bool
-	stop        int64 // valid if finished
-	stats       TrackerStats
+	finished        bool
+	stop            int64 // valid if finished
+	stats           TrackerStats
 }
 
 // maxEarlierFailures bounds how many failed epochs a tracker remembers. Outcomes of an
