@@ -16,6 +16,7 @@ import (
 	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/observe"
 	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
@@ -35,6 +36,7 @@ type inProcess struct {
 	store   *bolt.Store
 	streams []streamConfig
 	logs    *syncBuffer
+	board   *observe.Board
 
 	mu         sync.Mutex
 	producers  []*harness.Producer
@@ -61,6 +63,10 @@ type inProcessOptions struct {
 	storePath string
 	// discovery overrides how often the archive is listed (zero: 100 ms).
 	discovery time.Duration
+	// stallAfter is the health rule's threshold (zero: ferry's default).
+	stallAfter time.Duration
+	// createProducer replaces the real producer factory (a decorator around it).
+	createProducer func(actors.ProducerFactory) actors.ProducerFactory
 }
 
 // startInProcess starts the pipeline for streams; t.Cleanup drains and stops it.
@@ -82,7 +88,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	ip := &inProcess{t: t, store: st, streams: streams, logs: &syncBuffer{}}
+	ip := &inProcess{t: t, store: st, streams: streams, logs: &syncBuffer{}, board: observe.NewBoard("test")}
 	var s store.Store = st
 	if o.wrapStore != nil {
 		s = o.wrapStore(st)
@@ -117,31 +123,36 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 			Checkpoint:         o.checkpoint,
 			MaxInflightRecords: 1000, MaxInflightBytes: 64 << 20,
 			DiscoveryInterval: o.discovery, CallTimeout: 10 * time.Second,
-			Restart: o.restart,
+			Restart: o.restart, StallAfter: o.stallAfter,
 		})
 	}
 	log := slog.New(slog.NewTextHandler(ip.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var create actors.ProducerFactory = func(opts pulsar.ProducerOptions) (pulsar.Producer, error) {
+		prod, err := client.CreateProducer(opts)
+		ip.mu.Lock()
+		if err == nil && ip.producedAt.IsZero() {
+			ip.producedAt = time.Now()
+		}
+		ip.mu.Unlock()
+		if err != nil || o.plan == nil {
+			return prod, err
+		}
+		h := harness.Wrap(prod, o.plan)
+		ip.mu.Lock()
+		ip.producers = append(ip.producers, h)
+		ip.mu.Unlock()
+		return h, nil
+	}
+	if o.createProducer != nil {
+		create = o.createProducer(create)
+	}
 	p, err := actors.NewPipeline(&actors.Env{
-		Archive: arc,
-		Aeron:   sub,
-		CreateProducer: func(opts pulsar.ProducerOptions) (pulsar.Producer, error) {
-			prod, err := client.CreateProducer(opts)
-			ip.mu.Lock()
-			if err == nil && ip.producedAt.IsZero() {
-				ip.producedAt = time.Now()
-			}
-			ip.mu.Unlock()
-			if err != nil || o.plan == nil {
-				return prod, err
-			}
-			h := harness.Wrap(prod, o.plan)
-			ip.mu.Lock()
-			ip.producers = append(ip.producers, h)
-			ip.mu.Unlock()
-			return h, nil
-		},
-		Store:  s,
-		Logger: log,
+		Archive:        arc,
+		Aeron:          sub,
+		CreateProducer: create,
+		Store:          s,
+		Logger:         log,
+		Board:          ip.board,
 	}, cfgs)
 	if err != nil {
 		t.Fatal(err)

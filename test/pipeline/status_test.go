@@ -1,0 +1,248 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/ferry-bridge/ferry/actors"
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/observe"
+	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/harness"
+)
+
+// Status, health and metrics (lessons 23–26), served by observe.Handler from what the
+// pipeline pushes, against the real archive and broker.
+
+// TestLesson24_PublishFailureStaysInTheStatusAfterRecovery: a publish fails, ferry
+// re-delivers and catches up. The status shows the failure (kind publish, its time and
+// message) and still shows it after the recovery; the stream is healthy again.
+func TestLesson24_PublishFailureStaysInTheStatusAfterRecovery(t *testing.T) {
+	const n, failed = 300, 100
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	watchTopic(t, sc.Topic)
+	var mu sync.Mutex
+	highest, redelivering := int64(-1), false
+	plan := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if *msg.SequenceID <= highest {
+			redelivering = true
+		}
+		highest = max(highest, *msg.SequenceID)
+		if k >= failed && !redelivering {
+			return harness.Fail(nil)
+		}
+		return harness.Deliver()
+	}
+	before := time.Now().UnixMilli()
+	ip := startInProcess(t, inProcessOptions{plan: plan}, sc)
+	srv := httptest.NewServer(observe.Handler(ip.board, []string{sc.Name}))
+	t.Cleanup(srv.Close)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 60*time.Second)
+
+	var st *messages.StreamStatus
+	eventually.NoError(t, 10*time.Second, func() error {
+		st = streamStatusOf(t, srv.URL, sc.Name)
+		if r := recordingOf(st, pub.recordingID); r == nil || r.CommittedPosition == nil || *r.CommittedPosition != pos[n-1] {
+			return fmt.Errorf("status not caught up yet: %v", st)
+		}
+		return nil
+	})
+	var f *messages.Failure
+	for _, x := range st.Failures {
+		if x.Kind == "publish" {
+			f = x
+		}
+	}
+	if f == nil || f.AtMs < before || !strings.Contains(f.Message, "injected") {
+		t.Fatalf("the publish failure is not in the status after the recovery: %v", st.Failures)
+	}
+	if !st.Healthy || st.State != "caught-up" {
+		t.Fatalf("stream %s, healthy %t (%s), want caught-up and healthy after the recovery", st.State, st.Healthy, st.Reason)
+	}
+	if r := recordingOf(st, pub.recordingID); r.Failed == 0 || r.Acknowledged+r.Duplicates < n {
+		t.Fatalf("counters: %v", r)
+	}
+}
+
+// TestStalledStreamTurnsUnhealthyAndRecovers: the acknowledgements from message 50 on are
+// held. With records pending and the committed position still for longer than the
+// threshold (1 s here), /healthz answers 503 naming the stall; released, the stream
+// catches up and /healthz answers 200.
+func TestStalledStreamTurnsUnhealthyAndRecovers(t *testing.T) {
+	const n = 200
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	watchTopic(t, sc.Topic)
+	plan := func(k int, _ *pulsar.ProducerMessage) harness.Fault {
+		if k >= 50 && k < n {
+			return harness.Hold()
+		}
+		return harness.Deliver()
+	}
+	ip := startInProcess(t, inProcessOptions{plan: plan, stallAfter: time.Second}, sc)
+	srv := httptest.NewServer(observe.Handler(ip.board, []string{sc.Name}))
+	t.Cleanup(srv.Close)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[49], 30*time.Second)
+
+	eventually.NoError(t, 20*time.Second, func() error {
+		code, body := get(t, srv.URL+"/healthz")
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "stalled") || !strings.Contains(body, "committed_position") {
+			return fmt.Errorf("/healthz %d %q, want 503 naming the stall", code, body)
+		}
+		return nil
+	})
+	p := ip.producer(0)
+	var numbers []int
+	for _, h := range p.Held() {
+		numbers = append(numbers, h.N)
+	}
+	p.Release(numbers...)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
+	eventually.NoError(t, 10*time.Second, func() error {
+		if code, body := get(t, srv.URL+"/healthz"); code != http.StatusOK {
+			return fmt.Errorf("/healthz %d %q after the acknowledgements arrived", code, body)
+		}
+		return nil
+	})
+}
+
+// TestMetricsAreValidPrometheusText: /metrics parses as Prometheus text and has the
+// documented series for the stream and its recording.
+func TestMetricsAreValidPrometheusText(t *testing.T) {
+	const n = 50
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	ip := startInProcess(t, inProcessOptions{}, sc)
+	srv := httptest.NewServer(observe.Handler(ip.board, []string{sc.Name}))
+	t.Cleanup(srv.Close)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
+	want := []string{"ferry_stream_healthy", "ferry_stream_restarts_total", "ferry_recording_committed_position",
+		"ferry_recording_checkpointed_position", "ferry_recording_replay_position", "ferry_recording_lag_bytes",
+		"ferry_recording_pending_records", "ferry_recording_published_total", "ferry_recording_acknowledged_total",
+		"ferry_recording_duplicates_total", "ferry_recording_failed_total"}
+	eventually.NoError(t, 10*time.Second, func() error {
+		_, body := get(t, srv.URL+"/metrics")
+		families, err := new(expfmt.TextParser).TextToMetricFamilies(strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("/metrics is not Prometheus text: %v\n%s", err, body)
+		}
+		for _, name := range want {
+			if _, ok := families[name]; !ok {
+				return fmt.Errorf("/metrics lacks %s", name)
+			}
+		}
+		return nil
+	})
+}
+
+// TestLesson23_StatusAnswersWhileArchiveAndBrokerHang: every archive call and producer
+// creation hangs (as when both are down and connections time out). /status still answers
+// at once — in well under 50 ms — from what the stream pushed.
+func TestLesson23_StatusAnswersWhileArchiveAndBrokerHang(t *testing.T) {
+	sc := newStreamConfig(t, "")
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	ip := startInProcess(t, inProcessOptions{
+		wrapArchive: func(a actors.Archive) actors.Archive { return hangingArchive{a, release} },
+		createProducer: func(actors.ProducerFactory) actors.ProducerFactory {
+			return func(pulsar.ProducerOptions) (pulsar.Producer, error) {
+				<-release
+				return nil, errors.New("released")
+			}
+		},
+	}, sc)
+	srv := httptest.NewServer(observe.Handler(ip.board, []string{sc.Name}))
+	t.Cleanup(srv.Close)
+	eventually.NoError(t, 10*time.Second, func() error {
+		if len(ip.board.Snapshot().Streams) == 0 {
+			return errors.New("no status pushed yet")
+		}
+		return nil
+	})
+	for range 20 {
+		start := time.Now()
+		code, body := get(t, srv.URL+"/status")
+		if took := time.Since(start); took > 50*time.Millisecond || code != http.StatusOK {
+			t.Fatalf("/status took %s (code %d): %s", took, code, body)
+		}
+	}
+	if st := streamStatusOf(t, srv.URL, sc.Name); st.State != "starting" {
+		t.Fatalf("state %q while the archive hangs, want starting", st.State)
+	}
+}
+
+// hangingArchive is the real archive client whose calls hang until released.
+type hangingArchive struct {
+	actors.Archive
+	release chan struct{}
+}
+
+func (h hangingArchive) RecordingsForURI(ctx context.Context, _ string, _ int32, _ int32) ([]archive.RecordingDescriptor, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-h.release:
+		return nil, errors.New("released")
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func streamStatusOf(t *testing.T, url, name string) *messages.StreamStatus {
+	t.Helper()
+	code, body := get(t, url+"/status")
+	if code != http.StatusOK {
+		t.Fatalf("/status %d: %s", code, body)
+	}
+	st := &messages.Status{}
+	if err := protojson.Unmarshal([]byte(body), st); err != nil {
+		t.Fatalf("/status is not the Status message: %v\n%s", err, body)
+	}
+	for _, s := range st.Streams {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("/status has no stream %s: %s", name, body)
+	return nil
+}
+
+func recordingOf(st *messages.StreamStatus, id int64) *messages.RecordingStatus {
+	for _, r := range st.Recordings {
+		if r.RecordingId == id {
+			return r
+		}
+	}
+	return nil
+}
