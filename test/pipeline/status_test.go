@@ -58,7 +58,10 @@ func TestLesson24_PublishFailureStaysInTheStatusAfterRecovery(t *testing.T) {
 
 	var st *messages.StreamStatus
 	eventually.NoError(t, 10*time.Second, func() error {
-		st = streamStatusOf(t, srv.URL, sc.Name)
+		var err error
+		if st, err = findStream(t, srv.URL, sc.Name); err != nil {
+			return err
+		}
 		if r := recordingOf(st, pub.recordingID); r == nil || r.CommittedPosition == nil || *r.CommittedPosition != pos[n-1] {
 			return fmt.Errorf("status not caught up yet: %v", st)
 		}
@@ -221,6 +224,17 @@ func get(t *testing.T, url string) (int, string) {
 
 func streamStatusOf(t *testing.T, url, name string) *messages.StreamStatus {
 	t.Helper()
+	st, err := findStream(t, url, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// findStream reads /status and returns the stream's part; the stream may not have pushed
+// its first status yet (an error, not a failure).
+func findStream(t *testing.T, url, name string) (*messages.StreamStatus, error) {
+	t.Helper()
 	code, body := get(t, url+"/status")
 	if code != http.StatusOK {
 		t.Fatalf("/status %d: %s", code, body)
@@ -231,11 +245,10 @@ func streamStatusOf(t *testing.T, url, name string) *messages.StreamStatus {
 	}
 	for _, s := range st.Streams {
 		if s.Name == name {
-			return s
+			return s, nil
 		}
 	}
-	t.Fatalf("/status has no stream %s: %s", name, body)
-	return nil
+	return nil, fmt.Errorf("/status has no stream %s yet: %s", name, body)
 }
 
 func recordingOf(st *messages.StreamStatus, id int64) *messages.RecordingStatus {
