@@ -27,3 +27,20 @@ func NoError(t testing.TB, timeout time.Duration, cond func() error) {
 		time.Sleep(Poll)
 	}
 }
+
+// Always calls cond every [Poll] for the whole of d and fails the test at the first error:
+// the counterpart of NoError for an invariant ("the checkpoint never passes an
+// unacknowledged record") that must hold while something else goes on.
+func Always(t testing.TB, d time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		if err := cond(); err != nil {
+			t.Fatalf("broken after %s of %s: %v", d-time.Until(deadline), d, err)
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(Poll)
+	}
+}

@@ -48,12 +48,12 @@ func expectCheckpoint(t *testing.T, cfg *ferryConfig, sc streamConfig, recording
 	}
 }
 
-// TestHappyPathMixedSizes: 20,000 recorded messages of a few bytes to four MTUs (fragmented
+// TestHappyPathMixedSizes: 100,000 recorded messages of a few bytes to four MTUs (fragmented
 // ones among them) all reach Pulsar exactly once, in order, byte-identical, each with the
 // recording id and its end position; after SIGTERM ferry exits 0 and the checkpoint of the
 // recording is the last message's end position.
 func TestHappyPathMixedSizes(t *testing.T) {
-	const n = 20_000
+	const n = 100_000
 	sc := newStreamConfig(t, "")
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
 	positions := pub.publish(t, 0, n)
@@ -64,7 +64,7 @@ func TestHappyPathMixedSizes(t *testing.T) {
 	cfg := newFerryConfig(t, sc)
 	f := startFerry(t, cfg.write(t))
 	began := time.Now()
-	w.waitDistinct(t, f, n, 90*time.Second)
+	w.waitDistinct(t, f, n, 5*time.Minute)
 	t.Logf("%d messages (%d bytes of recording) in Pulsar %s after ferry started", n, last, time.Since(began).Round(time.Millisecond))
 	f.mustStop()
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
+	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/harness"
 )
 
@@ -46,13 +47,12 @@ func TestLesson01And02_HeldAcksHoldTheCheckpoint(t *testing.T) {
 
 	// While the ten are held no save may pass message 49. This watches the invariant for a
 	// second (ten checkpoint intervals) rather than asserting once after a pause.
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) {
+	eventually.Always(t, time.Second, func() error {
 		if c := ip.checkpoint(sc, pub.recordingID); c.Position != pos[49] {
-			t.Fatalf("checkpoint moved to %d while the acknowledgements of messages 50–59 are held (want %d)", c.Position, pos[49])
+			return fmt.Errorf("checkpoint moved to %d while the acknowledgements of messages 50–59 are held (want %d)", c.Position, pos[49])
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
 	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
 

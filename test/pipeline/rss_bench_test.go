@@ -1,0 +1,96 @@
+package pipeline
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// BenchmarkPeakRSSByRecordingSize runs the ferry binary on a stopped recording of 100 MB
+// and on one of 300 MB (16 KiB messages), each to a fresh topic, and reports ferry's peak
+// resident set (VmHWM of /proc/<pid>/status, read while it runs, up to the moment every
+// message is in the broker and it is sent SIGTERM) per size, and the ratio of the large to
+// the small. ferry streams a recording through a bounded window (inflight.max_messages,
+// max_bytes), so its memory should not grow with the recording: the target is a ratio
+// ≤ 1.2. Beside the peak it reports the highest sampled (every 20 ms) anonymous memory
+// (heap, stacks) and shared memory (the Aeron log buffers mapped from the media driver's
+// directory, which VmHWM counts too). The benchmark reports the ratio; it does not fail on it. Each size runs once,
+// whatever b.N.
+func BenchmarkPeakRSSByRecordingSize(b *testing.B) {
+	const payloadSize = 16 << 10
+	var smallPeakMB float64
+	for _, mb := range []int{100, 300} {
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			n := mb << 20 / payloadSize
+			sc := newStreamConfig(b, "")
+			rs, pub := newRecordedStream(b, sc.Channel, sc.StreamID)
+			payload := bytes.Repeat([]byte{'r'}, payloadSize)
+			var last int64
+			for range n {
+				p, err := pub.offer(payload, 30*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				last = p
+			}
+			rs.stopRecording(b, pub)
+			b.Logf("recording %d: %d messages of %d bytes, stopped at %d", pub.recordingID, n, payloadSize, last)
+
+			cfg := newFerryConfig(b, sc)
+			cfg.Checkpoint = checkpointConfig{EveryRecords: 1000, EveryMs: 1000}
+			start := time.Now()
+			f := startFerry(b, cfg.write(b))
+			var peakKB, anonKB, shmemKB int64 // anon and shmem: the highest sampled
+			waitFor(b, f, 10*time.Minute, fmt.Sprintf("%d messages in %s", n, sc.Topic), func() error {
+				if kb, err := rssVmHWM(f.Pid()); err == nil {
+					peakKB = max(peakKB, kb)
+				}
+				if kb, err := procStatusKB(f.Pid(), "RssAnon"); err == nil {
+					anonKB = max(anonKB, kb)
+				}
+				if kb, err := procStatusKB(f.Pid(), "RssShmem"); err == nil {
+					shmemKB = max(shmemKB, kb)
+				}
+				var stats struct {
+					MsgInCounter int64 `json:"msgInCounter"`
+				}
+				if err := adminGet(topicPath(sc.Topic)+"/stats", &stats); err != nil {
+					return err // the topic is not there yet
+				}
+				if stats.MsgInCounter < int64(n) {
+					return fmt.Errorf("the broker received %d of %d", stats.MsgInCounter, n)
+				}
+				return nil
+			})
+			elapsed := time.Since(start)
+			kb, err := rssVmHWM(f.Pid())
+			if err != nil {
+				b.Fatalf("read the peak RSS of ferry (pid %d): %v", f.Pid(), err)
+			}
+			peakKB = max(peakKB, kb)
+			f.mustStop()
+
+			cp := cfg.checkpoint(b, sc, pub.recordingID)
+			if cp.Position != last || !cp.Completed {
+				b.Fatalf("checkpoint of recording %d: %+v; want position %d, completed", pub.recordingID, cp, last)
+			}
+			if in := receivedMessages(b, sc.Topic); in != int64(n) {
+				b.Fatalf("the broker received %d messages, want %d", in, n)
+			}
+			peakMB := float64(peakKB) / 1024
+			b.ReportMetric(peakMB, "peak-RSS-MB")
+			b.ReportMetric(float64(anonKB)/1024, "max-anon-MB")
+			b.ReportMetric(float64(shmemKB)/1024, "max-shmem-MB")
+			b.ReportMetric(float64(mb)/elapsed.Seconds(), "MB/s")
+			if smallPeakMB == 0 {
+				smallPeakMB = peakMB
+				b.Logf("%d MB recording: peak RSS %.1f MB (anon ≤ %.1f, shmem ≤ %.1f) in %s", mb, peakMB, float64(anonKB)/1024, float64(shmemKB)/1024, elapsed.Round(time.Millisecond))
+				return
+			}
+			ratio := peakMB / smallPeakMB
+			b.ReportMetric(ratio, "peak/peak-100MB")
+			b.Logf("%d MB recording: peak RSS %.1f MB (anon ≤ %.1f, shmem ≤ %.1f) in %s; %.1f MB for 100 MB: ratio %.3f (target ≤ 1.2)", mb, peakMB, float64(anonKB)/1024, float64(shmemKB)/1024, elapsed.Round(time.Millisecond), smallPeakMB, ratio)
+		})
+	}
+}
