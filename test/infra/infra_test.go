@@ -3,6 +3,7 @@ package infra
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
 func TestPinnedVersionsAreReadFromVersionsEnv(t *testing.T) {
@@ -110,6 +113,15 @@ func startSleeper(t *testing.T, groupLeader bool) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	// Start returns once execve passed its point of no return, which is before the kernel
+	// sets up the new command line: /proc/<pid>/cmdline can still read empty (seen in CI).
+	eventually.NoError(t, 5*time.Second, func() error {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
+		if err != nil || !bytes.Contains(b, []byte("sleep")) {
+			return fmt.Errorf("cmdline of the sleeper: %q, %v", b, err)
+		}
+		return nil
+	})
 	return cmd
 }
 
