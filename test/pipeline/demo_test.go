@@ -1,0 +1,88 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/test/eventually"
+)
+
+// TestMakeDemoDeliversAndStopsEverything runs `make demo` as a newcomer would — its own
+// archive and broker, the sample publisher, ferry — non-interactively: once the demo
+// reports messages in Pulsar it gets Ctrl-C (SIGINT to its process group), must exit, and
+// every peer process it started must be gone.
+func TestMakeDemoDeliversAndStopsEverything(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("make", "--no-print-directory", "demo")
+	cmd.Dir = root
+	// Without the shared peers' variables: the demo starts peers of its own.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FERRYTEST_") && !strings.HasPrefix(kv, "FERRY_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if t.Failed() {
+			t.Logf("make demo output:\n%s", out.String())
+		}
+	})
+
+	inPulsar := regexp.MustCompile(`in Pulsar: (\d+) messages`)
+	eventually.NoError(t, 3*time.Minute, func() error {
+		select {
+		case err := <-done:
+			t.Fatalf("make demo exited early: %v", err)
+		default:
+		}
+		m := inPulsar.FindAllStringSubmatch(out.String(), -1)
+		if len(m) == 0 {
+			return fmt.Errorf("the demo has not reported messages in Pulsar yet")
+		}
+		if n, _ := strconv.Atoi(m[len(m)-1][1]); n < 500 {
+			return fmt.Errorf("%d messages in Pulsar so far", n)
+		}
+		return nil
+	})
+	peerPids := regexp.MustCompile(`(?:aeron archive|pulsar) pid (\d+)`).FindAllStringSubmatch(out.String(), -1)
+	if len(peerPids) != 2 {
+		t.Fatalf("the demo did not start its own archive and broker: %v", peerPids)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		t.Fatal("make demo did not stop within 90 s of Ctrl-C")
+	}
+	if !strings.Contains(out.String(), "peers: stopped") {
+		t.Errorf("the demo did not report its peers stopped")
+	}
+	for _, m := range peerPids {
+		pid, _ := strconv.Atoi(m[1])
+		if syscall.Kill(pid, 0) == nil {
+			t.Errorf("peer process %d still runs after the demo ended", pid)
+		}
+	}
+}
