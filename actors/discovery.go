@@ -27,9 +27,10 @@ type discovery struct {
 }
 
 type listResult struct {
-	descs []archive.RecordingDescriptor
-	err   error
-	atMs  int64
+	descs    []archive.RecordingDescriptor
+	recorded map[int64]int64 // live recordings' recorded positions
+	err      error
+	atMs     int64
 }
 
 type listAgain struct{}
@@ -46,7 +47,7 @@ func (d *discovery) Receive(ctx actor.Context) {
 		if msg.err != nil {
 			ctx.Send(ctx.Parent(), &messages.DiscoveryFailed{Error: msg.err.Error(), AtMs: msg.atMs})
 		} else {
-			ctx.Send(ctx.Parent(), listed(msg.descs, msg.atMs))
+			ctx.Send(ctx.Parent(), listed(msg.descs, msg.recorded, msg.atMs))
 		}
 		self, system := ctx.Self(), ctx.ActorSystem()
 		time.AfterFunc(d.cfg.DiscoveryInterval, func() { system.Root.Send(self, &listAgain{}) })
@@ -64,13 +65,25 @@ func (d *discovery) list(ctx actor.Context) {
 	if !d.env.tasks().Go(func() {
 		defer cancel()
 		descs, err := d.env.Archive.RecordingsForURI(callCtx, d.cfg.Def.Channel, d.cfg.Def.StreamID, discoveryPageSize)
-		system.Root.Send(self, &listResult{descs: descs, err: err, atMs: d.env.nowMs()})
+		recorded := map[int64]int64{}
+		for _, desc := range descs {
+			if err != nil {
+				break
+			}
+			if desc.IsLive() {
+				// For status only: a failure here is not a failed listing.
+				if pos, perr := d.env.Archive.MaxRecordedPosition(callCtx, desc.RecordingID); perr == nil {
+					recorded[desc.RecordingID] = pos
+				}
+			}
+		}
+		system.Root.Send(self, &listResult{descs: descs, recorded: recorded, err: err, atMs: d.env.nowMs()})
 	}) {
 		cancel()
 	}
 }
 
-func listed(descs []archive.RecordingDescriptor, atMs int64) *messages.RecordingsListed {
+func listed(descs []archive.RecordingDescriptor, recorded map[int64]int64, atMs int64) *messages.RecordingsListed {
 	out := &messages.RecordingsListed{ListedAtMs: atMs, Recordings: make([]*messages.RecordingInfo, 0, len(descs))}
 	for _, d := range descs {
 		info := &messages.RecordingInfo{
@@ -84,6 +97,11 @@ func listed(descs []archive.RecordingDescriptor, atMs int64) *messages.Recording
 		if !info.Live {
 			info.StopPosition = d.StopPosition
 			info.StopMs = d.StopTimestampMs
+			info.RecordedPosition = d.StopPosition
+		} else if pos, ok := recorded[d.RecordingID]; ok {
+			info.RecordedPosition = pos
+		} else {
+			info.RecordedPosition = -1 // not observed
 		}
 		out.Recordings = append(out.Recordings, info)
 	}

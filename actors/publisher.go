@@ -138,6 +138,7 @@ func (p *publisher) create(ctx actor.Context) {
 		},
 	}
 	p.creating = true
+	p.producerState(ctx, "creating")
 	self, system := ctx.Self(), ctx.ActorSystem()
 	p.env.tasks().Go(func() {
 		prod, err := p.env.CreateProducer(opts)
@@ -156,12 +157,14 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 		}
 		p.env.Logger.Warn(why, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "attempt", p.attempts, "retry_in", d, "error", res.err)
 		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer", Message: fmt.Sprintf("%s: %v", p.cfg.Def.Topic, res.err)}})
+		p.producerState(ctx, "retrying")
 		self, system := ctx.Self(), ctx.ActorSystem()
 		time.AfterFunc(d, func() { system.Root.Send(self, &retryProducer{}) })
 		return
 	}
 	p.attempts = 0
 	p.producer = res.producer
+	p.producerState(ctx, "ready")
 	p.checkDedupState()
 	p.pump(ctx)
 }
@@ -181,6 +184,14 @@ func (p *publisher) checkDedupState() {
 	}
 	p.env.Logger.Error("the broker does not know what ferry published: its deduplication state for this producer was lost (topic reloaded before a snapshot, or the producer was inactive longer than the broker keeps it); records re-sent from the checkpoint may be stored twice, effectively-once does not hold for them (lesson 21)",
 		"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "broker_last_sequence_id", last, "checkpoint", p.watermark.Position)
+}
+
+// producerState tells the stream's status what the producer is doing.
+func (p *publisher) producerState(ctx actor.Context, state string) {
+	if p.cfg.Transport {
+		return // no recordings in the status of a transport stream
+	}
+	ctx.Send(p.pids.stream, &messages.ProducerChanged{RecordingId: p.rec, State: state})
 }
 
 // resumeSends tells the publisher that the sends it waited for have their outcomes.

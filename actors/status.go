@@ -24,6 +24,7 @@ const defaultStallAfter = 60 * time.Second
 // status. It only ever reads state it was sent: never the archive, Pulsar or the store.
 type streamStatus struct {
 	recordings     map[int64]*messages.RecordingStatus
+	rates          map[int64]*rate
 	failures       map[string]*messages.Failure
 	restarts       uint64
 	lastProgressMs int64 // 0: never
@@ -33,7 +34,7 @@ type streamStatus struct {
 }
 
 func newStreamStatus(nowMs int64) *streamStatus {
-	return &streamStatus{recordings: map[int64]*messages.RecordingStatus{}, failures: map[string]*messages.Failure{}, startedMs: nowMs}
+	return &streamStatus{recordings: map[int64]*messages.RecordingStatus{}, rates: map[int64]*rate{}, failures: map[string]*messages.Failure{}, startedMs: nowMs}
 }
 
 func (s *streamStatus) recording(id int64) *messages.RecordingStatus {
@@ -45,13 +46,37 @@ func (s *streamStatus) recording(id int64) *messages.RecordingStatus {
 	return r
 }
 
-// known records what discovery says of a recording.
-func (s *streamStatus) known(info *messages.RecordingInfo) {
+// known records what discovery says of a recording at atMs.
+func (s *streamStatus) known(info *messages.RecordingInfo, atMs int64) {
 	r := s.recording(info.RecordingId)
 	r.SessionId, r.StartPosition = info.SessionId, info.StartPosition
 	if !info.Live {
 		r.StopPosition = proto.Int64(info.StopPosition)
 	}
+	if info.RecordedPosition >= 0 {
+		r.RecordedPosition, r.RecordedAtMs = proto.Int64(info.RecordedPosition), proto.Int64(atMs)
+	}
+}
+
+// rate is the committed position's speed, smoothed.
+type rate struct {
+	position, atMs int64
+	bytesPerS      float64
+}
+
+// rateSmoothing weighs a new sample against the smoothed rate.
+const rateSmoothing = 0.3
+
+func (x *rate) sample(position, atMs int64) {
+	if x.atMs == 0 || atMs <= x.atMs {
+		if x.atMs == 0 {
+			x.position, x.atMs = position, atMs
+		}
+		return
+	}
+	v := float64(position-x.position) * 1000 / float64(atMs-x.atMs)
+	x.bytesPerS = rateSmoothing*v + (1-rateSmoothing)*x.bytesPerS
+	x.position, x.atMs = position, atMs
 }
 
 // progress takes the fields a tracker owns from its push; a moved committed position is
@@ -65,6 +90,15 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) {
 	r.PendingRecords, r.PendingBytes = t.PendingRecords, t.PendingBytes
 	r.Published, r.Acknowledged, r.Duplicates, r.Failed = t.Published, t.Acknowledged, t.Duplicates, t.Failed
 	r.LastReadMs, r.LastAckMs = t.LastReadMs, t.LastAckMs
+	if t.CommittedPosition != nil {
+		x := s.rates[p.RecordingId]
+		if x == nil {
+			x = &rate{}
+			s.rates[p.RecordingId] = x
+		}
+		x.sample(*t.CommittedPosition, nowMs)
+		r.RateBytesPerS = x.bytesPerS
+	}
 }
 
 func (s *streamStatus) persisted(c *messages.CheckpointPersisted, nowMs int64) {
@@ -90,11 +124,22 @@ func (s *streamStatus) failure(f *messages.Failure) {
 // stallAfter (since the last progress, or since the start if there was none).
 func (s *streamStatus) build(name, mode string, failed error, waiting []int64, stallAfter time.Duration, nowMs int64) *messages.StreamStatus {
 	st := &messages.StreamStatus{Name: name, Mode: mode, Restarts: s.restarts, WaitingRecordings: waiting, Healthy: true}
-	var pending int64
+	var pending, lag int64
 	for _, id := range slices.Sorted(maps.Keys(s.recordings)) {
-		r := s.recordings[id]
+		r := proto.Clone(s.recordings[id]).(*messages.RecordingStatus)
+		r.LagBytes, r.EtaMs = 0, nil
+		if r.Completed {
+			r.RateBytesPerS, r.Producer = 0, "closed"
+		} else if r.CommittedPosition != nil {
+			ahead := max(r.GetRecordedPosition(), r.GetReplayPosition(), *r.CommittedPosition)
+			r.LagBytes = ahead - *r.CommittedPosition
+			if r.LagBytes > 0 && r.RateBytesPerS > 0 {
+				r.EtaMs = proto.Int64(int64(float64(r.LagBytes) / r.RateBytesPerS * 1000))
+			}
+		}
 		pending += r.PendingRecords
-		st.Recordings = append(st.Recordings, proto.Clone(r).(*messages.RecordingStatus))
+		lag += r.LagBytes
+		st.Recordings = append(st.Recordings, r)
 	}
 	for _, kind := range slices.Sorted(maps.Keys(s.failures)) {
 		st.Failures = append(st.Failures, proto.Clone(s.failures[kind]).(*messages.Failure))
@@ -109,15 +154,15 @@ func (s *streamStatus) build(name, mode string, failed error, waiting []int64, s
 		st.Reason = "failed: " + failed.Error()
 	case s.stopped:
 		st.State = "stopped"
-	case pending > 0 && nowMs-since > stallAfter.Milliseconds():
+	case (pending > 0 || lag > 0) && nowMs-since > stallAfter.Milliseconds():
 		st.State, st.Healthy = "stalled", false
-		st.Reason = fmt.Sprintf("stalled: %d records pending and no committed_position moved for %s; see failures%s",
-			pending, time.Duration(nowMs-since)*time.Millisecond, kinds(st.Failures))
+		st.Reason = fmt.Sprintf("stalled: %d records pending, %d bytes behind, and no committed_position moved for %s; see failures%s",
+			pending, lag, time.Duration(nowMs-since)*time.Millisecond, kinds(st.Failures))
 	case mode == "transport":
 		st.State = "live"
 	case !s.listed:
 		st.State = "starting"
-	case pending > 0:
+	case pending > 0 || lag > 0:
 		st.State = "replaying"
 	default:
 		st.State = "caught-up"

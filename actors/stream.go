@@ -75,6 +75,8 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 		s.status.progress(msg, s.env.nowMs())
 	case *messages.FailureObserved:
 		s.status.failure(msg.Failure)
+	case *messages.ProducerChanged:
+		s.status.recording(msg.RecordingId).Producer = msg.State
 	case *messages.RecordingsListed:
 		s.status.listed = true
 		s.listed(ctx, msg)
@@ -204,7 +206,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			return
 		}
 		s.known[r.RecordingId] = r
-		s.status.known(r)
+		s.status.known(r, l.ListedAtMs)
 	}
 	// A recording ferry has not finished must not vanish (lesson 14).
 	for id := range s.stored {

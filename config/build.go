@@ -24,6 +24,7 @@ const (
 	DefaultMaxMessages      = 1000
 	DefaultMaxBytes         = 64 << 20
 	DefaultListen           = "127.0.0.1:8089"
+	DefaultStallAfter       = 60 * time.Second
 )
 
 // Ranges. A value outside them is rejected, never clamped (lesson 19).
@@ -64,6 +65,7 @@ func (p *parser) build() *Config {
 	c.Inflight.MaxMessages = decode(p, "inflight.max_messages", g("inflight.max_messages"), DefaultMaxMessages, intIn(1, maxInflightMsgs))
 	c.Inflight.MaxBytes = decode(p, "inflight.max_bytes", g("inflight.max_bytes"), DefaultMaxBytes, sizeIn(1, maxInflightBytes))
 	c.HTTP.Listen = decode(p, "http.listen", g("http.listen"), DefaultListen, listenAddr)
+	c.Health.StallAfter = decode(p, "health.stall_after", g("health.stall_after"), DefaultStallAfter, durationIn(time.Second, 24*time.Hour))
 
 	c.Streams = p.buildStreams(c.Mode)
 

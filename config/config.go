@@ -56,6 +56,8 @@ type Config struct {
 	Inflight Inflight
 	// HTTP is the status and metrics endpoint.
 	HTTP HTTP
+	// Health sets the health rule.
+	Health Health
 	// Streams are the streams to carry, in file order; at least one.
 	Streams []Stream
 
@@ -190,6 +192,13 @@ type Inflight struct {
 type HTTP struct {
 	// Listen is host:port (http.listen); loopback by default.
 	Listen string
+}
+
+// Health sets the health rule: a stream with records pending whose committed position has
+// not moved for StallAfter is unhealthy.
+type Health struct {
+	// StallAfter is health.stall_after (default 60s).
+	StallAfter time.Duration
 }
 
 // Stream is one Aeron stream (channel + stream id) carried to one topic.

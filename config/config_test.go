@@ -90,7 +90,7 @@ func TestParse_UnknownKeysAreRejectedWithSuggestion(t *testing.T) {
 		{"typo at the top", doc("archive", "stream: []\n", ""), "stream", "did you mean streams?"},
 		{"typo in a stream", doc("archive", "", "    topik: x\n"), "streams[0].topik", "did you mean streams[0].topic?"},
 		{"case", doc("archive", "HTTP:\n  listen: 127.0.0.1:1\n", ""), "HTTP", "did you mean http?"},
-		{"far from everything", doc("archive", "colour: blue\n", ""), "colour", "remove it; allowed at the top level: mode, aeron, archive, replay, transport, pulsar, store, checkpoint, inflight, http, streams"},
+		{"far from everything", doc("archive", "colour: blue\n", ""), "colour", "remove it; allowed at the top level: mode, aeron, archive, replay, transport, pulsar, store, checkpoint, inflight, http, health, streams"},
 		{"merge key", doc("archive", "aeron:\n  <<: {dir: x}\n", ""), "aeron.<<", "remove it; allowed in aeron: dir"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

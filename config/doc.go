@@ -50,6 +50,8 @@
 //	  max_bytes: 64m               # 1 .. 1t; k, m, g are powers of 1024
 //	http:
 //	  listen: 127.0.0.1:8089
+//	health:
+//	  stall_after: 60s
 //	streams:                       # at least one
 //	  - name: orders               # [A-Za-z0-9._-], 1..128, unique
 //	    channel: aeron:udp?endpoint=localhost:40123

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLesson17_ModeIsRequiredAndNamesBothChoices(t *testing.T) {
@@ -188,6 +189,8 @@ func TestLesson19_OutOfRangeValuesAreRejected(t *testing.T) {
 		{"message timeout without unit", "archive:\n  message_timeout: 10\n", "", "archive.message_timeout", "10"},
 		{"listen port 0", "http:\n  listen: 127.0.0.1:0\n", "", "http.listen", "127.0.0.1:0"},
 		{"listen port 70000", "http:\n  listen: 127.0.0.1:70000\n", "", "http.listen", "127.0.0.1:70000"},
+		{"stall_after 0", "health:\n  stall_after: 0s\n", "", "health.stall_after", "0s"},
+		{"stall_after below a second", "health:\n  stall_after: 500ms\n", "", "health.stall_after", "500ms"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			yaml := doc("archive", tt.globals, tt.stream)
@@ -204,12 +207,12 @@ func TestLesson19_OutOfRangeValuesAreRejected(t *testing.T) {
 }
 
 func TestLesson19_BoundaryValuesAreAccepted(t *testing.T) {
-	yaml := doc("archive", "checkpoint:\n  every_records: 1\n  every_ms: 3600000\ninflight:\n  max_messages: 1048576\n  max_bytes: 1024g\n",
+	yaml := doc("archive", "checkpoint:\n  every_records: 1\n  every_ms: 3600000\ninflight:\n  max_messages: 1048576\n  max_bytes: 1024g\nhealth:\n  stall_after: 24h\n",
 		"    start_position: 0\n    start_recording_id: 0\n")
 	yaml = strings.Replace(yaml, "stream_id: 1001", "stream_id: -2147483648", 1)
 	c := mustParse(t, yaml, nil)
 	if c.Checkpoint.EveryRecords != 1 || c.Checkpoint.Every.Milliseconds() != 3600000 ||
-		c.Inflight.MaxMessages != 1<<20 || c.Inflight.MaxBytes != 1<<40 || c.Streams[0].StreamID != -2147483648 {
+		c.Inflight.MaxMessages != 1<<20 || c.Inflight.MaxBytes != 1<<40 || c.Streams[0].StreamID != -2147483648 || c.Health.StallAfter != 24*time.Hour {
 		t.Fatalf("got %+v %+v %d", c.Checkpoint, c.Inflight, c.Streams[0].StreamID)
 	}
 }

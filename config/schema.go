@@ -40,6 +40,7 @@ var globalKeys = []key{
 	{path: "inflight.max_messages"},
 	{path: "inflight.max_bytes"},
 	{path: "http.listen"},
+	{path: "health.stall_after"},
 }
 
 // streamKeys are the keys of one entry of streams.

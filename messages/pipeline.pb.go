@@ -859,11 +859,13 @@ type RecordingInfo struct {
 	StopPosition int64 `protobuf:"varint,3,opt,name=stop_position,json=stopPosition,proto3" json:"stop_position,omitempty"`
 	StartMs      int64 `protobuf:"varint,4,opt,name=start_ms,json=startMs,proto3" json:"start_ms,omitempty"`
 	// 0 while the recording is live.
-	StopMs        int64 `protobuf:"varint,5,opt,name=stop_ms,json=stopMs,proto3" json:"stop_ms,omitempty"`
-	Live          bool  `protobuf:"varint,6,opt,name=live,proto3" json:"live,omitempty"`
-	SessionId     int32 `protobuf:"varint,7,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	StopMs    int64 `protobuf:"varint,5,opt,name=stop_ms,json=stopMs,proto3" json:"stop_ms,omitempty"`
+	Live      bool  `protobuf:"varint,6,opt,name=live,proto3" json:"live,omitempty"`
+	SessionId int32 `protobuf:"varint,7,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// How far the archive had recorded at the listing (the stop position once stopped).
+	RecordedPosition int64 `protobuf:"varint,8,opt,name=recorded_position,json=recordedPosition,proto3" json:"recorded_position,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *RecordingInfo) Reset() {
@@ -941,6 +943,13 @@ func (x *RecordingInfo) GetLive() bool {
 func (x *RecordingInfo) GetSessionId() int32 {
 	if x != nil {
 		return x.SessionId
+	}
+	return 0
+}
+
+func (x *RecordingInfo) GetRecordedPosition() int64 {
+	if x != nil {
+		return x.RecordedPosition
 	}
 	return 0
 }
@@ -1323,7 +1332,7 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\x13CheckpointPersisted\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x1c\n" +
-	"\tcompleted\x18\x03 \x01(\bR\tcompleted\"\xe5\x01\n" +
+	"\tcompleted\x18\x03 \x01(\bR\tcompleted\"\x92\x02\n" +
 	"\rRecordingInfo\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12%\n" +
 	"\x0estart_position\x18\x02 \x01(\x03R\rstartPosition\x12#\n" +
@@ -1332,7 +1341,8 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\astop_ms\x18\x05 \x01(\x03R\x06stopMs\x12\x12\n" +
 	"\x04live\x18\x06 \x01(\bR\x04live\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\a \x01(\x05R\tsessionId\"m\n" +
+	"session_id\x18\a \x01(\x05R\tsessionId\x12+\n" +
+	"\x11recorded_position\x18\b \x01(\x03R\x10recordedPosition\"m\n" +
 	"\x10RecordingsListed\x127\n" +
 	"\n" +
 	"recordings\x18\x01 \x03(\v2\x17.ferry.v1.RecordingInfoR\n" +

@@ -238,7 +238,18 @@ type RecordingStatus struct {
 	LastAckMs        *int64 `protobuf:"varint,15,opt,name=last_ack_ms,json=lastAckMs,proto3,oneof" json:"last_ack_ms,omitempty"`
 	LastCheckpointMs *int64 `protobuf:"varint,16,opt,name=last_checkpoint_ms,json=lastCheckpointMs,proto3,oneof" json:"last_checkpoint_ms,omitempty"`
 	// The final checkpoint is persisted: every record is in Pulsar.
-	Completed     bool `protobuf:"varint,17,opt,name=completed,proto3" json:"completed,omitempty"`
+	Completed bool `protobuf:"varint,17,opt,name=completed,proto3" json:"completed,omitempty"`
+	// How far the archive had recorded when discovery last looked, and when that was.
+	RecordedPosition *int64 `protobuf:"varint,18,opt,name=recorded_position,json=recordedPosition,proto3,oneof" json:"recorded_position,omitempty"`
+	RecordedAtMs     *int64 `protobuf:"varint,19,opt,name=recorded_at_ms,json=recordedAtMs,proto3,oneof" json:"recorded_at_ms,omitempty"`
+	// What is recorded (or read) and not yet committed, in bytes.
+	LagBytes int64 `protobuf:"varint,20,opt,name=lag_bytes,json=lagBytes,proto3" json:"lag_bytes,omitempty"`
+	// The committed position's recent speed, and the time to commit the lag at it; no ETA
+	// while nothing moves.
+	RateBytesPerS float64 `protobuf:"fixed64,21,opt,name=rate_bytes_per_s,json=rateBytesPerS,proto3" json:"rate_bytes_per_s,omitempty"`
+	EtaMs         *int64  `protobuf:"varint,22,opt,name=eta_ms,json=etaMs,proto3,oneof" json:"eta_ms,omitempty"`
+	// The producer: creating, ready, or retrying (the failure is under failures).
+	Producer      string `protobuf:"bytes,23,opt,name=producer,proto3" json:"producer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -392,6 +403,48 @@ func (x *RecordingStatus) GetCompleted() bool {
 	return false
 }
 
+func (x *RecordingStatus) GetRecordedPosition() int64 {
+	if x != nil && x.RecordedPosition != nil {
+		return *x.RecordedPosition
+	}
+	return 0
+}
+
+func (x *RecordingStatus) GetRecordedAtMs() int64 {
+	if x != nil && x.RecordedAtMs != nil {
+		return *x.RecordedAtMs
+	}
+	return 0
+}
+
+func (x *RecordingStatus) GetLagBytes() int64 {
+	if x != nil {
+		return x.LagBytes
+	}
+	return 0
+}
+
+func (x *RecordingStatus) GetRateBytesPerS() float64 {
+	if x != nil {
+		return x.RateBytesPerS
+	}
+	return 0
+}
+
+func (x *RecordingStatus) GetEtaMs() int64 {
+	if x != nil && x.EtaMs != nil {
+		return *x.EtaMs
+	}
+	return 0
+}
+
+func (x *RecordingStatus) GetProducer() string {
+	if x != nil {
+		return x.Producer
+	}
+	return ""
+}
+
 // Failure is the last failure of one kind.
 type Failure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -507,6 +560,59 @@ func (x *RecordingProgress) GetStatus() *RecordingStatus {
 	return nil
 }
 
+// ProducerChanged is a publisher's producer state, pushed to its stream supervisor.
+type ProducerChanged struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	State         string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProducerChanged) Reset() {
+	*x = ProducerChanged{}
+	mi := &file_ferry_v1_status_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProducerChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProducerChanged) ProtoMessage() {}
+
+func (x *ProducerChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_status_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProducerChanged.ProtoReflect.Descriptor instead.
+func (*ProducerChanged) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ProducerChanged) GetRecordingId() int64 {
+	if x != nil {
+		return x.RecordingId
+	}
+	return 0
+}
+
+func (x *ProducerChanged) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
 // FailureObserved is a failure an actor pushes to its stream supervisor for status.
 type FailureObserved struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -517,7 +623,7 @@ type FailureObserved struct {
 
 func (x *FailureObserved) Reset() {
 	*x = FailureObserved{}
-	mi := &file_ferry_v1_status_proto_msgTypes[5]
+	mi := &file_ferry_v1_status_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -529,7 +635,7 @@ func (x *FailureObserved) String() string {
 func (*FailureObserved) ProtoMessage() {}
 
 func (x *FailureObserved) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[5]
+	mi := &file_ferry_v1_status_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -542,7 +648,7 @@ func (x *FailureObserved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailureObserved.ProtoReflect.Descriptor instead.
 func (*FailureObserved) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{5}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *FailureObserved) GetFailure() *Failure {
@@ -575,7 +681,7 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\brestarts\x18\t \x01(\x04R\brestarts\x12-\n" +
 	"\x10last_progress_ms\x18\n" +
 	" \x01(\x03H\x00R\x0elastProgressMs\x88\x01\x01B\x13\n" +
-	"\x11_last_progress_ms\"\xb4\x06\n" +
+	"\x11_last_progress_ms\"\xc3\b\n" +
 	"\x0fRecordingStatus\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1d\n" +
 	"\n" +
@@ -598,21 +704,33 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"lastReadMs\x88\x01\x01\x12#\n" +
 	"\vlast_ack_ms\x18\x0f \x01(\x03H\x05R\tlastAckMs\x88\x01\x01\x121\n" +
 	"\x12last_checkpoint_ms\x18\x10 \x01(\x03H\x06R\x10lastCheckpointMs\x88\x01\x01\x12\x1c\n" +
-	"\tcompleted\x18\x11 \x01(\bR\tcompletedB\x10\n" +
+	"\tcompleted\x18\x11 \x01(\bR\tcompleted\x120\n" +
+	"\x11recorded_position\x18\x12 \x01(\x03H\aR\x10recordedPosition\x88\x01\x01\x12)\n" +
+	"\x0erecorded_at_ms\x18\x13 \x01(\x03H\bR\frecordedAtMs\x88\x01\x01\x12\x1b\n" +
+	"\tlag_bytes\x18\x14 \x01(\x03R\blagBytes\x12'\n" +
+	"\x10rate_bytes_per_s\x18\x15 \x01(\x01R\rrateBytesPerS\x12\x1a\n" +
+	"\x06eta_ms\x18\x16 \x01(\x03H\tR\x05etaMs\x88\x01\x01\x12\x1a\n" +
+	"\bproducer\x18\x17 \x01(\tR\bproducerB\x10\n" +
 	"\x0e_stop_positionB\x12\n" +
 	"\x10_replay_positionB\x15\n" +
 	"\x13_committed_positionB\x18\n" +
 	"\x16_checkpointed_positionB\x0f\n" +
 	"\r_last_read_msB\x0e\n" +
 	"\f_last_ack_msB\x15\n" +
-	"\x13_last_checkpoint_ms\"L\n" +
+	"\x13_last_checkpoint_msB\x14\n" +
+	"\x12_recorded_positionB\x11\n" +
+	"\x0f_recorded_at_msB\t\n" +
+	"\a_eta_ms\"L\n" +
 	"\aFailure\x12\x13\n" +
 	"\x05at_ms\x18\x01 \x01(\x03R\x04atMs\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\"i\n" +
 	"\x11RecordingProgress\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x121\n" +
-	"\x06status\x18\x02 \x01(\v2\x19.ferry.v1.RecordingStatusR\x06status\">\n" +
+	"\x06status\x18\x02 \x01(\v2\x19.ferry.v1.RecordingStatusR\x06status\"J\n" +
+	"\x0fProducerChanged\x12!\n" +
+	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\">\n" +
 	"\x0fFailureObserved\x12+\n" +
 	"\afailure\x18\x01 \x01(\v2\x11.ferry.v1.FailureR\afailureB(Z&github.com/ferry-bridge/ferry/messagesb\x06proto3"
 
@@ -628,14 +746,15 @@ func file_ferry_v1_status_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_status_proto_rawDescData
 }
 
-var file_ferry_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_ferry_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_ferry_v1_status_proto_goTypes = []any{
 	(*Status)(nil),            // 0: ferry.v1.Status
 	(*StreamStatus)(nil),      // 1: ferry.v1.StreamStatus
 	(*RecordingStatus)(nil),   // 2: ferry.v1.RecordingStatus
 	(*Failure)(nil),           // 3: ferry.v1.Failure
 	(*RecordingProgress)(nil), // 4: ferry.v1.RecordingProgress
-	(*FailureObserved)(nil),   // 5: ferry.v1.FailureObserved
+	(*ProducerChanged)(nil),   // 5: ferry.v1.ProducerChanged
+	(*FailureObserved)(nil),   // 6: ferry.v1.FailureObserved
 }
 var file_ferry_v1_status_proto_depIdxs = []int32{
 	1, // 0: ferry.v1.Status.streams:type_name -> ferry.v1.StreamStatus
@@ -663,7 +782,7 @@ func file_ferry_v1_status_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_status_proto_rawDesc), len(file_ferry_v1_status_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

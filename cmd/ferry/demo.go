@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,6 +28,9 @@ const (
 	demoChannel  = "aeron:ipc?alias=ferry-demo"
 	demoStreamID = 1001
 	demoTopic    = "persistent://public/default/ferry-demo"
+	// archiveActiveSubscription is the archive's error code for "already recording this
+	// channel and stream" (ArchiveException.ACTIVE_SUBSCRIPTION).
+	archiveActiveSubscription = 3
 	// demoRestartAfter is when the sample publisher restarts once, so a rotation shows.
 	demoRestartAfter = 15 * time.Second
 )
@@ -118,6 +122,7 @@ streams:
 type demoPublisher struct {
 	client  *aeron.Client
 	archive *archive.Client
+	subID   int64      // the recording subscription the demo started, -1 if none
 	offered chan int64 // the publisher's latest position
 	last    int64
 	seen    topicReader
@@ -136,7 +141,12 @@ func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int) (*dem
 	}
 	// Not auto-stopped: the publisher restarts mid-demo, and its new session must be
 	// recorded too (a new recording, so a rotation).
-	if _, err := arc.StartRecording(ctx, demoChannel, demoStreamID, archive.SourceLocal, false); err != nil {
+	subID, err := arc.StartRecording(ctx, demoChannel, demoStreamID, archive.SourceLocal, false)
+	var refused *archive.Error
+	switch {
+	case errors.As(err, &refused) && refused.Code == archiveActiveSubscription:
+		subID = -1 // an earlier demo's recording subscription on this archive records it already
+	case err != nil:
 		_ = arc.Close()
 		_ = ac.Close()
 		return nil, fmt.Errorf("demo: start recording: %w", err)
@@ -147,7 +157,7 @@ func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int) (*dem
 		_ = ac.Close()
 		return nil, err
 	}
-	p := &demoPublisher{client: ac, archive: arc, offered: make(chan int64, 1), done: make(chan struct{})}
+	p := &demoPublisher{client: ac, archive: arc, subID: subID, offered: make(chan int64, 1), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		defer func() { _ = pub.Close() }()
@@ -214,6 +224,11 @@ func errText(err error, none string) string {
 
 func (p *demoPublisher) close() {
 	<-p.done
+	if p.subID >= 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = p.archive.StopRecordingSubscription(ctx, p.subID)
+		cancel()
+	}
 	_ = p.archive.Close()
 	_ = p.client.Close()
 }

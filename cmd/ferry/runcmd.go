@@ -210,6 +210,7 @@ func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *
 			MaxInflightRecords: cfg.Inflight.MaxMessages,
 			MaxInflightBytes:   cfg.Inflight.MaxBytes,
 			DiscoveryInterval:  discoveryInterval,
+			StallAfter:         cfg.Health.StallAfter,
 			CallTimeout:        cfg.Archive.MessageTimeout,
 			Restart:            restartPolicy,
 		})
@@ -231,6 +232,7 @@ func transportConfigs(cfg *config.Config) []actors.StreamConfig {
 			MaxInflightBytes:   cfg.Inflight.MaxBytes,
 			CallTimeout:        10 * time.Second,
 			Restart:            restartPolicy,
+			StallAfter:         cfg.Health.StallAfter,
 		})
 	}
 	return out

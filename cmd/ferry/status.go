@@ -101,7 +101,7 @@ func printStatus(w io.Writer, st *messages.Status) {
 			fmt.Fprintf(w, "  waiting: recordings %v\n", s.WaitingRecordings)
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  RECORDING\tSTOP\tREPLAYED\tCOMMITTED\tCHECKPOINT\tPENDING\tPUBLISHED\tACKED\tDUPS\tFAILED\tLAST ACK\t")
+		fmt.Fprintln(tw, "  RECORDING\tSTOP\tRECORDED\tCOMMITTED\tCHECKPOINT\tLAG\tRATE/s\tETA\tPENDING\tACKED\tDUPS\tFAILED\tPRODUCER\tLAST ACK\t")
 		for _, r := range s.Recordings {
 			stop := "live"
 			if r.StopPosition != nil {
@@ -110,14 +110,35 @@ func printStatus(w io.Writer, st *messages.Status) {
 			if r.Completed {
 				stop += " (done)"
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", r.RecordingId, stop, opt(r.ReplayPosition), opt(r.CommittedPosition),
-				opt(r.CheckpointedPosition), r.PendingRecords, r.Published, r.Acknowledged, r.Duplicates, r.Failed, ago(at, r.LastAckMs))
+			eta := "-"
+			if r.EtaMs != nil {
+				eta = (time.Duration(*r.EtaMs) * time.Millisecond).Round(100 * time.Millisecond).String()
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.RecordingId, stop, opt(r.RecordedPosition), opt(r.CommittedPosition),
+				opt(r.CheckpointedPosition), r.LagBytes, bytesText(r.RateBytesPerS), eta, r.PendingRecords, r.Acknowledged, r.Duplicates, r.Failed, orDash(r.Producer), ago(at, r.LastAckMs))
 		}
 		_ = tw.Flush()
 		for _, f := range s.Failures {
 			fmt.Fprintf(w, "  last %s failure %s ago: %s\n", f.Kind, at.Sub(time.UnixMilli(f.AtMs)).Round(time.Second), f.Message)
 		}
 	}
+}
+
+func bytesText(v float64) string {
+	switch {
+	case v >= 1<<20:
+		return fmt.Sprintf("%.1fM", v/(1<<20))
+	case v >= 1<<10:
+		return fmt.Sprintf("%.1fk", v/(1<<10))
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func opt(v *int64) string {

@@ -112,6 +112,15 @@ func TestStalledStreamTurnsUnhealthyAndRecovers(t *testing.T) {
 		}
 		return nil
 	})
+	// While stalled, the status says how far behind it is: the recorded position as the
+	// archive reported it, and the lag from the committed position to it.
+	eventually.NoError(t, 10*time.Second, func() error {
+		r := recordingOf(streamStatusOf(t, srv.URL, sc.Name), pub.recordingID)
+		if r == nil || r.GetRecordedPosition() != pos[n-1] || r.GetCommittedPosition() != pos[49] || r.LagBytes != pos[n-1]-pos[49] || r.Producer != "ready" {
+			return fmt.Errorf("recording status %v, want recorded %d, committed %d, lag %d, producer ready", r, pos[n-1], pos[49], pos[n-1]-pos[49])
+		}
+		return nil
+	})
 	p := ip.producer(0)
 	var numbers []int
 	for _, h := range p.Held() {
