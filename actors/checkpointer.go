@@ -41,6 +41,7 @@ type checkpointer struct {
 type saveResult struct {
 	saves []progress.Save
 	err   error
+	took  time.Duration
 }
 
 // checkpointTickMsg is the periodic self-message.
@@ -161,7 +162,9 @@ func (c *checkpointer) flush(ctx actor.Context) {
 	}
 	self, system, def, st := ctx.Self(), ctx.ActorSystem(), c.cfg.Def, c.env.Store
 	if !c.env.tasks().Go(func() {
-		system.Root.Send(self, &saveResult{saves: saves, err: st.Save(def, cps)})
+		start := time.Now()
+		err := st.Save(def, cps)
+		system.Root.Send(self, &saveResult{saves: saves, err: err, took: time.Since(start)})
 	}) {
 		c.writing = false
 	}
@@ -169,6 +172,7 @@ func (c *checkpointer) flush(ctx actor.Context) {
 
 func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 	c.writing = false
+	ctx.Send(ctx.Parent(), &messages.StoreWritten{TookUs: res.took.Microseconds(), Failed: res.err != nil})
 	now := c.env.nowMs()
 	for _, s := range res.saves {
 		p := c.policies[s.RecordingID]

@@ -29,6 +29,8 @@ type streamStatus struct {
 	restarts       uint64
 	lastProgressMs int64 // 0: never
 	startedMs      int64
+	storeWrites    uint64
+	lastWriteUs    *int64
 	listed         bool
 	stopped        bool
 }
@@ -123,7 +125,8 @@ func (s *streamStatus) failure(f *messages.Failure) {
 // stream failed, or when records are pending and no committed position moved for
 // stallAfter (since the last progress, or since the start if there was none).
 func (s *streamStatus) build(name, mode string, failed error, waiting []int64, stallAfter time.Duration, nowMs int64) *messages.StreamStatus {
-	st := &messages.StreamStatus{Name: name, Mode: mode, Restarts: s.restarts, WaitingRecordings: waiting, Healthy: true}
+	st := &messages.StreamStatus{Name: name, Mode: mode, Restarts: s.restarts, WaitingRecordings: waiting, Healthy: true,
+		StoreWrites: s.storeWrites, LastStoreWriteUs: s.lastWriteUs}
 	var pending, lag int64
 	for _, id := range slices.Sorted(maps.Keys(s.recordings)) {
 		r := proto.Clone(s.recordings[id]).(*messages.RecordingStatus)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
@@ -75,6 +76,9 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 		s.status.progress(msg, s.env.nowMs())
 	case *messages.FailureObserved:
 		s.status.failure(msg.Failure)
+	case *messages.StoreWritten:
+		s.status.storeWrites++
+		s.status.lastWriteUs = proto.Int64(msg.TookUs)
 	case *messages.ProducerChanged:
 		s.status.recording(msg.RecordingId).Producer = msg.State
 	case *messages.RecordingsListed:

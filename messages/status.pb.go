@@ -107,8 +107,11 @@ type StreamStatus struct {
 	Restarts uint64 `protobuf:"varint,9,opt,name=restarts,proto3" json:"restarts,omitempty"`
 	// When the committed position of any recording last moved.
 	LastProgressMs *int64 `protobuf:"varint,10,opt,name=last_progress_ms,json=lastProgressMs,proto3,oneof" json:"last_progress_ms,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Checkpoint store writes (transactions) and how long the last one took.
+	StoreWrites      uint64 `protobuf:"varint,11,opt,name=store_writes,json=storeWrites,proto3" json:"store_writes,omitempty"`
+	LastStoreWriteUs *int64 `protobuf:"varint,12,opt,name=last_store_write_us,json=lastStoreWriteUs,proto3,oneof" json:"last_store_write_us,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *StreamStatus) Reset() {
@@ -211,6 +214,73 @@ func (x *StreamStatus) GetLastProgressMs() int64 {
 	return 0
 }
 
+func (x *StreamStatus) GetStoreWrites() uint64 {
+	if x != nil {
+		return x.StoreWrites
+	}
+	return 0
+}
+
+func (x *StreamStatus) GetLastStoreWriteUs() int64 {
+	if x != nil && x.LastStoreWriteUs != nil {
+		return *x.LastStoreWriteUs
+	}
+	return 0
+}
+
+// StoreWritten is the checkpointer's report of one store write, for status.
+type StoreWritten struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TookUs        int64                  `protobuf:"varint,1,opt,name=took_us,json=tookUs,proto3" json:"took_us,omitempty"`
+	Failed        bool                   `protobuf:"varint,2,opt,name=failed,proto3" json:"failed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreWritten) Reset() {
+	*x = StoreWritten{}
+	mi := &file_ferry_v1_status_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreWritten) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreWritten) ProtoMessage() {}
+
+func (x *StoreWritten) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_status_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreWritten.ProtoReflect.Descriptor instead.
+func (*StoreWritten) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *StoreWritten) GetTookUs() int64 {
+	if x != nil {
+		return x.TookUs
+	}
+	return 0
+}
+
+func (x *StoreWritten) GetFailed() bool {
+	if x != nil {
+		return x.Failed
+	}
+	return false
+}
+
 // RecordingStatus is one recording the stream publishes or published in this process.
 type RecordingStatus struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -256,7 +326,7 @@ type RecordingStatus struct {
 
 func (x *RecordingStatus) Reset() {
 	*x = RecordingStatus{}
-	mi := &file_ferry_v1_status_proto_msgTypes[2]
+	mi := &file_ferry_v1_status_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -268,7 +338,7 @@ func (x *RecordingStatus) String() string {
 func (*RecordingStatus) ProtoMessage() {}
 
 func (x *RecordingStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[2]
+	mi := &file_ferry_v1_status_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -281,7 +351,7 @@ func (x *RecordingStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatus.ProtoReflect.Descriptor instead.
 func (*RecordingStatus) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{2}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RecordingStatus) GetRecordingId() int64 {
@@ -458,7 +528,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_ferry_v1_status_proto_msgTypes[3]
+	mi := &file_ferry_v1_status_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -470,7 +540,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[3]
+	mi := &file_ferry_v1_status_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -483,7 +553,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{3}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Failure) GetAtMs() int64 {
@@ -518,7 +588,7 @@ type RecordingProgress struct {
 
 func (x *RecordingProgress) Reset() {
 	*x = RecordingProgress{}
-	mi := &file_ferry_v1_status_proto_msgTypes[4]
+	mi := &file_ferry_v1_status_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -530,7 +600,7 @@ func (x *RecordingProgress) String() string {
 func (*RecordingProgress) ProtoMessage() {}
 
 func (x *RecordingProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[4]
+	mi := &file_ferry_v1_status_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -543,7 +613,7 @@ func (x *RecordingProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingProgress.ProtoReflect.Descriptor instead.
 func (*RecordingProgress) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{4}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RecordingProgress) GetRecordingId() int64 {
@@ -571,7 +641,7 @@ type ProducerChanged struct {
 
 func (x *ProducerChanged) Reset() {
 	*x = ProducerChanged{}
-	mi := &file_ferry_v1_status_proto_msgTypes[5]
+	mi := &file_ferry_v1_status_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -583,7 +653,7 @@ func (x *ProducerChanged) String() string {
 func (*ProducerChanged) ProtoMessage() {}
 
 func (x *ProducerChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[5]
+	mi := &file_ferry_v1_status_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -596,7 +666,7 @@ func (x *ProducerChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProducerChanged.ProtoReflect.Descriptor instead.
 func (*ProducerChanged) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{5}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ProducerChanged) GetRecordingId() int64 {
@@ -623,7 +693,7 @@ type FailureObserved struct {
 
 func (x *FailureObserved) Reset() {
 	*x = FailureObserved{}
-	mi := &file_ferry_v1_status_proto_msgTypes[6]
+	mi := &file_ferry_v1_status_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -635,7 +705,7 @@ func (x *FailureObserved) String() string {
 func (*FailureObserved) ProtoMessage() {}
 
 func (x *FailureObserved) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[6]
+	mi := &file_ferry_v1_status_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -648,7 +718,7 @@ func (x *FailureObserved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailureObserved.ProtoReflect.Descriptor instead.
 func (*FailureObserved) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{6}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FailureObserved) GetFailure() *Failure {
@@ -666,7 +736,7 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\x06Status\x12\x13\n" +
 	"\x05at_ms\x18\x01 \x01(\x03R\x04atMs\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x120\n" +
-	"\astreams\x18\x03 \x03(\v2\x16.ferry.v1.StreamStatusR\astreams\"\xf7\x02\n" +
+	"\astreams\x18\x03 \x03(\v2\x16.ferry.v1.StreamStatusR\astreams\"\xe6\x03\n" +
 	"\fStreamStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x14\n" +
@@ -680,8 +750,14 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\bfailures\x18\b \x03(\v2\x11.ferry.v1.FailureR\bfailures\x12\x1a\n" +
 	"\brestarts\x18\t \x01(\x04R\brestarts\x12-\n" +
 	"\x10last_progress_ms\x18\n" +
-	" \x01(\x03H\x00R\x0elastProgressMs\x88\x01\x01B\x13\n" +
-	"\x11_last_progress_ms\"\xc3\b\n" +
+	" \x01(\x03H\x00R\x0elastProgressMs\x88\x01\x01\x12!\n" +
+	"\fstore_writes\x18\v \x01(\x04R\vstoreWrites\x122\n" +
+	"\x13last_store_write_us\x18\f \x01(\x03H\x01R\x10lastStoreWriteUs\x88\x01\x01B\x13\n" +
+	"\x11_last_progress_msB\x16\n" +
+	"\x14_last_store_write_us\"?\n" +
+	"\fStoreWritten\x12\x17\n" +
+	"\atook_us\x18\x01 \x01(\x03R\x06tookUs\x12\x16\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xc3\b\n" +
 	"\x0fRecordingStatus\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1d\n" +
 	"\n" +
@@ -746,22 +822,23 @@ func file_ferry_v1_status_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_status_proto_rawDescData
 }
 
-var file_ferry_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_ferry_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_ferry_v1_status_proto_goTypes = []any{
 	(*Status)(nil),            // 0: ferry.v1.Status
 	(*StreamStatus)(nil),      // 1: ferry.v1.StreamStatus
-	(*RecordingStatus)(nil),   // 2: ferry.v1.RecordingStatus
-	(*Failure)(nil),           // 3: ferry.v1.Failure
-	(*RecordingProgress)(nil), // 4: ferry.v1.RecordingProgress
-	(*ProducerChanged)(nil),   // 5: ferry.v1.ProducerChanged
-	(*FailureObserved)(nil),   // 6: ferry.v1.FailureObserved
+	(*StoreWritten)(nil),      // 2: ferry.v1.StoreWritten
+	(*RecordingStatus)(nil),   // 3: ferry.v1.RecordingStatus
+	(*Failure)(nil),           // 4: ferry.v1.Failure
+	(*RecordingProgress)(nil), // 5: ferry.v1.RecordingProgress
+	(*ProducerChanged)(nil),   // 6: ferry.v1.ProducerChanged
+	(*FailureObserved)(nil),   // 7: ferry.v1.FailureObserved
 }
 var file_ferry_v1_status_proto_depIdxs = []int32{
 	1, // 0: ferry.v1.Status.streams:type_name -> ferry.v1.StreamStatus
-	2, // 1: ferry.v1.StreamStatus.recordings:type_name -> ferry.v1.RecordingStatus
-	3, // 2: ferry.v1.StreamStatus.failures:type_name -> ferry.v1.Failure
-	2, // 3: ferry.v1.RecordingProgress.status:type_name -> ferry.v1.RecordingStatus
-	3, // 4: ferry.v1.FailureObserved.failure:type_name -> ferry.v1.Failure
+	3, // 1: ferry.v1.StreamStatus.recordings:type_name -> ferry.v1.RecordingStatus
+	4, // 2: ferry.v1.StreamStatus.failures:type_name -> ferry.v1.Failure
+	3, // 3: ferry.v1.RecordingProgress.status:type_name -> ferry.v1.RecordingStatus
+	4, // 4: ferry.v1.FailureObserved.failure:type_name -> ferry.v1.Failure
 	5, // [5:5] is the sub-list for method output_type
 	5, // [5:5] is the sub-list for method input_type
 	5, // [5:5] is the sub-list for extension type_name
@@ -775,14 +852,14 @@ func file_ferry_v1_status_proto_init() {
 		return
 	}
 	file_ferry_v1_status_proto_msgTypes[1].OneofWrappers = []any{}
-	file_ferry_v1_status_proto_msgTypes[2].OneofWrappers = []any{}
+	file_ferry_v1_status_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_status_proto_rawDesc), len(file_ferry_v1_status_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

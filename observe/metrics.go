@@ -20,13 +20,17 @@ var (
 	descAcknowledged = prometheus.NewDesc("ferry_recording_acknowledged_total", "Records Pulsar acknowledged as stored.", []string{"stream", "recording"}, nil)
 	descDuplicates   = prometheus.NewDesc("ferry_recording_duplicates_total", "Records Pulsar acknowledged as already stored (not progress).", []string{"stream", "recording"}, nil)
 	descFailed       = prometheus.NewDesc("ferry_recording_failed_total", "Records whose publish failed.", []string{"stream", "recording"}, nil)
+	descRate         = prometheus.NewDesc("ferry_recording_commit_rate_bytes", "The committed position's recent speed, bytes per second.", []string{"stream", "recording"}, nil)
+	descRecorded     = prometheus.NewDesc("ferry_recording_recorded_position", "How far the archive had recorded when discovery last looked, in bytes.", []string{"stream", "recording"}, nil)
+	descStoreWrites  = prometheus.NewDesc("ferry_store_writes_total", "Checkpoint store transactions.", []string{"stream"}, nil)
+	descStoreLatency = prometheus.NewDesc("ferry_store_last_write_seconds", "How long the last checkpoint store transaction took.", []string{"stream"}, nil)
 )
 
 // collector turns the board's snapshot into metrics at scrape time.
 type collector struct{ b *Board }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descHealthy, descRestarts, descFailureAt, descCommitted, descCheckpointed, descReplay, descLag, descPending, descPublished, descAcknowledged, descDuplicates, descFailed} {
+	for _, d := range []*prometheus.Desc{descHealthy, descRestarts, descFailureAt, descCommitted, descCheckpointed, descReplay, descLag, descPending, descPublished, descAcknowledged, descDuplicates, descFailed, descRate, descRecorded, descStoreWrites, descStoreLatency} {
 		ch <- d
 	}
 }
@@ -39,6 +43,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(descHealthy, prometheus.GaugeValue, healthy, s.Name)
 		ch <- prometheus.MustNewConstMetric(descRestarts, prometheus.CounterValue, float64(s.Restarts), s.Name)
+		ch <- prometheus.MustNewConstMetric(descStoreWrites, prometheus.CounterValue, float64(s.StoreWrites), s.Name)
+		if s.LastStoreWriteUs != nil {
+			ch <- prometheus.MustNewConstMetric(descStoreLatency, prometheus.GaugeValue, float64(*s.LastStoreWriteUs)/1e6, s.Name)
+		}
 		for _, f := range s.Failures {
 			ch <- prometheus.MustNewConstMetric(descFailureAt, prometheus.GaugeValue, float64(f.AtMs), s.Name, f.Kind)
 		}
@@ -55,6 +63,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 				if r.CommittedPosition != nil {
 					ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(*r.ReplayPosition-*r.CommittedPosition), s.Name, id)
 				}
+			}
+			ch <- prometheus.MustNewConstMetric(descRate, prometheus.GaugeValue, r.RateBytesPerS, s.Name, id)
+			if r.RecordedPosition != nil {
+				ch <- prometheus.MustNewConstMetric(descRecorded, prometheus.GaugeValue, float64(*r.RecordedPosition), s.Name, id)
 			}
 			ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(r.PendingRecords), s.Name, id)
 			ch <- prometheus.MustNewConstMetric(descPublished, prometheus.CounterValue, float64(r.Published), s.Name, id)

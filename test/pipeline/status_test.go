@@ -137,7 +137,7 @@ func TestStalledStreamTurnsUnhealthyAndRecovers(t *testing.T) {
 }
 
 // TestMetricsAreValidPrometheusText: /metrics parses as Prometheus text and has the
-// documented series for the stream and its recording.
+// documented series for the stream, its recording and its store writes.
 func TestMetricsAreValidPrometheusText(t *testing.T) {
 	const n = 50
 	sc := newStreamConfig(t, "")
@@ -150,7 +150,8 @@ func TestMetricsAreValidPrometheusText(t *testing.T) {
 	want := []string{"ferry_stream_healthy", "ferry_stream_restarts_total", "ferry_recording_committed_position",
 		"ferry_recording_checkpointed_position", "ferry_recording_replay_position", "ferry_recording_lag_bytes",
 		"ferry_recording_pending_records", "ferry_recording_published_total", "ferry_recording_acknowledged_total",
-		"ferry_recording_duplicates_total", "ferry_recording_failed_total"}
+		"ferry_recording_duplicates_total", "ferry_recording_failed_total", "ferry_recording_commit_rate_bytes",
+		"ferry_recording_recorded_position", "ferry_store_writes_total", "ferry_store_last_write_seconds"}
 	eventually.NoError(t, 10*time.Second, func() error {
 		_, body := get(t, srv.URL+"/metrics")
 		families, err := new(expfmt.TextParser).TextToMetricFamilies(strings.NewReader(body))
