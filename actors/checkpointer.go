@@ -67,7 +67,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		c.startTicker(ctx)
 	case *messages.WatermarkRequest:
 		cp, ok := c.persisted[msg.RecordingId]
-		ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Stored: ok, Position: cp.Position, Completed: cp.Completed})
+		ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed})
 	case *messages.ReplayStarted:
 		if _, ok := c.policies[msg.RecordingId]; !ok {
 			p, err := progress.NewCheckpointPolicy(msg.RecordingId, msg.FromPosition, c.cfg.Checkpoint)

@@ -24,6 +24,9 @@ const (
 	PropStreamID    = "ferry.stream-id"
 )
 
+// flushTimeout bounds the flush before a producer is closed.
+const flushTimeout = 10 * time.Second
+
 // producerRetry is the back-off between attempts to create the producer.
 var producerRetry = supervisor.Backoff{Min: 200 * time.Millisecond, Max: 10 * time.Second}
 
@@ -223,8 +226,16 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	system, self, tracker := ctx.ActorSystem(), ctx.Self(), p.pids.tracker
 	outstanding, parked, failedEpoch := p.outstanding, p.parked, p.failedEpoch
 	stopped := func() bool { return b.Epoch < failedEpoch.Load() }
+	// skip reports records of a failed epoch as not sent: every record handed to the
+	// publisher gets an outcome, so no credit leaks (fail-stop, lesson 22).
+	skip := func(rs []*messages.Record) {
+		for _, r := range rs {
+			system.Root.Send(tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: b.Epoch, End: r.End, Error: "not sent: an earlier send of this epoch failed"})
+		}
+	}
 	if stopped() {
-		return // fail-stop: nothing of a failed epoch is sent after the failure (lesson 22)
+		skip(b.Records)
+		return
 	}
 	p.sentEpoch = b.Epoch
 	done := func() {
@@ -233,8 +244,9 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 		}
 	}
 	session := strconv.FormatInt(int64(b.SessionId), 10)
-	for _, r := range b.Records {
+	for i, r := range b.Records {
 		if stopped() {
+			skip(b.Records[i:])
 			return
 		}
 		end, epoch := r.End, b.Epoch
@@ -278,7 +290,10 @@ func (p *publisher) close() {
 	}
 	log := p.env.Logger
 	if !p.env.tasks().Go(func() {
-		if err := prod.FlushWithCtx(context.Background()); err != nil {
+		// Bounded: with send timeouts off, a flush to an unreachable broker never returns.
+		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+		defer cancel()
+		if err := prod.FlushWithCtx(ctx); err != nil {
 			log.Debug("flushing a producer before close", "error", err)
 		}
 		prod.Close()

@@ -52,8 +52,10 @@ type replay struct {
 	// startAtLive: with start_position latest and nothing stored, the replay starts at the
 	// recording's live position instead of its start.
 	startAtLive bool
+	liveFrom    *atomic.Int64 // shared by the recording's incarnations; -1 until known
 
 	gen     uint64
+	opening bool // a Watermark was taken: one open per incarnation
 	from    int64
 	cancel  context.CancelFunc
 	opened  *openedReplay
@@ -93,16 +95,29 @@ type openedReplay struct {
 type pollReplay struct{ gen uint64 }
 
 func newReplay(env *Env, cfg *StreamConfig, rec *messages.RecordingInfo, pids *recordingPIDs, startAtLive bool) actor.Producer {
-	return func() actor.Actor { return &replay{env: env, cfg: cfg, rec: rec, pids: pids, startAtLive: startAtLive} }
+	// liveFrom outlives incarnations: with start_position latest, the first replay's live
+	// position is where every later one starts until a checkpoint is stored; a restart must
+	// not jump to a newer live position and skip what lies between.
+	liveFrom := &atomic.Int64{}
+	liveFrom.Store(-1)
+	return func() actor.Actor {
+		return &replay{env: env, cfg: cfg, rec: rec, pids: pids, startAtLive: startAtLive, liveFrom: liveFrom}
+	}
 }
 
 func (r *replay) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		r.gen = generations.Add(1)
-		ctx.Request(r.pids.checkpointer, &messages.WatermarkRequest{RecordingId: r.rec.RecordingId})
+		ctx.Request(r.pids.checkpointer, &messages.WatermarkRequest{RecordingId: r.rec.RecordingId, Generation: r.gen})
 	case *messages.Watermark:
-		r.open(ctx, msg)
+		// Mailbox and PID survive a restart: an answer to an earlier incarnation is ignored.
+		if msg.Generation == r.gen && !r.opening {
+			r.opening = true
+			r.open(ctx, msg)
+		}
+	case *endChecked:
+		r.onEndChecked(ctx, msg)
 	case *openedReplay:
 		r.onOpened(ctx, msg)
 	case *pollReplay:
@@ -117,6 +132,9 @@ func (r *replay) Receive(ctx actor.Context) {
 			r.schedulePoll(ctx, 0)
 		}
 	case *messages.RedeliveryRequired:
+		if msg.Generation != r.gen {
+			return // about records an earlier incarnation read: it was restarted already
+		}
 		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d: re-delivery from the persisted watermark: %s", r.rec.RecordingId, msg.Reason)))
 	case *messages.Drain:
 		r.draining = true
@@ -134,6 +152,9 @@ func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
 	}
 	from := r.startPosition(w)
 	live := !w.Stored && r.startAtLive
+	if lf := r.liveFrom.Load(); live && lf >= 0 {
+		from, live = lf, false
+	}
 	callCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	self, system, gen := ctx.Self(), ctx.ActorSystem(), r.gen
@@ -218,6 +239,9 @@ func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
 	}
 	r.opened = res
 	r.from = res.from
+	if r.startAtLive {
+		r.liveFrom.CompareAndSwap(-1, res.from)
+	}
 	r.lastEnd = r.from
 	r.joinBy = time.Now().Add(imageJoinTimeout)
 	r.asm = aeron.NewFragmentAssembler(maxMessageLength, r.onMessage)
@@ -277,7 +301,7 @@ func (r *replay) poll(ctx actor.Context) {
 	moved := r.image.Position() != before
 	switch {
 	case r.image.IsEndOfStream():
-		r.end(ctx, r.image.Position())
+		r.checkEnd(ctx, r.image.Position())
 	case r.image.IsClosed():
 		r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: the replay image closed at position %d before the recording's end (archive or driver gone?)", r.rec.RecordingId, r.image.Position()))
 	case moved:
@@ -294,6 +318,47 @@ func (r *replay) onMessage(payload []byte, h aeron.Header) {
 	end := h.Position
 	r.batch.Records = append(r.batch.Records, &messages.Record{Start: r.lastEnd, End: end, Payload: append([]byte(nil), payload...)})
 	r.lastEnd = end
+}
+
+// endChecked is the archive's description of the recording at an end of stream.
+type endChecked struct {
+	gen      uint64
+	position int64
+	stop     int64
+	err      error
+}
+
+// checkEnd takes an end of stream for the recording's end only if the archive says the
+// recording stopped exactly there. The archive also ends a replay it aborts (shutdown,
+// StopReplay, a read error): taken for the end, the rest of the recording would be
+// marked completed and skipped.
+func (r *replay) checkEnd(ctx actor.Context, position int64) {
+	r.ended = true // no more polls
+	if stop := r.opened.stopPosition; stop != archive.NullPosition {
+		r.onEndChecked(ctx, &endChecked{gen: r.gen, position: position, stop: stop})
+		return
+	}
+	self, system, gen, id, timeout := ctx.Self(), ctx.ActorSystem(), r.gen, r.rec.RecordingId, r.cfg.CallTimeout
+	r.env.tasks().Go(func() {
+		call, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		desc, err := r.env.Archive.Recording(call, id)
+		system.Root.Send(self, &endChecked{gen: gen, position: position, stop: desc.StopPosition, err: err})
+	})
+}
+
+func (r *replay) onEndChecked(ctx actor.Context, c *endChecked) {
+	if c.gen != r.gen {
+		return
+	}
+	switch {
+	case c.err != nil:
+		r.fail(ctx, "archive", supervisor.Classify(c.err), fmt.Errorf("recording %d: describe at the replay's end: %w", r.rec.RecordingId, c.err))
+	case c.stop != c.position:
+		r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: the replay ended at %d, but the recording stops at %d (live: %t): the archive aborted the replay", r.rec.RecordingId, c.position, c.stop, c.stop == archive.NullPosition))
+	default:
+		r.end(ctx, c.position)
+	}
 }
 
 // end reports the end of the stopped recording to the tracker.

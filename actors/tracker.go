@@ -62,9 +62,11 @@ func (t *tracker) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		if t.incarnation > 1 {
-			// A restarted tracker knows nothing of what is in flight: the replay must start
-			// over from the persisted watermark.
-			ctx.Send(t.pids.replay, &messages.RedeliveryRequired{RecordingId: t.rec, Reason: "the commit tracker was restarted"})
+			// A restarted tracker knows nothing of what is in flight, while the publisher
+			// and the checkpointer still hold the old epochs and positions: going on could
+			// stall for good or lose the prefix. The stream stops, loudly, instead; a new
+			// start resumes from the persisted checkpoint.
+			panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the commit tracker failed and cannot be restarted in place; restart ferry to resume from the persisted checkpoint", t.rec)))
 		}
 	case *messages.ReplayStarted:
 		t.replayStarted(msg)
@@ -119,20 +121,26 @@ func (t *tracker) batch(ctx actor.Context, b *messages.RecordBatch) {
 		t.receivedRecords += int64(n)
 		t.receivedBytes += b.Records[n-1].End - b.Records[0].Start
 	}
-	emitted := 0
+	// Records at or below the committed position were acknowledged in this process
+	// already (a re-delivery starts at the persisted position, below it): they are emitted,
+	// to keep the order, but not sent again.
+	send := b.Records[:0:0]
 	for _, r := range b.Records {
+		committed := t.core.Committed()
 		err := t.core.Emit(r.Start, r.End)
 		if errors.Is(err, progress.ErrStalled) {
 			break // a failure awaits re-delivery; the rest is read again after it
 		}
 		t.must(err)
-		emitted++
+		if r.End > committed {
+			send = append(send, r)
+		}
 	}
-	if emitted > 0 {
-		t.status.Published += uint64(emitted)
-		t.status.ReplayPosition = proto.Int64(b.Records[emitted-1].End)
+	if len(send) > 0 {
+		t.status.Published += uint64(len(send))
+		t.status.ReplayPosition = proto.Int64(send[len(send)-1].End)
 		t.status.LastReadMs = proto.Int64(t.env.nowMs())
-		b.Records = b.Records[:emitted]
+		b.Records = send
 		b.Epoch = uint64(t.core.Epoch())
 		ctx.Send(t.pids.publisher, b)
 	}
@@ -168,12 +176,14 @@ func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
 	out, err := t.core.Fail(progress.Epoch(f.Epoch), f.End)
 	t.must(err)
 	t.status.Failed++
-	ctx.Send(t.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: t.env.nowMs(), Kind: "publish",
-		Message: fmt.Sprintf("recording %d: the record ending at %d: %s", t.rec, f.End, f.Error)}})
 	if out == progress.FailStalled {
+		// The first failure of the epoch is the cause; the records skipped after it would
+		// only hide it in the status.
+		ctx.Send(t.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: t.env.nowMs(), Kind: "publish",
+			Message: fmt.Sprintf("recording %d: the record ending at %d: %s", t.rec, f.End, f.Error)}})
 		from, _ := t.core.Redelivery()
 		t.env.Logger.Warn("publish failed; re-delivering from the persisted watermark", "stream", t.cfg.Def.Name, "recording", t.rec, "position", f.End, "committed", from, "error", f.Error)
-		ctx.Send(t.pids.replay, &messages.RedeliveryRequired{RecordingId: t.rec, Reason: fmt.Sprintf("publish of the record ending at %d failed: %s", f.End, f.Error)})
+		ctx.Send(t.pids.replay, &messages.RedeliveryRequired{RecordingId: t.rec, Generation: t.gen, Reason: fmt.Sprintf("publish of the record ending at %d failed: %s", f.End, f.Error)})
 	}
 	t.progressed(ctx, 0)
 }
@@ -233,9 +243,10 @@ func (t *tracker) pushStatus(ctx actor.Context, force bool) {
 	ctx.Send(t.pids.stream, &messages.RecordingProgress{RecordingId: t.rec, Status: st})
 }
 
-// must turns an error of the core, which is always a bug in the caller, into a failure.
+// must turns an error of the core, which is always a bug in the caller, into a failure
+// of the stream: a commit tracker cannot be restarted in place (see Started).
 func (t *tracker) must(err error) {
 	if err != nil {
-		panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("recording %d: %w", t.rec, err)))
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: commit tracker: %w (a bug: the stream stops rather than risk its checkpoint)", t.rec, err)))
 	}
 }

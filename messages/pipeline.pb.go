@@ -506,9 +506,11 @@ func (x *PublishFailed) GetError() string {
 // RedeliveryRequired tells a replay that a record it read failed to publish: the replay must
 // restart from the persisted watermark (lesson 4).
 type RedeliveryRequired struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
-	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	Reason      string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The replay generation whose records failed; another generation ignores it.
+	Generation    uint64 `protobuf:"varint,3,opt,name=generation,proto3" json:"generation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -555,6 +557,13 @@ func (x *RedeliveryRequired) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *RedeliveryRequired) GetGeneration() uint64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
 }
 
 // Committed is the commit tracker's new committed position (the contiguous acknowledged
@@ -676,8 +685,10 @@ func (x *RecordingFinished) GetFinalPosition() int64 {
 
 // WatermarkRequest asks the checkpointer for a recording's persisted watermark.
 type WatermarkRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	// The asker's replay generation, echoed in the answer.
+	Generation    uint64 `protobuf:"varint,2,opt,name=generation,proto3" json:"generation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -719,14 +730,22 @@ func (x *WatermarkRequest) GetRecordingId() int64 {
 	return 0
 }
 
+func (x *WatermarkRequest) GetGeneration() uint64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
 // Watermark is the checkpointer's answer: what the store holds for the recording.
 type Watermark struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	RecordingId int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
 	// False when nothing is stored: the replay starts at the stream's configured start.
-	Stored        bool  `protobuf:"varint,2,opt,name=stored,proto3" json:"stored,omitempty"`
-	Position      int64 `protobuf:"varint,3,opt,name=position,proto3" json:"position,omitempty"`
-	Completed     bool  `protobuf:"varint,4,opt,name=completed,proto3" json:"completed,omitempty"`
+	Stored        bool   `protobuf:"varint,2,opt,name=stored,proto3" json:"stored,omitempty"`
+	Position      int64  `protobuf:"varint,3,opt,name=position,proto3" json:"position,omitempty"`
+	Completed     bool   `protobuf:"varint,4,opt,name=completed,proto3" json:"completed,omitempty"`
+	Generation    uint64 `protobuf:"varint,5,opt,name=generation,proto3" json:"generation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -787,6 +806,13 @@ func (x *Watermark) GetCompleted() bool {
 		return x.Completed
 	}
 	return false
+}
+
+func (x *Watermark) GetGeneration() uint64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
 }
 
 // CheckpointPersisted tells the stream supervisor what reached the store.
@@ -1311,24 +1337,33 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x10\n" +
 	"\x03end\x18\x03 \x01(\x03R\x03end\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"O\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"o\n" +
 	"\x12RedeliveryRequired\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"d\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x03 \x01(\x04R\n" +
+	"generation\"d\n" +
 	"\tCommitted\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x18\n" +
 	"\arecords\x18\x03 \x01(\x03R\arecords\"]\n" +
 	"\x11RecordingFinished\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12%\n" +
-	"\x0efinal_position\x18\x02 \x01(\x03R\rfinalPosition\"5\n" +
+	"\x0efinal_position\x18\x02 \x01(\x03R\rfinalPosition\"U\n" +
 	"\x10WatermarkRequest\x12!\n" +
-	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\"\x80\x01\n" +
+	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x02 \x01(\x04R\n" +
+	"generation\"\xa0\x01\n" +
 	"\tWatermark\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x16\n" +
 	"\x06stored\x18\x02 \x01(\bR\x06stored\x12\x1a\n" +
 	"\bposition\x18\x03 \x01(\x03R\bposition\x12\x1c\n" +
-	"\tcompleted\x18\x04 \x01(\bR\tcompleted\"r\n" +
+	"\tcompleted\x18\x04 \x01(\bR\tcompleted\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x05 \x01(\x04R\n" +
+	"generation\"r\n" +
 	"\x13CheckpointPersisted\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x1c\n" +
