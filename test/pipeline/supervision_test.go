@@ -5,13 +5,17 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/harness"
 )
 
 // TestReplayFailureMidStreamRestartsFromThePersistedWatermark: the replay's subscription is
@@ -162,4 +166,82 @@ func TestLesson05_RecordingEndReachedBeforeDiscoverySeesItStop(t *testing.T) {
 	}
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, 2*n, 30*time.Second)
 	assertExactlyOnceInOrder(t, msgs, payloads(0, 2*n))
+}
+
+// TestAbortedReplayIsNotTheRecordingsEnd: the archive ends ferry's replay of a stopped
+// recording early (StopReplay, as on an archive shutdown) while its acknowledgements are
+// held. The replay's image then reaches end of stream at a position below the recording's
+// stop. ferry must not take it for the end — that would mark the recording completed and
+// skip the rest — but restart the replay from the persisted checkpoint and publish
+// everything.
+func TestAbortedReplayIsNotTheRecordingsEnd(t *testing.T) {
+	const n = 3000
+	sc := newStreamConfig(t, "")
+	rs, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	rs.stopRecording(t, pub)
+	watchTopic(t, sc.Topic)
+	replays := &replaySessions{}
+	var holding atomic.Bool
+	holding.Store(true)
+	plan := func(k int, _ *pulsar.ProducerMessage) harness.Fault {
+		if k >= 200 && holding.Load() {
+			return harness.Hold() // the replay stops at its credits, far from the end
+		}
+		return harness.Deliver()
+	}
+	ip := startInProcess(t, inProcessOptions{plan: plan, wrapArchive: func(a actors.Archive) actors.Archive { replays.Archive = a; return replays }}, sc)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[199], 30*time.Second)
+	session := replays.first(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := replays.Archive.StopReplay(ctx, session); err != nil {
+		t.Fatal(err)
+	}
+	// From now on acknowledgements pass; then the ones held so far are released.
+	holding.Store(false)
+	p := ip.producer(0)
+	var numbers []int
+	for _, h := range p.Held() {
+		numbers = append(numbers, h.N)
+	}
+	p.Release(numbers...)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 60*time.Second)
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
+	if !ip.logs.contains("aborted the replay") {
+		t.Errorf("the aborted replay was not reported")
+	}
+}
+
+// replaySessions is the real archive client; it keeps the replay sessions it started.
+type replaySessions struct {
+	actors.Archive
+	mu       sync.Mutex
+	sessions []int64
+}
+
+func (r *replaySessions) StartReplay(ctx context.Context, id, position, length int64, ch string, stream int32) (int64, error) {
+	s, err := r.Archive.StartReplay(ctx, id, position, length, ch, stream)
+	if err == nil {
+		r.mu.Lock()
+		r.sessions = append(r.sessions, s)
+		r.mu.Unlock()
+	}
+	return s, err
+}
+
+func (r *replaySessions) first(t *testing.T) int64 {
+	t.Helper()
+	var s int64
+	eventually.NoError(t, 30*time.Second, func() error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if len(r.sessions) == 0 {
+			return errors.New("no replay started")
+		}
+		s = r.sessions[0]
+		return nil
+	})
+	return s
 }
