@@ -62,7 +62,10 @@ func (p *Pipeline) Start() error {
 		name := "stream-" + s.Def.Name
 		self := actor.NewPID(p.system.Address(), name)
 		props, err := streamProps(p.env, s, self, p.system, func(stream string, err error) {
-			p.failures <- StreamFailure{Stream: stream, Err: err} // one per stream: never blocks
+			select { // one per stream fits; a second (a restarted supervisor) is dropped, never blocks
+			case p.failures <- StreamFailure{Stream: stream, Err: err}:
+			default:
+			}
 		})
 		if err != nil {
 			return err

@@ -62,9 +62,10 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 		s.status = newStreamStatus(s.env.nowMs())
 		s.stopStatus = s.startStatus(ctx)
 		s.start(ctx)
-	case *actor.Stopping:
+	case *actor.Stopping, *actor.Restarting:
 		if s.stopStatus != nil {
 			s.stopStatus()
+			s.stopStatus = nil
 		}
 		s.status.stopped = true
 		s.pushStatus()
@@ -361,6 +362,11 @@ type drainDeadline struct{}
 
 func (s *streamSupervisor) drain(ctx actor.Context, d *messages.Drain) {
 	s.drainingFor = ctx.Sender()
+	if s.failed != nil && !s.cfg.Transport && !slices.ContainsFunc(ctx.Children(), func(c *actor.PID) bool { return c.Id == s.checkpointer.Id }) {
+		// A failed stream whose checkpointer is gone too (a corrupt store): nothing to wait for.
+		s.drained(ctx)
+		return
+	}
 	self, system := ctx.Self(), ctx.ActorSystem()
 	time.AfterFunc(time.Until(time.UnixMilli(d.DeadlineMs)), func() { system.Root.Send(self, &drainDeadline{}) })
 	if s.discovery != nil {
