@@ -20,7 +20,7 @@ import (
 const (
 	// fragmentLimit bounds the fragments one poll delivers, so one turn of the actor stays
 	// short and its batch bounded.
-	fragmentLimit = 256
+	fragmentLimit = 1024
 	// idlePollMin and idlePollMax bound the back-off between polls that found nothing.
 	idlePollMin = 100 * time.Microsecond
 	idlePollMax = 5 * time.Millisecond
