@@ -31,7 +31,7 @@ func BenchmarkFerryVersusRawProducer(b *testing.B) {
 		warm[i] = int64(i + 1)
 	}
 	rawRate(b, bytes.Repeat([]byte{'w'}, 1<<10), warm)
-	for _, c := range []struct{ size, n int }{{100, 50_000}, {1 << 10, 40_000}, {16 << 10, 5_000}} {
+	for _, c := range []struct{ size, n int }{{100, 50_000}, {1 << 10, 40_000}, {16 << 10, 15_000}} {
 		b.Run(fmt.Sprintf("%dB", c.size), func(b *testing.B) {
 			sc := newStreamConfig(b, "")
 			rs, pub := newRecordedStream(b, sc.Channel, sc.StreamID)
