@@ -65,6 +65,8 @@ type inProcessOptions struct {
 	discovery time.Duration
 	// stallAfter is the health rule's threshold (zero: ferry's default).
 	stallAfter time.Duration
+	// start is the configured start position (zero: earliest).
+	start config.StartPosition
 	// createProducer replaces the real producer factory (a decorator around it).
 	createProducer func(actors.ProducerFactory) actors.ProducerFactory
 }
@@ -77,6 +79,9 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 	}
 	if o.restart == (supervisor.Policy{}) {
 		o.restart = supervisor.Policy{Backoff: supervisor.Backoff{Min: 20 * time.Millisecond, Max: 200 * time.Millisecond}, MaxRestarts: 5, Window: time.Minute}
+	}
+	if o.start.Kind == 0 {
+		o.start = config.StartPosition{Kind: config.StartEarliest}
 	}
 	if o.discovery == 0 {
 		o.discovery = 100 * time.Millisecond
@@ -118,7 +123,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 			t.Fatal(err)
 		}
 		cfgs = append(cfgs, actors.StreamConfig{
-			Def: sc.definition(), Channel: ch, Start: config.StartPosition{Kind: config.StartEarliest}, Stored: state,
+			Def: sc.definition(), Channel: ch, Start: o.start, Stored: state,
 			ReplayChannel: replay, ReplayStreamID: uniqueStreamID(),
 			Checkpoint:         o.checkpoint,
 			MaxInflightRecords: 1000, MaxInflightBytes: 64 << 20,

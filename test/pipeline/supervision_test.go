@@ -14,6 +14,7 @@ import (
 	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/harness"
 )
@@ -244,4 +245,26 @@ func (r *replaySessions) first(t *testing.T) int64 {
 		return nil
 	})
 	return s
+}
+
+// TestStartLatestPublishesWhatComesAfterTheStart: with start_position latest and nothing
+// stored, ferry begins at the live end of the newest recording: the 100 messages recorded
+// before it started are not published, every one after is, exactly once, in order.
+func TestStartLatestPublishesWhatComesAfterTheStart(t *testing.T) {
+	const n = 100
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	before := pub.publish(t, 0, n)
+	pub.waitRecorded(t, before[n-1])
+	watchTopic(t, sc.Topic)
+	subs := &subscriptions{}
+	ip := startInProcess(t, inProcessOptions{
+		start:     config.StartPosition{Kind: config.StartLatest},
+		wrapAeron: func(s actors.Subscriber) actors.Subscriber { subs.Subscriber = s; return subs },
+	}, sc)
+	subs.get(t, 0) // the replay is open: its start position was taken before it subscribed
+	after := pub.publish(t, n, 2*n)
+	ip.waitCheckpoint(sc, pub.recordingID, after[n-1], 30*time.Second)
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(n, 2*n))
 }
