@@ -144,16 +144,15 @@ func firstOccurrences(msgs []pulsar.Message) []pulsar.Message {
 func settledEntries(t testing.TB, topic string) int64 {
 	t.Helper()
 	last, since := storedEntries(t, topic), time.Now()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Since(since) < 2*time.Second {
-		if time.Now().After(deadline) {
-			t.Fatalf("the entry count of %s still changes after 60 s", topic)
-		}
-		time.Sleep(200 * time.Millisecond) // polling the broker's counter until it stays put
+	eventually.NoError(t, 60*time.Second, func() error {
 		if n := storedEntries(t, topic); n != last {
 			last, since = n, time.Now()
 		}
-	}
+		if quiet := time.Since(since); quiet < 2*time.Second {
+			return fmt.Errorf("the entry count of %s (%d) changed %s ago", topic, last, quiet.Round(time.Millisecond))
+		}
+		return nil
+	})
 	return last
 }
 
