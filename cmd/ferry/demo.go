@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -130,14 +131,12 @@ type demoPublisher struct {
 }
 
 func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int) (*demoPublisher, error) {
-	ac, err := aeron.Connect(ctx, aeron.Options{Dir: cfg.Aeron.Dir})
+	// The demo's own control session, beside ferry's (another response stream).
+	own := *cfg
+	own.Archive.ResponseStreamID = cfg.Archive.ResponseStreamID + 1
+	ac, arc, err := dialArchive(ctx, &own, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return nil, fmt.Errorf("demo: connect to the media driver in %s (is the ArchivingMediaDriver running? `make demo` starts one): %w", cfg.Aeron.Dir, err)
-	}
-	arc, err := archive.Connect(ctx, ac, archive.Options{ResponseStreamID: 2002})
-	if err != nil {
-		_ = ac.Close()
-		return nil, fmt.Errorf("demo: connect to the archive: %w", err)
+		return nil, fmt.Errorf("demo: %w (`make demo` starts an ArchivingMediaDriver)", err)
 	}
 	// Not auto-stopped: the publisher restarts mid-demo, and its new session must be
 	// recorded too (a new recording, so a rotation).

@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"text/tabwriter"
 	"time"
 
-	"github.com/ferry-bridge/ferry/aeron"
-	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
@@ -34,21 +33,11 @@ func recordings(args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.Archive.MessageTimeout)
 	defer cancel()
-	ac, err := aeron.Connect(ctx, aeron.Options{Dir: cfg.Aeron.Dir})
+	ac, arc, err := dialArchive(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return fmt.Errorf("connect to the Aeron media driver in %s: %w", cfg.Aeron.Dir, err)
+		return err
 	}
 	defer ac.Close()
-	arc, err := archive.Connect(ctx, ac, archive.Options{
-		ControlChannel:   cfg.Archive.ControlChannel.String(),
-		ControlStreamID:  cfg.Archive.ControlStreamID,
-		ResponseChannel:  cfg.Archive.ResponseChannel.String(),
-		ResponseStreamID: cfg.Archive.ResponseStreamID,
-		MessageTimeout:   cfg.Archive.MessageTimeout,
-	})
-	if err != nil {
-		return fmt.Errorf("connect to the Aeron archive: %w", err)
-	}
 	defer arc.Close()
 	committed, storeNote := committedCheckpoints(cfg)
 	for _, s := range cfg.Streams {

@@ -130,24 +130,16 @@ func serveHTTP(cfg *config.Config, board *observe.Board, log *slog.Logger) (func
 
 // connectAeron connects to the media driver and the archive.
 func connectAeron(ctx context.Context, cfg *config.Config, log *slog.Logger) (*actors.Connection, error) {
-	ac, err := aeron.Connect(ctx, aeron.Options{Dir: cfg.Aeron.Dir, Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("connect to the Aeron media driver in %s (is the media driver running with this aeron.dir?): %w", cfg.Aeron.Dir, err)
-	}
 	if cfg.Mode == config.ModeTransport {
+		ac, err := dialDriver(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
 		return &actors.Connection{Aeron: ac, Dead: ac.Dead(), Err: ac.Err, Close: ac.Close}, nil
 	}
-	arc, err := archive.Connect(ctx, ac, archive.Options{
-		ControlChannel:   cfg.Archive.ControlChannel.String(),
-		ControlStreamID:  cfg.Archive.ControlStreamID,
-		ResponseChannel:  cfg.Archive.ResponseChannel.String(),
-		ResponseStreamID: cfg.Archive.ResponseStreamID,
-		MessageTimeout:   cfg.Archive.MessageTimeout,
-		Logger:           log,
-	})
+	ac, arc, err := dialArchive(ctx, cfg, log)
 	if err != nil {
-		_ = ac.Close()
-		return nil, fmt.Errorf("connect to the Aeron archive on %s stream %d: %w", cfg.Archive.ControlChannel, cfg.Archive.ControlStreamID, err)
+		return nil, err
 	}
 	dead := make(chan struct{})
 	go func() {
@@ -169,6 +161,37 @@ func connectAeron(ctx context.Context, cfg *config.Config, log *slog.Logger) (*a
 		},
 		Close: func() error { return errors.Join(arc.Close(), ac.Close()) },
 	}, nil
+}
+
+// dialDriver connects to the media driver in aeron.dir.
+func dialDriver(ctx context.Context, cfg *config.Config, log *slog.Logger) (*aeron.Client, error) {
+	ac, err := aeron.Connect(ctx, aeron.Options{Dir: cfg.Aeron.Dir, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("connect to the Aeron media driver in %s (is the media driver running with this aeron.dir?): %w", cfg.Aeron.Dir, err)
+	}
+	return ac, nil
+}
+
+// dialArchive connects to the media driver and opens a control session with the archive
+// as the archive.* settings say. The caller closes the archive client before the driver's.
+func dialArchive(ctx context.Context, cfg *config.Config, log *slog.Logger) (*aeron.Client, *archive.Client, error) {
+	ac, err := dialDriver(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	arc, err := archive.Connect(ctx, ac, archive.Options{
+		ControlChannel:   cfg.Archive.ControlChannel.String(),
+		ControlStreamID:  cfg.Archive.ControlStreamID,
+		ResponseChannel:  cfg.Archive.ResponseChannel.String(),
+		ResponseStreamID: cfg.Archive.ResponseStreamID,
+		MessageTimeout:   cfg.Archive.MessageTimeout,
+		Logger:           log,
+	})
+	if err != nil {
+		_ = ac.Close()
+		return nil, nil, fmt.Errorf("connect to the Aeron archive on %s stream %d: %w", cfg.Archive.ControlChannel, cfg.Archive.ControlStreamID, err)
+	}
+	return ac, arc, nil
 }
 
 // streamConfigs resets the streams that ask for it and loads every stream's stored state:
