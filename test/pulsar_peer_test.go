@@ -107,7 +107,7 @@ func TestRealPulsarKeepsAcknowledgedMessagesAcrossKill9(t *testing.T) {
 	if err := broker.Restart(ctx); err != nil {
 		t.Fatalf("restart after kill -9: %v", err)
 	}
-	t.Logf("pulsar restarted after kill -9 in %s", broker.StartupTime.Round(time.Millisecond))
+	t.Logf("pulsar restarted after kill -9 in %s (%d process(es))", broker.StartupTime.Round(time.Millisecond), broker.StartAttempts)
 
 	client = newPulsarClient(t, broker.ServiceURL)
 	reader, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.EarliestMessageID()})

@@ -56,6 +56,17 @@ func startProcess(name string, argv, env []string, dir, logPath string, detached
 	return p, nil
 }
 
+// appendLog adds a line of the harness's own to a peer's console log, so the log tells what
+// was done to the peer as well as what it printed. Best effort: the log is for people.
+func appendLog(logPath, line string) {
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "--- %s: %s\n", time.Now().UTC().Format(time.RFC3339Nano), line)
+}
+
 // pid is the process id, which is also its process group id.
 func (p *process) pid() int { return p.cmd.Process.Pid }
 
