@@ -71,6 +71,13 @@ type inProcessOptions struct {
 	createProducer func(actors.ProducerFactory) actors.ProducerFactory
 }
 
+// ready tells whether ferry's first producer is ready.
+func (ip *inProcess) ready() bool {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	return !ip.producedAt.IsZero()
+}
+
 // startInProcess starts the pipeline for streams; t.Cleanup drains and stops it.
 func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *inProcess {
 	t.Helper()
