@@ -13,6 +13,7 @@ import (
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/supervisor"
 )
 
@@ -281,8 +282,9 @@ func (r *replay) poll(ctx actor.Context) {
 		}
 		r.image = img
 	}
-	credits := min(r.cfg.MaxInflightRecords-(r.sentRecords-r.relRecords), fragmentLimit)
-	if credits <= 0 || r.cfg.MaxInflightBytes-(r.sentBytes-r.relBytes) <= 0 {
+	window := progress.Window{Records: r.cfg.MaxInflightRecords, Bytes: r.cfg.MaxInflightBytes}
+	credits := min(window.Readable(r.sentRecords-r.relRecords, r.sentBytes-r.relBytes), fragmentLimit)
+	if credits == 0 {
 		return // Credits from the tracker resume polling.
 	}
 	before := r.image.Position()

@@ -1,6 +1,6 @@
 // Package progress is ferry's pure core for "how far may we say we got".
 //
-// It owns four decisions and nothing else:
+// It owns five decisions and nothing else:
 //
 //   - [CommitTracker]: per recording, which emitted records Pulsar has
 //     acknowledged, and the committed position: the end of the contiguous
@@ -10,6 +10,8 @@
 //   - [Schedule]: which recordings of one stream may publish now (lessons 5, 11).
 //   - [SequenceID] and [ProducerName]: the deduplication identity of a record
 //     (lesson 20).
+//   - [Window]: how much the replay may read now, given what is in flight (the
+//     credits, architecture §2).
 //
 // # What this package must never do
 //

@@ -1,0 +1,32 @@
+package progress
+
+// Window bounds what the replay of one recording may have read and not yet seen committed:
+// the records the tracker holds, in the publisher's queue or in Pulsar's hands (the
+// replay's credits, inflight.max_messages and inflight.max_bytes). Both bounds are positive.
+type Window struct {
+	Records, Bytes int64
+}
+
+// Readable returns how many records the replay may read now, given how many records and
+// bytes it has read that are not committed yet; 0 means wait for credits.
+//
+// While anything is in flight, reading resumes only once a quarter of the window is free
+// again. Resuming at the first free record would, under a full window, move the pipeline
+// one record at a time: every acknowledgement would release one credit, one read of one
+// record (of its first fragment only, for a fragmented one), one batch of one through every
+// actor. A quarter keeps batches large while three quarters stay in flight, which is what
+// keeps the broker busy. With nothing in flight, any free room is read.
+//
+// The byte bound may be overshot by one read: a read is limited in records, and the record
+// that crosses the bound is not known before it is read.
+func (w Window) Readable(inflightRecords, inflightBytes int64) int64 {
+	freeRecords := w.Records - inflightRecords
+	freeBytes := w.Bytes - inflightBytes
+	switch {
+	case freeRecords <= 0 || freeBytes <= 0:
+		return 0
+	case inflightRecords > 0 && (freeRecords < w.Records/4 || freeBytes < w.Bytes/4):
+		return 0
+	}
+	return freeRecords
+}
