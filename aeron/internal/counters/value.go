@@ -34,9 +34,10 @@ func (v Value) ID() CounterID { return v.id }
 // and everything the writer wrote before it.
 func (v Value) Load() int64 { return v.buf.LoadInt64(ValueOffset) }
 
-// Store writes the value with an atomic (release) store: everything this goroutine wrote
-// or read before it happens-before a reader's Load that observes it (Agrona's setOrdered).
-func (v Value) Store(x int64) { v.buf.StoreInt64(ValueOffset, x) }
+// Store writes the value with a release store: everything this goroutine wrote or read
+// before it happens-before a reader's Load that observes it (Agrona's setOrdered/
+// setRelease). It does not order this goroutine's later loads after it.
+func (v Value) Store(x int64) { v.buf.StoreReleaseInt64(ValueOffset, x) }
 
 // HeartbeatClientID returns the client id in the key of a client-heartbeat counter
 // ([TypeClientHeartbeat]), or false if the key is too short to hold one.

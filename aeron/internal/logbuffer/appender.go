@@ -1,6 +1,7 @@
 package logbuffer
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/ferry-bridge/ferry/aeron/internal/shm"
@@ -121,7 +122,7 @@ func (a *ExclusiveAppender) OfferWithReservedValue(flow Flow, payload []byte, re
 	// learn the producer position. It is stored before the frames, and
 	// even when the message does not fit (then past the end of the term),
 	// as Aeron's appenders do.
-	a.meta.StoreInt64(tailCounterOffset(a.partition), int64(PackRawTail(a.termID, resultingOffset)))
+	a.meta.StoreReleaseInt64(tailCounterOffset(a.partition), int64(PackRawTail(a.termID, resultingOffset)))
 
 	term := a.terms[a.partition]
 	if resultingOffset > a.termLength {
@@ -198,9 +199,10 @@ func (a *ExclusiveAppender) writeFrame(term shm.Buffer, off int, flags Flags, pa
 	frameLength := HeaderLength + len(payload)
 	a.beginFrame(term, off, frameLength, flags, FrameTypeData)
 	// Step 3: payload and reserved value, plain stores, published by the
-	// release store of the length below.
-	copy(term.Sub(off+HeaderLength, len(payload)).Bytes(), payload)
-	term.PutInt64(off+ReservedValueOffset, reserved)
+	// release store of the length below. One checked view of the frame.
+	frame := term.Sub(off, frameLength).Bytes()
+	copy(frame[HeaderLength:], payload)
+	binary.LittleEndian.PutUint64(frame[ReservedValueOffset:], uint64(reserved))
 	publishFrame(term, off, frameLength)
 }
 
@@ -220,9 +222,9 @@ func (a *ExclusiveAppender) padToEndOfTerm(term shm.Buffer) {
 // with the length negated: steps 1 and 2 of aeron-protocol.md §5.5.
 func (a *ExclusiveAppender) beginFrame(term shm.Buffer, off, frameLength int, flags Flags, typ FrameType) {
 	// Step 1: length (negated: "being written"), version, flags and type
-	// in one 64-bit atomic store. Readers stop at a length ≤ 0, so until
-	// step 4 nobody interprets the frame.
-	term.StoreInt64(off+FrameLengthOffset, firstHeaderWord(-int32(frameLength), a.version, flags, typ))
+	// in one 64-bit release store, as Aeron's putLongRelease. Readers stop at
+	// a length ≤ 0, so until step 4 nobody interprets the frame.
+	term.StoreReleaseInt64(off+FrameLengthOffset, firstHeaderWord(-int32(frameLength), a.version, flags, typ))
 	// Step 2: the remaining header words, plain stores. No reader looks at
 	// them before it has seen the positive length of step 4, whose release
 	// store orders them before it; until then every reader stops at the
@@ -231,8 +233,9 @@ func (a *ExclusiveAppender) beginFrame(term shm.Buffer, off, frameLength int, fl
 	// beside an old length: in Go that would cost two full fences per frame
 	// on amd64, where atomic stores are XCHG, and the term space is zeroed
 	// by the driver before reuse, so there is no old length to see.)
-	term.PutInt64(off+TermOffsetOffset, int32Pair(int32(off), a.sessionID))
-	term.PutInt64(off+StreamIDOffset, int32Pair(a.streamID, a.termID))
+	h := term.Sub(off, HeaderLength).Bytes()
+	binary.LittleEndian.PutUint64(h[TermOffsetOffset:], uint64(int32Pair(int32(off), a.sessionID)))
+	binary.LittleEndian.PutUint64(h[StreamIDOffset:], uint64(int32Pair(a.streamID, a.termID)))
 }
 
 // publishFrame is step 4 of aeron-protocol.md §5.5.
@@ -241,7 +244,7 @@ func publishFrame(term shm.Buffer, off, frameLength int) {
 	// of the length in Poll: everything written above (header, payload,
 	// reserved value) is visible to a reader that sees the positive
 	// length.
-	term.StoreInt32(off+FrameLengthOffset, int32(frameLength))
+	term.StoreReleaseInt32(off+FrameLengthOffset, int32(frameLength))
 }
 
 // rotate moves to the next term after an offer hit the end of the

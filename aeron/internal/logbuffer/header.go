@@ -90,15 +90,19 @@ func (h FrameHeader) AppendTo(b []byte) []byte {
 // positive length, which that acquire load observed, so they are
 // complete.
 func readFrameHeader(term shm.Buffer, off int, frameLength int32) FrameHeader {
+	// One checked view of the header, decoded from the bytes: a checked
+	// accessor per field cost a third of a poll.
+	b := term.Sub(off, HeaderLength).Bytes()
+	le := binary.LittleEndian
 	return FrameHeader{
 		FrameLength:   frameLength,
-		Version:       term.GetUint8(off + VersionOffset),
-		Flags:         Flags(term.GetUint8(off + FlagsOffset)),
-		Type:          FrameType(term.GetUint16(off + TypeOffset)),
-		TermOffset:    term.GetInt32(off + TermOffsetOffset),
-		SessionID:     term.GetInt32(off + SessionIDOffset),
-		StreamID:      term.GetInt32(off + StreamIDOffset),
-		TermID:        term.GetInt32(off + TermIDOffset),
-		ReservedValue: term.GetInt64(off + ReservedValueOffset),
+		Version:       b[VersionOffset],
+		Flags:         Flags(b[FlagsOffset]),
+		Type:          FrameType(le.Uint16(b[TypeOffset:])),
+		TermOffset:    int32(le.Uint32(b[TermOffsetOffset:])),
+		SessionID:     int32(le.Uint32(b[SessionIDOffset:])),
+		StreamID:      int32(le.Uint32(b[StreamIDOffset:])),
+		TermID:        int32(le.Uint32(b[TermIDOffset:])),
+		ReservedValue: int64(le.Uint64(b[ReservedValueOffset:])),
 	}
 }

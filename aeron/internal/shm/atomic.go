@@ -46,6 +46,26 @@ func (b Buffer) StoreInt64(off int, v int64) {
 	atomic.StoreInt64(b.int64At(off, "StoreInt64"), v)
 }
 
+// StoreReleaseInt32 stores v at off with release ordering only: a reader
+// that sees v with an acquire load ([Buffer.LoadInt32], or the driver's
+// volatile read) sees every store this goroutine made before it. It is
+// Agrona's putIntOrdered/putIntRelease, the store Aeron publishes frames
+// and tails with, and weaker than [Buffer.StoreInt32]: it does not order
+// a later load before it (no store-load fence), which a publisher never
+// needs. On amd64 it costs a plain MOV where StoreInt32 is an XCHG that
+// drains the store buffer (see release_amd64.s); elsewhere, and under the
+// race detector (which must see the edge), it is StoreInt32.
+func (b Buffer) StoreReleaseInt32(off int, v int32) {
+	b.mustWritable("StoreReleaseInt32")
+	storeRelease32(b.int32At(off, "StoreReleaseInt32"), v)
+}
+
+// StoreReleaseInt64 is [Buffer.StoreReleaseInt32] for an int64.
+func (b Buffer) StoreReleaseInt64(off int, v int64) {
+	b.mustWritable("StoreReleaseInt64")
+	storeRelease64(b.int64At(off, "StoreReleaseInt64"), v)
+}
+
 // CompareAndSwapInt64 atomically replaces the int64 at off with new if it
 // equals old, and reports whether it did.
 func (b Buffer) CompareAndSwapInt64(off int, old, new int64) bool {
@@ -74,7 +94,7 @@ func (b Buffer) LoadWords(off int, dst []byte) {
 	if n == 0 {
 		return
 	}
-	b.mustAligned(off, wordSize, "LoadWords")
+	mustAligned(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.b)), off), wordSize, off, "LoadWords")
 	var word [wordSize]byte
 	for i := 0; i < len(dst); i += wordSize {
 		w := atomic.LoadUint64((*uint64)(unsafe.Pointer(&b.b[off+i])))
@@ -94,7 +114,7 @@ func (b Buffer) StoreWords(off int, src []byte) {
 	if n == 0 {
 		return
 	}
-	b.mustAligned(off, wordSize, "StoreWords")
+	mustAligned(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.b)), off), wordSize, off, "StoreWords")
 	var word [wordSize]byte
 	for i := 0; i < len(src); i += wordSize {
 		word = [wordSize]byte{}
@@ -103,24 +123,35 @@ func (b Buffer) StoreWords(off int, src []byte) {
 	}
 }
 
+// int32At and int64At return the address of the checked word at off. The
+// address is computed from the checked offset, without a second bounds
+// check.
 func (b Buffer) int32At(off int, op string) *int32 {
 	b.mustRange(off, sizeofInt32, op)
-	b.mustAligned(off, sizeofInt32, op)
-	return (*int32)(unsafe.Pointer(&b.b[off]))
+	p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.b)), off)
+	mustAligned(p, sizeofInt32, off, op)
+	return (*int32)(p)
 }
 
 func (b Buffer) int64At(off int, op string) *int64 {
 	b.mustRange(off, sizeofInt64, op)
-	b.mustAligned(off, sizeofInt64, op)
-	return (*int64)(unsafe.Pointer(&b.b[off]))
+	p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.b)), off)
+	mustAligned(p, sizeofInt64, off, op)
+	return (*int64)(p)
 }
 
-// mustAligned checks the real address of b[off], not just off: a Buffer
-// made by [Wrap] or [Buffer.Sub] may start anywhere. off must be in range.
-func (b Buffer) mustAligned(off, align int, op string) {
-	if addr := uintptr(unsafe.Pointer(&b.b[off])); addr%uintptr(align) != 0 {
-		assertionFailed("%s: offset %d is at address %#x, not %d-byte aligned", op, off, addr, align)
+// mustAligned checks the real address p of the word at off, not just off: a
+// Buffer made by [Wrap] or [Buffer.Sub] may start anywhere. align is a power
+// of two.
+func mustAligned(p unsafe.Pointer, align uintptr, off int, op string) {
+	if uintptr(p)&(align-1) != 0 {
+		alignmentFailed(op, off, uintptr(p), align)
 	}
+}
+
+//go:noinline
+func alignmentFailed(op string, off int, addr, align uintptr) {
+	assertionFailed("%s: offset %d is at address %#x, not %d-byte aligned", op, off, addr, align)
 }
 
 func roundUpToWord(n int) int {

@@ -52,6 +52,65 @@ func TestAtomicAccessors(t *testing.T) {
 	if got := b.GetInt64(8); got != 205 {
 		t.Errorf("GetInt64 after atomics = %d, want 205", got)
 	}
+	b.StoreReleaseInt32(16, -7)
+	if got := b.LoadInt32(16); got != -7 {
+		t.Errorf("LoadInt32 after StoreReleaseInt32 = %d, want -7", got)
+	}
+	b.StoreReleaseInt64(24, -1<<40)
+	if got := b.LoadInt64(24); got != -1<<40 {
+		t.Errorf("LoadInt64 after StoreReleaseInt64 = %d, want %d", got, int64(-1<<40))
+	}
+	if got := b.GetInt32(20); got != 0 {
+		t.Errorf("StoreReleaseInt32 at 16 wrote beyond its 4 bytes: %d at 20", got)
+	}
+}
+
+// A release store publishes what was written before it: a reader that sees
+// the flag with an acquire load sees the data (the message-passing litmus
+// test, across two goroutines). Round i writes slot i with plain stores and
+// then stores the flag i with a release store; a reader that sees flag f
+// reads slot f, which nobody writes again. On amd64 the store is a plain MOV
+// in assembly: were the compiler free to sink the slot's stores below it, or
+// the store not single-copy atomic, the reader would find a slot unwritten
+// or a flag torn.
+func TestStoreReleasePublishesEarlierStores(t *testing.T) {
+	const rounds = 100_000
+	const slot = 16 // bytes per round: an int64 and an int32 written plainly
+	b := Alloc(16 + rounds*slot)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i < rounds; i++ {
+			b.PutInt64(16+i*slot, int64(i)*3)
+			b.PutInt32(16+i*slot+8, int32(i))
+			b.StoreReleaseInt64(8, int64(i)<<32|int64(i))
+			b.StoreReleaseInt32(0, int32(i))
+		}
+	}()
+	seen := 0
+	for last := int32(0); last < rounds-1; {
+		f := b.LoadInt32(0)
+		if f == last {
+			continue
+		}
+		if f < last {
+			t.Fatalf("flag went back from %d to %d", last, f)
+		}
+		data, small := b.GetInt64(16+int(f)*slot), b.GetInt32(16+int(f)*slot+8)
+		if data != int64(f)*3 || small != f {
+			t.Fatalf("saw flag %d but its slot holds %d and %d (want %d and %d)", f, data, small, int64(f)*3, f)
+		}
+		// The word stored just before the flag: at least round f, never torn.
+		if w := b.LoadInt64(8); w>>32 != w&0xffffffff || w>>32 < int64(f) {
+			t.Fatalf("saw flag %d, then the word released before it as %#x", f, w)
+		}
+		last = f
+		seen++
+	}
+	<-done
+	if seen == 0 {
+		t.Fatal("the reader never saw a flag change")
+	}
 }
 
 func TestAtomicAccessorsCheckAlignmentAndBounds(t *testing.T) {
@@ -73,6 +132,9 @@ func TestAtomicAccessorsCheckAlignmentAndBounds(t *testing.T) {
 		{"LoadInt64 straddling end", func() { b.LoadInt64(28) }},
 		{"StoreInt64 negative", func() { b.StoreInt64(-8, 0) }},
 		{"AddInt64 past end", func() { b.AddInt64(32, 1) }},
+		{"StoreReleaseInt32 misaligned", func() { b.StoreReleaseInt32(2, 0) }},
+		{"StoreReleaseInt64 at 4", func() { b.StoreReleaseInt64(4, 0) }},
+		{"StoreReleaseInt64 past end", func() { b.StoreReleaseInt64(32, 0) }},
 	} {
 		mustPanicAssertion(t, tc.name, tc.fn)
 	}

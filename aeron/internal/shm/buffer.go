@@ -110,16 +110,30 @@ func (b Buffer) inRange(off, n int) bool {
 	return off >= 0 && n >= 0 && off <= len(b.b)-n
 }
 
+// The must* checks run on every access, so each is small enough for the
+// compiler to inline into the accessor; the message is built out of line,
+// in the *Failed functions, only when a check fails.
+
 func (b Buffer) mustRange(off, n int, op string) {
 	if !b.inRange(off, n) {
-		assertionFailed("%s: range [%d, %d+%d) outside buffer of %d bytes", op, off, off, n, len(b.b))
+		rangeFailed(op, off, n, len(b.b))
 	}
 }
 
 func (b Buffer) mustWritable(op string) {
 	if b.readOnly {
-		assertionFailed("%s: write to a read-only mapping", op)
+		readOnlyFailed(op)
 	}
+}
+
+//go:noinline
+func rangeFailed(op string, off, n, length int) {
+	assertionFailed("%s: range [%d, %d+%d) outside buffer of %d bytes", op, off, off, n, length)
+}
+
+//go:noinline
+func readOnlyFailed(op string) {
+	assertionFailed("%s: write to a read-only mapping", op)
 }
 
 // assertionFailed panics for a violated internal invariant. It is kept out

@@ -1,0 +1,18 @@
+//go:build amd64 && !race
+
+package shm
+
+// On amd64 every aligned store is a release store in hardware (x86-TSO:
+// stores become visible in program order, and no store passes an earlier
+// load), so a release store needs no fence, only a compiler that keeps the
+// earlier memory operations before it. The Go compiler never moves a memory
+// operation across a call to an assembly function, and these are assembly
+// (release_amd64.s), so neither the compiler nor the CPU reorders them with
+// what the goroutine did before. Aligned 4- and 8-byte MOVs are single-copy
+// atomic, so a concurrent reader never sees a torn value.
+
+//go:noescape
+func storeRelease32(addr *int32, v int32)
+
+//go:noescape
+func storeRelease64(addr *int64, v int64)
