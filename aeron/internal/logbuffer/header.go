@@ -3,8 +3,6 @@ package logbuffer
 import (
 	"encoding/binary"
 	"fmt"
-
-	"github.com/ferry-bridge/ferry/aeron/internal/shm"
 )
 
 // FrameHeader is a decoded data frame header (aeron-protocol.md §5.4).
@@ -84,15 +82,14 @@ func (h FrameHeader) AppendTo(b []byte) []byte {
 	return append(b, f[:]...)
 }
 
-// readFrameHeader reads the header at off in term, with frameLength
-// already loaded by the caller's acquire load. The remaining fields are
-// plain loads: the publisher wrote them before its release store of the
-// positive length, which that acquire load observed, so they are
-// complete.
-func readFrameHeader(term shm.Buffer, off int, frameLength int32) FrameHeader {
-	// One checked view of the header, decoded from the bytes: a checked
-	// accessor per field cost a third of a poll.
-	b := term.Sub(off, HeaderLength).Bytes()
+// decodePublishedHeader decodes the header at the start of b (at least
+// [HeaderLength] bytes) with the length the caller already loaded with an
+// acquire load. The other fields are plain loads: the publisher wrote them
+// before its release store of the positive length, which that load
+// observed. Decoding from one checked view costs a fraction of a checked
+// accessor per field.
+func decodePublishedHeader(b []byte, frameLength int32) FrameHeader {
+	b = b[:HeaderLength]
 	le := binary.LittleEndian
 	return FrameHeader{
 		FrameLength:   frameLength,

@@ -1,6 +1,7 @@
 package logbuffer
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/ferry-bridge/ferry/aeron/internal/shm"
@@ -147,7 +148,7 @@ type termCursor struct {
 
 // termFrame is a published frame found by [termCursor.next].
 type termFrame struct {
-	term          shm.Buffer
+	bytes         []byte // the frame: header and payload, frameLength bytes
 	offset        int
 	frameLength   int32
 	alignedLength int
@@ -193,7 +194,10 @@ func (c *termCursor) next() (f termFrame, ok bool, err error) {
 	if alignedLength > c.termLength-c.offset {
 		return termFrame{}, false, c.corrupt(frameLength, fmt.Sprintf("runs past the end of the term (offset %d, term length %d)", c.offset, c.termLength))
 	}
-	return termFrame{term: c.term, offset: c.offset, frameLength: frameLength, alignedLength: alignedLength}, true, nil
+	// One view of the whole frame, checked here against the term: the header
+	// fields, the type and the payload are read from it without a check each.
+	frame := c.term.Sub(c.offset, int(frameLength)).Bytes()
+	return termFrame{bytes: frame, offset: c.offset, frameLength: frameLength, alignedLength: alignedLength}, true, nil
 }
 
 func (c *termCursor) consume(f termFrame)   { c.offset = f.offset + f.alignedLength }
@@ -205,7 +209,7 @@ func (c *termCursor) position() int64 { return c.termBegin + int64(c.offset) }
 // header returns the handler's view of f, which the cursor has consumed.
 func (c *termCursor) header(f termFrame) Header {
 	return Header{
-		FrameHeader: readFrameHeader(f.term, f.offset, f.frameLength),
+		FrameHeader: decodePublishedHeader(f.bytes, f.frameLength),
 		Position:    c.termBegin + int64(f.offset+f.alignedLength),
 	}
 }
@@ -217,11 +221,8 @@ func (c *termCursor) corrupt(frameLength int32, reason string) error {
 // isPadding reports whether f is a padding frame. The type is a plain
 // load, published by the acquire load of the length in next.
 func (f termFrame) isPadding() bool {
-	return FrameType(f.term.GetUint16(f.offset+TypeOffset)) == FrameTypePad
+	return FrameType(binary.LittleEndian.Uint16(f.bytes[TypeOffset:])) == FrameTypePad
 }
 
-// payload returns the view of f's payload in the term; next checked that
-// it lies inside the term.
-func (f termFrame) payload() []byte {
-	return f.term.Sub(f.offset+HeaderLength, int(f.frameLength)-HeaderLength).Bytes()
-}
+// payload returns the view of f's payload in the term.
+func (f termFrame) payload() []byte { return f.bytes[HeaderLength:] }

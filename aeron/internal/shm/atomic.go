@@ -123,21 +123,39 @@ func (b Buffer) StoreWords(off int, src []byte) {
 	}
 }
 
-// int32At and int64At return the address of the checked word at off. The
-// address is computed from the checked offset, without a second bounds
-// check.
+// int32At and int64At return the address of the word at off after checking
+// that it lies inside the buffer and is aligned on the real address. The
+// message is built out of line, only when a check fails.
 func (b Buffer) int32At(off int, op string) *int32 {
-	b.mustRange(off, sizeofInt32, op)
+	if off < 0 || off > len(b.b)-sizeofInt32 {
+		b.wordFailed(op, off, sizeofInt32)
+	}
+	// In range: the pointer stays inside the allocation (checkptr).
 	p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.b)), off)
-	mustAligned(p, sizeofInt32, off, op)
+	if uintptr(p)&(sizeofInt32-1) != 0 {
+		b.wordFailed(op, off, sizeofInt32)
+	}
 	return (*int32)(p)
 }
 
 func (b Buffer) int64At(off int, op string) *int64 {
-	b.mustRange(off, sizeofInt64, op)
+	if off < 0 || off > len(b.b)-sizeofInt64 {
+		b.wordFailed(op, off, sizeofInt64)
+	}
+	// In range: the pointer stays inside the allocation (checkptr).
 	p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.b)), off)
-	mustAligned(p, sizeofInt64, off, op)
+	if uintptr(p)&(sizeofInt64-1) != 0 {
+		b.wordFailed(op, off, sizeofInt64)
+	}
 	return (*int64)(p)
+}
+
+//go:noinline
+func (b Buffer) wordFailed(op string, off, size int) {
+	if off < 0 || off > len(b.b)-size {
+		rangeFailed(op, off, size, len(b.b))
+	}
+	alignmentFailed(op, off, uintptr(unsafe.Pointer(unsafe.SliceData(b.b)))+uintptr(off), uintptr(size))
 }
 
 // mustAligned checks the real address p of the word at off, not just off: a
