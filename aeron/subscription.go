@@ -39,8 +39,11 @@ func (s *Subscription) Poll(handler FragmentHandler, fragmentLimit int) (int, er
 		return 0, s.client.closedErr()
 	}
 	images := *s.images.Load()
-	if len(images) == 0 {
+	switch len(images) {
+	case 0:
 		return 0, nil
+	case 1: // the common case, without the round robin's divisions
+		return images[0].Poll(handler, fragmentLimit)
 	}
 	s.roundRobin = (s.roundRobin + 1) % len(images)
 	fragments := 0

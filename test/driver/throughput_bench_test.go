@@ -44,39 +44,54 @@ func BenchmarkIPCThroughput(b *testing.B) {
 const ipcSeconds = 6
 
 // goIPCThroughput runs a publisher goroutine offering size-byte messages without pause
-// while this goroutine polls, and returns the median of the per-second message counts
-// after the first second, with all of them.
+// and a subscriber goroutine polling, samples the subscriber's count once a second (as the
+// Java sample's rate reporter does, so the subscriber's loop does not read the clock), and
+// returns the median of the per-second counts after the first second, with all of them.
 func goIPCThroughput(b *testing.B, sub *aeron.Subscription, pub *aeron.ExclusivePublication, size int) (float64, []float64) {
 	b.Helper()
 	payload := make([]byte, size)
 	var stop atomic.Bool
-	published := make(chan error, 1)
+	var total atomic.Int64 // messages received, published by the subscriber once per poll
+	errs := make(chan error, 2)
 	go func() {
 		for !stop.Load() {
 			if _, err := pub.Offer(payload); err != nil && !errors.Is(err, aeron.ErrBackPressured) && !errors.Is(err, aeron.ErrAdminAction) {
-				published <- err
+				errs <- fmt.Errorf("offer: %w", err)
 				return
 			}
 		}
-		published <- nil
+		errs <- nil
 	}()
-	var received int
-	count := func([]byte, aeron.Header) { received++ }
+	go func() {
+		received := int64(0)
+		count := func([]byte, aeron.Header) { received++ }
+		for !stop.Load() {
+			n, err := sub.Poll(count, 256)
+			if err != nil {
+				errs <- fmt.Errorf("poll: %w", err)
+				return
+			}
+			if n > 0 {
+				total.Store(received)
+			}
+		}
+		errs <- nil
+	}()
 	var seconds []float64
-	began := time.Now()
+	tick := time.NewTicker(time.Second)
+	last, lastAt := total.Load(), time.Now()
 	for len(seconds) < ipcSeconds {
-		if _, err := sub.Poll(count, 256); err != nil {
-			stop.Store(true)
+		now := <-tick.C
+		n := total.Load()
+		seconds = append(seconds, float64(n-last)/now.Sub(lastAt).Seconds())
+		last, lastAt = n, now
+	}
+	tick.Stop()
+	stop.Store(true)
+	for range 2 {
+		if err := <-errs; err != nil {
 			b.Fatal(err)
 		}
-		if elapsed := time.Since(began); elapsed >= time.Second {
-			seconds = append(seconds, float64(received)/elapsed.Seconds())
-			received, began = 0, time.Now()
-		}
-	}
-	stop.Store(true)
-	if err := <-published; err != nil {
-		b.Fatalf("offer: %v", err)
 	}
 	rates := slices.Clone(seconds[1:])
 	slices.Sort(rates)

@@ -197,10 +197,11 @@ func (a *ExclusiveAppender) writeFragments(term shm.Buffer, payload []byte, rese
 // aeron-protocol.md §5.5, publishing it with the last store.
 func (a *ExclusiveAppender) writeFrame(term shm.Buffer, off int, flags Flags, payload []byte, reserved int64) {
 	frameLength := HeaderLength + len(payload)
-	a.beginFrame(term, off, frameLength, flags, FrameTypeData)
-	// Step 3: payload and reserved value, plain stores, published by the
-	// release store of the length below. One checked view of the frame.
+	// One checked view of the whole frame for the plain stores below.
 	frame := term.Sub(off, frameLength).Bytes()
+	a.beginFrameIn(term, frame, off, frameLength, flags, FrameTypeData)
+	// Step 3: payload and reserved value, plain stores, published by the
+	// release store of the length below.
 	copy(frame[HeaderLength:], payload)
 	binary.LittleEndian.PutUint64(frame[ReservedValueOffset:], uint64(reserved))
 	publishFrame(term, off, frameLength)
@@ -221,6 +222,12 @@ func (a *ExclusiveAppender) padToEndOfTerm(term shm.Buffer) {
 // beginFrame writes the header of a frame of frameLength bytes at off,
 // with the length negated: steps 1 and 2 of aeron-protocol.md §5.5.
 func (a *ExclusiveAppender) beginFrame(term shm.Buffer, off, frameLength int, flags Flags, typ FrameType) {
+	a.beginFrameIn(term, term.Sub(off, HeaderLength).Bytes(), off, frameLength, flags, typ)
+}
+
+// beginFrameIn is beginFrame with the frame's bytes at off already in view
+// (at least [HeaderLength] of them).
+func (a *ExclusiveAppender) beginFrameIn(term shm.Buffer, frame []byte, off, frameLength int, flags Flags, typ FrameType) {
 	// Step 1: length (negated: "being written"), version, flags and type
 	// in one 64-bit release store, as Aeron's putLongRelease. Readers stop at
 	// a length ≤ 0, so until step 4 nobody interprets the frame.
@@ -233,7 +240,7 @@ func (a *ExclusiveAppender) beginFrame(term shm.Buffer, off, frameLength int, fl
 	// beside an old length: in Go that would cost two full fences per frame
 	// on amd64, where atomic stores are XCHG, and the term space is zeroed
 	// by the driver before reuse, so there is no old length to see.)
-	h := term.Sub(off, HeaderLength).Bytes()
+	h := frame[:HeaderLength]
 	binary.LittleEndian.PutUint64(h[TermOffsetOffset:], uint64(int32Pair(int32(off), a.sessionID)))
 	binary.LittleEndian.PutUint64(h[StreamIDOffset:], uint64(int32Pair(a.streamID, a.termID)))
 }
