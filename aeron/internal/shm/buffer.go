@@ -110,9 +110,8 @@ func (b Buffer) inRange(off, n int) bool {
 	return off >= 0 && n >= 0 && off <= len(b.b)-n
 }
 
-// The must* checks run on every access, so each is small enough for the
-// compiler to inline into the accessor; the message is built out of line,
-// in the *Failed functions, only when a check fails.
+// The must* checks run on every access: they test, and only when a test
+// fails build the message, out of line, in the *Failed functions.
 
 func (b Buffer) mustRange(off, n int, op string) {
 	if !b.inRange(off, n) {
