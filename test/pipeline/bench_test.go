@@ -17,15 +17,16 @@ import (
 
 	"github.com/apache/pulsar-client-go/pulsar"
 
+	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
 )
 
 // BenchmarkFerryVersusRawProducer measures ferry end to end — a stopped recording in the
 // real archive replayed, published and acknowledged by the real broker, checkpoint
-// persisted — beside a bare pulsar-client-go producer sending the same messages with the
-// same producer settings (named, explicit sequence ids, batching off, send timeout off,
-// deduplication on, the same queue) to the same broker in the same run.
+// persisted — beside a bare pulsar-client-go producer sending the same messages (payload,
+// sequence id and ferry's properties) with the same producer settings (named, batching off,
+// send timeout off, deduplication on, the same queue) to the same broker in the same run.
 //
 // Per size, the recording is made once; then raw and ferry take turns, benchRounds times
 // each (raw, ferry, raw, ferry, …), each run to a fresh topic, ferry each time with a fresh
@@ -42,7 +43,7 @@ func BenchmarkFerryVersusRawProducer(b *testing.B) {
 	for i := range warm {
 		warm[i] = int64(i + 1)
 	}
-	rawRun(b, bytes.Repeat([]byte{'w'}, 1<<10), warm)
+	rawRun(b, bytes.Repeat([]byte{'w'}, 1<<10), warm, ferryProperties{recording: "0", session: "0", stream: "0"})
 	for _, c := range []struct{ size, n int }{{100, 150_000}, {1 << 10, 100_000}, {16 << 10, 30_000}} {
 		b.Run(fmt.Sprintf("%dB", c.size), func(b *testing.B) {
 			sc := newStreamConfig(b, "")
@@ -63,6 +64,11 @@ func BenchmarkFerryVersusRawProducer(b *testing.B) {
 				positions[i] = p
 			}
 			rs.stopRecording(b, pub)
+			props := ferryProperties{
+				recording: strconv.FormatInt(pub.recordingID, 10),
+				session:   strconv.FormatInt(int64(pub.pub.SessionID()), 10),
+				stream:    strconv.FormatInt(int64(sc.StreamID), 10),
+			}
 
 			var raws, ferries, ratios, totals, writes []float64
 			var rawCPU, ferryCPU cpuUse
@@ -72,7 +78,7 @@ func BenchmarkFerryVersusRawProducer(b *testing.B) {
 				// Labelled, so that a -cpuprofile of the benchmark tells the sides apart
 				// (go tool pprof -tagfocus side=ferry).
 				pprof.Do(context.Background(), pprof.Labels("side", "raw"), func(context.Context) {
-					raw = rawRun(b, payload, positions)
+					raw = rawRun(b, payload, positions, props)
 				})
 				sc.Topic = fmt.Sprintf("persistent://public/default/%s-%d-%d", sc.Name, round, time.Now().UnixNano())
 				pprof.Do(context.Background(), pprof.Labels("side", "ferry"), func(context.Context) {
@@ -164,9 +170,15 @@ type rawResult struct {
 	cpu  cpuUse
 }
 
-// rawRun sends payload once per position, with the position as sequence id, through a bare
-// producer with ferry's settings to a fresh topic.
-func rawRun(b *testing.B, payload []byte, positions []int64) rawResult {
+// ferryProperties are the values of the properties ferry puts on every message of a
+// recording, but the position.
+type ferryProperties struct{ recording, session, stream string }
+
+// rawRun sends, through a bare producer with ferry's settings to a fresh topic, the
+// messages ferry sends for the recording: payload once per position, the position as
+// sequence id, and ferry's four properties (docs/performance.md: the properties cost the
+// client and the broker a few µs per message, which writing ferry's messages costs anyone).
+func rawRun(b *testing.B, payload []byte, positions []int64, props ferryProperties) rawResult {
 	b.Helper()
 	client := newPulsarClient(b, peers.Pulsar.ServiceURL)
 	topic := fmt.Sprintf("persistent://public/default/raw-%d", time.Now().UnixNano())
@@ -191,7 +203,13 @@ func rawRun(b *testing.B, payload []byte, positions []int64) rawResult {
 	for _, p := range positions {
 		seq := p
 		wg.Add(1)
-		producer.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: payload, SequenceID: &seq},
+		msg := &pulsar.ProducerMessage{Payload: payload, SequenceID: &seq, Properties: map[string]string{
+			actors.PropRecordingID: props.recording,
+			actors.PropPosition:    strconv.FormatInt(p, 10),
+			actors.PropSessionID:   props.session,
+			actors.PropStreamID:    props.stream,
+		}}
+		producer.SendAsync(context.Background(), msg,
 			func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
 				if err != nil {
 					mu.Lock()
