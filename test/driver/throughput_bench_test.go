@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/infra"
 )
 
@@ -162,10 +163,11 @@ func pairB(b *testing.B, c *aeron.Client, channel string, stream int32) (*aeron.
 	if err != nil {
 		b.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); !pub.IsConnected() || !sub.IsConnected(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatal(errors.New("publication and subscription did not connect"))
+	eventually.NoError(b, 10*time.Second, func() error {
+		if !pub.IsConnected() || !sub.IsConnected() {
+			return errors.New("publication and subscription did not connect")
 		}
-	}
+		return nil
+	})
 	return sub, pub
 }

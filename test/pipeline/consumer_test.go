@@ -99,6 +99,12 @@ func watchTopic(t testing.TB, topic string) *topicWatcher {
 		t.Fatalf("reader on %s: %v", topic, err)
 	}
 	waitDeduplicationEnabled(t, topic)
+	return watchReader(t, topic, reader)
+}
+
+// watchReader records every message reader delivers from topic until the test ends; the
+// test's cleanup stops it and closes the reader.
+func watchReader(t testing.TB, topic string, reader pulsar.Reader) *topicWatcher {
 	w := &topicWatcher{topic: topic, seen: map[[2]int64]bool{}, maxPos: map[int64]int64{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -389,15 +395,22 @@ var adminClient = &http.Client{Timeout: 15 * time.Second}
 // waitDeduplicationEnabled waits until the broker reports deduplication active on the topic.
 func waitDeduplicationEnabled(t testing.TB, topic string) {
 	t.Helper()
-	eventually.NoError(t, 30*time.Second, func() error {
+	waitDeduplicationStatus(t, adminGet, topic, "Enabled", 30*time.Second)
+}
+
+// waitDeduplicationStatus waits until get (an admin GET on the topic's broker) reports the
+// topic's deduplicationStatus as want.
+func waitDeduplicationStatus(t testing.TB, get func(path string, into any) error, topic, want string, timeout time.Duration) {
+	t.Helper()
+	eventually.NoError(t, timeout, func() error {
 		var stats struct {
 			DeduplicationStatus string `json:"deduplicationStatus"`
 		}
-		if err := adminGet(topicPath(topic)+"/stats", &stats); err != nil {
+		if err := get(topicPath(topic)+"/stats", &stats); err != nil {
 			return err
 		}
-		if stats.DeduplicationStatus != "Enabled" {
-			return fmt.Errorf("%s: deduplicationStatus = %q", topic, stats.DeduplicationStatus)
+		if stats.DeduplicationStatus != want {
+			return fmt.Errorf("%s: deduplicationStatus = %q, want %s", topic, stats.DeduplicationStatus, want)
 		}
 		return nil
 	})

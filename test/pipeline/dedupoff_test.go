@@ -210,49 +210,8 @@ func watchTopicDedupOff(t testing.TB, topic string) *topicWatcher {
 	if err != nil {
 		t.Fatalf("reader on %s: %v", topic, err)
 	}
-	eventually.NoError(t, 30*time.Second, func() error {
-		var stats struct {
-			DeduplicationStatus string `json:"deduplicationStatus"`
-		}
-		if err := adminGet(topicPath(topic)+"/stats", &stats); err != nil {
-			return err
-		}
-		if stats.DeduplicationStatus != "Disabled" {
-			return fmt.Errorf("%s: deduplicationStatus = %q, want Disabled", topic, stats.DeduplicationStatus)
-		}
-		return nil
-	})
-	w := &topicWatcher{topic: topic, seen: map[[2]int64]bool{}, maxPos: map[int64]int64{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			msg, err := reader.Next(ctx)
-			if err != nil {
-				if ctx.Err() == nil {
-					w.mu.Lock()
-					w.err = err
-					w.mu.Unlock()
-				}
-				return
-			}
-			r := describe(msg)
-			w.mu.Lock()
-			w.got = append(w.got, r)
-			w.seen[[2]int64{r.recordingID, r.position}] = true
-			if r.position > w.maxPos[r.recordingID] {
-				w.maxPos[r.recordingID] = r.position
-			}
-			w.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		reader.Close()
-	})
-	return w
+	waitDeduplicationStatus(t, adminGet, topic, "Disabled", 30*time.Second)
+	return watchReader(t, topic, reader)
 }
 
 // adminDo sends one admin REST request (body, if any, as JSON) and returns the response

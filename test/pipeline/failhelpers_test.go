@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -316,52 +315,8 @@ func (b failBroker) watch(t *testing.T, topic string) *topicWatcher {
 		reader, err = client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.EarliestMessageID()})
 		return err
 	})
-	eventually.NoError(t, 60*time.Second, func() error {
-		var stats struct {
-			DeduplicationStatus string `json:"deduplicationStatus"`
-		}
-		if err := b.adminGet(topicPath(topic)+"/stats", &stats); err != nil {
-			return err
-		}
-		if stats.DeduplicationStatus != "Enabled" {
-			return fmt.Errorf("%s: deduplicationStatus = %q", topic, stats.DeduplicationStatus)
-		}
-		return nil
-	})
-	w := &topicWatcher{topic: topic, seen: map[[2]int64]bool{}, maxPos: map[int64]int64{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			msg, err := reader.Next(ctx)
-			if err != nil {
-				if ctx.Err() == nil {
-					w.mu.Lock()
-					w.err = err
-					w.mu.Unlock()
-				}
-				return
-			}
-			r := describe(msg)
-			w.mu.Lock()
-			w.got = append(w.got, r)
-			w.seen[[2]int64{r.recordingID, r.position}] = true
-			if r.position > w.maxPos[r.recordingID] {
-				w.maxPos[r.recordingID] = r.position
-			}
-			w.mu.Unlock()
-		}
-	}()
-	var once sync.Once
-	t.Cleanup(func() {
-		once.Do(func() {
-			cancel()
-			<-done
-			reader.Close()
-		})
-	})
-	return w
+	waitDeduplicationStatus(t, b.adminGet, topic, "Enabled", 60*time.Second)
+	return watchReader(t, topic, reader)
 }
 
 // serves reports whether the broker stores a message: it creates a topic of its own
