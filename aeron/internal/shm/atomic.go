@@ -2,6 +2,7 @@ package shm
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync/atomic"
 	"unsafe"
 )
@@ -124,38 +125,44 @@ func (b Buffer) StoreWords(off int, src []byte) {
 }
 
 // int32At and int64At return the address of the word at off after checking
-// that it lies inside the buffer and is aligned on the real address. The
-// message is built out of line, only when a check fails.
+// that it lies inside the buffer and is aligned on the real address. Both
+// checks are one branch and the message is built out of line, only when it
+// fails, so that they inline into every accessor: the hot paths of a
+// publication and a subscription make several of these per message.
 func (b Buffer) int32At(off int, op string) *int32 {
-	if off < 0 || off > len(b.b)-sizeofInt32 {
-		b.wordFailed(op, off, sizeofInt32)
+	if uint(off) > uint(len(b.b)-sizeofInt32) || (b.base()+uintptr(off))&(sizeofInt32-1) != 0 {
+		panic(wordFault{op: op, off: off, size: sizeofInt32, length: len(b.b), base: b.base()})
 	}
 	// In range: the pointer stays inside the allocation (checkptr).
-	p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.b)), off)
-	if uintptr(p)&(sizeofInt32-1) != 0 {
-		b.wordFailed(op, off, sizeofInt32)
-	}
-	return (*int32)(p)
+	return (*int32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.b)), off))
 }
 
 func (b Buffer) int64At(off int, op string) *int64 {
-	if off < 0 || off > len(b.b)-sizeofInt64 {
-		b.wordFailed(op, off, sizeofInt64)
+	if uint(off) > uint(len(b.b)-sizeofInt64) || (b.base()+uintptr(off))&(sizeofInt64-1) != 0 {
+		panic(wordFault{op: op, off: off, size: sizeofInt64, length: len(b.b), base: b.base()})
 	}
 	// In range: the pointer stays inside the allocation (checkptr).
-	p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.b)), off)
-	if uintptr(p)&(sizeofInt64-1) != 0 {
-		b.wordFailed(op, off, sizeofInt64)
-	}
-	return (*int64)(p)
+	return (*int64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.b)), off))
 }
 
-//go:noinline
-func (b Buffer) wordFailed(op string, off, size int) {
-	if off < 0 || off > len(b.b)-size {
-		rangeFailed(op, off, size, len(b.b))
+// base is the address of the buffer's first byte, as a number: no pointer is
+// formed from it.
+func (b Buffer) base() uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b.b))) }
+
+// wordFault is the panic of a word accessor whose word is outside the buffer
+// (see [rangeFault]) or not naturally aligned.
+type wordFault struct {
+	op        string
+	off, size int
+	length    int
+	base      uintptr
+}
+
+func (f wordFault) Error() string {
+	if f.off < 0 || f.off > f.length-f.size {
+		return rangeFault{op: f.op, off: f.off, n: f.size, length: f.length}.Error()
 	}
-	alignmentFailed(op, off, uintptr(unsafe.Pointer(unsafe.SliceData(b.b)))+uintptr(off), uintptr(size))
+	return fmt.Sprintf("assertion failed: shm: %s: offset %d is at address %#x, not %d-byte aligned", f.op, f.off, f.base+uintptr(f.off), f.size)
 }
 
 // mustAligned checks the real address p of the word at off, not just off: a

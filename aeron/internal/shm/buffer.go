@@ -110,29 +110,42 @@ func (b Buffer) inRange(off, n int) bool {
 	return off >= 0 && n >= 0 && off <= len(b.b)-n
 }
 
-// The must* checks run on every access: they test, and only when a test
-// fails build the message, out of line, in the *Failed functions.
+// The must* checks run on every access. A failed check panics with a fault
+// value whose message is built only when somebody prints it: a panic of a
+// composite literal costs the inliner next to nothing where a call to a
+// formatting function costs most of its budget, so the checks inline into
+// the accessors and the accessors into their callers.
 
 func (b Buffer) mustRange(off, n int, op string) {
 	if !b.inRange(off, n) {
-		rangeFailed(op, off, n, len(b.b))
+		panic(rangeFault{op: op, off: off, n: n, length: len(b.b)})
 	}
 }
 
 func (b Buffer) mustWritable(op string) {
 	if b.readOnly {
-		readOnlyFailed(op)
+		panic(readOnlyFault(op))
 	}
 }
 
-//go:noinline
-func rangeFailed(op string, off, n, length int) {
-	assertionFailed("%s: range [%d, %d+%d) outside buffer of %d bytes", op, off, off, n, length)
+// rangeFault is the panic of an access to [off, off+n) outside a buffer of
+// length bytes: a bug in the caller.
+type rangeFault struct {
+	op     string
+	off, n int
+	length int
 }
 
-//go:noinline
-func readOnlyFailed(op string) {
-	assertionFailed("%s: write to a read-only mapping", op)
+func (f rangeFault) Error() string {
+	return fmt.Sprintf("assertion failed: shm: %s: range [%d, %d+%d) outside buffer of %d bytes", f.op, f.off, f.off, f.n, f.length)
+}
+
+// readOnlyFault is the panic of a write to a read-only mapping, named by the
+// accessor.
+type readOnlyFault string
+
+func (f readOnlyFault) Error() string {
+	return fmt.Sprintf("assertion failed: shm: %s: write to a read-only mapping", string(f))
 }
 
 // assertionFailed panics for a violated internal invariant. It is kept out

@@ -9,7 +9,7 @@ import (
 )
 
 // mustPanicAssertion runs fn and fails the test unless it panics with a
-// message that starts with "assertion failed:".
+// message (a string, or an error's text) that starts with "assertion failed:".
 func mustPanicAssertion(t *testing.T, name string, fn func()) {
 	t.Helper()
 	defer func() {
@@ -20,8 +20,11 @@ func mustPanicAssertion(t *testing.T, name string, fn func()) {
 			return
 		}
 		msg, ok := r.(string)
+		if err, isErr := r.(error); isErr {
+			msg, ok = err.Error(), true
+		}
 		if !ok || !strings.HasPrefix(msg, "assertion failed:") {
-			t.Errorf("%s: panic %v, want a string starting with %q", name, r, "assertion failed:")
+			t.Errorf("%s: panic %v, want a message starting with %q", name, r, "assertion failed:")
 		}
 	}()
 	fn()

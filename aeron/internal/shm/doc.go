@@ -24,8 +24,9 @@
 //  1. Offsets a package derives from its own layout constants and from
 //     lengths it has already validated. A bad one is a bug in ferry, so the
 //     fixed-width accessors (Get*, Put*, Load*, Store*, CompareAndSwap*,
-//     Add*, Swap*, LoadWords, StoreWords) and [Buffer.Sub] panic with a
-//     message that starts "assertion failed:" when the range is outside the
+//     Add*, Swap*, LoadWords, StoreWords), the word handles (Int32Word,
+//     Int64Word) and [Buffer.Sub] panic with a message (a string, or an
+//     error's text) that starts "assertion failed:" when the range is outside the
 //     buffer, when an atomic access is misaligned (4 bytes for 32-bit, 8
 //     bytes for 64-bit, checked on the real address), or when a write
 //     targets a read-only mapping.

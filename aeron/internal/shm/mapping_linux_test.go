@@ -76,6 +76,11 @@ func TestMapReadOnly(t *testing.T) {
 		t.Fatalf("GetInt32 = %#x", got)
 	}
 	mustPanicAssertion(t, "write to read-only mapping", func() { b.PutInt32(0, 0) })
+	mustPanicAssertion(t, "release store to a word of a read-only mapping", func() { b.Int32Word(4).StoreRelease(0) })
+	mustPanicAssertion(t, "release store to a word of a read-only mapping", func() { b.Int64Word(0).StoreRelease(0) })
+	if got := b.Int32Word(4).Load(); got != 0x08070605 {
+		t.Fatalf("Int32Word(4).Load = %#x", got)
+	}
 }
 
 func TestCloseIsIdempotent(t *testing.T) {
