@@ -165,9 +165,9 @@ func (l *live) poll(ctx actor.Context) {
 }
 
 func (l *live) onMessage(payload []byte, h aeron.Header) {
-	start := l.lastEnd[h.SessionID]
-	l.batch.Records = append(l.batch.Records, &messages.Record{Start: start, End: h.Position, Payload: append([]byte(nil), payload...)})
-	l.lastEnd[h.SessionID] = h.Position
+	session, end := h.SessionID(), h.Position()
+	l.batch.Records = append(l.batch.Records, &messages.Record{Start: l.lastEnd[session], End: end, Payload: append([]byte(nil), payload...)})
+	l.lastEnd[session] = end
 	l.inflight = append(l.inflight, int64(len(payload)))
 	l.inflightB += int64(len(payload))
 }

@@ -317,7 +317,7 @@ func (r *replay) poll(ctx actor.Context) {
 
 // onMessage is the assembler's handler: one whole message, copied into the batch.
 func (r *replay) onMessage(payload []byte, h aeron.Header) {
-	end := h.Position
+	end := h.Position()
 	r.batch.Records = append(r.batch.Records, &messages.Record{Start: r.lastEnd, End: end, Payload: append([]byte(nil), payload...)})
 	r.lastEnd = end
 }

@@ -4,8 +4,18 @@ import "github.com/ferry-bridge/ferry/aeron/internal/logbuffer"
 
 // Header describes a delivered fragment (or, through a [FragmentAssembler], a whole
 // message): session, stream, term id and offset, flags, reserved value, and Position, the
-// stream position just after it. It is a value; keep it freely.
+// stream position just after it. Like the payload it is a view, valid only during the
+// handler call: keep the values you need, or Frame(), a decoded copy of the frame header.
 type Header = logbuffer.Header
+
+// FrameHeader is a decoded copy of a frame header ([Header.Frame]): a value to keep.
+type FrameHeader = logbuffer.FrameHeader
+
+// Flags are a frame's fragmentation and end-of-stream flags ([Header.Flags]).
+type Flags = logbuffer.Flags
+
+// FrameType is a frame's type ([Header.Type]).
+type FrameType = logbuffer.FrameType
 
 // FragmentHandler receives one fragment per call. The payload is a view into the log
 // buffer, valid only during the call: copy what you keep.

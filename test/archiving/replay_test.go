@@ -79,7 +79,7 @@ func startReplay(t *testing.T, s session, id, position, length int64) *aeron.Ima
 func readUntilEnd(t *testing.T, img *aeron.Image, each func(replayed)) {
 	t.Helper()
 	asm := aeron.NewFragmentAssembler(img.MaxMessageLength(), func(b []byte, h aeron.Header) {
-		each(replayed{payload: bytes.Clone(b), position: h.Position})
+		each(replayed{payload: bytes.Clone(b), position: h.Position()})
 	})
 	eventually.NoError(t, 60*time.Second, func() error {
 		for {
@@ -262,8 +262,8 @@ func TestReplayFollowsALiveRecordingToItsStop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rec != archive.NullPosition && h.Position > rec {
-				t.Fatalf("replay at %d is ahead of the recording at %d", h.Position, rec)
+			if rec != archive.NullPosition && h.Position() > rec {
+				t.Fatalf("replay at %d is ahead of the recording at %d", h.Position(), rec)
 			}
 			checked++
 		}

@@ -132,9 +132,12 @@ func TestMessageThatDoesNotFitTheTermGoesToTheNext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var header aeron.Header
 	var got []byte
-	asm := aeron.NewFragmentAssembler(pub.MaxMessageLength(), func(b []byte, h aeron.Header) { got, header = bytes.Clone(b), h })
+	var position int64
+	var termOffset int32
+	asm := aeron.NewFragmentAssembler(pub.MaxMessageLength(), func(b []byte, h aeron.Header) {
+		got, position, termOffset = bytes.Clone(b), h.Position(), h.TermOffset()
+	})
 	eventually.NoError(t, 5*time.Second, func() error {
 		if _, err := sub.Poll(asm.OnFragment, 10); err != nil {
 			t.Fatal(err)
@@ -147,8 +150,8 @@ func TestMessageThatDoesNotFitTheTermGoesToTheNext(t *testing.T) {
 	if !bytes.Equal(got, big) {
 		t.Fatalf("message differs: %d bytes, want %d", len(got), len(big))
 	}
-	if header.Position != pos || header.TermOffset != 0 {
-		t.Errorf("message header: position %d, term offset %d; want position %d (returned by Offer), term offset 0", header.Position, header.TermOffset, pos)
+	if position != pos || termOffset != 0 {
+		t.Errorf("message header: position %d, term offset %d; want position %d (returned by Offer), term offset 0", position, termOffset, pos)
 	}
 	if img := sub.Images()[0]; img.Position() != pos {
 		t.Errorf("image position %d, want %d", img.Position(), pos)

@@ -150,7 +150,7 @@ func replayRecording(t *testing.T, s aeronSession, recordingID int64) []replayed
 	})
 	var got []replayedMessage
 	asm := aeron.NewFragmentAssembler(img.MaxMessageLength(), func(b []byte, h aeron.Header) {
-		got = append(got, replayedMessage{payload: bytes.Clone(b), position: h.Position})
+		got = append(got, replayedMessage{payload: bytes.Clone(b), position: h.Position()})
 	})
 	eventually.NoError(t, 60*time.Second, func() error {
 		for {

@@ -17,6 +17,7 @@ import (
 // owns it, and no other appender may write to the same log.
 type ExclusiveAppender struct {
 	terms [PartitionCount]shm.Buffer
+	tails [PartitionCount]shm.Int64Word // each partition's raw tail, in meta
 	meta  shm.Buffer
 
 	// Copied from the log's default frame header.
@@ -66,8 +67,13 @@ func NewExclusiveAppender(l *Log) (*ExclusiveAppender, error) {
 		return nil, fmt.Errorf("%w: %s: tail %v is not %d-byte aligned", ErrInvalidLog, l.source, tail, FrameAlignment)
 	}
 	h := l.defaultHeader
+	var tails [PartitionCount]shm.Int64Word
+	for i := range tails {
+		tails[i] = l.meta.Int64Word(tailCounterOffset(i))
+	}
 	return &ExclusiveAppender{
 		terms:               l.terms,
+		tails:               tails,
 		meta:                l.meta,
 		version:             h.Version,
 		flags:               h.Flags,
@@ -122,17 +128,16 @@ func (a *ExclusiveAppender) OfferWithReservedValue(flow Flow, payload []byte, re
 	// learn the producer position. It is stored before the frames, and
 	// even when the message does not fit (then past the end of the term),
 	// as Aeron's appenders do.
-	a.meta.StoreReleaseInt64(tailCounterOffset(a.partition), int64(PackRawTail(a.termID, resultingOffset)))
+	a.tails[a.partition].StoreRelease(int64(PackRawTail(a.termID, resultingOffset)))
 
-	term := a.terms[a.partition]
 	if resultingOffset > a.termLength {
-		a.padToEndOfTerm(term)
+		a.padToEndOfTerm()
 		return a.rotate(), nil
 	}
 	if len(payload) <= a.maxPayloadLength {
-		a.writeFrame(term, a.termOffset, a.flags, payload, reserved)
+		a.writeFrame(a.termOffset, a.flags, payload, reserved)
 	} else {
-		a.writeFragments(term, payload, reserved)
+		a.writeFragments(payload, reserved)
 	}
 	a.termOffset = resultingOffset
 	return OfferResult(a.termBeginPosition + int64(resultingOffset)), nil
@@ -178,7 +183,7 @@ func (a *ExclusiveAppender) backPressureStatus(position int64, length int, conne
 // writeFragments writes a message longer than the maximum payload as
 // consecutive frames of maxPayloadLength bytes (the last one shorter),
 // flagged BEGIN, none…, END. The caller has checked that they fit.
-func (a *ExclusiveAppender) writeFragments(term shm.Buffer, payload []byte, reserved int64) {
+func (a *ExclusiveAppender) writeFragments(payload []byte, reserved int64) {
 	off := a.termOffset
 	flags := FlagBegin
 	for len(payload) > 0 {
@@ -186,52 +191,50 @@ func (a *ExclusiveAppender) writeFragments(term shm.Buffer, payload []byte, rese
 		if n == len(payload) {
 			flags |= FlagEnd
 		}
-		a.writeFrame(term, off, flags, payload[:n], reserved)
+		a.writeFrame(off, flags, payload[:n], reserved)
 		off += align(HeaderLength+n, FrameAlignment)
 		payload = payload[n:]
 		flags = 0
 	}
 }
 
-// writeFrame writes one data frame at off in the order of
-// aeron-protocol.md §5.5, publishing it with the last store.
-func (a *ExclusiveAppender) writeFrame(term shm.Buffer, off int, flags Flags, payload []byte, reserved int64) {
+// writeFrame writes one data frame at off in the current term in the order
+// of aeron-protocol.md §5.5, publishing it with the last store. (Its
+// arguments fit in registers: it runs for every message.)
+func (a *ExclusiveAppender) writeFrame(off int, flags Flags, payload []byte, reserved int64) {
 	frameLength := HeaderLength + len(payload)
-	// One checked view of the whole frame for the plain stores below.
-	frame := term.Sub(off, frameLength).Bytes()
-	a.beginFrameIn(term, frame, off, frameLength, flags, FrameTypeData)
+	// One checked view of the whole frame for the stores below.
+	frame := a.terms[a.partition].Sub(off, frameLength)
+	a.beginFrame(frame, off, frameLength, flags, FrameTypeData)
 	// Step 3: payload and reserved value, plain stores, published by the
 	// release store of the length below.
-	copy(frame[HeaderLength:], payload)
-	binary.LittleEndian.PutUint64(frame[ReservedValueOffset:], uint64(reserved))
-	publishFrame(term, off, frameLength)
+	b := frame.Bytes()
+	copy(b[HeaderLength:], payload)
+	binary.LittleEndian.PutUint64(b[ReservedValueOffset:], uint64(reserved))
+	publishFrame(frame, frameLength)
 }
 
 // padToEndOfTerm fills the rest of the current term with one padding
 // frame, if any space is left (a message may have ended exactly at the
 // end).
-func (a *ExclusiveAppender) padToEndOfTerm(term shm.Buffer) {
+func (a *ExclusiveAppender) padToEndOfTerm() {
 	if a.termOffset >= a.termLength {
 		return
 	}
 	paddingLength := a.termLength - a.termOffset
-	a.beginFrame(term, a.termOffset, paddingLength, a.flags, FrameTypePad)
-	publishFrame(term, a.termOffset, paddingLength)
+	header := a.terms[a.partition].Sub(a.termOffset, HeaderLength) // the padding's payload is not written
+	a.beginFrame(header, a.termOffset, paddingLength, a.flags, FrameTypePad)
+	publishFrame(header, paddingLength)
 }
 
-// beginFrame writes the header of a frame of frameLength bytes at off,
-// with the length negated: steps 1 and 2 of aeron-protocol.md §5.5.
-func (a *ExclusiveAppender) beginFrame(term shm.Buffer, off, frameLength int, flags Flags, typ FrameType) {
-	a.beginFrameIn(term, term.Sub(off, HeaderLength).Bytes(), off, frameLength, flags, typ)
-}
-
-// beginFrameIn is beginFrame with the frame's bytes at off already in view
-// (at least [HeaderLength] of them).
-func (a *ExclusiveAppender) beginFrameIn(term shm.Buffer, frame []byte, off, frameLength int, flags Flags, typ FrameType) {
+// beginFrame writes the header of a frame of frameLength bytes at term
+// offset off, with the length negated: steps 1 and 2 of aeron-protocol.md
+// §5.5. frame views the frame's first [HeaderLength] bytes or more.
+func (a *ExclusiveAppender) beginFrame(frame shm.Buffer, off, frameLength int, flags Flags, typ FrameType) {
 	// Step 1: length (negated: "being written"), version, flags and type
 	// in one 64-bit release store, as Aeron's putLongRelease. Readers stop at
 	// a length ≤ 0, so until step 4 nobody interprets the frame.
-	term.StoreReleaseInt64(off+FrameLengthOffset, firstHeaderWord(-int32(frameLength), a.version, flags, typ))
+	frame.Int64Word(FrameLengthOffset).StoreRelease(firstHeaderWord(-int32(frameLength), a.version, flags, typ))
 	// Step 2: the remaining header words, plain stores. No reader looks at
 	// them before it has seen the positive length of step 4, whose release
 	// store orders them before it; until then every reader stops at the
@@ -240,18 +243,19 @@ func (a *ExclusiveAppender) beginFrameIn(term shm.Buffer, frame []byte, off, fra
 	// beside an old length: in Go that would cost two full fences per frame
 	// on amd64, where atomic stores are XCHG, and the term space is zeroed
 	// by the driver before reuse, so there is no old length to see.)
-	h := frame[:HeaderLength]
+	h := frame.Bytes()[:HeaderLength]
 	binary.LittleEndian.PutUint64(h[TermOffsetOffset:], uint64(int32Pair(int32(off), a.sessionID)))
 	binary.LittleEndian.PutUint64(h[StreamIDOffset:], uint64(int32Pair(a.streamID, a.termID)))
 }
 
-// publishFrame is step 4 of aeron-protocol.md §5.5.
-func publishFrame(term shm.Buffer, off, frameLength int) {
+// publishFrame is step 4 of aeron-protocol.md §5.5 for the frame whose
+// first bytes frame views.
+func publishFrame(frame shm.Buffer, frameLength int) {
 	// Release: publishes the frame. Pairs with the reader's acquire load
 	// of the length in Poll: everything written above (header, payload,
 	// reserved value) is visible to a reader that sees the positive
 	// length.
-	term.StoreReleaseInt32(off+FrameLengthOffset, int32(frameLength))
+	frame.Int32Word(FrameLengthOffset).StoreRelease(int32(frameLength))
 }
 
 // rotate moves to the next term after an offer hit the end of the

@@ -1,6 +1,9 @@
 package logbuffer
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Reassembly of fragmented messages (aeron-protocol.md §5.7).
 //
@@ -133,8 +136,10 @@ type reassembly struct {
 
 // partialMessage is a session's message in progress.
 type partialMessage struct {
-	active         bool
-	first          Header // header of the BEGIN fragment
+	active bool
+	// header is a copy of the BEGIN fragment's header, which becomes the
+	// whole message's when the END fragment arrives.
+	header         [HeaderLength]byte
 	buf            []byte // payload so far; capacity ≤ maxMessageLength
 	nextTermOffset int64  // where the next fragment must start
 }
@@ -156,22 +161,23 @@ func newReassembly(maxMessageLength int) reassembly {
 
 // add takes one fragment and reports whether a whole message is ready.
 func (r *reassembly) add(payload []byte, h Header) (completion, bool) {
-	p := r.partials[h.SessionID]
-	if h.Flags.IsUnfragmented() {
+	sessionID, flags := h.SessionID(), h.Flags()
+	p := r.partials[sessionID]
+	if flags.IsUnfragmented() {
 		// A session's fragments are contiguous, so a whole message means
 		// the rest of any partial one is lost.
 		r.discard(p)
 		return completion{payload: payload, header: h}, true
 	}
-	if h.Flags.IsBegin() {
+	if flags.IsBegin() {
 		if p == nil {
 			p = &partialMessage{}
-			r.partials[h.SessionID] = p
+			r.partials[sessionID] = p
 		}
 		r.discard(p)
 		if r.append(p, payload) {
 			p.active = true
-			p.first = h
+			p.header = *h.frame // a copy: the fragment's view is gone after this call
 			p.nextTermOffset = nextTermOffset(h)
 		}
 		return completion{}, false
@@ -181,7 +187,8 @@ func (r *reassembly) add(payload []byte, h Header) (completion, bool) {
 		r.stats.Orphaned++
 		return completion{}, false
 	}
-	if h.TermID != p.first.TermID || int64(h.TermOffset) != p.nextTermOffset {
+	first := Header{frame: &p.header}
+	if h.TermID() != first.TermID() || int64(h.TermOffset()) != p.nextTermOffset {
 		r.discard(p)
 		r.stats.Orphaned++
 		return completion{}, false
@@ -190,14 +197,17 @@ func (r *reassembly) add(payload []byte, h Header) (completion, bool) {
 	if !r.append(p, payload) {
 		return completion{}, false
 	}
-	if !h.Flags.IsEnd() {
+	if !flags.IsEnd() {
 		p.nextTermOffset = nextTermOffset(h)
 		return completion{}, false
 	}
-	whole := p.first
-	whole.FrameLength = int32(HeaderLength + len(p.buf)) // ≤ HeaderLength + maxMessageLength ≤ HeaderLength + 16 MiB
-	whole.Flags |= h.Flags
-	whole.Position = h.Position
+	// The whole message's header: the first fragment's, with the message's
+	// length (≤ HeaderLength + maxMessageLength ≤ HeaderLength + 16 MiB) and
+	// the END flag. Both are rewritten, not accumulated, so that an aborted
+	// delivery completes the same way when the END fragment comes again.
+	binary.LittleEndian.PutUint32(p.header[FrameLengthOffset:], uint32(HeaderLength+len(p.buf)))
+	p.header[FlagsOffset] |= uint8(flags)
+	whole := Header{frame: &p.header, position: h.Position()}
 	return completion{payload: p.buf, header: whole, partial: p, rollback: rollback}, true
 }
 
@@ -262,5 +272,5 @@ func (r *reassembly) reset() {
 // nextTermOffset returns where the frame after the fragment h describes
 // starts. It is computed in 64 bits: the header may come from anywhere.
 func nextTermOffset(h Header) int64 {
-	return int64(h.TermOffset) + int64(align(int(h.FrameLength), FrameAlignment))
+	return int64(h.TermOffset()) + int64(align(int(h.FrameLength()), FrameAlignment))
 }

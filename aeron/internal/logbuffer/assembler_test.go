@@ -28,12 +28,12 @@ func split(session, termID int32, termOffset int, maxPayload int, msg string) []
 		next := termOffset + align(frameLength, FrameAlignment)
 		out = append(out, fragment{
 			payload: []byte(rest[:n]),
-			header: Header{
-				FrameHeader: FrameHeader{FrameLength: int32(frameLength), Flags: flags, Type: FrameTypeData,
+			header: headerOf(
+				FrameHeader{FrameLength: int32(frameLength), Flags: flags, Type: FrameTypeData,
 					TermOffset: int32(termOffset), SessionID: session, StreamID: testStreamID, TermID: termID,
 					ReservedValue: int64(termOffset)},
-				Position: ComputePosition(termID, next, PositionBitsToShift(testTermLength), 0),
-			},
+				ComputePosition(termID, next, PositionBitsToShift(testTermLength), 0),
+			),
 		})
 		rest, termOffset, flags = rest[n:], next, 0
 		if rest == "" {
@@ -46,12 +46,12 @@ func split(session, termID int32, termOffset int, maxPayload int, msg string) []
 // headers.
 type messageSink struct {
 	got     []string
-	headers []Header
+	headers []keptHeader
 }
 
 func (s *messageSink) onMessage(payload []byte, h Header) {
-	s.got = append(s.got, fmt.Sprintf("%s@%d", payload, h.Position))
-	s.headers = append(s.headers, h)
+	s.got = append(s.got, fmt.Sprintf("%s@%d", payload, h.Position()))
+	s.headers = append(s.headers, keep(h))
 }
 
 func feed(a *FragmentAssembler, frags ...[]fragment) {
@@ -72,13 +72,13 @@ func TestAssemblerReassemblesFragments(t *testing.T) {
 	feed(a, frags, split(1, 3, 448, 4, "ok"))
 
 	last := frags[2].header
-	if !slices.Equal(sink.got, []string{fmt.Sprintf("0123456789@%d", last.Position), fmt.Sprintf("ok@%d", 3*testTermLength+512)}) {
+	if !slices.Equal(sink.got, []string{fmt.Sprintf("0123456789@%d", last.Position()), fmt.Sprintf("ok@%d", 3*testTermLength+512)}) {
 		t.Fatalf("got %q", sink.got)
 	}
-	want := Header{
+	want := keptHeader{
 		FrameHeader: FrameHeader{FrameLength: HeaderLength + 10, Flags: FlagsUnfragmented, Type: FrameTypeData,
 			TermOffset: 256, SessionID: 1, StreamID: testStreamID, TermID: 3, ReservedValue: 256},
-		Position: last.Position,
+		Position: last.Position(),
 	}
 	if sink.headers[0] != want {
 		t.Errorf("assembled header %v, want %v", sink.headers[0], want)
@@ -246,7 +246,7 @@ func TestAssemblerAcrossPolls(t *testing.T) {
 	if polls != 5 {
 		t.Errorf("%d polls, want 5", polls)
 	}
-	checkMessages(t, rec.msgs, []message{received(msg, Header{Position: pos})})
+	checkMessages(t, rec.msgs, []message{received(msg, pos)})
 }
 
 // With ControlledPoll and a handler that aborts every message once and
@@ -257,11 +257,11 @@ func TestControlledAssemblerWithControlledPoll(t *testing.T) {
 	var got []message
 	aborted := map[int64]bool{}
 	a := NewControlledFragmentAssembler(s.log.MaxMessageLength(), func(payload []byte, h Header) Action {
-		if !aborted[h.Position] {
-			aborted[h.Position] = true
+		if !aborted[h.Position()] {
+			aborted[h.Position()] = true
 			return Abort
 		}
-		got = append(got, received(payload, h))
+		got = append(got, received(payload, h.Position()))
 		return Commit
 	})
 	poll := func() {
@@ -282,7 +282,7 @@ func TestControlledAssemblerWithControlledPoll(t *testing.T) {
 		for {
 			r := s.tryOffer(msg)
 			if pos, ok := r.Position(); ok {
-				want = append(want, received(msg, Header{Position: pos}))
+				want = append(want, received(msg, pos))
 				break
 			}
 			poll()

@@ -65,11 +65,11 @@ func FuzzPollTerm(f *testing.F) {
 		fragmentLimit := 1 + int(limit%8)
 
 		check := func(from int64, payload []byte, h Header) {
-			frameStart := h.Position - int64(align(int(h.FrameLength), FrameAlignment))
-			if frameStart < from || h.Position > testTermLength || frameStart%FrameAlignment != 0 {
-				t.Fatalf("fragment [%d, %d) outside [%d, %d)", frameStart, h.Position, from, testTermLength)
+			frameStart := h.Position() - int64(align(int(h.FrameLength()), FrameAlignment))
+			if frameStart < from || h.Position() > testTermLength || frameStart%FrameAlignment != 0 {
+				t.Fatalf("fragment [%d, %d) outside [%d, %d)", frameStart, h.Position(), from, testTermLength)
 			}
-			want := term.Bytes()[frameStart+HeaderLength : frameStart+int64(h.FrameLength)]
+			want := term.Bytes()[frameStart+HeaderLength : frameStart+int64(h.FrameLength())]
 			if !bytes.Equal(payload, want) || cap(payload) != len(payload) {
 				t.Fatalf("payload at %d is not the frame's bytes", frameStart)
 			}
@@ -175,7 +175,7 @@ func reassembleStream(t *testing.T, mtu int, sizes []int, fragmentLimit int, cut
 	rec := &recorder{tb: t}
 	a := NewFragmentAssembler(s.log.MaxMessageLength(), rec.onMessage)
 	handler := func(payload []byte, h Header) {
-		if h.Position-int64(align(int(h.FrameLength), FrameAlignment)) >= cut {
+		if h.Position()-int64(align(int(h.FrameLength()), FrameAlignment)) >= cut {
 			a.OnFragment(payload, h)
 		}
 	}
@@ -188,7 +188,7 @@ func reassembleStream(t *testing.T, mtu int, sizes []int, fragmentLimit int, cut
 			framed = fragmentedFrameLength(size, mtu-HeaderLength)
 		}
 		if end-int64(framed) >= cut {
-			want = append(want, received(msg, Header{Position: end}))
+			want = append(want, received(msg, end))
 		}
 	}
 	s.drain(fragmentLimit, handler)
@@ -210,21 +210,21 @@ func FuzzAssemblerArbitraryFragments(f *testing.F) {
 		calls := 0
 		a := NewFragmentAssembler(maxMessage, func(payload []byte, h Header) {
 			calls++
-			if len(payload) > maxMessage || int(h.FrameLength) != HeaderLength+len(payload) {
-				t.Fatalf("message of %d bytes (header length %d), maximum %d", len(payload), h.FrameLength, maxMessage)
+			if len(payload) > maxMessage || int(h.FrameLength()) != HeaderLength+len(payload) {
+				t.Fatalf("message of %d bytes (header length %d), maximum %d", len(payload), h.FrameLength(), maxMessage)
 			}
 		})
 		payload := make([]byte, 64)
 		for i := 0; i+4 <= len(data); i += 4 {
 			n := int(data[i+3]) % len(payload)
-			h := Header{FrameHeader: FrameHeader{
+			h := headerOf(FrameHeader{
 				FrameLength: int32(HeaderLength + n),
 				Flags:       Flags(data[i]),
 				Type:        FrameTypeData,
 				TermOffset:  int32(data[i+2]) * FrameAlignment,
 				SessionID:   int32(data[i+1] % 4),
 				TermID:      int32(data[i+1] / 4),
-			}}
+			}, 0)
 			before := a.Stats().Delivered
 			a.OnFragment(payload[:n], h)
 			if a.Stats().Delivered != before && a.Stats().Delivered != before+1 {

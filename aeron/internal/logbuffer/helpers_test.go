@@ -186,9 +186,23 @@ func (m message) String() string {
 	return fmt.Sprintf("{len %d crc %#08x position %d}", m.length, m.crc, m.position)
 }
 
-func received(payload []byte, h Header) message {
-	return message{length: len(payload), crc: crc32.ChecksumIEEE(payload), position: h.Position}
+func received(payload []byte, position int64) message {
+	return message{length: len(payload), crc: crc32.ChecksumIEEE(payload), position: position}
 }
+
+// headerOf returns a Header viewing its own encoding of f, as a poll hands
+// a fragment's on.
+func headerOf(f FrameHeader, position int64) Header {
+	return Header{frame: (*[HeaderLength]byte)(f.AppendTo(nil)), position: position}
+}
+
+// keptHeader is what a test keeps of a Header beyond the handler call.
+type keptHeader struct {
+	FrameHeader
+	Position int64
+}
+
+func keep(h Header) keptHeader { return keptHeader{h.Frame(), h.Position()} }
 
 // recorder collects whole messages and checks each header's session,
 // stream and length.
@@ -198,7 +212,7 @@ type recorder struct {
 }
 
 func (r *recorder) onMessage(payload []byte, h Header) {
-	if h.SessionID != testSessionID || h.StreamID != testStreamID || h.Type != FrameTypeData {
+	if h.SessionID() != testSessionID || h.StreamID() != testStreamID || h.Type() != FrameTypeData {
 		r.tb.Helper()
 		r.tb.Fatalf("unexpected header %v", h)
 	}
@@ -206,7 +220,7 @@ func (r *recorder) onMessage(payload []byte, h Header) {
 		r.tb.Helper()
 		r.tb.Fatalf("header %v says %d payload bytes, got %d", h, h.PayloadLength(), len(payload))
 	}
-	r.msgs = append(r.msgs, received(payload, h))
+	r.msgs = append(r.msgs, received(payload, h.Position()))
 }
 
 // patterned returns n bytes that differ between messages: a sequence

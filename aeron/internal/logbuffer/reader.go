@@ -75,24 +75,23 @@ type ControlledFragmentHandler func(payload []byte, header Header) Action
 // Poll is safe for concurrent use with the publisher; concurrent polls of
 // one image must be serialised by the caller, who owns the position.
 func (l *Log) Poll(position int64, fragmentLimit int, handler FragmentHandler) (int, int64, error) {
-	c, err := l.cursorAt(position)
+	t, err := l.termAt(position)
 	if err != nil {
 		return 0, position, err
 	}
 	fragments := 0
 	for fragments < fragmentLimit {
-		f, ok, err := c.next()
-		if !ok {
-			return fragments, c.position(), err
+		frame, err := t.next()
+		if frame == nil {
+			return fragments, t.position(), err
 		}
-		c.consume(f)
-		if f.isPadding() {
+		if isPadding(frame) {
 			continue
 		}
 		fragments++
-		handler(f.payload(), c.header(f))
+		handler(frame[HeaderLength:], t.header(frame))
 	}
-	return fragments, c.position(), nil
+	return fragments, t.position(), nil
 }
 
 // ControlledPoll is [Log.Poll] with a handler that decides after each
@@ -104,125 +103,116 @@ func (l *Log) Poll(position int64, fragmentLimit int, handler FragmentHandler) (
 // the four actions ends the poll after that fragment, as [Break] does,
 // with an error wrapping [ErrInvalidAction].
 func (l *Log) ControlledPoll(position int64, fragmentLimit int, handler ControlledFragmentHandler, commit func(position int64)) (int, int64, error) {
-	c, err := l.cursorAt(position)
+	t, err := l.termAt(position)
 	if err != nil {
 		return 0, position, err
 	}
 	fragments := 0
 	for fragments < fragmentLimit {
-		f, ok, err := c.next()
-		if !ok {
-			return fragments, c.position(), err
+		before := t.offset
+		frame, err := t.next()
+		if frame == nil {
+			return fragments, t.position(), err
 		}
-		c.consume(f)
-		if f.isPadding() {
+		if isPadding(frame) {
 			continue
 		}
 		fragments++
-		switch action := handler(f.payload(), c.header(f)); action {
+		switch action := handler(frame[HeaderLength:], t.header(frame)); action {
 		case Continue:
 		case Commit:
 			if commit != nil {
-				commit(c.position())
+				commit(t.position())
 			}
 		case Break:
-			return fragments, c.position(), nil
+			return fragments, t.position(), nil
 		case Abort:
-			c.unconsume(f)
-			return fragments - 1, c.position(), nil
+			t.offset = before
+			return fragments - 1, t.position(), nil
 		default:
-			return fragments, c.position(), fmt.Errorf("%w: %v after the fragment at position %d",
-				ErrInvalidAction, action, c.termBegin+int64(f.offset))
+			return fragments, t.position(), fmt.Errorf("%w: %v after the fragment at position %d",
+				ErrInvalidAction, action, t.begin+int64(before))
 		}
 	}
-	return fragments, c.position(), nil
+	return fragments, t.position(), nil
 }
 
-// termCursor walks the published frames of one term.
-type termCursor struct {
-	term       shm.Buffer
-	termLength int
-	termBegin  int64 // position of the term's first byte
-	offset     int   // offset of the next frame
+// termReader walks the published frames of one term from a poll's
+// position. It is a pointer-free handful of words that a poll keeps in
+// registers: a poll handles tens of millions of fragments a second.
+type termReader struct {
+	term   shm.Buffer // the term, for the atomic load of each frame's length
+	bytes  []byte     // the term, for the plain reads of checked frames
+	begin  int64      // position of the term's first byte
+	offset int        // offset of the next frame
 }
 
-// termFrame is a published frame found by [termCursor.next].
-type termFrame struct {
-	bytes         []byte // the frame: header and payload, frameLength bytes
-	offset        int
-	frameLength   int32
-	alignedLength int
-}
-
-func (l *Log) cursorAt(position int64) (termCursor, error) {
+func (l *Log) termAt(position int64) (termReader, error) {
 	if position < 0 || position%FrameAlignment != 0 || position >= l.MaxPossiblePosition() {
-		return termCursor{}, fmt.Errorf("%w: %d (must be a multiple of %d in [0, %d))",
+		return termReader{}, fmt.Errorf("%w: %d (must be a multiple of %d in [0, %d))",
 			ErrInvalidPosition, position, FrameAlignment, l.MaxPossiblePosition())
 	}
 	offset := TermOffsetFromPosition(position, l.termLength)
-	return termCursor{
-		term:       l.terms[PartitionIndexByPosition(position, l.positionBitsToShift)],
-		termLength: l.termLength,
-		termBegin:  position - int64(offset),
-		offset:     offset,
-	}, nil
+	term := l.terms[PartitionIndexByPosition(position, l.positionBitsToShift)]
+	return termReader{term: term, bytes: term.Bytes(), begin: position - int64(offset), offset: offset}, nil
 }
 
-// next returns the frame at the cursor. ok is false at the end of the
-// term, in front of a frame not yet published, and in front of a corrupt
-// frame, which err then describes.
-func (c *termCursor) next() (f termFrame, ok bool, err error) {
-	if c.offset >= c.termLength {
-		return termFrame{}, false, nil
+// next returns the published frame at the reader's offset, header and
+// payload (frameLength bytes), and consumes it: the offset moves past its
+// aligned length. It returns nil at the end of the term, in front of a
+// frame not yet published, and in front of a corrupt frame, which err then
+// describes; none of those is consumed.
+func (t *termReader) next() (frame []byte, err error) {
+	if t.offset >= len(t.bytes) {
+		return nil, nil
 	}
 	// Acquire: pairs with the publisher's release store of the positive
 	// length (publishFrame), so the header and payload it wrote before are
 	// visible below. The length is loaded once and everything after works
 	// on this snapshot.
-	frameLength := c.term.LoadInt32(c.offset + FrameLengthOffset)
+	frameLength := int(t.term.LoadInt32(t.offset + FrameLengthOffset))
 	if frameLength <= 0 {
 		// Not yet written, not corruption: a publisher stores the length
 		// negated while it writes the frame, and the driver zeroes term
 		// space before a publisher may reuse it, so the stream simply ends
 		// here for now. The frame appears when the length turns positive.
-		return termFrame{}, false, nil
+		return nil, nil
 	}
 	if frameLength < HeaderLength {
-		return termFrame{}, false, c.corrupt(frameLength, fmt.Sprintf("shorter than the %d-byte header", HeaderLength))
+		return nil, t.corrupt(frameLength, fmt.Sprintf("shorter than the %d-byte header", HeaderLength))
 	}
-	alignedLength := align(int(frameLength), FrameAlignment)
-	if alignedLength > c.termLength-c.offset {
-		return termFrame{}, false, c.corrupt(frameLength, fmt.Sprintf("runs past the end of the term (offset %d, term length %d)", c.offset, c.termLength))
+	alignedLength := align(frameLength, FrameAlignment)
+	if alignedLength > len(t.bytes)-t.offset {
+		return nil, t.corrupt(frameLength, fmt.Sprintf("runs past the end of the term (offset %d, term length %d)", t.offset, len(t.bytes)))
 	}
-	// One view of the whole frame, checked here against the term: the header
-	// fields, the type and the payload are read from it without a check each.
-	frame := c.term.Sub(c.offset, int(frameLength)).Bytes()
-	return termFrame{bytes: frame, offset: c.offset, frameLength: frameLength, alignedLength: alignedLength}, true, nil
+	// One view of the whole frame, checked here against the term: the
+	// header fields, the type and the payload are read from it. Its
+	// capacity ends with it, so that a handler appending to the payload
+	// copies instead of writing into the log.
+	end := t.offset + frameLength
+	frame = t.bytes[t.offset:end:end]
+	t.offset += alignedLength
+	return frame, nil
 }
 
-func (c *termCursor) consume(f termFrame)   { c.offset = f.offset + f.alignedLength }
-func (c *termCursor) unconsume(f termFrame) { c.offset = f.offset }
+// position returns the stream position of the reader: after the frames it
+// consumed.
+func (t *termReader) position() int64 { return t.begin + int64(t.offset) }
 
-// position returns the stream position of the cursor.
-func (c *termCursor) position() int64 { return c.termBegin + int64(c.offset) }
-
-// header returns the handler's view of f, which the cursor has consumed.
-func (c *termCursor) header(f termFrame) Header {
+// header returns the handler's view of frame, the frame next returned.
+func (t *termReader) header(frame []byte) Header {
 	return Header{
-		FrameHeader: decodePublishedHeader(f.bytes, f.frameLength),
-		Position:    c.termBegin + int64(f.offset+f.alignedLength),
+		frame:    (*[HeaderLength]byte)(frame), // frame holds at least the header: checked in next
+		position: t.position(),
 	}
 }
 
-func (c *termCursor) corrupt(frameLength int32, reason string) error {
-	return &CorruptError{Position: c.position(), FrameLength: frameLength, Reason: reason}
+func (t *termReader) corrupt(frameLength int, reason string) error {
+	return &CorruptError{Position: t.position(), FrameLength: int32(frameLength), Reason: reason}
 }
 
-// isPadding reports whether f is a padding frame. The type is a plain
+// isPadding reports whether frame is a padding frame. The type is a plain
 // load, published by the acquire load of the length in next.
-func (f termFrame) isPadding() bool {
-	return FrameType(binary.LittleEndian.Uint16(f.bytes[TypeOffset:])) == FrameTypePad
+func isPadding(frame []byte) bool {
+	return FrameType(binary.LittleEndian.Uint16(frame[TypeOffset:])) == FrameTypePad
 }
-
-// payload returns the view of f's payload in the term.
-func (f termFrame) payload() []byte { return f.bytes[HeaderLength:] }

@@ -12,7 +12,7 @@ import (
 type collector struct{ got []string }
 
 func (c *collector) onFragment(payload []byte, h Header) {
-	c.got = append(c.got, fmt.Sprintf("%s@%d", payload, h.Position))
+	c.got = append(c.got, fmt.Sprintf("%s@%d", payload, h.Position()))
 }
 
 // offerAll appends each message as one frame and returns the appender.
@@ -33,10 +33,10 @@ func TestPollDeliversFragmentsWithHeaders(t *testing.T) {
 	l := newTestLog(t, p)
 	offerAll(t, l, "a", "bb", "ccc")
 
-	var headers []Header
+	var headers []keptHeader
 	var payloads []string
 	n, next, err := l.Poll(0, noLimit, func(payload []byte, h Header) {
-		headers = append(headers, h)
+		headers = append(headers, keep(h))
 		payloads = append(payloads, string(payload))
 	})
 	if err != nil || n != 3 || next != 192 {
@@ -45,7 +45,7 @@ func TestPollDeliversFragmentsWithHeaders(t *testing.T) {
 	if !slices.Equal(payloads, []string{"a", "bb", "ccc"}) {
 		t.Errorf("payloads %q", payloads)
 	}
-	want := Header{
+	want := keptHeader{
 		FrameHeader: FrameHeader{FrameLength: HeaderLength + 2, Flags: FlagsUnfragmented, Type: FrameTypeData,
 			TermOffset: 64, SessionID: testSessionID, StreamID: testStreamID, TermID: -1},
 		Position: 128,
@@ -86,7 +86,8 @@ func TestPollRespectsFragmentLimit(t *testing.T) {
 func TestPollStopsAtUnpublishedFrame(t *testing.T) {
 	l := newTestLog(t, testParams())
 	a := offerAll(t, l, "a")
-	a.beginFrame(l.Term(0), 64, HeaderLength+1, FlagsUnfragmented, FrameTypeData)
+	frame := l.Term(0).Sub(64, HeaderLength+1)
+	a.beginFrame(frame, 64, HeaderLength+1, FlagsUnfragmented, FrameTypeData)
 	l.Term(0).PutUint8(64+HeaderLength, 'b')
 
 	var c collector
@@ -94,7 +95,7 @@ func TestPollStopsAtUnpublishedFrame(t *testing.T) {
 	if err != nil || n != 1 || next != 64 {
 		t.Fatalf("Poll = %d, %d, %v; want 1, 64", n, next, err)
 	}
-	publishFrame(l.Term(0), 64, HeaderLength+1)
+	publishFrame(frame, HeaderLength+1)
 	n, next, err = l.Poll(next, noLimit, c.onFragment)
 	if err != nil || n != 1 || next != 128 {
 		t.Fatalf("Poll after publish = %d, %d, %v; want 1, 128", n, next, err)

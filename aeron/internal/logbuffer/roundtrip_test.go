@@ -51,7 +51,7 @@ func TestRoundTrip(t *testing.T) {
 			for i := range count {
 				msg := patterned(rng, i, messageSize(rng))
 				pos := s.offer(msg, tc.fragmentLimit, handler)
-				want = append(want, received(msg, Header{Position: pos}))
+				want = append(want, received(msg, pos))
 			}
 			s.drain(tc.fragmentLimit, handler)
 
