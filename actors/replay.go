@@ -315,10 +315,16 @@ func (r *replay) poll(ctx actor.Context) {
 	}
 }
 
-// onMessage is the assembler's handler: one whole message, copied into the batch.
+// onMessage is the assembler's handler: one whole message, into the batch. A reassembled
+// message's buffer is taken from the assembler; a message of one fragment is copied out of
+// the log.
 func (r *replay) onMessage(payload []byte, h aeron.Header) {
 	end := h.Position()
-	r.batch.Records = append(r.batch.Records, &messages.Record{Start: r.lastEnd, End: end, Payload: append([]byte(nil), payload...)})
+	owned := r.asm.Detach()
+	if owned == nil {
+		owned = append([]byte(nil), payload...)
+	}
+	r.batch.Records = append(r.batch.Records, &messages.Record{Start: r.lastEnd, End: end, Payload: owned})
 	r.lastEnd = end
 }
 

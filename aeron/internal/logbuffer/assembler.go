@@ -54,6 +54,9 @@ type AssemblerStats struct {
 type FragmentAssembler struct {
 	r       reassembly
 	handler FragmentHandler
+	// delivering is the partial message whose reassembled payload the
+	// handler is being called with, for Detach; nil otherwise.
+	delivering *partialMessage
 }
 
 // NewFragmentAssembler returns an assembler that delivers whole messages
@@ -67,9 +70,33 @@ func NewFragmentAssembler(maxMessageLength int, handler FragmentHandler) *Fragme
 // once (h := a.OnFragment) rather than creating it for every poll.
 func (a *FragmentAssembler) OnFragment(payload []byte, header Header) {
 	if c, ok := a.r.add(payload, header); ok {
+		a.delivering = c.partial
+		defer func() { a.delivering = nil }() // also if the handler panics
 		a.handler(c.payload, c.header)
 		a.r.finish(c)
 	}
+}
+
+// Detach gives the handler the payload it is being called with, to keep:
+// called from the handler while it handles a reassembled message, it
+// returns that message's buffer, which the assembler then forgets (it
+// allocates a new one, of the same size, for the session's next message).
+// It returns nil for a message of one fragment, whose payload is a view
+// of the log that the handler must copy, and when no handler call is in
+// progress.
+//
+// A handler that keeps every message saves a copy of each reassembled one
+// this way: the copy from the log into the assembler's buffer is the only
+// one.
+func (a *FragmentAssembler) Detach() []byte {
+	p := a.delivering
+	if p == nil || p.buf == nil {
+		return nil
+	}
+	msg := p.buf[:len(p.buf):len(p.buf)]
+	p.nextCapacity = len(msg)
+	p.buf = nil
+	return msg
 }
 
 // Stats returns the assembler's counts.
@@ -142,6 +169,10 @@ type partialMessage struct {
 	header         [HeaderLength]byte
 	buf            []byte // payload so far; capacity ≤ maxMessageLength
 	nextTermOffset int64  // where the next fragment must start
+	// nextCapacity is the capacity to give buf when it is allocated again
+	// after [FragmentAssembler.Detach] took it: the size of the message
+	// detached, which the next one is likely to have.
+	nextCapacity int
 }
 
 // completion is a whole message ready for delivery.
@@ -240,7 +271,7 @@ func (r *reassembly) append(p *partialMessage, payload []byte) bool {
 		return false
 	}
 	if need > cap(p.buf) {
-		grown := make([]byte, len(p.buf), min(max(2*cap(p.buf), need), r.maxMessageLength))
+		grown := make([]byte, len(p.buf), min(max(2*cap(p.buf), need, p.nextCapacity), r.maxMessageLength))
 		copy(grown, p.buf)
 		p.buf = grown
 	}

@@ -1,6 +1,7 @@
 package logbuffer
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -297,5 +298,41 @@ func TestControlledAssemblerWithControlledPoll(t *testing.T) {
 	checkMessages(t, got, want)
 	if st := a.Stats(); st.Delivered != uint64(len(want)) || st.Discarded != 0 || st.Orphaned != 0 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// A handler that detaches reassembled payloads keeps them intact while the
+// assembler reassembles the next messages; a one-fragment message has
+// nothing to detach.
+func TestAssemblerDetachHandsOverReassembledPayloads(t *testing.T) {
+	var kept [][]byte
+	var a *FragmentAssembler
+	a = NewFragmentAssembler(1024, func(payload []byte, h Header) {
+		owned := a.Detach()
+		if h.Flags() == FlagsUnfragmented && len(payload) <= 4 {
+			if owned != nil {
+				t.Errorf("Detach during a one-fragment message = %q, want nil", owned)
+			}
+			owned = append([]byte(nil), payload...)
+		} else if !bytes.Equal(owned, payload) {
+			t.Errorf("Detach = %q, want the payload %q", owned, payload)
+		}
+		kept = append(kept, owned)
+	})
+	feed(a, split(1, 0, 0, 4, "0123456789"), split(1, 0, 192, 4, "ok"), split(1, 0, 256, 4, "abcdefghij"), split(1, 0, 448, 4, "ABCDEFGHIJKL"))
+	want := []string{"0123456789", "ok", "abcdefghij", "ABCDEFGHIJKL"}
+	if len(kept) != len(want) {
+		t.Fatalf("kept %d messages, want %d", len(kept), len(want))
+	}
+	for i, w := range want {
+		if string(kept[i]) != w {
+			t.Errorf("kept message %d = %q, want %q: a detached buffer was written again", i, kept[i], w)
+		}
+	}
+	if got := a.Detach(); got != nil {
+		t.Errorf("Detach outside a handler call = %q, want nil", got)
+	}
+	if got := a.Stats(); got != (AssemblerStats{Delivered: 4}) {
+		t.Errorf("stats %+v", got)
 	}
 }
