@@ -199,19 +199,26 @@ func (a *ExclusiveAppender) writeFragments(payload []byte, reserved int64) {
 }
 
 // writeFrame writes one data frame at off in the current term in the order
-// of aeron-protocol.md §5.5, publishing it with the last store. (Its
-// arguments fit in registers: it runs for every message.)
+// of aeron-protocol.md §5.5, publishing it with the last store. It runs for
+// every message, so it is straight-line code whose only calls are the two
+// release stores and the payload's copy, and its arguments fit in
+// registers; beginFrame and publishFrame say the same for the padding
+// frame, with the reasons.
 func (a *ExclusiveAppender) writeFrame(off int, flags Flags, payload []byte, reserved int64) {
 	frameLength := HeaderLength + len(payload)
 	// One checked view of the whole frame for the stores below.
 	frame := a.terms[a.partition].Sub(off, frameLength)
-	a.beginFrame(frame, off, frameLength, flags, FrameTypeData)
+	b := frame.Bytes()
+	// Steps 1 and 2, as in beginFrame.
+	frame.Int64Word(FrameLengthOffset).StoreRelease(firstHeaderWord(-int32(frameLength), a.version, flags, FrameTypeData))
+	binary.LittleEndian.PutUint64(b[TermOffsetOffset:], uint64(int32Pair(int32(off), a.sessionID)))
+	binary.LittleEndian.PutUint64(b[StreamIDOffset:], uint64(int32Pair(a.streamID, a.termID)))
 	// Step 3: payload and reserved value, plain stores, published by the
 	// release store of the length below.
-	b := frame.Bytes()
 	copy(b[HeaderLength:], payload)
 	binary.LittleEndian.PutUint64(b[ReservedValueOffset:], uint64(reserved))
-	publishFrame(frame, frameLength)
+	// Step 4, as in publishFrame.
+	frame.Int32Word(FrameLengthOffset).StoreRelease(int32(frameLength))
 }
 
 // padToEndOfTerm fills the rest of the current term with one padding
