@@ -15,8 +15,13 @@ import (
 // max_bytes), so its memory should not grow with the recording: the target is a ratio
 // ≤ 1.2. Beside the peak it reports the highest sampled (every 20 ms) anonymous memory
 // (heap, stacks) and shared memory (the Aeron log buffers mapped from the media driver's
-// directory, which VmHWM counts too). The benchmark reports the ratio; it does not fail on it. Each size runs once,
-// whatever b.N.
+// directory, which VmHWM counts too).
+//
+// Each recording is replayed rssRuns times (a fresh ferry, store and topic each), and a
+// size's peak is the highest of its runs: the heap is a garbage collector's saw, and a
+// 100 MB replay lasts about a second, few enough collections that one run may miss the
+// saw's top (ratios of single runs ranged 1.05-1.59 for the same code). The benchmark
+// reports the ratio; it does not fail on it. Each size runs once, whatever b.N.
 func BenchmarkPeakRSSByRecordingSize(b *testing.B) {
 	const payloadSize = 16 << 10
 	var smallPeakMB float64
@@ -37,61 +42,93 @@ func BenchmarkPeakRSSByRecordingSize(b *testing.B) {
 			rs.stopRecording(b, pub)
 			b.Logf("recording %d: %d messages of %d bytes, stopped at %d", pub.recordingID, n, payloadSize, last)
 
-			cfg := newFerryConfig(b, sc)
-			cfg.Checkpoint = checkpointConfig{EveryRecords: 1000, EveryMs: 1000}
-			start := time.Now()
-			f := startFerry(b, cfg.write(b))
-			var peakKB, anonKB, shmemKB int64 // anon and shmem: the highest sampled
-			waitFor(b, f, 10*time.Minute, fmt.Sprintf("%d messages in %s", n, sc.Topic), func() error {
-				if kb, err := rssVmHWM(f.Pid()); err == nil {
-					peakKB = max(peakKB, kb)
-				}
-				if kb, err := procStatusKB(f.Pid(), "RssAnon"); err == nil {
-					anonKB = max(anonKB, kb)
-				}
-				if kb, err := procStatusKB(f.Pid(), "RssShmem"); err == nil {
-					shmemKB = max(shmemKB, kb)
-				}
-				var stats struct {
-					MsgInCounter int64 `json:"msgInCounter"`
-				}
-				if err := adminGet(topicPath(sc.Topic)+"/stats", &stats); err != nil {
-					return err // the topic is not there yet
-				}
-				if stats.MsgInCounter < int64(n) {
-					return fmt.Errorf("the broker received %d of %d", stats.MsgInCounter, n)
-				}
-				return nil
-			})
-			elapsed := time.Since(start)
-			kb, err := rssVmHWM(f.Pid())
-			if err != nil {
-				b.Fatalf("read the peak RSS of ferry (pid %d): %v", f.Pid(), err)
+			var peak rssSample
+			for run := range rssRuns {
+				runSC := sc
+				runSC.Topic = fmt.Sprintf("%s-%d", sc.Topic, run+1)
+				r := replayForRSS(b, runSC, pub.recordingID, n, last)
+				b.Logf("%d MB recording, run %d: peak RSS %.1f MB (anon ≤ %.1f, shmem ≤ %.1f) in %s", mb, run+1, r.peakMB(), r.anonMB(), r.shmemMB(), r.elapsed.Round(time.Millisecond))
+				peak = peak.max(r)
 			}
-			peakKB = max(peakKB, kb)
-			f.mustStop()
-
-			cp := cfg.checkpoint(b, sc, pub.recordingID)
-			if cp.Position != last || !cp.Completed {
-				b.Fatalf("checkpoint of recording %d: %+v; want position %d, completed", pub.recordingID, cp, last)
-			}
-			if in := receivedMessages(b, sc.Topic); in != int64(n) {
-				b.Fatalf("the broker received %d messages, want %d", in, n)
-			}
-			dropTopic(b, sc.Topic)
-			peakMB := float64(peakKB) / 1024
+			peakMB := peak.peakMB()
 			b.ReportMetric(peakMB, "peak-RSS-MB")
-			b.ReportMetric(float64(anonKB)/1024, "max-anon-MB")
-			b.ReportMetric(float64(shmemKB)/1024, "max-shmem-MB")
-			b.ReportMetric(float64(mb)/elapsed.Seconds(), "MB/s")
+			b.ReportMetric(peak.anonMB(), "max-anon-MB")
+			b.ReportMetric(peak.shmemMB(), "max-shmem-MB")
+			b.ReportMetric(float64(mb)/peak.elapsed.Seconds(), "MB/s")
 			if smallPeakMB == 0 {
 				smallPeakMB = peakMB
-				b.Logf("%d MB recording: peak RSS %.1f MB (anon ≤ %.1f, shmem ≤ %.1f) in %s", mb, peakMB, float64(anonKB)/1024, float64(shmemKB)/1024, elapsed.Round(time.Millisecond))
 				return
 			}
 			ratio := peakMB / smallPeakMB
 			b.ReportMetric(ratio, "peak/peak-100MB")
-			b.Logf("%d MB recording: peak RSS %.1f MB (anon ≤ %.1f, shmem ≤ %.1f) in %s; %.1f MB for 100 MB: ratio %.3f (target ≤ 1.2)", mb, peakMB, float64(anonKB)/1024, float64(shmemKB)/1024, elapsed.Round(time.Millisecond), smallPeakMB, ratio)
+			b.Logf("%d MB recording: peak RSS %.1f MB; %.1f MB for 100 MB: ratio %.3f (target ≤ 1.2)", mb, peakMB, smallPeakMB, ratio)
 		})
 	}
+}
+
+// rssRuns is how many times each recording is replayed.
+const rssRuns = 3
+
+// rssSample is what one replay's sampling saw; elapsed is the time to replay.
+type rssSample struct {
+	peakKB, anonKB, shmemKB int64
+	elapsed                 time.Duration
+}
+
+func (r rssSample) peakMB() float64  { return float64(r.peakKB) / 1024 }
+func (r rssSample) anonMB() float64  { return float64(r.anonKB) / 1024 }
+func (r rssSample) shmemMB() float64 { return float64(r.shmemKB) / 1024 }
+
+// max is the highest of each figure of r and o, and the longest elapsed time.
+func (r rssSample) max(o rssSample) rssSample {
+	return rssSample{max(r.peakKB, o.peakKB), max(r.anonKB, o.anonKB), max(r.shmemKB, o.shmemKB), max(r.elapsed, o.elapsed)}
+}
+
+// replayForRSS runs a fresh ferry on the stopped recording of sc's stream until the broker
+// has its n messages, sampling its memory, and checks the checkpoint and the topic.
+func replayForRSS(b *testing.B, sc streamConfig, recordingID int64, n int, last int64) rssSample {
+	b.Helper()
+	cfg := newFerryConfig(b, sc)
+	cfg.Checkpoint = checkpointConfig{EveryRecords: 1000, EveryMs: 1000}
+	start := time.Now()
+	f := startFerry(b, cfg.write(b))
+	var r rssSample // anon and shmem: the highest sampled
+	waitFor(b, f, 10*time.Minute, fmt.Sprintf("%d messages in %s", n, sc.Topic), func() error {
+		if kb, err := rssVmHWM(f.Pid()); err == nil {
+			r.peakKB = max(r.peakKB, kb)
+		}
+		if kb, err := procStatusKB(f.Pid(), "RssAnon"); err == nil {
+			r.anonKB = max(r.anonKB, kb)
+		}
+		if kb, err := procStatusKB(f.Pid(), "RssShmem"); err == nil {
+			r.shmemKB = max(r.shmemKB, kb)
+		}
+		var stats struct {
+			MsgInCounter int64 `json:"msgInCounter"`
+		}
+		if err := adminGet(topicPath(sc.Topic)+"/stats", &stats); err != nil {
+			return err // the topic is not there yet
+		}
+		if stats.MsgInCounter < int64(n) {
+			return fmt.Errorf("the broker received %d of %d", stats.MsgInCounter, n)
+		}
+		return nil
+	})
+	r.elapsed = time.Since(start)
+	kb, err := rssVmHWM(f.Pid())
+	if err != nil {
+		b.Fatalf("read the peak RSS of ferry (pid %d): %v", f.Pid(), err)
+	}
+	r.peakKB = max(r.peakKB, kb)
+	f.mustStop()
+
+	cp := cfg.checkpoint(b, sc, recordingID)
+	if cp.Position != last || !cp.Completed {
+		b.Fatalf("checkpoint of recording %d: %+v; want position %d, completed", recordingID, cp, last)
+	}
+	if in := receivedMessages(b, sc.Topic); in != int64(n) {
+		b.Fatalf("the broker received %d messages, want %d", in, n)
+	}
+	dropTopic(b, sc.Topic)
+	return r
 }
