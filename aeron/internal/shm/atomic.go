@@ -47,26 +47,6 @@ func (b Buffer) StoreInt64(off int, v int64) {
 	atomic.StoreInt64(b.int64At(off, "StoreInt64"), v)
 }
 
-// StoreReleaseInt32 stores v at off with release ordering only: a reader
-// that sees v with an acquire load ([Buffer.LoadInt32], or the driver's
-// volatile read) sees every store this goroutine made before it. It is
-// Agrona's putIntOrdered/putIntRelease, the store Aeron publishes frames
-// and tails with, and weaker than [Buffer.StoreInt32]: it does not order
-// a later load before it (no store-load fence), which a publisher never
-// needs. On amd64 it costs a plain MOV where StoreInt32 is an XCHG that
-// drains the store buffer (see release_amd64.s); elsewhere, and under the
-// race detector (which must see the edge), it is StoreInt32.
-func (b Buffer) StoreReleaseInt32(off int, v int32) {
-	b.mustWritable("StoreReleaseInt32")
-	storeRelease32(b.int32At(off, "StoreReleaseInt32"), v)
-}
-
-// StoreReleaseInt64 is [Buffer.StoreReleaseInt32] for an int64.
-func (b Buffer) StoreReleaseInt64(off int, v int64) {
-	b.mustWritable("StoreReleaseInt64")
-	storeRelease64(b.int64At(off, "StoreReleaseInt64"), v)
-}
-
 // CompareAndSwapInt64 atomically replaces the int64 at off with new if it
 // equals old, and reports whether it did.
 func (b Buffer) CompareAndSwapInt64(off int, old, new int64) bool {

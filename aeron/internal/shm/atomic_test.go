@@ -52,16 +52,16 @@ func TestAtomicAccessors(t *testing.T) {
 	if got := b.GetInt64(8); got != 205 {
 		t.Errorf("GetInt64 after atomics = %d, want 205", got)
 	}
-	b.StoreReleaseInt32(16, -7)
+	b.Int32Word(16).StoreRelease(-7)
 	if got := b.LoadInt32(16); got != -7 {
-		t.Errorf("LoadInt32 after StoreReleaseInt32 = %d, want -7", got)
+		t.Errorf("LoadInt32 after a release store of -7 = %d", got)
 	}
-	b.StoreReleaseInt64(24, -1<<40)
+	b.Int64Word(24).StoreRelease(-1 << 40)
 	if got := b.LoadInt64(24); got != -1<<40 {
-		t.Errorf("LoadInt64 after StoreReleaseInt64 = %d, want %d", got, int64(-1<<40))
+		t.Errorf("LoadInt64 after a release store = %d, want %d", got, int64(-1<<40))
 	}
 	if got := b.GetInt32(20); got != 0 {
-		t.Errorf("StoreReleaseInt32 at 16 wrote beyond its 4 bytes: %d at 20", got)
+		t.Errorf("the release store at 16 wrote beyond its 4 bytes: %d at 20", got)
 	}
 }
 
@@ -78,13 +78,14 @@ func TestStoreReleasePublishesEarlierStores(t *testing.T) {
 	const slot = 16 // bytes per round: an int64 and an int32 written plainly
 	b := Alloc(16 + rounds*slot)
 	done := make(chan struct{})
+	flag, pair := b.Int32Word(0), b.Int64Word(8)
 	go func() {
 		defer close(done)
 		for i := 1; i < rounds; i++ {
 			b.PutInt64(16+i*slot, int64(i)*3)
 			b.PutInt32(16+i*slot+8, int32(i))
-			b.StoreReleaseInt64(8, int64(i)<<32|int64(i))
-			b.StoreReleaseInt32(0, int32(i))
+			pair.StoreRelease(int64(i)<<32 | int64(i))
+			flag.StoreRelease(int32(i))
 		}
 	}()
 	seen := 0
@@ -132,9 +133,6 @@ func TestAtomicAccessorsCheckAlignmentAndBounds(t *testing.T) {
 		{"LoadInt64 straddling end", func() { b.LoadInt64(28) }},
 		{"StoreInt64 negative", func() { b.StoreInt64(-8, 0) }},
 		{"AddInt64 past end", func() { b.AddInt64(32, 1) }},
-		{"StoreReleaseInt32 misaligned", func() { b.StoreReleaseInt32(2, 0) }},
-		{"StoreReleaseInt64 at 4", func() { b.StoreReleaseInt64(4, 0) }},
-		{"StoreReleaseInt64 past end", func() { b.StoreReleaseInt64(32, 0) }},
 	} {
 		mustPanicAssertion(t, tc.name, tc.fn)
 	}

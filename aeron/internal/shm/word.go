@@ -7,11 +7,9 @@ import "sync/atomic"
 // touches on every message: a log's tails, a frame's first word, a
 // counter's value. Their accessors check nothing but writability, so each
 // inlines into its caller, and a release store costs one call to a MOV
-// (release_amd64.s) instead of a call to a checking accessor that calls
-// the MOV. They follow the ordering rules of the Buffer accessors of the
-// same names and, like a Buffer, are valid only while the memory they view
-// is: a word of a mapping must not be used after the mapping is closed.
-// The zero value is no word; using it panics.
+// (release_amd64.s). Like a Buffer, a word is valid only while the memory
+// it views is: a word of a mapping must not be used after the mapping is
+// closed. The zero value is no word; using it panics.
 
 // Int32Word is one aligned int32 of a Buffer.
 type Int32Word struct {
@@ -42,7 +40,16 @@ func (b Buffer) Int64Word(off int) Int64Word {
 // Load is [Buffer.LoadInt32] of the word.
 func (w Int32Word) Load() int32 { return atomic.LoadInt32(w.p) }
 
-// StoreRelease is [Buffer.StoreReleaseInt32] of the word.
+// StoreRelease stores v with release ordering only: a reader that sees v
+// with an acquire load ([Int32Word.Load], [Buffer.LoadInt32], or the
+// driver's volatile read) sees every store this goroutine made before it.
+// It is Agrona's putIntOrdered/putIntRelease, the store Aeron publishes
+// frames and tails with, and weaker than [Buffer.StoreInt32]: it does not
+// order a later load before it (no store-load fence), which a publisher
+// never needs. On amd64 it costs a plain MOV where StoreInt32 is an XCHG
+// that drains the store buffer (see release_amd64.go); elsewhere, and under
+// the race detector (which must see the edge), it is StoreInt32. It panics
+// on a word of a read-only mapping.
 func (w Int32Word) StoreRelease(v int32) {
 	if w.readOnly {
 		panic(readOnlyFault("Int32Word.StoreRelease"))
@@ -53,7 +60,7 @@ func (w Int32Word) StoreRelease(v int32) {
 // Load is [Buffer.LoadInt64] of the word.
 func (w Int64Word) Load() int64 { return atomic.LoadInt64(w.p) }
 
-// StoreRelease is [Buffer.StoreReleaseInt64] of the word.
+// StoreRelease is [Int32Word.StoreRelease] for an int64.
 func (w Int64Word) StoreRelease(v int64) {
 	if w.readOnly {
 		panic(readOnlyFault("Int64Word.StoreRelease"))
