@@ -138,13 +138,12 @@ func (l *Log) ControlledPoll(position int64, fragmentLimit int, handler Controll
 }
 
 // termReader walks the published frames of one term from a poll's
-// position. It is a pointer-free handful of words that a poll keeps in
-// registers: a poll handles tens of millions of fragments a second.
+// position: a few words a poll keeps at hand, where it used to copy cursor
+// and frame structs for every fragment.
 type termReader struct {
-	term   shm.Buffer // the term, for the atomic load of each frame's length
-	bytes  []byte     // the term, for the plain reads of checked frames
-	begin  int64      // position of the term's first byte
-	offset int        // offset of the next frame
+	term   shm.Buffer
+	begin  int64 // position of the term's first byte
+	offset int   // offset of the next frame
 }
 
 func (l *Log) termAt(position int64) (termReader, error) {
@@ -154,7 +153,7 @@ func (l *Log) termAt(position int64) (termReader, error) {
 	}
 	offset := TermOffsetFromPosition(position, l.termLength)
 	term := l.terms[PartitionIndexByPosition(position, l.positionBitsToShift)]
-	return termReader{term: term, bytes: term.Bytes(), begin: position - int64(offset), offset: offset}, nil
+	return termReader{term: term, begin: position - int64(offset), offset: offset}, nil
 }
 
 // next returns the published frame at the reader's offset, header and
@@ -163,7 +162,7 @@ func (l *Log) termAt(position int64) (termReader, error) {
 // frame not yet published, and in front of a corrupt frame, which err then
 // describes; none of those is consumed.
 func (t *termReader) next() (frame []byte, err error) {
-	if t.offset >= len(t.bytes) {
+	if t.offset >= t.term.Len() {
 		return nil, nil
 	}
 	// Acquire: pairs with the publisher's release store of the positive
@@ -182,15 +181,14 @@ func (t *termReader) next() (frame []byte, err error) {
 		return nil, t.corrupt(frameLength, fmt.Sprintf("shorter than the %d-byte header", HeaderLength))
 	}
 	alignedLength := align(frameLength, FrameAlignment)
-	if alignedLength > len(t.bytes)-t.offset {
-		return nil, t.corrupt(frameLength, fmt.Sprintf("runs past the end of the term (offset %d, term length %d)", t.offset, len(t.bytes)))
+	if alignedLength > t.term.Len()-t.offset {
+		return nil, t.corrupt(frameLength, fmt.Sprintf("runs past the end of the term (offset %d, term length %d)", t.offset, t.term.Len()))
 	}
-	// One view of the whole frame, checked here against the term: the
-	// header fields, the type and the payload are read from it. Its
-	// capacity ends with it, so that a handler appending to the payload
-	// copies instead of writing into the log.
-	end := t.offset + frameLength
-	frame = t.bytes[t.offset:end:end]
+	// One view of the whole frame: the header fields, the type and the
+	// payload are read from it. Its capacity ends with it, so that a
+	// handler appending to the payload copies instead of writing into the
+	// log.
+	frame = t.term.Sub(t.offset, frameLength).Bytes()
 	t.offset += alignedLength
 	return frame, nil
 }
