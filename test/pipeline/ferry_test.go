@@ -209,11 +209,11 @@ func waitFor(t testing.TB, f *ferryProc, timeout time.Duration, what string, con
 type ferryConfig struct {
 	Mode       string           `yaml:"mode"`
 	Aeron      aeronSection     `yaml:"aeron"`
-	Archive    archiveSection   `yaml:"archive"`
-	Replay     replaySection    `yaml:"replay"`
+	Archive    archiveSection   `yaml:"archive,omitempty"` // archive mode only, as are replay, store and checkpoint
+	Replay     replaySection    `yaml:"replay,omitempty"`
 	Pulsar     pulsarSection    `yaml:"pulsar"`
-	Store      storeSection     `yaml:"store"`
-	Checkpoint checkpointConfig `yaml:"checkpoint"`
+	Store      storeSection     `yaml:"store,omitempty"`
+	Checkpoint checkpointConfig `yaml:"checkpoint,omitempty"`
 	HTTP       httpSection      `yaml:"http"`
 	Streams    []streamConfig   `yaml:"streams"`
 
