@@ -79,6 +79,7 @@ func goIPCThroughput(b *testing.B, sub *aeron.Subscription, pub *aeron.Exclusive
 	// every poll: on one cache line they would make the publisher miss the cache on each
 	// offer (the Java sample pads its counter for the same reason).
 	var shared struct {
+		_     [cacheLine]byte // nor with whatever the allocator puts around them
 		stop  atomic.Bool
 		_     [cacheLine]byte
 		total atomic.Int64 // messages received, published by the subscriber once per poll
