@@ -25,7 +25,9 @@ type FrameHeader struct {
 // Like the payload, a Header is valid only during the handler call: the
 // bytes it views are the publisher's to overwrite once the poll has moved
 // the subscriber position past them. A handler that keeps anything keeps
-// values: [Header.Frame] decodes a copy of the whole frame header.
+// values: [Header.Frame] decodes a copy of the whole frame header. Only a
+// poll or an assembler makes a Header; the zero Header views nothing, and
+// its accessors panic.
 //
 // A view instead of a decoded copy is what lets a poll hand a fragment on
 // for the cost of a pointer: most handlers read one field or none, and
