@@ -16,7 +16,9 @@ import (
 // itself (no archive) and hands every whole message of every publisher session to the
 // stream's publisher. Delivery is at most once: what was published while ferry was down,
 // and a message whose publish failed, is lost. Each loss is counted and logged at error
-// level; nothing lost is reported as progress (lesson 26).
+// level; nothing lost is reported as progress (lesson 26). ferry sends each message once;
+// without sequence ids the broker cannot deduplicate the client's own re-send of a message
+// whose acknowledgement a broker crash swallowed (README, transport mode).
 //
 // It is its own commit tracker: the publisher's outcomes come back to it and return its
 // credits. Outcomes of one producer arrive in send order, so the bytes of each record are
