@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,7 @@ import (
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // Helpers of the failure tests (failures_test.go). Their names start with fail so that
@@ -276,6 +279,41 @@ func failStopBackground(t *testing.T, b *background) ([]int64, error) {
 // failBroker is a Pulsar broker of the test's own: its service and admin URLs.
 type failBroker struct {
 	serviceURL, adminURL string
+}
+
+// startOwnBroker starts a Pulsar standalone of the test's own (one the test may kill) on a
+// free port.
+func startOwnBroker(t *testing.T) (failBroker, *infra.Pulsar) {
+	t.Helper()
+	port := freePort(t)
+	broker := startBrokerOn(t, port)
+	return failBroker{serviceURL: fmt.Sprintf("pulsar://%s:%d", infra.Loopback, port), adminURL: broker.AdminURL}, broker
+}
+
+// startBrokerOn starts a Pulsar standalone of the test's own with its broker service on
+// port, stopped when the test ends; its logs and data are kept if the test failed.
+func startBrokerOn(t *testing.T, port int) *infra.Pulsar {
+	t.Helper()
+	runDir, err := infra.NewRunDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker, err := infra.StartPulsar(context.Background(), infra.PulsarOptions{
+		Dir:    filepath.Join(runDir, "pulsar"),
+		Config: map[string]string{"brokerServicePort": strconv.Itoa(port)},
+	})
+	if err != nil {
+		t.Fatalf("%v\n(logs kept in %s)", err, runDir)
+	}
+	t.Cleanup(func() {
+		_ = broker.Stop()
+		if t.Failed() {
+			t.Logf("the test's broker: logs and data kept in %s; log tail:\n%s", runDir, broker.LogTail())
+			return
+		}
+		_ = os.RemoveAll(runDir)
+	})
+	return broker
 }
 
 func (b failBroker) adminGet(path string, into any) error {

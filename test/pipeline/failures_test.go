@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -401,25 +400,7 @@ func TestPulsarUnavailableAtStartThenMidStream(t *testing.T) {
 	t.Logf("ferry, the broker down: %s", warn)
 
 	began := time.Now()
-	runDir, err := infra.NewRunDir() // kept when the test fails
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := infra.StartPulsar(context.Background(), infra.PulsarOptions{
-		Dir:    filepath.Join(runDir, "pulsar"),
-		Config: map[string]string{"brokerServicePort": strconv.Itoa(port)},
-	})
-	if err != nil {
-		t.Fatalf("%v\n(logs kept in %s)", err, runDir)
-	}
-	t.Cleanup(func() {
-		_ = broker.Stop()
-		if t.Failed() {
-			t.Logf("the test's broker: logs and data kept in %s; log tail:\n%s", runDir, broker.LogTail())
-			return
-		}
-		_ = os.RemoveAll(runDir)
-	})
+	broker := startBrokerOn(t, port)
 	own.adminURL = broker.AdminURL
 	t.Logf("the test's broker is up %s after ferry warned", time.Since(began).Round(time.Millisecond))
 	w := own.watch(t, sc.Topic)
