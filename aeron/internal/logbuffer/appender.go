@@ -211,8 +211,7 @@ func (a *ExclusiveAppender) writeFrame(off int, flags Flags, payload []byte, res
 	b := frame.Bytes()
 	// Steps 1 and 2, as in beginFrame.
 	frame.Int64Word(FrameLengthOffset).StoreRelease(firstHeaderWord(-int32(frameLength), a.version, flags, FrameTypeData))
-	binary.LittleEndian.PutUint64(b[TermOffsetOffset:], uint64(int32Pair(int32(off), a.sessionID)))
-	binary.LittleEndian.PutUint64(b[StreamIDOffset:], uint64(int32Pair(a.streamID, a.termID)))
+	a.putHeaderIDs(b, off)
 	// Step 3: payload and reserved value, plain stores, published by the
 	// release store of the length below.
 	copy(b[HeaderLength:], payload)
@@ -250,7 +249,14 @@ func (a *ExclusiveAppender) beginFrame(frame shm.Buffer, off, frameLength int, f
 	// beside an old length: in Go that would cost two full fences per frame
 	// on amd64, where atomic stores are XCHG, and the term space is zeroed
 	// by the driver before reuse, so there is no old length to see.)
-	h := frame.Bytes()[:HeaderLength]
+	a.putHeaderIDs(frame.Bytes(), off)
+}
+
+// putHeaderIDs is step 2: the header words after the first (term offset and
+// session id, stream and term id), plain stores into h, a frame at term
+// offset off. It is small enough to inline into writeFrame.
+func (a *ExclusiveAppender) putHeaderIDs(h []byte, off int) {
+	h = h[:HeaderLength]
 	binary.LittleEndian.PutUint64(h[TermOffsetOffset:], uint64(int32Pair(int32(off), a.sessionID)))
 	binary.LittleEndian.PutUint64(h[StreamIDOffset:], uint64(int32Pair(a.streamID, a.termID)))
 }

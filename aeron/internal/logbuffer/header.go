@@ -96,7 +96,8 @@ func (h Header) PayloadLength() int { return int(h.FrameLength()) - HeaderLength
 // Frame returns a decoded copy of the frame header, to keep beyond the
 // handler call.
 func (h Header) Frame() FrameHeader {
-	return decodePublishedHeader(h.frame[:], h.FrameLength())
+	f, _ := DecodeFrameHeader(h.frame[:]) // HeaderLength bytes: it cannot fail
+	return f
 }
 
 // String summarises the header for logs and test failures.
@@ -115,8 +116,9 @@ func (h FrameHeader) PayloadLength() int { return int(h.FrameLength) - HeaderLen
 // [ErrShortFrame]); whether the values make sense in a term is the
 // reader's business.
 //
-// b must be a private copy: frames in shared memory are read through the
-// log's atomic length word first (see [Log.Poll]).
+// b must be a private copy, or a frame whose positive length a poll has
+// loaded with an acquire load ([Header.Frame]): frames in shared memory are
+// read through the log's atomic length word first (see [Log.Poll]).
 func DecodeFrameHeader(b []byte) (FrameHeader, error) {
 	if len(b) < HeaderLength {
 		return FrameHeader{}, fmt.Errorf("%w: %d bytes, need %d", ErrShortFrame, len(b), HeaderLength)
@@ -150,26 +152,4 @@ func (h FrameHeader) AppendTo(b []byte) []byte {
 	le.PutUint32(f[TermIDOffset:], uint32(h.TermID))
 	le.PutUint64(f[ReservedValueOffset:], uint64(h.ReservedValue))
 	return append(b, f[:]...)
-}
-
-// decodePublishedHeader decodes the header at the start of b (at least
-// [HeaderLength] bytes) with the length the caller already loaded with an
-// acquire load. The other fields are plain loads: the publisher wrote them
-// before its release store of the positive length, which that load
-// observed. Decoding from one checked view costs a fraction of a checked
-// accessor per field.
-func decodePublishedHeader(b []byte, frameLength int32) FrameHeader {
-	b = b[:HeaderLength]
-	le := binary.LittleEndian
-	return FrameHeader{
-		FrameLength:   frameLength,
-		Version:       b[VersionOffset],
-		Flags:         Flags(b[FlagsOffset]),
-		Type:          FrameType(le.Uint16(b[TypeOffset:])),
-		TermOffset:    int32(le.Uint32(b[TermOffsetOffset:])),
-		SessionID:     int32(le.Uint32(b[SessionIDOffset:])),
-		StreamID:      int32(le.Uint32(b[StreamIDOffset:])),
-		TermID:        int32(le.Uint32(b[TermIDOffset:])),
-		ReservedValue: int64(le.Uint64(b[ReservedValueOffset:])),
-	}
 }
