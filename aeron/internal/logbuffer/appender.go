@@ -124,20 +124,20 @@ func (a *ExclusiveAppender) OfferWithReservedValue(flow Flow, payload []byte, re
 		framedLength = fragmentedFrameLength(len(payload), a.maxPayloadLength)
 	}
 	resultingOffset := a.termOffset + framedLength
-	// Release: publishes the claim to the driver, which reads the tail to
-	// learn the producer position. It is stored before the frames, and
-	// even when the message does not fit (then past the end of the term),
-	// as Aeron's appenders do.
-	a.tails[a.partition].StoreRelease(int64(PackRawTail(a.termID, resultingOffset)))
-
+	// The claim: the tail the driver reads to learn the producer position.
+	// It is stored before the frames, and even when the message does not
+	// fit (then past the end of the term), as Aeron's appenders do.
+	tail := int64(PackRawTail(a.termID, resultingOffset))
 	if resultingOffset > a.termLength {
+		// Release, as in writeFrame: the claim before the padding frame.
+		a.tails[a.partition].StoreRelease(tail)
 		a.padToEndOfTerm()
 		return a.rotate(), nil
 	}
 	if len(payload) <= a.maxPayloadLength {
-		a.writeFrame(a.termOffset, a.flags, payload, reserved)
+		a.writeFrame(a.termOffset, a.flags, payload, reserved, tail)
 	} else {
-		a.writeFragments(payload, reserved)
+		a.writeFragments(payload, reserved, tail)
 	}
 	a.termOffset = resultingOffset
 	return OfferResult(a.termBeginPosition + int64(resultingOffset)), nil
@@ -182,8 +182,9 @@ func (a *ExclusiveAppender) backPressureStatus(position int64, length int, conne
 
 // writeFragments writes a message longer than the maximum payload as
 // consecutive frames of maxPayloadLength bytes (the last one shorter),
-// flagged BEGIN, none…, END. The caller has checked that they fit.
-func (a *ExclusiveAppender) writeFragments(payload []byte, reserved int64) {
+// flagged BEGIN, none…, END, after storing tail, the message's claim. The
+// caller has checked that they fit.
+func (a *ExclusiveAppender) writeFragments(payload []byte, reserved, tail int64) {
 	off := a.termOffset
 	flags := FlagBegin
 	for len(payload) > 0 {
@@ -191,26 +192,34 @@ func (a *ExclusiveAppender) writeFragments(payload []byte, reserved int64) {
 		if n == len(payload) {
 			flags |= FlagEnd
 		}
-		a.writeFrame(off, flags, payload[:n], reserved)
+		// The first frame's store of the tail is the claim; the others
+		// store the same value again, which changes nothing.
+		a.writeFrame(off, flags, payload[:n], reserved, tail)
 		off += align(HeaderLength+n, FrameAlignment)
 		payload = payload[n:]
 		flags = 0
 	}
 }
 
-// writeFrame writes one data frame at off in the current term in the order
-// of aeron-protocol.md §5.5, publishing it with the last store. It runs for
-// every message, so it is straight-line code whose only calls are the two
-// release stores and the payload's copy, and its arguments fit in
-// registers; beginFrame and publishFrame say the same for the padding
-// frame, with the reasons.
-func (a *ExclusiveAppender) writeFrame(off int, flags Flags, payload []byte, reserved int64) {
+// writeFrame stores tail, the claim, into the active partition's tail,
+// then writes one data frame at off in the current term in the order of
+// aeron-protocol.md §5.5, publishing it with the last store. It runs for
+// every message, so it is straight-line code whose only calls are two into
+// assembly (the claim with step 1, and step 4) and the payload's copy, and
+// its arguments fit in registers; beginFrame and publishFrame say the same
+// for the padding frame, with the reasons.
+func (a *ExclusiveAppender) writeFrame(off int, flags Flags, payload []byte, reserved, tail int64) {
 	frameLength := HeaderLength + len(payload)
 	// One checked view of the whole frame for the stores below.
 	frame := a.terms[a.partition].Sub(off, frameLength)
 	b := frame.Bytes()
-	// Steps 1 and 2, as in beginFrame.
-	frame.Int64Word(FrameLengthOffset).StoreRelease(firstHeaderWord(-int32(frameLength), a.version, flags, FrameTypeData))
+	// The claim, then steps 1 and 2 as in beginFrame. The tail and the
+	// first header word are release stores back to back, made in one call
+	// that also gets the term space a few frames ahead coming for writing:
+	// without that, the stores to each new cache line wait for it
+	// (docs/performance.md, "Aeron IPC").
+	shm.StoreReleasePairAndPrefetch(a.tails[a.partition], tail,
+		frame.Int64Word(FrameLengthOffset), firstHeaderWord(-int32(frameLength), a.version, flags, FrameTypeData))
 	a.putHeaderIDs(b, off)
 	// Step 3: payload and reserved value, plain stores, published by the
 	// release store of the length below.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 )
@@ -121,5 +122,26 @@ func TestModeString(t *testing.T) {
 		if got := tc.m.String(); got != tc.want {
 			t.Errorf("%d.String() = %q, want %q", tc.m, got, tc.want)
 		}
+	}
+}
+
+// The prefetch of StoreReleasePairAndPrefetch reaches past the word it stores; at the end
+// of a mapping that is memory the process may not touch, which a prefetch must ignore.
+func TestStoreReleasePairAndPrefetchAtTheEndOfAMappingDoesNotFault(t *testing.T) {
+	const page = 4096
+	mem, err := syscall.Mmap(-1, 0, 2*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Munmap(mem) })
+	if err := syscall.Mprotect(mem[page:], syscall.PROT_NONE); err != nil { // a guard page
+		t.Fatal(err)
+	}
+	b := Wrap(mem[:page])
+	for off := page - PrefetchDistance; off < page; off += 8 {
+		StoreReleasePairAndPrefetch(b.Int64Word(0), int64(off), b.Int64Word(off), -1)
+	}
+	if b.LoadInt64(0) != page-8 || b.LoadInt64(page-8) != -1 {
+		t.Errorf("words 0 and %d = %d and %d", page-8, b.LoadInt64(0), b.LoadInt64(page-8))
 	}
 }

@@ -16,3 +16,20 @@ func storeRelease32(addr *int32, v int32)
 
 //go:noescape
 func storeRelease64(addr *int64, v int64)
+
+// storeRelease64PairPrefetch is two storeRelease64s in one call, followed
+// by a PREFETCHW of the line PrefetchDistance bytes past b if the CPU has
+// the instruction (prefetchW).
+//
+//go:noescape
+func storeRelease64PairPrefetch(a *int64, av int64, b *int64, bv int64)
+
+// prefetchW reports whether the CPU has PREFETCHW (CPUID
+// 0x80000001:ECX[8], PRFCHW, which Linux lists as 3dnowprefetch): every
+// AMD64 CPU of AMD, and Intel's since Broadwell. On a CPU without it the
+// opcode may fault, so the assembly tests this first. It is set once,
+// before main, and read by the assembly only.
+var prefetchW = hasPrefetchW()
+
+// hasPrefetchW asks CPUID.
+func hasPrefetchW() bool

@@ -11,3 +11,10 @@ import "sync/atomic"
 func storeRelease32(addr *int32, v int32) { atomic.StoreInt32(addr, v) }
 
 func storeRelease64(addr *int64, v int64) { atomic.StoreInt64(addr, v) }
+
+// storeRelease64PairPrefetch makes no prefetch: there is no assembly for
+// it here, and a call to make one would cost what it saves.
+func storeRelease64PairPrefetch(a *int64, av int64, b *int64, bv int64) {
+	atomic.StoreInt64(a, av)
+	atomic.StoreInt64(b, bv)
+}
