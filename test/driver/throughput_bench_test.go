@@ -25,28 +25,57 @@ import (
 // round's rate is the median of the seconds after the first (the warm-up). Java and Go take
 // turns for ipcRounds rounds, so that a slow spell of the machine falls on both; the
 // benchmark reports the median round of each side, their ratio go/java, and the lowest and
-// highest ratio of one round's pair. Each size runs once, whatever b.N.
+// highest ratio of one round's pair. Beside the rates it reports the share of the
+// subscriber's polls that found nothing, which the Java sample prints when interrupted: a
+// side whose subscriber often finds nothing is limited by its publisher. Each size runs
+// once, whatever b.N.
 func BenchmarkIPCThroughput(b *testing.B) {
 	for _, size := range []int{32, 1024} {
 		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) {
 			c := connectB(b)
 			sub, pub := pairB(b, c, "aeron:ipc?term-length=64m", int32(8000+size))
-			var javaRounds, goRounds, ratios []float64
-			for range ipcRounds {
+			var javaRounds, goRounds []ipcRound
+			var ratios []float64
+			for i := range ipcRounds {
 				java := javaIPCThroughput(b, size)
-				goRate, seconds := goIPCThroughput(b, sub, pub, size)
-				b.Logf("round %d: java %.0f msgs/s, go %.0f msgs/s (by second: %.0f)", len(goRounds)+1, java, goRate, seconds)
-				javaRounds, goRounds, ratios = append(javaRounds, java), append(goRounds, goRate), append(ratios, goRate/java)
+				goRound := goIPCThroughput(b, sub, pub, size)
+				b.Logf("round %d: java %v; go %v", i+1, java, goRound)
+				javaRounds, goRounds = append(javaRounds, java), append(goRounds, goRound)
+				ratios = append(ratios, goRound.rate/java.rate)
 			}
-			goRate, java := median(goRounds), median(javaRounds)
+			goRate, java := medianOf(goRounds, ipcRound.msgsPerSecond), medianOf(javaRounds, ipcRound.msgsPerSecond)
 			b.ReportMetric(goRate, "msgs/s")
 			b.ReportMetric(goRate*float64(size)/1e6, "MB/s")
 			b.ReportMetric(java, "java-msgs/s")
 			b.ReportMetric(goRate/java, "go/java")
 			b.ReportMetric(slices.Min(ratios), "min-go/java")
 			b.ReportMetric(slices.Max(ratios), "max-go/java")
+			b.ReportMetric(medianOf(goRounds, ipcRound.emptyPollShare), "go-empty-polls")
+			b.ReportMetric(medianOf(javaRounds, ipcRound.emptyPollShare), "java-empty-polls")
 		})
 	}
+}
+
+// ipcRound is what one side's round measured.
+type ipcRound struct {
+	rate       float64   // msgs/s: the median of seconds (after the first)
+	seconds    []float64 // msgs/s in each second, the first being the warm-up
+	emptyPolls float64   // the share of polls that found no fragment
+}
+
+func (r ipcRound) msgsPerSecond() float64  { return r.rate }
+func (r ipcRound) emptyPollShare() float64 { return r.emptyPolls }
+
+func (r ipcRound) String() string {
+	return fmt.Sprintf("%.0f msgs/s, %.2f of polls empty (by second: %.0f)", r.rate, r.emptyPolls, r.seconds)
+}
+
+func medianOf(rounds []ipcRound, f func(ipcRound) float64) float64 {
+	xs := make([]float64, len(rounds))
+	for i, r := range rounds {
+		xs[i] = f(r)
+	}
+	return median(xs)
 }
 
 // ipcFragmentLimit is the subscriber's fragment limit per poll: the Java sample's
@@ -69,10 +98,9 @@ const cacheLine = 64
 const ipcSeconds = 6
 
 // goIPCThroughput runs a publisher goroutine offering size-byte messages without pause
-// and a subscriber goroutine polling, samples the subscriber's count once a second (as the
-// Java sample's rate reporter does, so the subscriber's loop does not read the clock), and
-// returns the median of the per-second counts after the first second, with all of them.
-func goIPCThroughput(b *testing.B, sub *aeron.Subscription, pub *aeron.ExclusivePublication, size int) (float64, []float64) {
+// and a subscriber goroutine polling, and samples the subscriber's count once a second (as
+// the Java sample's rate reporter does, so the subscriber's loop does not read the clock).
+func goIPCThroughput(b *testing.B, sub *aeron.Subscription, pub *aeron.ExclusivePublication, size int) ipcRound {
 	b.Helper()
 	payload := make([]byte, size)
 	// stop is read by both loops on every pass and total written by the subscriber after
@@ -99,6 +127,7 @@ func goIPCThroughput(b *testing.B, sub *aeron.Subscription, pub *aeron.Exclusive
 		}
 		errs <- nil
 	}()
+	var polls, emptyPolls int64 // the subscriber's; read after it has sent to errs
 	go func() {
 		received := int64(0)
 		count := func([]byte, aeron.Header) { received++ }
@@ -108,9 +137,11 @@ func goIPCThroughput(b *testing.B, sub *aeron.Subscription, pub *aeron.Exclusive
 				errs <- fmt.Errorf("poll: %w", err)
 				return
 			}
+			polls++
 			if n > 0 {
 				total.Store(received)
 			} else {
+				emptyPolls++
 				spinWait(stop)
 			}
 		}
@@ -132,12 +163,12 @@ func goIPCThroughput(b *testing.B, sub *aeron.Subscription, pub *aeron.Exclusive
 			b.Fatal(err)
 		}
 	}
-	return median(seconds[1:]), seconds
+	return ipcRound{rate: median(seconds[1:]), seconds: seconds, emptyPolls: float64(emptyPolls) / float64(polls)}
 }
 
-// javaIPCThroughput runs EmbeddedExclusiveIpcThroughput for a few seconds and returns the
-// median of its per-second message rates after a warm-up second.
-func javaIPCThroughput(b *testing.B, size int) float64 {
+// javaIPCThroughput runs EmbeddedExclusiveIpcThroughput for a few seconds, then interrupts
+// it so that it prints its subscriber's poll failure ratio.
+func javaIPCThroughput(b *testing.B, size int) ipcRound {
 	dir := b.TempDir()
 	j, err := infra.StartJava(dir, "io.aeron.samples.EmbeddedExclusiveIpcThroughput", map[string]string{
 		"aeron.dir":                  dir + "/aeron",
@@ -156,11 +187,17 @@ func javaIPCThroughput(b *testing.B, size int) float64 {
 			rates = append(rates, n/(ms/1000))
 		}
 	}
-	_ = j.Stop()
+	rates = rates[:min(len(rates), ipcSeconds)] // not the seconds printed while it is interrupted
+	_ = j.Interrupt()
 	if len(rates) < 3 {
 		b.Fatalf("EmbeddedExclusiveIpcThroughput printed %d rates:\n%s", len(rates), j.Output())
 	}
-	return median(rates[1:]) // the first second is the warm-up
+	failure := regexp.MustCompile(`Subscriber poll failure ratio: ([\d.]+)`).FindStringSubmatch(j.Output())
+	if failure == nil {
+		b.Fatalf("EmbeddedExclusiveIpcThroughput printed no poll failure ratio when interrupted:\n%s", j.Output())
+	}
+	empty, _ := strconv.ParseFloat(failure[1], 64)
+	return ipcRound{rate: median(rates[1:]), seconds: rates, emptyPolls: empty} // the first second is the warm-up
 }
 
 func connectB(b *testing.B) *aeron.Client {

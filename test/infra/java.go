@@ -74,3 +74,7 @@ func (j *JavaProcess) Exited() (bool, error) { return j.proc.exited() }
 // Stop interrupts the process (SIGTERM, as Ctrl-C would end a sample), waits up to 10 s,
 // then kills it.
 func (j *JavaProcess) Stop() error { return j.proc.stop(10 * time.Second) }
+
+// Interrupt is Stop with SIGINT, the signal Aeron's samples handle (Agrona's SigInt): they
+// then end their loops and print their closing statistics before they exit.
+func (j *JavaProcess) Interrupt() error { return j.proc.signal(syscall.SIGINT, 10*time.Second) }

@@ -82,11 +82,15 @@ func (p *process) exited() (bool, error) {
 
 // stop asks the process group to terminate (SIGTERM) and waits up to grace for it to exit,
 // then kills it (SIGKILL). It returns once the process has exited.
-func (p *process) stop(grace time.Duration) error {
+func (p *process) stop(grace time.Duration) error { return p.signal(syscall.SIGTERM, grace) }
+
+// signal sends sig to the process group, waits up to grace for the process to exit, then
+// kills it.
+func (p *process) signal(sig syscall.Signal, grace time.Duration) error {
 	if ok, _ := p.exited(); ok {
 		return nil
 	}
-	_ = syscall.Kill(-p.pid(), syscall.SIGTERM)
+	_ = syscall.Kill(-p.pid(), sig)
 	select {
 	case <-p.done:
 		return nil
