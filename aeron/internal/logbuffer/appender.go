@@ -215,11 +215,12 @@ func (a *ExclusiveAppender) writeFrame(off int, flags Flags, payload []byte, res
 	b := frame.Bytes()
 	// The claim, then steps 1 and 2 as in beginFrame. The tail and the
 	// first header word are release stores back to back, made in one call
-	// that also gets the term space a few frames ahead coming for writing:
-	// without that, the stores to each new cache line wait for it
-	// (docs/performance.md, "Aeron IPC").
+	// that also gets as much term space as this frame takes coming for
+	// writing, a few lines ahead: without that, the stores to each new cache
+	// line wait for it (docs/performance.md, "Aeron IPC").
 	shm.StoreReleasePairAndPrefetch(a.tails[a.partition], tail,
-		frame.Int64Word(FrameLengthOffset), firstHeaderWord(-int32(frameLength), a.version, flags, FrameTypeData))
+		frame.Int64Word(FrameLengthOffset), firstHeaderWord(-int32(frameLength), a.version, flags, FrameTypeData),
+		align(frameLength, FrameAlignment))
 	a.putHeaderIDs(b, off)
 	// Step 3: payload and reserved value, plain stores, published by the
 	// release store of the length below.

@@ -125,8 +125,9 @@ func TestModeString(t *testing.T) {
 	}
 }
 
-// The prefetch of StoreReleasePairAndPrefetch reaches past the word it stores; at the end
-// of a mapping that is memory the process may not touch, which a prefetch must ignore.
+// The prefetches of StoreReleasePairAndPrefetch reach past the word it stores; at the end
+// of a mapping that is memory the process may not touch (here a guard page, then whatever
+// follows the mapping), which a prefetch must ignore.
 func TestStoreReleasePairAndPrefetchAtTheEndOfAMappingDoesNotFault(t *testing.T) {
 	const page = 4096
 	mem, err := syscall.Mmap(-1, 0, 2*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
@@ -139,7 +140,7 @@ func TestStoreReleasePairAndPrefetchAtTheEndOfAMappingDoesNotFault(t *testing.T)
 	}
 	b := Wrap(mem[:page])
 	for off := page - PrefetchDistance; off < page; off += 8 {
-		StoreReleasePairAndPrefetch(b.Int64Word(0), int64(off), b.Int64Word(off), -1)
+		StoreReleasePairAndPrefetch(b.Int64Word(0), int64(off), b.Int64Word(off), -1, page)
 	}
 	if b.LoadInt64(0) != page-8 || b.LoadInt64(page-8) != -1 {
 		t.Errorf("words 0 and %d = %d and %d", page-8, b.LoadInt64(0), b.LoadInt64(page-8))

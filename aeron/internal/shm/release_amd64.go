@@ -17,12 +17,12 @@ func storeRelease32(addr *int32, v int32)
 //go:noescape
 func storeRelease64(addr *int64, v int64)
 
-// storeRelease64PairPrefetch is two storeRelease64s in one call, followed
-// by a PREFETCHW of the line PrefetchDistance bytes past b if the CPU has
-// the instruction (prefetchW).
+// storeRelease64PairPrefetch is two storeRelease64s in one call, followed,
+// if the CPU has the instruction (prefetchW), by a PREFETCHW of each cache
+// line of the n bytes PrefetchDistance past b.
 //
 //go:noescape
-func storeRelease64PairPrefetch(a *int64, av int64, b *int64, bv int64)
+func storeRelease64PairPrefetch(a *int64, av int64, b *int64, bv int64, n int)
 
 // prefetchW reports whether the CPU has PREFETCHW (CPUID
 // 0x80000001:ECX[8], PRFCHW, which Linux lists as 3dnowprefetch): every

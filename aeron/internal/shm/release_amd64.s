@@ -17,8 +17,8 @@ TEXT ·storeRelease64(SB), NOSPLIT, $0-16
 	MOVQ BX, (AX)
 	RET
 
-// func storeRelease64PairPrefetch(a *int64, av int64, b *int64, bv int64)
-TEXT ·storeRelease64PairPrefetch(SB), NOSPLIT, $0-32
+// func storeRelease64PairPrefetch(a *int64, av int64, b *int64, bv int64, n int)
+TEXT ·storeRelease64PairPrefetch(SB), NOSPLIT, $0-40
 	MOVQ a+0(FP), AX
 	MOVQ av+8(FP), BX
 	MOVQ b+16(FP), CX
@@ -27,9 +27,17 @@ TEXT ·storeRelease64PairPrefetch(SB), NOSPLIT, $0-32
 	MOVQ DX, (CX)
 	CMPB ·prefetchW(SB), $0
 	JEQ  done
+	MOVQ n+32(FP), R8
+	ADDQ CX, R8 // CX runs over [b, b+n), the prefetches PrefetchDistance ahead of it
+
+next:
+	CMPQ CX, R8
+	JGE  done
 	// PREFETCHW PrefetchDistance(CX), which the Go assembler has no
 	// mnemonic for: 0F 0D /1, ModRM 0x89 (mod 10: disp32; reg 1; rm CX).
 	BYTE $0x0F; BYTE $0x0D; BYTE $0x89; LONG $const_PrefetchDistance
+	ADDQ $const_cacheLine, CX
+	JMP  next
 
 done:
 	RET

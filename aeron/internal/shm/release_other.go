@@ -14,7 +14,7 @@ func storeRelease64(addr *int64, v int64) { atomic.StoreInt64(addr, v) }
 
 // storeRelease64PairPrefetch makes no prefetch: there is no assembly for
 // it here, and a call to make one would cost what it saves.
-func storeRelease64PairPrefetch(a *int64, av int64, b *int64, bv int64) {
+func storeRelease64PairPrefetch(a *int64, av int64, b *int64, bv int64, _ int) {
 	atomic.StoreInt64(a, av)
 	atomic.StoreInt64(b, bv)
 }

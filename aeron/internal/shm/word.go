@@ -68,35 +68,41 @@ func (w Int64Word) StoreRelease(v int64) {
 	storeRelease64(w.p, v)
 }
 
-// PrefetchDistance is how far past the word it stores
-// [StoreReleasePairAndPrefetch] asks the CPU to fetch a cache line for
-// writing: four 64-byte lines, about the time the RFO of a line from
-// memory takes at the rate a writer of small frames fills them (see
+// PrefetchDistance is how far ahead of the word it stores
+// [StoreReleasePairAndPrefetch] asks the CPU to fetch cache lines for
+// writing: four 64-byte lines, about the time a line takes to come from
+// memory at the rate a writer of small frames fills them (measured in
 // docs/performance.md, "Aeron IPC").
 const PrefetchDistance = 256
 
+// cacheLine is the unit of the prefetch (x86-64 and arm64 lines).
+const cacheLine = 64
+
 // StoreReleasePairAndPrefetch is a.StoreRelease(av) followed by
-// b.StoreRelease(bv), then a hint to the CPU that the memory
-// [PrefetchDistance] bytes past b is about to be written. It is made for a
-// single writer filling a buffer front to back that claims each piece
-// (a) and marks its start (b) before writing it, as a log appender does:
+// b.StoreRelease(bv), then a hint to the CPU that the n bytes starting
+// [PrefetchDistance] past b are about to be written. It is made for a
+// single writer filling a buffer front to back that claims each piece of n
+// bytes (a) and marks its start (b) before writing it, as a log appender
+// does:
 //
 //   - The two stores are one call, where two StoreRelease calls would make
 //     the compiler spill and reload the caller's registers around each.
-//   - The hint (PREFETCHW on amd64 CPUs that have it) gets the line's
-//     ownership coming while the writer is busy with the lines before it.
-//     Without it, each store to a new line waits for the line to arrive
-//     from memory or from the core of a reader that just looked at it,
-//     and the stores queued behind it stall the writer: at 64-byte frames
-//     this halved an IPC publisher's rate. A prefetch reads and changes
-//     nothing the program can see and never faults, so an address past the
-//     end of the buffer (or of any mapping) is harmless.
+//   - The hint (PREFETCHW on amd64 CPUs that have it, for each cache line)
+//     gets the lines' ownership coming while the writer is busy with the
+//     lines before them. Without it, each store to a new line waits for the
+//     line to arrive from memory, or from the core of a reader that just
+//     looked at it, and the stores queued behind it stall the writer: at
+//     64-byte frames that halved an IPC publisher's rate. Piece after piece,
+//     the prefetches run PrefetchDistance ahead of the writes and reach
+//     every line once. A prefetch reads and changes nothing the program can
+//     see and never faults, so addresses past the end of the buffer (or of
+//     any mapping) are harmless.
 //
 // A reader that sees bv (acquire) sees av too. It panics, before storing
 // anything, if either word is of a read-only mapping.
-func StoreReleasePairAndPrefetch(a Int64Word, av int64, b Int64Word, bv int64) {
+func StoreReleasePairAndPrefetch(a Int64Word, av int64, b Int64Word, bv int64, n int) {
 	if a.readOnly || b.readOnly {
 		panic(readOnlyFault("StoreReleasePairAndPrefetch"))
 	}
-	storeRelease64PairPrefetch(a.p, av, b.p, bv)
+	storeRelease64PairPrefetch(a.p, av, b.p, bv, n)
 }

@@ -44,7 +44,7 @@ func TestWordsAreCheckedWhenTaken(t *testing.T) {
 
 func TestStoreReleasePairAndPrefetchStoresBothWords(t *testing.T) {
 	b := Alloc(64)
-	StoreReleasePairAndPrefetch(b.Int64Word(0), 11, b.Int64Word(56), -12)
+	StoreReleasePairAndPrefetch(b.Int64Word(0), 11, b.Int64Word(56), -12, 64)
 	if got0, got56 := b.LoadInt64(0), b.LoadInt64(56); got0 != 11 || got56 != -12 {
 		t.Errorf("words 0 and 56 = %d and %d, want 11 and -12", got0, got56)
 	}
@@ -60,7 +60,7 @@ func TestStoreReleasePairAndPrefetchRefusesReadOnlyWordsBeforeStoring(t *testing
 		{"first read-only", ro.Int64Word(0), rw.Int64Word(8)},
 		{"second read-only", rw.Int64Word(0), ro.Int64Word(8)},
 	} {
-		mustPanicAssertion(t, tc.name, func() { StoreReleasePairAndPrefetch(tc.a, 1, tc.b, 2) })
+		mustPanicAssertion(t, tc.name, func() { StoreReleasePairAndPrefetch(tc.a, 1, tc.b, 2, 0) })
 		if rw.LoadInt64(0) != 0 || rw.LoadInt64(8) != 0 {
 			t.Fatalf("%s: a word was stored before the panic", tc.name)
 		}
