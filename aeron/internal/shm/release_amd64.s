@@ -32,7 +32,7 @@ TEXT ·storeRelease64PairPrefetch(SB), NOSPLIT, $0-40
 
 next:
 	CMPQ CX, R8
-	JGE  done
+	JAE  done
 	// PREFETCHW PrefetchDistance(CX), which the Go assembler has no
 	// mnemonic for: 0F 0D /1, ModRM 0x89 (mod 10: disp32; reg 1; rm CX).
 	BYTE $0x0F; BYTE $0x0D; BYTE $0x89; LONG $const_PrefetchDistance
