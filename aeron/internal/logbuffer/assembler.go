@@ -87,7 +87,12 @@ func (a *FragmentAssembler) OnFragment(payload []byte, header Header) {
 //
 // A handler that keeps every message saves a copy of each reassembled one
 // this way: the copy from the log into the assembler's buffer is the only
-// one.
+// one. It also saves most of an allocation: the buffers that follow a
+// detached one, of up to 16 KiB each, are carved one after the other from
+// blocks of 256 KiB, so that a stream of such messages costs one allocation
+// per block rather than one per message. A detached buffer therefore keeps
+// its block alive: a handler that keeps only a few of many messages should
+// copy those and not detach.
 func (a *FragmentAssembler) Detach() []byte {
 	p := a.delivering
 	if p == nil || p.buf == nil {
@@ -159,7 +164,18 @@ type reassembly struct {
 	maxMessageLength int
 	partials         map[int32]*partialMessage
 	stats            AssemblerStats
+	// block is what is left of the block the buffers after a detached one
+	// are carved from (see allocate).
+	block []byte
 }
+
+// The blocks the buffers after a detached one are carved from. A buffer
+// carved from a block keeps all of it alive, so only buffers of up to
+// carveMax bytes, a sixteenth of a block, are carved.
+const (
+	blockSize = 256 << 10
+	carveMax  = blockSize / 16
+)
 
 // partialMessage is a session's message in progress.
 type partialMessage struct {
@@ -271,12 +287,34 @@ func (r *reassembly) append(p *partialMessage, payload []byte) bool {
 		return false
 	}
 	if need > cap(p.buf) {
-		grown := make([]byte, len(p.buf), min(max(2*cap(p.buf), need, p.nextCapacity), r.maxMessageLength))
+		capacity := min(max(2*cap(p.buf), need, p.nextCapacity), r.maxMessageLength)
+		var grown []byte
+		if p.buf == nil && p.nextCapacity > 0 {
+			grown = r.allocate(capacity) // the first buffer after a detached one
+		} else {
+			grown = make([]byte, len(p.buf), capacity)
+		}
 		copy(grown, p.buf)
 		p.buf = grown
 	}
 	p.buf = append(p.buf, payload...)
 	return true
+}
+
+// allocate returns an empty buffer of the given capacity for the message
+// after a detached one: carved from the current block if it is small enough
+// (capped, so that appending to one buffer never writes into the next), a
+// buffer of its own otherwise.
+func (r *reassembly) allocate(capacity int) []byte {
+	if capacity > carveMax {
+		return make([]byte, 0, capacity)
+	}
+	if capacity > len(r.block) {
+		r.block = make([]byte, blockSize)
+	}
+	b := r.block[:0:capacity]
+	r.block = r.block[capacity:]
+	return b
 }
 
 // discard drops p's message in progress, if any, counting it.

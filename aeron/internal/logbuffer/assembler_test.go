@@ -336,3 +336,55 @@ func TestAssemblerDetachHandsOverReassembledPayloads(t *testing.T) {
 		t.Errorf("stats %+v", got)
 	}
 }
+
+// Buffers after a detached one are carved from shared blocks; messages of every size
+// around the carving limit, each larger or smaller than the one before, stay intact while
+// the next ones are carved and grown next to them.
+func TestAssemblerDetachedPayloadsStayIntactAcrossCarvedBlocks(t *testing.T) {
+	lengths := []int{100, carveMax, carveMax + 1, 5000, carveMax, 7, 12000, carveMax - 1, 3 * carveMax, 1}
+	var want, kept [][]byte
+	var a *FragmentAssembler
+	a = NewFragmentAssembler(4*carveMax, func(payload []byte, h Header) {
+		owned := a.Detach()
+		if owned == nil {
+			owned = append([]byte(nil), payload...)
+		}
+		kept = append(kept, owned)
+	})
+	for i := range 8 * blockSize / carveMax { // enough to use up several blocks
+		msg := make([]byte, lengths[i%len(lengths)])
+		for j := range msg {
+			msg[j] = byte(i*31 + j)
+		}
+		want = append(want, msg)
+		feed(a, split(1, int32(i), 0, 1376, string(msg)))
+	}
+	if len(kept) != len(want) {
+		t.Fatalf("kept %d messages, want %d", len(kept), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(kept[i], want[i]) {
+			t.Fatalf("kept message %d (%d bytes) differs from what was sent: a later message was written into its buffer", i, len(want[i]))
+		}
+	}
+}
+
+// A handler that detaches every message of a steady stream costs the assembler a block per
+// many messages, not an allocation per message.
+func TestAssemblerCarvesTheBuffersAfterADetachedOne(t *testing.T) {
+	msg := string(bytes.Repeat([]byte{'m'}, 4096))
+	termID := int32(0)
+	var a *FragmentAssembler
+	a = NewFragmentAssembler(carveMax, func([]byte, Header) { _ = a.Detach() })
+	frags := func() []fragment { termID++; return split(1, termID, 0, 1376, msg) }
+	feed(a, frags()) // the first message's buffer is allocated as it grows
+	batch := make([][]fragment, 100)
+	for i := range batch {
+		batch[i] = frags()
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(len(batch)-1, func() { feed(a, batch[i]); i++ })
+	if allocs >= 1 {
+		t.Errorf("%.2f allocations per detached 4 KiB message, want a block per %d messages", allocs, blockSize/4096)
+	}
+}
