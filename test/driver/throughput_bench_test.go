@@ -43,15 +43,17 @@ func BenchmarkIPCThroughput(b *testing.B) {
 				javaRounds, goRounds = append(javaRounds, java), append(goRounds, goRound)
 				ratios = append(ratios, goRound.rate/java.rate)
 			}
-			goRate, java := medianOf(goRounds, ipcRound.msgsPerSecond), medianOf(javaRounds, ipcRound.msgsPerSecond)
+			rate := func(r ipcRound) float64 { return r.rate }
+			empty := func(r ipcRound) float64 { return r.emptyPolls }
+			goRate, java := medianOf(goRounds, rate), medianOf(javaRounds, rate)
 			b.ReportMetric(goRate, "msgs/s")
 			b.ReportMetric(goRate*float64(size)/1e6, "MB/s")
 			b.ReportMetric(java, "java-msgs/s")
 			b.ReportMetric(goRate/java, "go/java")
 			b.ReportMetric(slices.Min(ratios), "min-go/java")
 			b.ReportMetric(slices.Max(ratios), "max-go/java")
-			b.ReportMetric(medianOf(goRounds, ipcRound.emptyPollShare), "go-empty-polls")
-			b.ReportMetric(medianOf(javaRounds, ipcRound.emptyPollShare), "java-empty-polls")
+			b.ReportMetric(medianOf(goRounds, empty), "go-empty-polls")
+			b.ReportMetric(medianOf(javaRounds, empty), "java-empty-polls")
 		})
 	}
 }
@@ -62,9 +64,6 @@ type ipcRound struct {
 	seconds    []float64 // msgs/s in each second, the first being the warm-up
 	emptyPolls float64   // the share of polls that found no fragment
 }
-
-func (r ipcRound) msgsPerSecond() float64  { return r.rate }
-func (r ipcRound) emptyPollShare() float64 { return r.emptyPolls }
 
 func (r ipcRound) String() string {
 	return fmt.Sprintf("%.0f msgs/s, %.2f of polls empty (by second: %.0f)", r.rate, r.emptyPolls, r.seconds)
@@ -187,7 +186,7 @@ func javaIPCThroughput(b *testing.B, size int) ipcRound {
 			rates = append(rates, n/(ms/1000))
 		}
 	}
-	rates = rates[:min(len(rates), ipcSeconds)] // not the seconds printed while it is interrupted
+	rates = rates[:min(len(rates), ipcSeconds)] // as many seconds as the Go side takes
 	_ = j.Interrupt()
 	if len(rates) < 3 {
 		b.Fatalf("EmbeddedExclusiveIpcThroughput printed %d rates:\n%s", len(rates), j.Output())

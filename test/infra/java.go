@@ -71,8 +71,7 @@ func (j *JavaProcess) Output() string {
 // Exited reports whether the process has ended, and how.
 func (j *JavaProcess) Exited() (bool, error) { return j.proc.exited() }
 
-// Stop interrupts the process (SIGTERM, as Ctrl-C would end a sample), waits up to 10 s,
-// then kills it.
+// Stop terminates the process (SIGTERM), waits up to 10 s, then kills it.
 func (j *JavaProcess) Stop() error { return j.proc.stop(10 * time.Second) }
 
 // Interrupt is Stop with SIGINT, the signal Aeron's samples handle (Agrona's SigInt): they
