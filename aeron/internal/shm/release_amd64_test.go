@@ -30,3 +30,15 @@ func TestHasPrefetchWAgreesWithTheKernel(t *testing.T) {
 	}
 	t.Skip("/proc/cpuinfo lists no flags")
 }
+
+// On a CPU without PREFETCHW the assembly skips the prefetches and still makes both stores.
+func TestStoreReleasePairWithoutPrefetchW(t *testing.T) {
+	had := prefetchW
+	prefetchW = false
+	t.Cleanup(func() { prefetchW = had })
+	b := Alloc(64)
+	StoreReleasePairAndPrefetch(b.Int64Word(8), 3, b.Int64Word(48), -4, 4096)
+	if got8, got48 := b.LoadInt64(8), b.LoadInt64(48); got8 != 3 || got48 != -4 {
+		t.Errorf("words 8 and 48 = %d and %d, want 3 and -4", got8, got48)
+	}
+}
