@@ -24,10 +24,11 @@ func storeRelease64(addr *int64, v int64)
 //go:noescape
 func storeRelease64PairPrefetch(a *int64, av int64, b *int64, bv int64, n int)
 
-// prefetchW reports whether the CPU has PREFETCHW (CPUID
-// 0x80000001:ECX[8], PRFCHW, which Linux lists as 3dnowprefetch): every
-// AMD64 CPU of AMD, and Intel's since Broadwell. On a CPU without it the
-// opcode may fault, so the assembly tests this first. It is set once,
+// prefetchW reports whether the CPU says it has PREFETCHW (CPUID
+// 0x80000001:ECX[8], PRFCHW; Linux lists it as 3dnowprefetch): Intel's
+// CPUs since Broadwell and AMD's. On a CPU without it the opcode may
+// fault, so the assembly tests this first; a CPU that has the instruction
+// but does not say so only goes without the prefetch. It is set once,
 // before main, and read by the assembly only.
 var prefetchW = hasPrefetchW()
 

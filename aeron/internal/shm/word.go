@@ -94,12 +94,14 @@ const cacheLine = 64
 //     looked at it, and the stores queued behind it stall the writer: at
 //     64-byte frames that halved an IPC publisher's rate. Piece after piece,
 //     the prefetches run PrefetchDistance ahead of the writes and reach
-//     every line once. A prefetch reads and changes nothing the program can
-//     see and never faults, so addresses past the end of the buffer (or of
-//     any mapping) are harmless.
+//     every line (a line that two pieces share, twice). A prefetch reads and
+//     changes nothing the program can see and never faults, so addresses
+//     past the end of the buffer (or of any mapping) are harmless.
 //
-// A reader that sees bv (acquire) sees av too. It panics, before storing
-// anything, if either word is of a read-only mapping.
+// n is a piece, such as a frame (at most an MTU): the prefetches, one per
+// 64 bytes, run in one stretch of assembly that the scheduler cannot
+// preempt. A reader that sees bv (acquire) sees av too. It panics, before
+// storing anything, if either word is of a read-only mapping.
 func StoreReleasePairAndPrefetch(a Int64Word, av int64, b Int64Word, bv int64, n int) {
 	if a.readOnly || b.readOnly {
 		panic(readOnlyFault("StoreReleasePairAndPrefetch"))
