@@ -193,7 +193,8 @@ func (a *ExclusiveAppender) writeFragments(payload []byte, reserved, tail int64)
 			flags |= FlagEnd
 		}
 		// The first frame's store of the tail is the claim; the others
-		// store the same value again, which changes nothing.
+		// store the same value again, which changes nothing the driver can
+		// see and costs a store to a line the first one has just written.
 		a.writeFrame(off, flags, payload[:n], reserved, tail)
 		off += align(HeaderLength+n, FrameAlignment)
 		payload = payload[n:]

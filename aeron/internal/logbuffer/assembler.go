@@ -88,11 +88,12 @@ func (a *FragmentAssembler) OnFragment(payload []byte, header Header) {
 // A handler that keeps every message saves a copy of each reassembled one
 // this way: the copy from the log into the assembler's buffer is the only
 // one. It also saves most of an allocation: the buffers that follow a
-// detached one, of up to 16 KiB each, are carved one after the other from
+// detached one, of up to 32 KiB each, are carved one after the other from
 // blocks of 256 KiB, so that a stream of such messages costs one allocation
 // per block rather than one per message. A detached buffer therefore keeps
-// its block alive: a handler that keeps only a few of many messages should
-// copy those and not detach.
+// its block alive (as does the buffer of a session that stops detaching): a
+// handler that keeps only a few of many messages should copy those and not
+// detach.
 func (a *FragmentAssembler) Detach() []byte {
 	p := a.delivering
 	if p == nil || p.buf == nil {
@@ -171,10 +172,10 @@ type reassembly struct {
 
 // The blocks the buffers after a detached one are carved from. A buffer
 // carved from a block keeps all of it alive, so only buffers of up to
-// carveMax bytes, a sixteenth of a block, are carved.
+// carveMax bytes, an eighth of a block, are carved.
 const (
 	blockSize = 256 << 10
-	carveMax  = blockSize / 16
+	carveMax  = blockSize / 8
 )
 
 // partialMessage is a session's message in progress.
