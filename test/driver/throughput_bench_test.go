@@ -126,8 +126,13 @@ func goIPCThroughput(b *testing.B, sub *aeron.Subscription, pub *aeron.Exclusive
 		}
 		errs <- nil
 	}()
-	var polls, emptyPolls int64 // the subscriber's; read after it has sent to errs
+	// The subscriber's poll counts, sent when it stops: kept in its own frame until then,
+	// so that nothing it writes on every poll shares a cache line with the publisher.
+	type pollCounts struct{ polls, empty int64 }
+	counted := make(chan pollCounts, 1)
 	go func() {
+		var polls, emptyPolls int64
+		defer func() { counted <- pollCounts{polls, emptyPolls} }()
 		received := int64(0)
 		count := func([]byte, aeron.Header) { received++ }
 		for !stop.Load() {
@@ -162,7 +167,8 @@ func goIPCThroughput(b *testing.B, sub *aeron.Subscription, pub *aeron.Exclusive
 			b.Fatal(err)
 		}
 	}
-	return ipcRound{rate: median(seconds[1:]), seconds: seconds, emptyPolls: float64(emptyPolls) / float64(polls)}
+	c := <-counted
+	return ipcRound{rate: median(seconds[1:]), seconds: seconds, emptyPolls: float64(c.empty) / float64(c.polls)}
 }
 
 // javaIPCThroughput runs EmbeddedExclusiveIpcThroughput for a few seconds, then interrupts
@@ -191,11 +197,15 @@ func javaIPCThroughput(b *testing.B, size int) ipcRound {
 	if len(rates) < 3 {
 		b.Fatalf("EmbeddedExclusiveIpcThroughput printed %d rates:\n%s", len(rates), j.Output())
 	}
-	failure := regexp.MustCompile(`Subscriber poll failure ratio: ([\d.]+)`).FindStringSubmatch(j.Output())
+	// Printed with %f in the JVM's locale: the decimal separator may be a comma.
+	failure := regexp.MustCompile(`Subscriber poll failure ratio: (\d+[.,]\d+)`).FindStringSubmatch(j.Output())
 	if failure == nil {
 		b.Fatalf("EmbeddedExclusiveIpcThroughput printed no poll failure ratio when interrupted:\n%s", j.Output())
 	}
-	empty, _ := strconv.ParseFloat(failure[1], 64)
+	empty, err := strconv.ParseFloat(strings.Replace(failure[1], ",", ".", 1), 64)
+	if err != nil {
+		b.Fatalf("EmbeddedExclusiveIpcThroughput's poll failure ratio %q: %v", failure[1], err)
+	}
 	return ipcRound{rate: median(rates[1:]), seconds: rates, emptyPolls: empty} // the first second is the warm-up
 }
 
