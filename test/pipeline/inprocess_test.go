@@ -38,10 +38,9 @@ type inProcess struct {
 	logs    *syncBuffer
 	board   *observe.Board
 
-	mu         sync.Mutex
-	producers  []*harness.Producer
-	producedAt time.Time // when the first producer was ready
-	stopped    bool
+	mu        sync.Mutex
+	producers []*harness.Producer
+	stopped   bool
 }
 
 // inProcessOptions are the decorators and settings of an in-process pipeline. The zero
@@ -69,13 +68,6 @@ type inProcessOptions struct {
 	start config.StartPosition
 	// createProducer replaces the real producer factory (a decorator around it).
 	createProducer func(actors.ProducerFactory) actors.ProducerFactory
-}
-
-// ready tells whether ferry's first producer is ready.
-func (ip *inProcess) ready() bool {
-	ip.mu.Lock()
-	defer ip.mu.Unlock()
-	return !ip.producedAt.IsZero()
 }
 
 // startInProcess starts the pipeline for streams; t.Cleanup drains and stops it.
@@ -141,11 +133,6 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 	log := slog.New(slog.NewTextHandler(ip.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var create actors.ProducerFactory = func(opts pulsar.ProducerOptions) (pulsar.Producer, error) {
 		prod, err := client.CreateProducer(opts)
-		ip.mu.Lock()
-		if err == nil && ip.producedAt.IsZero() {
-			ip.producedAt = time.Now()
-		}
-		ip.mu.Unlock()
 		if err != nil || o.plan == nil {
 			return prod, err
 		}
@@ -293,3 +280,35 @@ func (l *sendLog) all() []int64 {
 	defer l.mu.Unlock()
 	return append([]int64(nil), l.seqs...)
 }
+
+// watchedStore counts the checkpoint store's writes and closes reached once a write stored
+// recordingID's checkpoint at last: a test or benchmark waits for the end of a run on it
+// instead of polling the store.
+type watchedStore struct {
+	store.Store
+	recordingID, last int64
+	reached           chan struct{}
+
+	mu   sync.Mutex
+	n    int
+	done bool
+}
+
+func (s *watchedStore) Save(def store.Stream, cps []store.Checkpoint) error {
+	err := s.Store.Save(def, cps)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	if err != nil || s.done {
+		return err
+	}
+	for _, c := range cps {
+		if c.RecordingID == s.recordingID && c.Position == s.last {
+			s.done = true
+			close(s.reached)
+		}
+	}
+	return nil
+}
+
+func (s *watchedStore) saves() int { s.mu.Lock(); defer s.mu.Unlock(); return s.n }
