@@ -108,6 +108,9 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 			}
 		}
 	case *messages.RecordingDrained:
+		if !s.drainWaiting[msg.RecordingId] {
+			return // completed meanwhile (recordingCompleted), or the stream failed
+		}
 		s.unacknowledged += msg.Unacknowledged
 		delete(s.drainWaiting, msg.RecordingId)
 		s.drainStep(ctx)
@@ -310,6 +313,12 @@ func (s *streamSupervisor) recordingCompleted(ctx actor.Context, p *messages.Che
 	s.env.Logger.Info("recording published and acknowledged to its end", "stream", s.cfg.Def.Name, "recording", id, "stop_position", p.Position)
 	s.finished[id] = true
 	s.completeFinished(ctx)
+	if s.drainWaiting[id] {
+		// A drain asked the tracker just stopped, which may never have seen the request:
+		// the recording has nothing in flight, its final checkpoint is persisted.
+		delete(s.drainWaiting, id)
+		s.drainStep(ctx)
+	}
 }
 
 // completeFinished tells the schedule about recordings whose final checkpoint is persisted.

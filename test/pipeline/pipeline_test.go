@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/ferry-bridge/ferry/store"
 )
 
 // The end-to-end tests. Each runs `ferry run` on a stream of its own (channel alias, stream
@@ -324,4 +326,55 @@ func TestLesson11_ConcurrentPublishersAreAllPublished(t *testing.T) {
 	}
 	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], false)
 	expectCheckpoint(t, cfg, sc, b.recordingID, pb[n-1], false)
+}
+
+// TestStopWhileARecordingCompletesDrains: a stop requested just as a recording's final
+// checkpoint is stored — after the store wrote it, before the stream heard of it — still
+// drains. The stream asks the recording's tracker to drain and, an instant later, learns
+// that the recording is complete and stops the tracker, which may never see the request;
+// the stream waited for its answer until the drain's timeout, and skipped the final flush
+// of every other recording's checkpoint. The window is microseconds wide: each attempt
+// stops ferry the moment the final checkpoint is written, while two goroutines keep both
+// processors busy, as a loaded machine does — the tracker's goroutine then waits behind
+// the stream's. Without the fix, five runs failed, at attempts 12, 5, 4, 1 and 1.
+func TestStopWhileARecordingCompletesDrains(t *testing.T) {
+	const attempts = 30
+	sc := newStreamConfig(t, "")
+	rs, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	positions := pub.publish(t, 0, 200)
+	rs.stopRecording(t, pub)
+	last, topic := positions[len(positions)-1], sc.Topic
+	for i := range attempts {
+		sc.Topic = fmt.Sprintf("%s-%d", topic, i)
+		st := &watchedStore{recordingID: pub.recordingID, last: last, reached: make(chan struct{})}
+		ip := startInProcess(t, inProcessOptions{wrapStore: func(s store.Store) store.Store { st.Store = s; return st }}, sc)
+		select {
+		case <-st.reached:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("attempt %d: the final checkpoint at %d was not stored within 60 s", i+1, last)
+		}
+		stopSpinning := spin(2)
+		_, err := ip.stop()
+		stopSpinning()
+		if err != nil {
+			t.Fatalf("attempt %d: stopped as the recording completed: %v", i+1, err)
+		}
+	}
+}
+
+// spin keeps n goroutines busy until the returned function is called.
+func spin(n int) (stop func()) {
+	done := make(chan struct{})
+	for range n {
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	return func() { close(done) }
 }
