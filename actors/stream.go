@@ -291,7 +291,7 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 		}
 	}
 	// Tracker: batches and one outcome per record in flight. Publisher: batches and one
-	// failure notice per record in flight. Replay: one credit message per outcome.
+	// failure notice per record in flight. Replay: at most one credit message per outcome.
 	spawn("tracker", newTracker(s.env, s.cfg, id, pids), 2*bound+64)
 	spawn("publisher", newPublisher(s.env, s.cfg, id, pids), 2*bound+64)
 	spawn("replay", newReplay(s.env, s.cfg, rec, pids, id == s.latestAnchor), 2*bound+64)

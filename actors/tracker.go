@@ -31,15 +31,18 @@ type tracker struct {
 
 	core *progress.CommitTracker
 	gen  uint64
-	// received counts the records and bytes of generation gen that reached the tracker.
+	// received counts the records and bytes of generation gen that reached the tracker;
+	// reported, the released records and bytes the replay was last told of (Credits).
 	receivedRecords, receivedBytes int64
+	reportedRecords, reportedBytes int64
 	finishedSent                   bool
 	draining                       bool
 	drainedSent                    bool
 
 	// status is what the tracker pushes to the stream supervisor, at most every
-	// statusInterval (a timer catches the last change).
+	// statusInterval (a timer catches the last change); lastAckMs goes into it then.
 	status      messages.RecordingStatus
+	lastAckMs   int64
 	lastPushMs  int64
 	pushPending bool
 }
@@ -79,11 +82,11 @@ func (t *tracker) Receive(ctx actor.Context) {
 	case *messages.ReplayEnded:
 		if msg.Generation == t.gen && t.core != nil {
 			t.must(t.core.Finish(msg.StopPosition))
-			t.progressed(ctx, 0)
+			t.progressed(ctx, 0, false)
 		}
 	case *statusTick:
 		t.pushPending = false
-		t.pushStatus(ctx, true)
+		t.pushStatus(ctx, true, t.env.nowMs())
 	case *messages.Drain:
 		t.draining = true
 		if msg.Now && !t.drainedSent {
@@ -95,7 +98,7 @@ func (t *tracker) Receive(ctx actor.Context) {
 			ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec, Unacknowledged: pending})
 			return
 		}
-		t.progressed(ctx, 0)
+		t.progressed(ctx, 0, false)
 	}
 }
 
@@ -110,6 +113,7 @@ func (t *tracker) replayStarted(msg *messages.ReplayStarted) {
 	}
 	t.gen = msg.Generation
 	t.receivedRecords, t.receivedBytes = 0, 0
+	t.reportedRecords, t.reportedBytes = 0, 0
 	t.finishedSent = false
 }
 
@@ -144,7 +148,7 @@ func (t *tracker) batch(ctx actor.Context, b *messages.RecordBatch) {
 		b.Epoch = uint64(t.core.Epoch())
 		ctx.Send(t.pids.publisher, b)
 	}
-	t.progressed(ctx, 0)
+	t.progressed(ctx, 0, false)
 }
 
 func (t *tracker) acked(ctx actor.Context, a *messages.PublishAcked) {
@@ -153,7 +157,7 @@ func (t *tracker) acked(ctx actor.Context, a *messages.PublishAcked) {
 	}
 	res, err := t.core.Ack(progress.Epoch(a.Epoch), a.End)
 	t.must(err)
-	t.status.LastAckMs = proto.Int64(t.env.nowMs())
+	t.lastAckMs = t.env.nowMs()
 	if a.Duplicate {
 		t.status.Duplicates++
 	} else {
@@ -166,7 +170,7 @@ func (t *tracker) acked(ctx actor.Context, a *messages.PublishAcked) {
 		// skip it silently (lessons 22, 26): the stream stops and says so.
 		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d was stored by Pulsar after an earlier record of the same producer failed; with deduplication the failed record cannot be re-published and would be lost silently, so the stream stops (lesson 22); the topic lacks it: inspect the topic, then reset the stream's checkpoint to re-publish from its start position", t.rec, a.End)))
 	}
-	t.progressed(ctx, res.NewlyCommitted)
+	t.progressed(ctx, res.NewlyCommitted, true)
 }
 
 func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
@@ -185,11 +189,14 @@ func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
 		t.env.Logger.Warn("publish failed; re-delivering from the persisted watermark", "stream", t.cfg.Def.Name, "recording", t.rec, "position", f.End, "committed", from, "error", f.Error)
 		ctx.Send(t.pids.replay, &messages.RedeliveryRequired{RecordingId: t.rec, Generation: t.gen, Reason: fmt.Sprintf("publish of the record ending at %d failed: %s", f.End, f.Error)})
 	}
-	t.progressed(ctx, 0)
+	t.progressed(ctx, 0, false)
 }
 
 // progressed sends what changed: commits, credits, the recording's end, and the drain.
-func (t *tracker) progressed(ctx actor.Context, newlyCommitted int) {
+// After an acknowledgement (ack), the replay is told of released room only when
+// progress.Window.ReportDue says it is worth a message (one per acknowledgement, each
+// waking the replay, was most of its work); after anything else, always.
+func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 	if t.core == nil { // no replay started yet: nothing in flight
 		if t.draining && !t.drainedSent {
 			t.drainedSent = true
@@ -201,17 +208,26 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int) {
 		ctx.Send(t.pids.checkpointer, &messages.Committed{RecordingId: t.rec, Position: t.core.Committed(), Records: int64(newlyCommitted)})
 	}
 	p := t.core.Pending()
-	ctx.Send(t.pids.replay, &messages.Credits{
-		RecordingId:     t.rec,
-		Generation:      t.gen,
-		ReleasedRecords: t.receivedRecords - int64(p.Records),
-		ReleasedBytes:   t.receivedBytes - p.Bytes,
-	})
+	released, releasedBytes := t.receivedRecords-int64(p.Records), t.receivedBytes-p.Bytes
+	window := progress.Window{Records: t.cfg.MaxInflightRecords, Bytes: t.cfg.MaxInflightBytes}
+	if !ack || window.ReportDue(released-t.reportedRecords, releasedBytes-t.reportedBytes, p.Records) {
+		t.reportedRecords, t.reportedBytes = released, releasedBytes
+		ctx.Send(t.pids.replay, &messages.Credits{
+			RecordingId:     t.rec,
+			Generation:      t.gen,
+			ReleasedRecords: released,
+			ReleasedBytes:   releasedBytes,
+		})
+	}
 	if t.core.Completed() && !t.finishedSent {
 		t.finishedSent = true
 		ctx.Send(t.pids.checkpointer, &messages.RecordingFinished{RecordingId: t.rec, FinalPosition: t.core.Committed()})
 	}
-	t.pushStatus(ctx, t.core.Completed())
+	now := t.lastAckMs
+	if !ack {
+		now = t.env.nowMs()
+	}
+	t.pushStatus(ctx, t.core.Completed(), now)
 	_, redeliver := t.core.Redelivery()
 	if t.draining && !t.drainedSent && (p.Records == 0 || redeliver) {
 		t.drainedSent = true
@@ -220,12 +236,11 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int) {
 }
 
 // pushStatus sends the tracker's status to the stream supervisor, unless it sent one
-// within statusInterval; then a timer sends the latest once the interval is over.
-func (t *tracker) pushStatus(ctx actor.Context, force bool) {
+// within statusInterval of now; then a timer sends the latest once the interval is over.
+func (t *tracker) pushStatus(ctx actor.Context, force bool, now int64) {
 	if t.core == nil {
 		return
 	}
-	now := t.env.nowMs()
 	if !force && now-t.lastPushMs < statusInterval.Milliseconds() {
 		if !t.pushPending {
 			t.pushPending = true
@@ -240,6 +255,9 @@ func (t *tracker) pushStatus(ctx actor.Context, force bool) {
 	st.RecordingId = t.rec
 	st.CommittedPosition = proto.Int64(t.core.Committed())
 	st.PendingRecords, st.PendingBytes = int64(p.Records), p.Bytes
+	if t.lastAckMs != 0 {
+		st.LastAckMs = proto.Int64(t.lastAckMs)
+	}
 	ctx.Send(t.pids.stream, &messages.RecordingProgress{RecordingId: t.rec, Status: st})
 }
 

@@ -30,3 +30,20 @@ func (w Window) Readable(inflightRecords, inflightBytes int64) int64 {
 	}
 	return freeRecords
 }
+
+// ReportDue tells whether the room released since the replay was last told of it —
+// records and bytes whose outcome arrived — is worth a message to the replay now, with
+// pending records still awaiting theirs. The replay reads again only once a quarter of the
+// window is free (Readable): telling it of every record as it is released would wake it
+// for nothing nearly every time. A sixteenth of the window, in records or in bytes, keeps
+// it at most that late; with nothing pending, any release is told, so that the replay never
+// waits for room it has.
+func (w Window) ReportDue(releasedRecords, releasedBytes int64, pendingRecords int) bool {
+	switch {
+	case releasedRecords <= 0 && releasedBytes <= 0:
+		return false
+	case pendingRecords == 0:
+		return true
+	}
+	return releasedRecords >= w.Records/16 || releasedBytes >= w.Bytes/16
+}

@@ -53,3 +53,55 @@ func TestWindowReadableNeverOverfillsNorDeadlocks(t *testing.T) {
 		}
 	}
 }
+
+func TestWindowReportDue(t *testing.T) {
+	w := Window{Records: 1000, Bytes: 64 << 20}
+	for _, c := range []struct {
+		name           string
+		window         Window
+		records, bytes int64
+		pending        int
+		want           bool
+	}{
+		{"nothing released", w, 0, 0, 10, false},
+		{"nothing released, nothing pending", w, 0, 0, 0, false},
+		{"one record released, more pending: wait", w, 1, 1024, 10, false},
+		{"just under a sixteenth of the records: wait", w, 61, 61 << 10, 500, false},
+		{"a sixteenth of the records", w, 62, 62 << 10, 500, true},
+		{"a sixteenth of the bytes, few records", w, 2, 4 << 20, 500, true},
+		{"one record released, nothing pending: tell", w, 1, 1024, 0, true},
+		{"window under 16 records: every release", Window{Records: 10, Bytes: 64 << 20}, 1, 10, 5, true},
+	} {
+		if got := c.window.ReportDue(c.records, c.bytes, c.pending); got != c.want {
+			t.Errorf("%s: ReportDue(%d, %d, %d) = %t, want %t", c.name, c.records, c.bytes, c.pending, got, c.want)
+		}
+	}
+}
+
+// The replay, told of released room only when ReportDue says so, is never left waiting
+// while nothing is pending (which would stall it for good), and learns of room at most a
+// sixteenth of the window late.
+func TestWindowReportDueNeverStallsTheReplay(t *testing.T) {
+	for records := int64(1); records <= 40; records++ {
+		w := Window{Records: records, Bytes: 1 << 30}
+		// A replay that reads whatever Readable allows; a tracker that releases one
+		// record at a time and reports when due.
+		var read, released, reported int64
+		for step := 0; step < 10_000; step++ {
+			if n := w.Readable(read-reported, 0); n > 0 {
+				read += n
+			}
+			pending := read - released
+			if pending == 0 {
+				t.Fatalf("%+v: step %d: nothing pending and nothing readable: the replay waits for room it was never told of (read %d, reported %d)", w, step, read, reported)
+			}
+			released++
+			if w.ReportDue(released-reported, 0, int(read-released)) {
+				reported = released
+			}
+			if late := released - reported; late > records/16 {
+				t.Fatalf("%+v: step %d: %d released records not reported, more than a sixteenth of the window", w, step, late)
+			}
+		}
+	}
+}
