@@ -168,10 +168,7 @@ func (l *live) poll(ctx actor.Context) {
 
 func (l *live) onMessage(payload []byte, h aeron.Header) {
 	session, end := h.SessionID(), h.Position()
-	owned := l.asm.Detach() // a reassembled message's buffer, or nil: then copy from the log
-	if owned == nil {
-		owned = append([]byte(nil), payload...)
-	}
+	owned := l.asm.Detach() // a reassembled message's buffer, or a copy out of the log
 	l.batch.Records = append(l.batch.Records, &messages.Record{Start: l.lastEnd[session], End: end, Payload: owned})
 	l.lastEnd[session] = end
 	l.inflight = append(l.inflight, int64(len(payload)))

@@ -315,16 +315,12 @@ func (r *replay) poll(ctx actor.Context) {
 	}
 }
 
-// onMessage is the assembler's handler: one whole message, into the batch. A reassembled
-// message's buffer is taken from the assembler; a message of one fragment is copied out of
-// the log.
-func (r *replay) onMessage(payload []byte, h aeron.Header) {
+// onMessage is the assembler's handler: one whole message, into the batch. The payload is
+// the assembler's to hand over (Detach): a reassembled message's buffer, or a copy of a
+// message of one fragment, which is a view of the log.
+func (r *replay) onMessage(_ []byte, h aeron.Header) {
 	end := h.Position()
-	owned := r.asm.Detach()
-	if owned == nil {
-		owned = append([]byte(nil), payload...)
-	}
-	r.batch.Records = append(r.batch.Records, &messages.Record{Start: r.lastEnd, End: end, Payload: owned})
+	r.batch.Records = append(r.batch.Records, &messages.Record{Start: r.lastEnd, End: end, Payload: r.asm.Detach()})
 	r.lastEnd = end
 }
 

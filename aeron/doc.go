@@ -11,8 +11,9 @@
 //  3. [ExclusivePublication.Offer] appends a message; [Subscription.Poll] and [Image.Poll]
 //     deliver fragments (wrap the handler in a [FragmentAssembler] to get whole messages).
 //     A handler's payload and [Header] are views of the log (or of the assembler's
-//     buffer), valid only during the call: a handler copies what it keeps, or takes a
-//     reassembled message's buffer with [FragmentAssembler.Detach].
+//     buffer), valid only during the call: a handler copies what it keeps, or has the
+//     assembler hand it over with [FragmentAssembler.Detach] (a reassembled message's
+//     buffer, or a copy of a one-fragment message carved from the assembler's blocks).
 //  4. [Client.Close] releases everything. If the driver dies, every call returns an error
 //     wrapping [ErrDriverTimeout] from then on, and [Client.Done] is closed: the client
 //     never hangs, panics or exits the process.

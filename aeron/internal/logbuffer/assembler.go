@@ -57,6 +57,10 @@ type FragmentAssembler struct {
 	// delivering is the partial message whose reassembled payload the
 	// handler is being called with, for Detach; nil otherwise.
 	delivering *partialMessage
+	// whole is the payload of the unfragmented message the handler is
+	// being called with (a view of the log), for Detach, while wholeHeld.
+	whole     []byte
+	wholeHeld bool
 }
 
 // NewFragmentAssembler returns an assembler that delivers whole messages
@@ -71,30 +75,42 @@ func NewFragmentAssembler(maxMessageLength int, handler FragmentHandler) *Fragme
 func (a *FragmentAssembler) OnFragment(payload []byte, header Header) {
 	if c, ok := a.r.add(payload, header); ok {
 		a.delivering = c.partial
-		defer func() { a.delivering = nil }() // also if the handler panics
+		if c.partial == nil {
+			a.whole, a.wholeHeld = c.payload, true
+		}
+		defer func() { a.delivering, a.whole, a.wholeHeld = nil, nil, false }() // also if the handler panics
 		a.handler(c.payload, c.header)
 		a.r.finish(c)
 	}
 }
 
-// Detach gives the handler the payload it is being called with, to keep:
-// called from the handler while it handles a reassembled message, it
+// Detach gives the handler the payload it is being called with, to keep.
+// Called from the handler while it handles a reassembled message, it
 // returns that message's buffer, which the assembler then forgets (it
-// allocates a new one, of the same size, for the session's next message).
-// It returns nil for a message of one fragment, whose payload is a view
-// of the log that the handler must copy, and when no handler call is in
-// progress.
+// allocates a new one, of the same size, for the session's next message);
+// while it handles a message of one fragment, whose payload is a view of
+// the log, it returns a copy. It returns nil when no handler call is in
+// progress, and when the message was detached already.
 //
 // A handler that keeps every message saves a copy of each reassembled one
 // this way: the copy from the log into the assembler's buffer is the only
-// one. It also saves most of an allocation: the buffers that follow a
-// detached one, of up to 32 KiB each, are carved one after the other from
-// blocks of 256 KiB, so that a stream of such messages costs one allocation
-// per block rather than one per message. A detached buffer therefore keeps
-// its block alive (as does the buffer of a session that stops detaching): a
-// handler that keeps only a few of many messages should copy those and not
-// detach.
+// one. It also saves most of an allocation: copies of one-fragment messages
+// and the buffers that follow a detached one, of up to 32 KiB each, are
+// carved one after the other from blocks of 256 KiB, so that a stream of
+// such messages costs one allocation per block rather than one per message.
+// A detached buffer therefore keeps its block alive (as does the buffer of
+// a session that stops detaching): a handler that keeps only a few of many
+// messages should copy those and not detach.
 func (a *FragmentAssembler) Detach() []byte {
+	if a.wholeHeld {
+		a.wholeHeld = false
+		msg := a.r.allocate(len(a.whole))[:len(a.whole)]
+		copy(msg, a.whole)
+		if msg == nil {
+			msg = []byte{}
+		}
+		return msg
+	}
 	p := a.delivering
 	if p == nil || p.buf == nil {
 		return nil
@@ -165,14 +181,14 @@ type reassembly struct {
 	maxMessageLength int
 	partials         map[int32]*partialMessage
 	stats            AssemblerStats
-	// block is what is left of the block the buffers after a detached one
-	// are carved from (see allocate).
+	// block is what is left of the block detached copies and the buffers
+	// after a detached one are carved from (see allocate).
 	block []byte
 }
 
-// The blocks the buffers after a detached one are carved from. A buffer
-// carved from a block keeps all of it alive, so only buffers of up to
-// carveMax bytes, an eighth of a block, are carved.
+// The blocks detached copies and the buffers after a detached one are
+// carved from. A buffer carved from a block keeps all of it alive, so only
+// buffers of up to carveMax bytes, an eighth of a block, are carved.
 const (
 	blockSize = 256 << 10
 	carveMax  = blockSize / 8
@@ -302,10 +318,10 @@ func (r *reassembly) append(p *partialMessage, payload []byte) bool {
 	return true
 }
 
-// allocate returns an empty buffer of the given capacity for the message
-// after a detached one: carved from the current block if it is small enough
-// (capped, so that appending to one buffer never writes into the next), a
-// buffer of its own otherwise.
+// allocate returns an empty buffer of the given capacity for a detached
+// copy or the message after a detached one: carved from the current block
+// if it is small enough (capped, so that appending to one buffer never
+// writes into the next), a buffer of its own otherwise.
 func (r *reassembly) allocate(capacity int) []byte {
 	if capacity > carveMax {
 		return make([]byte, 0, capacity)

@@ -301,39 +301,65 @@ func TestControlledAssemblerWithControlledPoll(t *testing.T) {
 	}
 }
 
-// A handler that detaches reassembled payloads keeps them intact while the
-// assembler reassembles the next messages; a one-fragment message has
-// nothing to detach.
-func TestAssemblerDetachHandsOverReassembledPayloads(t *testing.T) {
+// A handler that detaches payloads keeps them intact while the assembler
+// reassembles the next messages: a reassembled message's buffer is handed
+// over, a one-fragment message is copied out of the log.
+func TestAssemblerDetachHandsOverPayloads(t *testing.T) {
 	var kept [][]byte
+	var logViews [][]byte
 	var a *FragmentAssembler
-	a = NewFragmentAssembler(1024, func(payload []byte, h Header) {
+	a = NewFragmentAssembler(1024, func(payload []byte, _ Header) {
 		owned := a.Detach()
-		if h.Flags() == FlagsUnfragmented && len(payload) <= 4 {
-			if owned != nil {
-				t.Errorf("Detach during a one-fragment message = %q, want nil", owned)
-			}
-			owned = append([]byte(nil), payload...)
-		} else if !bytes.Equal(owned, payload) {
+		if !bytes.Equal(owned, payload) {
 			t.Errorf("Detach = %q, want the payload %q", owned, payload)
+		}
+		if again := a.Detach(); again != nil {
+			t.Errorf("Detach a second time = %q, want nil", again)
+		}
+		if len(payload) <= 4 { // split's fragments carry 4 bytes: the message is one
+			logViews = append(logViews, payload)
 		}
 		kept = append(kept, owned)
 	})
-	feed(a, split(1, 0, 0, 4, "0123456789"), split(1, 0, 192, 4, "ok"), split(1, 0, 256, 4, "abcdefghij"), split(1, 0, 448, 4, "ABCDEFGHIJKL"))
-	want := []string{"0123456789", "ok", "abcdefghij", "ABCDEFGHIJKL"}
+	feed(a, split(1, 0, 0, 4, "0123456789"), split(1, 0, 192, 4, "ok"), split(1, 0, 256, 4, "abcdefghij"), split(1, 0, 448, 4, "ABCDEFGHIJKL"), split(1, 0, 640, 4, ""))
+	for _, v := range logViews {
+		for i := range v {
+			v[i] = '#' // the log's bytes written again, as a later term would
+		}
+	}
+	want := []string{"0123456789", "ok", "abcdefghij", "ABCDEFGHIJKL", ""}
 	if len(kept) != len(want) {
 		t.Fatalf("kept %d messages, want %d", len(kept), len(want))
 	}
 	for i, w := range want {
 		if string(kept[i]) != w {
-			t.Errorf("kept message %d = %q, want %q: a detached buffer was written again", i, kept[i], w)
+			t.Errorf("kept message %d = %q, want %q: a detached payload was written again", i, kept[i], w)
 		}
+		if kept[i] == nil {
+			t.Errorf("kept message %d is nil, want an empty payload", i)
+		}
+	}
+	if len(logViews) != 2 {
+		t.Fatalf("%d one-fragment messages, want 2 (the test's premise)", len(logViews))
 	}
 	if got := a.Detach(); got != nil {
 		t.Errorf("Detach outside a handler call = %q, want nil", got)
 	}
-	if got := a.Stats(); got != (AssemblerStats{Delivered: 4}) {
+	if got := a.Stats(); got != (AssemblerStats{Delivered: 5}) {
 		t.Errorf("stats %+v", got)
+	}
+}
+
+// A handler that detaches every one-fragment message costs the assembler a block per many
+// messages, not an allocation per message.
+func TestAssemblerCarvesDetachedOneFragmentMessages(t *testing.T) {
+	frag := split(1, 0, 0, 1376, string(bytes.Repeat([]byte{'m'}, 1024)))
+	var a *FragmentAssembler
+	a = NewFragmentAssembler(carveMax, func([]byte, Header) { _ = a.Detach() })
+	feed(a, frag)
+	allocs := testing.AllocsPerRun(100, func() { feed(a, frag) })
+	if allocs >= 1 {
+		t.Errorf("%.2f allocations per detached 1 KiB message, want a block per %d messages", allocs, blockSize/1024)
 	}
 }
 
@@ -345,11 +371,7 @@ func TestAssemblerDetachedPayloadsStayIntactAcrossCarvedBlocks(t *testing.T) {
 	var want, kept [][]byte
 	var a *FragmentAssembler
 	a = NewFragmentAssembler(4*carveMax, func(payload []byte, h Header) {
-		owned := a.Detach()
-		if owned == nil {
-			owned = append([]byte(nil), payload...)
-		}
-		kept = append(kept, owned)
+		kept = append(kept, a.Detach())
 	})
 	for i := range 8 * blockSize / carveMax { // enough to use up several blocks
 		msg := make([]byte, lengths[i%len(lengths)])
