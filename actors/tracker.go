@@ -194,8 +194,8 @@ func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
 
 // progressed sends what changed: commits, credits, the recording's end, and the drain.
 // After an acknowledgement (ack), the replay is told of released room only when
-// progress.Window.ReportDue says it is worth a message (one per acknowledgement, each
-// waking the replay, was most of its work); after anything else, always.
+// progress.Window.ReportDue says it is worth a message (one per acknowledgement woke the
+// replay, nearly always for a poll its window did not allow); after anything else, always.
 func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 	if t.core == nil { // no replay started yet: nothing in flight
 		if t.draining && !t.drainedSent {
