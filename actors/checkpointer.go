@@ -81,21 +81,21 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 			c.committed[msg.RecordingId] = msg.FromPosition
 		}
 	case *messages.Committed:
-		p := c.policy(msg.RecordingId)
-		if err := p.Committed(msg.Position, int(msg.Records), c.env.nowMs()); err != nil {
+		p, now := c.policy(msg.RecordingId), c.env.nowMs()
+		if err := p.Committed(msg.Position, int(msg.Records), now); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
 		c.committed[msg.RecordingId] = msg.Position
-		c.flush(ctx)
+		c.flush(ctx, now)
 	case *messages.RecordingFinished:
-		p := c.policy(msg.RecordingId)
-		if err := p.Complete(msg.FinalPosition, c.env.nowMs()); err != nil {
+		p, now := c.policy(msg.RecordingId), c.env.nowMs()
+		if err := p.Complete(msg.FinalPosition, now); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
 		c.committed[msg.RecordingId] = msg.FinalPosition
-		c.flush(ctx)
+		c.flush(ctx, now)
 	case *checkpointTickMsg:
-		c.flush(ctx)
+		c.flush(ctx, c.env.nowMs())
 	case *saveResult:
 		c.saved(ctx, msg)
 	case *messages.Drain:
@@ -103,7 +103,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		for _, p := range c.policies {
 			p.Shutdown()
 		}
-		c.flush(ctx)
+		c.flush(ctx, c.env.nowMs())
 	case *actor.Stopping, *actor.Restarting:
 		if c.stop != nil {
 			close(c.stop)
@@ -138,13 +138,13 @@ func (c *checkpointer) startTicker(ctx actor.Context) {
 	})
 }
 
-// flush issues the saves that are due, as one store transaction, unless one is in flight.
-func (c *checkpointer) flush(ctx actor.Context) {
+// flush issues the saves that are due at now, as one store transaction, unless one is in
+// flight.
+func (c *checkpointer) flush(ctx actor.Context, now int64) {
 	if c.writing {
 		c.reportFlushed(ctx)
 		return
 	}
-	now := c.env.nowMs()
 	var saves []progress.Save
 	for _, p := range c.policies {
 		if s, ok := p.Tick(now); ok {
@@ -194,7 +194,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 		ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: now, Kind: "checkpoint", Message: res.err.Error()}})
 		c.env.Logger.Warn("checkpoint save failed; retrying with back-off", "stream", c.cfg.Def.Name, "consecutive", f.Consecutive, "retry_at_ms", f.RetryAtMs, "error", res.err)
 	}
-	c.flush(ctx)
+	c.flush(ctx, now)
 }
 
 // reportFlushed tells the stream, while it drains, once every commit is persisted.
