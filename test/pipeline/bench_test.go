@@ -68,6 +68,9 @@ func BenchmarkFerryVersusRawProducer(b *testing.B) {
 				stream:    strconv.FormatInt(int64(sc.StreamID), 10),
 			}
 
+			// Each turn's line is logged after the ratios: without -v, the testing package
+			// keeps only a benchmark's first lines of log.
+			var turns []string
 			// turn runs raw and ferry once each, raw first in even turns and ferry first in
 			// odd ones, so that a broker getting faster or slower within a pair of turns
 			// favours each side equally often.
@@ -92,8 +95,8 @@ func BenchmarkFerryVersusRawProducer(b *testing.B) {
 					runFerry()
 					runRaw()
 				}
-				b.Logf("%s: ferry %.1f k msg/s, %s; raw %.1f k msg/s, %s", name,
-					ferry.rate/1e3, ferry.cpu.perMessage(c.n), raw.rate/1e3, raw.cpu.perMessage(c.n))
+				turns = append(turns, fmt.Sprintf("%s: ferry %.1f k msg/s, %s; raw %.1f k msg/s, %s", name,
+					ferry.rate/1e3, ferry.cpu.perMessage(c.n), raw.rate/1e3, raw.cpu.perMessage(c.n)))
 				return raw, ferry
 			}
 
@@ -132,6 +135,9 @@ func BenchmarkFerryVersusRawProducer(b *testing.B) {
 			ferryCPU.report(b, "ferry", benchRounds*c.n)
 			rawCPU.report(b, "raw", benchRounds*c.n)
 			b.Logf("ferry/raw by round: %.3f", ratios)
+			for _, t := range turns {
+				b.Log(t)
+			}
 		})
 	}
 }
