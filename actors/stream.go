@@ -108,10 +108,10 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 			}
 		}
 	case *messages.RecordingDrained:
+		s.unacknowledged += msg.Unacknowledged
 		if !s.drainWaiting[msg.RecordingId] {
 			return // completed meanwhile (recordingCompleted), or the stream failed
 		}
-		s.unacknowledged += msg.Unacknowledged
 		delete(s.drainWaiting, msg.RecordingId)
 		s.drainStep(ctx)
 	case *messages.CheckpointsFlushed:
