@@ -38,7 +38,8 @@ func TestMain(m *testing.M) {
 
 // TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored: through the decorator, one
 // acknowledgement is delivered, one delayed, two held and released in reverse, one turned
-// into a failure and one lost; the real broker stored all six messages regardless.
+// into a failure, one lost and one held and then released as a failure; the real broker
+// stored all seven messages regardless.
 func TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored(t *testing.T) {
 	const delay = 300 * time.Millisecond
 	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: broker.ServiceURL, Logger: pulsarlog.DefaultNopLogger()})
@@ -51,7 +52,7 @@ func TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := Wrap(real, Faults(map[int]Fault{1: Delay(delay), 2: Hold(), 3: Hold(), 4: Fail(nil), 5: Lose()}))
+	p := Wrap(real, Faults(map[int]Fault{1: Delay(delay), 2: Hold(), 3: Hold(), 4: Fail(nil), 5: Lose(), 6: Hold()}))
 	defer p.Close()
 
 	type ack struct {
@@ -62,7 +63,7 @@ func TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored(t *testing.T) {
 	var mu sync.Mutex
 	var acks []ack
 	sentAt := map[int]time.Time{}
-	for n := range 6 {
+	for n := range 7 {
 		sentAt[n] = time.Now()
 		p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte(fmt.Sprint(n))},
 			func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
@@ -81,25 +82,26 @@ func TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored(t *testing.T) {
 		return ns
 	}
 	eventually.NoError(t, 10*time.Second, func() error {
-		if got := numbers(); len(got) < 3 || len(p.Held()) < 2 || p.Lost() < 1 {
+		if got := numbers(); len(got) < 3 || len(p.Held()) < 3 || p.Lost() < 1 {
 			return fmt.Errorf("acknowledged %v, held %d, lost %d", got, len(p.Held()), p.Lost())
 		}
 		return nil
 	})
 	p.Release(3, 2)
+	p.ReleaseFailed(6)
 	got := numbers()
 	slices.Sort(got[:3]) // 0, 1 and 4 may come in any order relative to each other
-	if want := []int{0, 1, 4, 3, 2}; !slices.Equal(got, want) {
-		t.Fatalf("acknowledgements in order %v, want 0, 1, 4 (any order) then 3, 2", numbers())
+	if want := []int{0, 1, 4, 3, 2, 6}; !slices.Equal(got, want) {
+		t.Fatalf("acknowledgements in order %v, want 0, 1, 4 (any order) then 3, 2, 6", numbers())
 	}
 	mu.Lock()
 	for _, a := range acks {
 		switch {
 		case a.n == 1 && a.at.Sub(sentAt[1]) < delay:
 			t.Errorf("the delayed acknowledgement came %s after the send, before the %s delay", a.at.Sub(sentAt[1]), delay)
-		case a.n == 4 && !errors.Is(a.err, ErrInjected):
-			t.Errorf("acknowledgement 4: %v, want the injected failure", a.err)
-		case a.n != 4 && a.err != nil:
+		case (a.n == 4 || a.n == 6) && !errors.Is(a.err, ErrInjected):
+			t.Errorf("acknowledgement %d: %v, want the injected failure", a.n, a.err)
+		case a.n != 4 && a.n != 6 && a.err != nil:
 			t.Errorf("acknowledgement %d: %v", a.n, a.err)
 		}
 	}
@@ -113,7 +115,7 @@ func TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored(t *testing.T) {
 	defer reader.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for n := range 6 {
+	for n := range 7 {
 		msg, err := reader.Next(ctx)
 		if err != nil {
 			t.Fatalf("reading message %d: %v", n, err)

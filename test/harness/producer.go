@@ -150,7 +150,13 @@ func (p *Producer) Held() []Held {
 
 // Release delivers the held acknowledgements whose numbers are listed, in the order
 // listed (the order that reorders them), and forgets them. Unknown numbers are ignored.
-func (p *Producer) Release(numbers ...int) {
+func (p *Producer) Release(numbers ...int) { p.release(nil, numbers) }
+
+// ReleaseFailed is [Producer.Release], but each acknowledgement becomes a failure
+// ([ErrInjected]), whatever the broker said: a failure that arrives when the test says.
+func (p *Producer) ReleaseFailed(numbers ...int) { p.release(ErrInjected, numbers) }
+
+func (p *Producer) release(fail error, numbers []int) {
 	p.mu.Lock()
 	var out []Held
 	for _, n := range numbers {
@@ -161,6 +167,10 @@ func (p *Producer) Release(numbers ...int) {
 	}
 	p.mu.Unlock()
 	for _, h := range out {
+		if fail != nil {
+			h.cb(nil, h.Msg, fail)
+			continue
+		}
 		h.cb(h.ID, h.Msg, h.Err)
 	}
 }
