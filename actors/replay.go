@@ -44,7 +44,9 @@ var generations atomic.Uint64
 //
 // It fails (and is restarted from the persisted watermark by the stream's strategy) when
 // the replay cannot be opened, its image closes before the recording's end, a poll fails,
-// or the tracker reports a failed publish (lesson 4).
+// or the tracker reports a failed publish (lesson 4) — but not once ferry is stopping: from
+// the first Drain on, no incarnation opens the recording again, and the next start
+// re-delivers from the persisted watermark.
 type replay struct {
 	env  *Env
 	cfg  *StreamConfig
@@ -54,6 +56,10 @@ type replay struct {
 	// recording's live position instead of its start.
 	startAtLive bool
 	liveFrom    *atomic.Int64 // shared by the recording's incarnations; -1 until known
+	// stopping is shared by the recording's incarnations too: set at the first Drain, it
+	// keeps an incarnation started after it (the supervisor restarting a failed one) from
+	// opening the recording again and publishing into the shutdown.
+	stopping *atomic.Bool
 
 	gen     uint64
 	opening bool // a Watermark was taken: one open per incarnation
@@ -101,8 +107,9 @@ func newReplay(env *Env, cfg *StreamConfig, rec *messages.RecordingInfo, pids *r
 	// not jump to a newer live position and skip what lies between.
 	liveFrom := &atomic.Int64{}
 	liveFrom.Store(-1)
+	stopping := &atomic.Bool{}
 	return func() actor.Actor {
-		return &replay{env: env, cfg: cfg, rec: rec, pids: pids, startAtLive: startAtLive, liveFrom: liveFrom}
+		return &replay{env: env, cfg: cfg, rec: rec, pids: pids, startAtLive: startAtLive, liveFrom: liveFrom, stopping: stopping}
 	}
 }
 
@@ -110,6 +117,10 @@ func (r *replay) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		r.gen = generations.Add(1)
+		if r.stopping.Load() {
+			r.draining = true // restarted during a drain: nothing more to read
+			return
+		}
 		ctx.Request(r.pids.checkpointer, &messages.WatermarkRequest{RecordingId: r.rec.RecordingId, Generation: r.gen})
 	case *messages.Watermark:
 		// Mailbox and PID survive a restart: an answer to an earlier incarnation is ignored.
@@ -136,9 +147,13 @@ func (r *replay) Receive(ctx actor.Context) {
 		if msg.Generation != r.gen {
 			return // about records an earlier incarnation read: it was restarted already
 		}
+		if r.draining {
+			return // stopping: the next start re-delivers from the persisted watermark
+		}
 		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d: re-delivery from the persisted watermark: %s", r.rec.RecordingId, msg.Reason)))
 	case *messages.Drain:
 		r.draining = true
+		r.stopping.Store(true)
 		r.release()
 	case *actor.Restarting, *actor.Stopping:
 		r.release()

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/config"
+	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/harness"
 )
@@ -215,11 +217,28 @@ func TestAbortedReplayIsNotTheRecordingsEnd(t *testing.T) {
 	}
 }
 
-// replaySessions is the real archive client; it keeps the replay sessions it started.
+// replaySessions is the real archive client; it keeps the replay sessions it started and
+// counts those it stopped.
 type replaySessions struct {
 	actors.Archive
 	mu       sync.Mutex
 	sessions []int64
+	stops    int
+}
+
+func (r *replaySessions) StopReplay(ctx context.Context, session int64) error {
+	err := r.Archive.StopReplay(ctx, session)
+	r.mu.Lock()
+	r.stops++
+	r.mu.Unlock()
+	return err
+}
+
+// counts returns how many replays were started and stopped so far.
+func (r *replaySessions) counts() (started, stopped int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.sessions), r.stops
 }
 
 func (r *replaySessions) StartReplay(ctx context.Context, id, position, length int64, ch string, stream int32) (int64, error) {
@@ -245,6 +264,59 @@ func (r *replaySessions) first(t *testing.T) int64 {
 		return nil
 	})
 	return s
+}
+
+// TestAFailureDuringADrainDoesNotReopenTheReplay: ferry is stopping — its replay has
+// released the archive's replay — when a publish fails. The failure asks for a re-delivery;
+// a draining replay must not open the recording again and publish into the shutdown (the
+// next start resumes from the persisted checkpoint). The drain still ends, reporting the
+// record the broker never acknowledged.
+func TestAFailureDuringADrainDoesNotReopenTheReplay(t *testing.T) {
+	const n, failing = 2000, 100
+	sc := newStreamConfig(t, "")
+	rs, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pub.publish(t, 0, n)
+	rs.stopRecording(t, pub)
+	replays := &replaySessions{}
+	plan := harness.Faults(map[int]harness.Fault{failing: harness.Hold()})
+	ip := startInProcess(t, inProcessOptions{plan: plan, wrapArchive: func(a actors.Archive) actors.Archive { replays.Archive = a; return replays }}, sc)
+	p := ip.producer(0)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if len(p.Held()) == 0 {
+			return fmt.Errorf("the acknowledgement of message %d is not held yet", failing)
+		}
+		return nil
+	})
+	type drainResult struct {
+		drained []*messages.Drained
+		err     error
+	}
+	done := make(chan drainResult, 1)
+	go func() {
+		d, err := ip.p.Drain(20 * time.Second)
+		done <- drainResult{d, err}
+	}()
+	eventually.NoError(t, 10*time.Second, func() error {
+		if _, stopped := replays.counts(); stopped == 0 {
+			return errors.New("the replay has not released the archive's replay: it has not seen the drain")
+		}
+		return nil
+	})
+	p.ReleaseFailed(failing)
+	res := <-done
+	if res.err != nil {
+		t.Fatalf("drain: %v", res.err)
+	}
+	if len(res.drained) != 1 || res.drained[0].Unacknowledged == 0 {
+		t.Errorf("drained %+v, want the stream to report its unacknowledged records", res.drained)
+	}
+	// The supervisor restarts a failed replay within 200 ms here (startInProcess's policy).
+	eventually.Always(t, 2*time.Second, func() error {
+		if started, _ := replays.counts(); started != 1 {
+			return fmt.Errorf("%d archive replays started: the draining replay opened the recording again", started)
+		}
+		return nil
+	})
 }
 
 // TestStartLatestPublishesWhatComesAfterTheStart: with start_position latest and nothing
