@@ -45,6 +45,10 @@ type streamSupervisor struct {
 	failed          error
 	lastDiscovery   string
 
+	// stopping is set by the first Drain and never cleared: a stream that drained stays
+	// up until the pipeline stops it (other streams may still be draining), and must not
+	// start a recording meanwhile.
+	stopping       bool
 	drainingFor    *actor.PID
 	drainWaiting   map[int64]bool
 	unacknowledged int64
@@ -182,7 +186,7 @@ func (s *streamSupervisor) skipRule() func(int64) bool {
 }
 
 func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListed) {
-	if s.failed != nil || s.drainingFor != nil {
+	if s.failed != nil || s.stopping {
 		return
 	}
 	if s.lastDiscovery != "" {
@@ -338,7 +342,7 @@ func (s *streamSupervisor) completeFinished(ctx actor.Context) {
 		delete(s.finished, id)
 		s.completed[id] = true
 	}
-	if s.drainingFor == nil && s.failed == nil {
+	if !s.stopping && s.failed == nil {
 		s.startRunnable(ctx)
 	}
 }
@@ -370,6 +374,7 @@ func (s *streamSupervisor) fail(ctx actor.Context, err error) {
 type drainDeadline struct{}
 
 func (s *streamSupervisor) drain(ctx actor.Context, d *messages.Drain) {
+	s.stopping = true
 	s.drainingFor = ctx.Sender()
 	if s.failed != nil && !s.cfg.Transport && !slices.ContainsFunc(ctx.Children(), func(c *actor.PID) bool { return c.Id == s.checkpointer.Id }) {
 		// A failed stream whose checkpointer is gone too (a corrupt store): nothing to wait for.

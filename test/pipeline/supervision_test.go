@@ -319,6 +319,56 @@ func TestAFailureDuringADrainDoesNotReopenTheReplay(t *testing.T) {
 	})
 }
 
+// TestARecordingCompletingAfterTheDrainDoesNotStartItsSuccessor: ferry is stopping and its
+// drain gave up waiting for the last acknowledgement of recording A; the stream reported
+// itself drained but stays up until the pipeline stops it. The acknowledgement then arrives
+// and completes A. The stream must not start A's successor B — an archive replay and sends
+// after the stream said it was drained, re-sent on the next start.
+func TestARecordingCompletingAfterTheDrainDoesNotStartItsSuccessor(t *testing.T) {
+	const n = 300
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	a.publish(t, 0, n)
+	rs.stopRecording(t, a)
+	a.close(t)
+	rs.startRecording(t)
+	b := rs.newPublication(t)
+	b.publish(t, n, 2*n)
+	rs.stopRecording(t, b)
+	replays := &replaySessions{}
+	plan := harness.Faults(map[int]harness.Fault{n - 1: harness.Hold()}) // A's last record
+	ip := startInProcess(t, inProcessOptions{plan: plan, wrapArchive: func(x actors.Archive) actors.Archive { replays.Archive = x; return replays }}, sc)
+	p := ip.producer(0)
+	eventually.NoError(t, 30*time.Second, func() error {
+		// A's replay reached the end (and released the archive's replay) with its last
+		// acknowledgement held.
+		if _, stopped := replays.counts(); len(p.Held()) == 0 || stopped == 0 {
+			return fmt.Errorf("held %d, archive replays stopped %d", len(p.Held()), stopped)
+		}
+		return nil
+	})
+	drained, err := ip.p.Drain(2 * time.Second) // gives up on the held acknowledgement
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(drained) != 1 || drained[0].Unacknowledged != 1 {
+		t.Fatalf("drained %+v, want one stream with 1 unacknowledged record", drained)
+	}
+	p.Release(n - 1)
+	eventually.NoError(t, 10*time.Second, func() error {
+		if c := ip.checkpoint(sc, a.recordingID); !c.Completed {
+			return fmt.Errorf("recording %d: checkpoint %+v, not completed yet", a.recordingID, c)
+		}
+		return nil
+	})
+	eventually.Always(t, 2*time.Second, func() error {
+		if started, _ := replays.counts(); started != 1 {
+			return fmt.Errorf("%d archive replays started: the drained stream started recording %d", started, b.recordingID)
+		}
+		return nil
+	})
+}
+
 // TestStartLatestPublishesWhatComesAfterTheStart: with start_position latest and nothing
 // stored, ferry begins at the live end of the newest recording: the 100 messages recorded
 // before it started are not published, every one after is, exactly once, in order.
