@@ -28,21 +28,30 @@ type live struct {
 	env  *Env
 	cfg  *StreamConfig
 	pids *recordingPIDs
+	*liveSends
 
 	sub         *aeron.Subscription
 	cancel      context.CancelFunc
 	asm         *aeron.FragmentAssembler
 	lastEnd     map[int32]int64
 	batch       *messages.RecordBatch
-	epoch       uint64
-	inflight    []int64 // bytes of each record in flight, in send order
-	inflightB   int64
 	pollPending bool
 	idle        time.Duration
 	draining    bool
 	drainedSent bool
-	published   uint64
-	lost        uint64
+}
+
+// liveSends is what the live reader knows of the records it handed to the publisher. It
+// outlives incarnations, as the publisher and its sends do: a restarted reader goes on in
+// the publisher's current epoch (starting over at 1, its first batches would be skipped as
+// records of an epoch that failed) and the outcomes of records an earlier incarnation sent
+// still return their credits.
+type liveSends struct {
+	epoch     uint64
+	inflight  []int64 // bytes of each record in flight, in send order
+	inflightB int64
+	published uint64
+	lost      uint64
 }
 
 // liveSubscribed is the result of adding the live subscription.
@@ -55,8 +64,9 @@ type liveSubscribed struct {
 type pollLive struct{}
 
 func newLive(env *Env, cfg *StreamConfig, pids *recordingPIDs) actor.Producer {
+	s := &liveSends{epoch: 1}
 	return func() actor.Actor {
-		return &live{env: env, cfg: cfg, pids: pids, epoch: 1, lastEnd: map[int32]int64{}}
+		return &live{env: env, cfg: cfg, pids: pids, liveSends: s, lastEnd: map[int32]int64{}}
 	}
 }
 

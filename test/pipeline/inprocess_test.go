@@ -68,6 +68,8 @@ type inProcessOptions struct {
 	start config.StartPosition
 	// createProducer replaces the real producer factory (a decorator around it).
 	createProducer func(actors.ProducerFactory) actors.ProducerFactory
+	// transport runs the streams in transport mode (a live subscription, no archive).
+	transport bool
 }
 
 // startInProcess starts the pipeline for streams; t.Cleanup drains and stops it.
@@ -127,7 +129,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 			Checkpoint:         o.checkpoint,
 			MaxInflightRecords: 1000, MaxInflightBytes: 64 << 20,
 			DiscoveryInterval: o.discovery, CallTimeout: 10 * time.Second,
-			Restart: o.restart, StallAfter: o.stallAfter,
+			Restart: o.restart, StallAfter: o.stallAfter, Transport: o.transport,
 		})
 	}
 	log := slog.New(slog.NewTextHandler(ip.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
