@@ -69,6 +69,7 @@ type publisher struct {
 	// dedupChecked is set once the broker's state was compared with it (lesson 21).
 	watermark    *messages.Watermark
 	dedupChecked bool
+	incarnation  int
 }
 
 // producerCreated is the result of creating the producer on the actor's goroutine.
@@ -81,15 +82,24 @@ type producerCreated struct {
 type retryProducer struct{}
 
 func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) actor.Producer {
+	incarnations := 0
 	return func() actor.Actor {
+		incarnations++
 		return &publisher{env: env, cfg: cfg, rec: rec, pids: pids, outstanding: new(atomic.Int64), parked: new(atomic.Bool), failedEpoch: new(atomic.Uint64),
-			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10)}
+			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations}
 	}
 }
 
 func (p *publisher) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
+		if p.incarnation > 1 {
+			// The failed incarnation took the batches it held and the bookkeeping of its
+			// sends with it: records the tracker counts as in flight would never get an
+			// outcome, and the recording would stall without a word. The stream stops,
+			// loudly, instead; a new start resumes from the persisted checkpoint.
+			panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the publisher failed and cannot be restarted in place; restart ferry to resume from the persisted checkpoint", p.rec)))
+		}
 		if !p.cfg.Transport {
 			ctx.Request(p.pids.checkpointer, &messages.WatermarkRequest{RecordingId: p.rec})
 		}

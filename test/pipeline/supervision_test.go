@@ -369,6 +369,53 @@ func TestARecordingCompletingAfterTheDrainDoesNotStartItsSuccessor(t *testing.T)
 	})
 }
 
+// TestAPublisherBugFailsTheStreamLoudly: the publisher panics with a runtime error (here
+// pulsar-client-go's SendAsync, as a bug in the client would) in the middle of a batch. A
+// publisher restarted in place would have lost the batches it held and the bookkeeping of
+// its sends, and the recording would stall for good without a word; instead the stream
+// fails and says what to do.
+func TestAPublisherBugFailsTheStreamLoudly(t *testing.T) {
+	const n, panicAt = 500, 100
+	sc := newStreamConfig(t, "")
+	rs, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pub.publish(t, 0, n)
+	rs.stopRecording(t, pub)
+	var sends atomic.Int64
+	ip := startInProcess(t, inProcessOptions{createProducer: func(create actors.ProducerFactory) actors.ProducerFactory {
+		return func(opts pulsar.ProducerOptions) (pulsar.Producer, error) {
+			p, err := create(opts)
+			if err != nil {
+				return p, err
+			}
+			return &panickingProducer{Producer: p, sends: &sends, at: panicAt}, nil
+		}
+	}}, sc)
+	select {
+	case f := <-ip.p.Failures():
+		if !strings.Contains(f.Err.Error(), "cannot be restarted in place") {
+			t.Fatalf("stream %s failed with %v, want the publisher's refusal to restart in place", f.Stream, f.Err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the stream did not fail within 30 s after its publisher panicked (send %d); checkpoint %+v", panicAt, ip.checkpoint(sc, pub.recordingID))
+	}
+}
+
+// panickingProducer is the real producer, but its at-th SendAsync panics with a runtime
+// error before sending.
+type panickingProducer struct {
+	pulsar.Producer
+	sends *atomic.Int64
+	at    int64
+}
+
+func (p *panickingProducer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
+	if p.sends.Add(1) == p.at {
+		var broken map[string]int
+		broken["send"]++ // assignment to a nil map: a runtime error
+	}
+	p.Producer.SendAsync(ctx, msg, cb)
+}
+
 // TestStartLatestPublishesWhatComesAfterTheStart: with start_position latest and nothing
 // stored, ferry begins at the live end of the newest recording: the 100 messages recorded
 // before it started are not published, every one after is, exactly once, in order.
