@@ -41,9 +41,12 @@ type streamSupervisor struct {
 	startChecked    bool           // the configured start recording was found
 	running         map[int64]*recordingPIDs
 	checkpointer    *actor.PID
-	discovery       *actor.PID
-	failed          error
-	lastDiscovery   string
+	// checkpointerGone: the strategy gave the checkpointer up (a corrupt store); nothing
+	// more can be persisted, so a drain does not wait for its flush.
+	checkpointerGone bool
+	discovery        *actor.PID
+	failed           error
+	lastDiscovery    string
 
 	// stopping is set by the first Drain and never cleared: a stream that drained stays
 	// up until the pipeline stops it (other streams may still be draining), and must not
@@ -58,7 +61,10 @@ type streamSupervisor struct {
 }
 
 // streamFailed is the strategy's report that it gave up on a child.
-type streamFailed struct{ err error }
+type streamFailed struct {
+	child *actor.PID
+	err   error
+}
 
 func (s *streamSupervisor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
@@ -101,6 +107,9 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 			s.recordingCompleted(ctx, msg)
 		}
 	case *streamFailed:
+		if s.checkpointer != nil && msg.child.Id == s.checkpointer.Id {
+			s.checkpointerGone = true
+		}
 		s.fail(ctx, msg.err)
 	case *messages.Drain:
 		s.drain(ctx, msg)
@@ -376,7 +385,7 @@ type drainDeadline struct{}
 func (s *streamSupervisor) drain(ctx actor.Context, d *messages.Drain) {
 	s.stopping = true
 	s.drainingFor = ctx.Sender()
-	if s.failed != nil && !s.cfg.Transport && !slices.ContainsFunc(ctx.Children(), func(c *actor.PID) bool { return c.Id == s.checkpointer.Id }) {
+	if s.failed != nil && !s.cfg.Transport && s.checkpointerGone {
 		// A failed stream whose checkpointer is gone too (a corrupt store): nothing to wait for.
 		s.drained(ctx)
 		return
@@ -403,6 +412,8 @@ func (s *streamSupervisor) drainStep(ctx actor.Context) {
 	case len(s.drainWaiting) > 0:
 	case s.cfg.Transport:
 		s.drained(ctx) // nothing to persist
+	case s.checkpointerGone:
+		s.drained(ctx) // nothing can be persisted any more; the stream's failure says why
 	default:
 		ctx.Send(s.checkpointer, &messages.Drain{})
 	}
@@ -425,7 +436,7 @@ func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.Act
 		if !ok {
 			err = fmt.Errorf("%v", reason)
 		}
-		system.Root.Send(self, &streamFailed{err: fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, err)})
+		system.Root.Send(self, &streamFailed{child: child, err: fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, err)})
 	}
 	strategy, err := supervisor.NewStrategy(cfg.Restart, giveUp, env.Logger)
 	if err != nil {

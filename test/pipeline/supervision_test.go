@@ -17,6 +17,8 @@ import (
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/harness"
 )
@@ -414,6 +416,58 @@ func (p *panickingProducer) SendAsync(ctx context.Context, msg *pulsar.ProducerM
 		broken["send"]++ // assignment to a nil map: a runtime error
 	}
 	p.Producer.SendAsync(ctx, msg, cb)
+}
+
+// TestACorruptStoreDuringTheDrainEndsTheDrain: the drain's final checkpoint write finds the
+// store corrupt. The checkpointer stops for good and the stream fails, saying why; the drain
+// must end then — nothing more can be persisted — rather than wait for a flush from a
+// checkpointer that is gone until the drain's timeout.
+func TestACorruptStoreDuringTheDrainEndsTheDrain(t *testing.T) {
+	const n = 200
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID) // live: the drain, not the end, writes
+	w := watchTopic(t, sc.Topic)
+	st := &corruptingStore{}
+	ip := startInProcess(t, inProcessOptions{
+		wrapStore: func(s store.Store) store.Store { st.Store = s; return st },
+		// Nothing is written before the drain.
+		checkpoint: progress.CheckpointConfig{EveryRecords: 1_000_000, EveryMs: 3_600_000, RetryMinMs: 50, RetryMaxMs: 400},
+	}, sc)
+	pub.publish(t, 0, n)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if got := w.distinct(); got < n {
+			return fmt.Errorf("%d of %d messages in the topic", got, n)
+		}
+		return nil
+	})
+	st.corrupt.Store(true)
+	const timeout = 10 * time.Second
+	began := time.Now()
+	if _, err := ip.p.Drain(timeout); err != nil {
+		t.Fatalf("the drain did not end when the store turned out corrupt (after %s): %v", time.Since(began).Round(time.Millisecond), err)
+	}
+	select {
+	case f := <-ip.p.Failures():
+		if !errors.Is(f.Err, store.ErrCorrupt) {
+			t.Errorf("stream %s failed with %v, want the corrupt store", f.Stream, f.Err)
+		}
+	default:
+		t.Errorf("the stream did not report its failure")
+	}
+}
+
+// corruptingStore is the real store until corrupt is set; from then on every write fails
+// with store.ErrCorrupt, as a damaged file would.
+type corruptingStore struct {
+	store.Store
+	corrupt atomic.Bool
+}
+
+func (s *corruptingStore) Save(def store.Stream, cps []store.Checkpoint) error {
+	if s.corrupt.Load() {
+		return fmt.Errorf("checkpoints.db: injected: %w", store.ErrCorrupt)
+	}
+	return s.Store.Save(def, cps)
 }
 
 // TestStartLatestPublishesWhatComesAfterTheStart: with start_position latest and nothing
