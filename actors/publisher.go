@@ -98,7 +98,7 @@ func (p *publisher) Receive(ctx actor.Context) {
 			// sends with it: records the tracker counts as in flight would never get an
 			// outcome, and the recording would stall without a word. The stream stops,
 			// loudly, instead; a new start resumes from the persisted checkpoint.
-			panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the publisher failed and cannot be restarted in place; restart ferry to resume from the persisted checkpoint", p.rec)))
+			refuseRestart(p.rec, "publisher")
 		}
 		if !p.cfg.Transport {
 			ctx.Request(p.pids.checkpointer, &messages.WatermarkRequest{RecordingId: p.rec})

@@ -78,8 +78,10 @@ type replay struct {
 	pollPending bool
 	idle        time.Duration
 	ended       bool
-	draining    bool
 }
+
+// draining tells whether ferry is stopping: this incarnation or an earlier one saw a Drain.
+func (r *replay) draining() bool { return r.stopping.Load() }
 
 // recordingPIDs are the actors of one recording and its stream.
 type recordingPIDs struct {
@@ -117,9 +119,8 @@ func (r *replay) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		r.gen = generations.Add(1)
-		if r.stopping.Load() {
-			r.draining = true // restarted during a drain: nothing more to read
-			return
+		if r.draining() {
+			return // restarted during a drain: nothing more to read
 		}
 		ctx.Request(r.pids.checkpointer, &messages.WatermarkRequest{RecordingId: r.rec.RecordingId, Generation: r.gen})
 	case *messages.Watermark:
@@ -147,12 +148,11 @@ func (r *replay) Receive(ctx actor.Context) {
 		if msg.Generation != r.gen {
 			return // about records an earlier incarnation read: it was restarted already
 		}
-		if r.draining {
+		if r.draining() {
 			return // stopping: the next start re-delivers from the persisted watermark
 		}
 		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d: re-delivery from the persisted watermark: %s", r.rec.RecordingId, msg.Reason)))
 	case *messages.Drain:
-		r.draining = true
 		r.stopping.Store(true)
 		r.release()
 	case *actor.Restarting, *actor.Stopping:
@@ -163,7 +163,7 @@ func (r *replay) Receive(ctx actor.Context) {
 // open starts opening the replay from the persisted watermark, or from the stream's start
 // position when nothing is stored (a stored checkpoint outranks it, lesson 18).
 func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
-	if r.draining {
+	if r.draining() {
 		return
 	}
 	from := r.startPosition(w)
@@ -245,7 +245,7 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, liv
 }
 
 func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
-	if res.gen != r.gen || r.draining {
+	if res.gen != r.gen || r.draining() {
 		// Opened by an earlier incarnation, or no longer wanted: release it.
 		r.closeOpened(res)
 		return
@@ -283,7 +283,7 @@ const maxMessageLength = 16 << 20
 
 // poll reads what the credits allow and hands it to the tracker.
 func (r *replay) poll(ctx actor.Context) {
-	if r.opened == nil || r.ended || r.draining {
+	if r.opened == nil || r.ended || r.draining() {
 		return
 	}
 	if r.image == nil {
@@ -389,7 +389,7 @@ func (r *replay) end(ctx actor.Context, stop int64) {
 
 // schedulePoll arranges one poll after d (at once if d is 0); at most one is pending.
 func (r *replay) schedulePoll(ctx actor.Context, d time.Duration) {
-	if r.pollPending || r.opened == nil || r.ended || r.draining {
+	if r.pollPending || r.opened == nil || r.ended || r.draining() {
 		return
 	}
 	r.pollPending = true

@@ -69,7 +69,7 @@ func (t *tracker) Receive(ctx actor.Context) {
 			// and the checkpointer still hold the old epochs and positions: going on could
 			// stall for good or lose the prefix. The stream stops, loudly, instead; a new
 			// start resumes from the persisted checkpoint.
-			panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the commit tracker failed and cannot be restarted in place; restart ferry to resume from the persisted checkpoint", t.rec)))
+			refuseRestart(t.rec, "commit tracker")
 		}
 	case *messages.ReplayStarted:
 		t.replayStarted(msg)
@@ -259,6 +259,13 @@ func (t *tracker) pushStatus(ctx actor.Context, force bool, now int64) {
 		st.LastAckMs = proto.Int64(t.lastAckMs)
 	}
 	ctx.Send(t.pids.stream, &messages.RecordingProgress{RecordingId: t.rec, Status: st})
+}
+
+// refuseRestart fails the stream for good (Poison) when an actor of a recording that cannot
+// be restarted in place — its state is the bookkeeping of records in flight — starts again
+// after a failure: a new start of ferry resumes from the persisted checkpoint.
+func refuseRestart(rec int64, role string) {
+	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the %s failed and cannot be restarted in place; restart ferry to resume from the persisted checkpoint", rec, role)))
 }
 
 // must turns an error of the core, which is always a bug in the caller, into a failure

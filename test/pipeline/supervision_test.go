@@ -33,7 +33,7 @@ func TestReplayFailureMidStreamRestartsFromThePersistedWatermark(t *testing.T) {
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
 	w := watchTopic(t, sc.Topic)
 	subs := &subscriptions{}
-	ip := startInProcess(t, inProcessOptions{wrapAeron: func(s actors.Subscriber) actors.Subscriber { subs.Subscriber = s; return subs }}, sc)
+	ip := startInProcess(t, inProcessOptions{wrapAeron: subs.wrap}, sc)
 	pub.publish(t, 0, n/2)
 	eventually.NoError(t, 30*time.Second, func() error {
 		if w.distinct() < n/4 {
@@ -95,6 +95,12 @@ type subscriptions struct {
 	actors.Subscriber
 	mu   sync.Mutex
 	subs []*aeron.Subscription
+}
+
+// wrap is an inProcessOptions.wrapAeron: it decorates the real client with s.
+func (s *subscriptions) wrap(real actors.Subscriber) actors.Subscriber {
+	s.Subscriber = real
+	return s
 }
 
 func (s *subscriptions) AddSubscription(ctx context.Context, ch string, stream int32, h aeron.ImageHandlers) (*aeron.Subscription, error) {
@@ -195,7 +201,7 @@ func TestAbortedReplayIsNotTheRecordingsEnd(t *testing.T) {
 		}
 		return harness.Deliver()
 	}
-	ip := startInProcess(t, inProcessOptions{plan: plan, wrapArchive: func(a actors.Archive) actors.Archive { replays.Archive = a; return replays }}, sc)
+	ip := startInProcess(t, inProcessOptions{plan: plan, wrapArchive: replays.wrap}, sc)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[199], 30*time.Second)
 	session := replays.first(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -243,6 +249,12 @@ func (r *replaySessions) counts() (started, stopped int) {
 	return len(r.sessions), r.stops
 }
 
+// wrap is an inProcessOptions.wrapArchive: it decorates the real client with r.
+func (r *replaySessions) wrap(real actors.Archive) actors.Archive {
+	r.Archive = real
+	return r
+}
+
 func (r *replaySessions) StartReplay(ctx context.Context, id, position, length int64, ch string, stream int32) (int64, error) {
 	s, err := r.Archive.StartReplay(ctx, id, position, length, ch, stream)
 	if err == nil {
@@ -281,7 +293,7 @@ func TestAFailureDuringADrainDoesNotReopenTheReplay(t *testing.T) {
 	rs.stopRecording(t, pub)
 	replays := &replaySessions{}
 	plan := harness.Faults(map[int]harness.Fault{failing: harness.Hold()})
-	ip := startInProcess(t, inProcessOptions{plan: plan, wrapArchive: func(a actors.Archive) actors.Archive { replays.Archive = a; return replays }}, sc)
+	ip := startInProcess(t, inProcessOptions{plan: plan, wrapArchive: replays.wrap}, sc)
 	p := ip.producer(0)
 	eventually.NoError(t, 30*time.Second, func() error {
 		if len(p.Held()) == 0 {
@@ -339,7 +351,7 @@ func TestARecordingCompletingAfterTheDrainDoesNotStartItsSuccessor(t *testing.T)
 	rs.stopRecording(t, b)
 	replays := &replaySessions{}
 	plan := harness.Faults(map[int]harness.Fault{n - 1: harness.Hold()}) // A's last record
-	ip := startInProcess(t, inProcessOptions{plan: plan, wrapArchive: func(x actors.Archive) actors.Archive { replays.Archive = x; return replays }}, sc)
+	ip := startInProcess(t, inProcessOptions{plan: plan, wrapArchive: replays.wrap}, sc)
 	p := ip.producer(0)
 	eventually.NoError(t, 30*time.Second, func() error {
 		// A's replay reached the end (and released the archive's replay) with its last
@@ -483,7 +495,7 @@ func TestStartLatestPublishesWhatComesAfterTheStart(t *testing.T) {
 	subs := &subscriptions{}
 	ip := startInProcess(t, inProcessOptions{
 		start:     config.StartPosition{Kind: config.StartLatest},
-		wrapAeron: func(s actors.Subscriber) actors.Subscriber { subs.Subscriber = s; return subs },
+		wrapAeron: subs.wrap,
 	}, sc)
 	subs.get(t, 0) // the replay is open: its start position was taken before it subscribed
 	after := pub.publish(t, n, 2*n)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/apache/pulsar-client-go/pulsar"
 
-	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/harness"
@@ -163,7 +162,7 @@ func TestTransportReaderRestartedAfterAFailureLosesNothingElse(t *testing.T) {
 	subs := &subscriptions{}
 	// The first message's acknowledgement becomes a failure (the broker stored it).
 	plan := harness.Faults(map[int]harness.Fault{0: harness.Fail(nil)})
-	ip := startInProcess(t, inProcessOptions{transport: true, plan: plan, wrapAeron: func(s actors.Subscriber) actors.Subscriber { subs.Subscriber = s; return subs }}, sc)
+	ip := startInProcess(t, inProcessOptions{transport: true, plan: plan, wrapAeron: subs.wrap}, sc)
 	connected := func(sub *aeron.Subscription) func() error {
 		return func() error {
 			if len(sub.Images()) == 0 {
