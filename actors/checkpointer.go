@@ -25,8 +25,9 @@ const checkpointTick = 20 * time.Millisecond
 // Its mailbox holds commits (at most one per acknowledgement, bounded by the replays'
 // credits), watermark requests, one write result and one tick.
 type checkpointer struct {
-	env *Env
-	cfg *StreamConfig
+	env         *Env
+	cfg         *StreamConfig
+	incarnation int
 
 	policies  map[int64]*progress.CheckpointPolicy
 	committed map[int64]int64
@@ -48,8 +49,10 @@ type saveResult struct {
 type checkpointTickMsg struct{}
 
 func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
+	incarnations := 0
 	return func() actor.Actor {
-		c := &checkpointer{env: env, cfg: cfg,
+		incarnations++
+		c := &checkpointer{env: env, cfg: cfg, incarnation: incarnations,
 			policies:  map[int64]*progress.CheckpointPolicy{},
 			committed: map[int64]int64{},
 			persisted: map[int64]store.Checkpoint{},
@@ -64,6 +67,13 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 func (c *checkpointer) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
+		if c.incarnation > 1 {
+			// A restarted checkpointer would have lost every policy and the commits not yet
+			// persisted: the next commit would fail again, a replay restarted meanwhile
+			// would resume from the positions stored at start, and a drain would report
+			// flushed with nothing written. The stream stops, loudly, instead.
+			refuseRestart(fmt.Sprintf("stream %s: the checkpointer", c.cfg.Def.Name))
+		}
 		c.startTicker(ctx)
 	case *messages.WatermarkRequest:
 		cp, ok := c.persisted[msg.RecordingId]

@@ -98,7 +98,7 @@ func (p *publisher) Receive(ctx actor.Context) {
 			// sends with it: records the tracker counts as in flight would never get an
 			// outcome, and the recording would stall without a word. The stream stops,
 			// loudly, instead; a new start resumes from the persisted checkpoint.
-			refuseRestart(p.rec, "publisher")
+			refuseRestart(fmt.Sprintf("recording %d: the publisher", p.rec))
 		}
 		if !p.cfg.Transport {
 			ctx.Request(p.pids.checkpointer, &messages.WatermarkRequest{RecordingId: p.rec})

@@ -41,8 +41,9 @@ type streamSupervisor struct {
 	startChecked    bool           // the configured start recording was found
 	running         map[int64]*recordingPIDs
 	checkpointer    *actor.PID
-	// checkpointerGone: the strategy gave the checkpointer up (a corrupt store); nothing
-	// more can be persisted, so a drain does not wait for its flush.
+	// checkpointerGone: the strategy gave the checkpointer up (a corrupt store, or a
+	// restart it refused); nothing more can be persisted, so a drain does not wait for
+	// its flush.
 	checkpointerGone bool
 	discovery        *actor.PID
 	failed           error
@@ -444,4 +445,13 @@ func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.Act
 	}
 	producer := func() actor.Actor { return &streamSupervisor{env: env, cfg: cfg, onFailed: onFailed} }
 	return actor.PropsFromProducer(producer, actor.WithSupervisor(strategy), actor.WithMailbox(actor.Bounded(4096))), nil
+}
+
+// refuseRestart fails the stream for good (Poison) when an actor that cannot be restarted in
+// place starts again after a failure: its state is the bookkeeping of records in flight or
+// of commits not yet persisted, which a new incarnation would not have. A new start of ferry
+// resumes from the persisted checkpoint. who names the actor, e.g. "recording 7: the
+// publisher".
+func refuseRestart(who string) {
+	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("%s failed and cannot be restarted in place; restart ferry to resume from the persisted checkpoint", who)))
 }

@@ -69,7 +69,7 @@ func (t *tracker) Receive(ctx actor.Context) {
 			// and the checkpointer still hold the old epochs and positions: going on could
 			// stall for good or lose the prefix. The stream stops, loudly, instead; a new
 			// start resumes from the persisted checkpoint.
-			refuseRestart(t.rec, "commit tracker")
+			refuseRestart(fmt.Sprintf("recording %d: the commit tracker", t.rec))
 		}
 	case *messages.ReplayStarted:
 		t.replayStarted(msg)
@@ -80,7 +80,9 @@ func (t *tracker) Receive(ctx actor.Context) {
 	case *messages.PublishFailed:
 		t.failed(ctx, msg)
 	case *messages.ReplayEnded:
-		if msg.Generation == t.gen && t.core != nil {
+		// Once draining, the end is not taken either: batches read before it were dropped
+		// (see batch), and the core would take an end with nothing pending as acknowledged.
+		if msg.Generation == t.gen && t.core != nil && !t.draining {
 			t.must(t.core.Finish(msg.StopPosition))
 			t.progressed(ctx, 0, false)
 		}
@@ -120,6 +122,12 @@ func (t *tracker) replayStarted(msg *messages.ReplayStarted) {
 func (t *tracker) batch(ctx actor.Context, b *messages.RecordBatch) {
 	if b.Generation != t.gen || t.core == nil {
 		return // read before a restart: the new replay reads it again
+	}
+	if t.draining {
+		// Read by the replay before it saw its own Drain, arriving after the tracker's:
+		// sent now, it would reach Pulsar after the recording reported drained and its
+		// outcome after the final flush. The next start reads it again.
+		return
 	}
 	if n := len(b.Records); n > 0 {
 		t.receivedRecords += int64(n)
@@ -259,13 +267,6 @@ func (t *tracker) pushStatus(ctx actor.Context, force bool, now int64) {
 		st.LastAckMs = proto.Int64(t.lastAckMs)
 	}
 	ctx.Send(t.pids.stream, &messages.RecordingProgress{RecordingId: t.rec, Status: st})
-}
-
-// refuseRestart fails the stream for good (Poison) when an actor of a recording that cannot
-// be restarted in place — its state is the bookkeeping of records in flight — starts again
-// after a failure: a new start of ferry resumes from the persisted checkpoint.
-func refuseRestart(rec int64, role string) {
-	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the %s failed and cannot be restarted in place; restart ferry to resume from the persisted checkpoint", rec, role)))
 }
 
 // must turns an error of the core, which is always a bug in the caller, into a failure

@@ -1,0 +1,157 @@
+package actors
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/supervisor"
+)
+
+// These tests drive one actor of a recording with messages, as its neighbours would, at
+// the interleavings the end-to-end tests cannot time: the neighbours are probes.
+
+// waitFor is how long a test waits for an actor's message.
+const waitFor = 10 * time.Second
+
+// probe is a stand-in neighbour: it hands every message it receives to the test.
+type probe chan any
+
+func (p probe) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case actor.SystemMessage, actor.AutoReceiveMessage:
+	default:
+		p <- ctx.Message()
+	}
+}
+
+// next returns the first message of type T the probe receives; it fails the test when none
+// arrives within waitFor.
+func next[T any](t *testing.T, p probe) T {
+	t.Helper()
+	deadline := time.After(waitFor)
+	for {
+		select {
+		case m := <-p:
+			if v, ok := m.(T); ok {
+				return v
+			}
+		case <-deadline:
+			var zero T
+			t.Fatalf("no %T within %s", zero, waitFor)
+			return zero
+		}
+	}
+}
+
+func testEnv(t *testing.T) (*Env, *StreamConfig) {
+	t.Helper()
+	env := &Env{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bg: &tasks{}}
+	t.Cleanup(env.bg.Close)
+	cfg := &StreamConfig{
+		Def:                store.Stream{Name: "s"},
+		MaxInflightRecords: 1000,
+		MaxInflightBytes:   1 << 20,
+		CallTimeout:        time.Second,
+		Restart:            supervisor.Policy{Backoff: supervisor.Backoff{Min: time.Millisecond, Max: 10 * time.Millisecond}, MaxRestarts: 5, Window: time.Minute},
+	}
+	return env, cfg
+}
+
+func testSystem(t *testing.T) *actor.ActorSystem {
+	t.Helper()
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
+	t.Cleanup(system.Shutdown)
+	return system
+}
+
+// A batch the replay read just before its own Drain can reach the tracker after the
+// tracker's Drain (the stream sends both; the replay may be inside a poll). Sent then, it
+// would be published after the recording reported drained, its outcome after the final
+// flush: a duplicate at the next start, after a stop that promised none.
+func TestABatchArrivingAfterTheTrackersDrainIsNotPublished(t *testing.T) {
+	env, cfg := testEnv(t)
+	system := testSystem(t)
+	stream, publisher, checkpointer, replay := make(probe, 64), make(probe, 64), make(probe, 64), make(probe, 64)
+	spawn := func(p probe) *actor.PID {
+		return system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return p }))
+	}
+	pids := &recordingPIDs{stream: spawn(stream), publisher: spawn(publisher), replay: spawn(replay), checkpointer: spawn(checkpointer)}
+	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
+
+	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+	system.Root.Send(tracker, &messages.Drain{})
+	if d := next[*messages.RecordingDrained](t, stream); d.Unacknowledged != 0 {
+		t.Fatalf("drained with %d unacknowledged, want 0", d.Unacknowledged)
+	}
+	// The poll that read the recording's last batch may find its end too and report it at
+	// once: both arrive after the drain.
+	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{{Start: 0, End: 64, Payload: []byte("late")}}})
+	system.Root.Send(tracker, &messages.ReplayEnded{RecordingId: 7, Generation: 1, StopPosition: 64})
+	// The tick pushes the status they left: one mailbox, so after them.
+	system.Root.Send(tracker, &statusTick{})
+	st := next[*messages.RecordingProgress](t, stream).Status
+	if st.Published != 0 || st.PendingRecords != 0 || st.GetCommittedPosition() != 0 {
+		t.Fatalf("after its drain the tracker took a batch or the end: published %d, pending %d, committed %d; want 0, 0, 0", st.Published, st.PendingRecords, st.GetCommittedPosition())
+	}
+	for name, p := range map[string]probe{"publisher": publisher, "checkpointer": checkpointer} {
+		select {
+		case m := <-p:
+			// The end taken with nothing pending would complete the recording at 64:
+			// the dropped record lost, counted as progress.
+			t.Fatalf("the %s was sent %T after the drain", name, m)
+		default:
+		}
+	}
+}
+
+// supervised is a stream supervisor's stand-in: it supervises one child with ferry's
+// strategy and reports the failures the strategy gives up on.
+type supervised struct {
+	child    actor.Producer
+	children chan *actor.PID
+}
+
+func (s *supervised) Receive(ctx actor.Context) {
+	if _, ok := ctx.Message().(*actor.Started); ok {
+		s.children <- ctx.Spawn(actor.PropsFromProducer(s.child))
+	}
+}
+
+// A checkpointer that failed (a bug) must not come back empty-handed: it would have lost
+// every policy and the commits not yet persisted.
+func TestARestartedCheckpointerFailsTheStreamLoudly(t *testing.T) {
+	env, cfg := testEnv(t)
+	system := testSystem(t)
+	givenUp := make(chan error, 4)
+	strategy, err := supervisor.NewStrategy(cfg.Restart, func(_ *actor.PID, class supervisor.Class, reason any) {
+		err, _ := reason.(error)
+		givenUp <- err
+	}, env.Logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := &supervised{child: newCheckpointer(env, cfg), children: make(chan *actor.PID, 1)}
+	pid := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return parent }, actor.WithSupervisor(strategy)))
+	t.Cleanup(func() { _ = system.Root.StopFuture(pid).Wait() }) // its ticker, before the tasks are awaited
+	checkpointer := <-parent.children
+
+	// A commit for a recording whose replay never started: a bug, restarted like one.
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 9, Position: 64, Records: 1})
+	select {
+	case err := <-givenUp:
+		if err == nil || !strings.Contains(err.Error(), "the checkpointer failed and cannot be restarted in place") {
+			t.Fatalf("given up with %v, want the checkpointer's refusal to restart", err)
+		}
+	case <-time.After(waitFor):
+		t.Fatalf("the checkpointer was restarted after a bug and the stream was not told within %s", waitFor)
+	}
+}
