@@ -155,3 +155,42 @@ func TestARestartedCheckpointerFailsTheStreamLoudly(t *testing.T) {
 		t.Fatalf("the checkpointer was restarted after a bug and the stream was not told within %s", waitFor)
 	}
 }
+
+// Commits are reported to the checkpointer per burst of acknowledgements: every committed
+// record is counted once, the position only moves forward and ends at the last record.
+func TestEveryCommitReachesTheCheckpointer(t *testing.T) {
+	env, cfg := testEnv(t)
+	system := testSystem(t)
+	stream, publisher, checkpointer, replay := make(probe, 64), make(probe, 64), make(probe, 1024), make(probe, 1024)
+	spawn := func(p probe) *actor.PID {
+		return system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return p }))
+	}
+	pids := &recordingPIDs{stream: spawn(stream), publisher: spawn(publisher), replay: spawn(replay), checkpointer: spawn(checkpointer)}
+	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
+
+	const n, size = 300, 64
+	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+	records := make([]*messages.Record, n)
+	for i := range records {
+		records[i] = &messages.Record{Start: int64(i * size), End: int64((i + 1) * size)}
+	}
+	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: records})
+	sent := next[*messages.RecordBatch](t, publisher)
+	for _, r := range sent.Records {
+		system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: r.End})
+	}
+	var committed, last int64
+	for committed < n {
+		c := next[*messages.Committed](t, checkpointer)
+		if c.Position <= last || c.Position > n*size {
+			t.Fatalf("committed %d after %d (records up to %d)", c.Position, last, n*size)
+		}
+		if want := (c.Position - last) / size; c.Records != want {
+			t.Fatalf("commit to %d counts %d records, want %d", c.Position, c.Records, want)
+		}
+		last, committed = c.Position, committed+c.Records
+	}
+	if last != n*size {
+		t.Fatalf("last commit at %d, want %d", last, n*size)
+	}
+}

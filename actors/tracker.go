@@ -17,11 +17,11 @@ import (
 // recording. Every record passes through it before the publisher sees it (so that no
 // outcome can arrive for a record it does not know), and every Pulsar outcome comes back to
 // it. It returns credits to the replay as records leave the pending set, reports commits
-// and the recording's end to the checkpointer, and asks the replay for a re-delivery when a
+// (one per burst of acknowledgements) and the recording's end to the checkpointer, and asks the replay for a re-delivery when a
 // publish failed (lesson 4).
 //
-// Its mailbox holds at most the replay's batches and one outcome per record in flight:
-// both bounded by the replay's credits.
+// Its mailbox holds at most the replay's batches and one outcome per record in flight, both
+// bounded by the replay's credits, and one of each of its own self-messages.
 type tracker struct {
 	env         *Env
 	cfg         *StreamConfig
@@ -38,6 +38,10 @@ type tracker struct {
 	finishedSent                   bool
 	draining                       bool
 	drainedSent                    bool
+	// unreportedCommits counts the records committed since the last Committed sent to the
+	// checkpointer; reportQueued says a reportCommits is in the tracker's own mailbox.
+	unreportedCommits int64
+	reportQueued      bool
 
 	// status is what the tracker pushes to the stream supervisor, at most every
 	// statusInterval (a timer catches the last change); lastAckMs goes into it then.
@@ -52,6 +56,10 @@ const statusInterval = 250 * time.Millisecond
 
 // statusTick is the tracker's self-message to push a status it held back.
 type statusTick struct{}
+
+// reportCommits is the tracker's self-message to report the commits of the acknowledgements
+// that were queued before it.
+type reportCommits struct{}
 
 func newTracker(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) actor.Producer {
 	incarnations := 0
@@ -89,8 +97,12 @@ func (t *tracker) Receive(ctx actor.Context) {
 	case *statusTick:
 		t.pushPending = false
 		t.pushStatus(ctx, true, t.env.nowMs())
+	case *reportCommits:
+		t.reportQueued = false
+		t.reportCommits(ctx)
 	case *messages.Drain:
 		t.draining = true
+		t.reportCommits(ctx)
 		if msg.Now && !t.drainedSent {
 			t.drainedSent = true
 			var pending int64
@@ -212,8 +224,19 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 		}
 		return
 	}
-	if newlyCommitted > 0 {
-		ctx.Send(t.pids.checkpointer, &messages.Committed{RecordingId: t.rec, Position: t.core.Committed(), Records: int64(newlyCommitted)})
+	t.unreportedCommits += int64(newlyCommitted)
+	switch {
+	case t.unreportedCommits == 0:
+	case ack && !t.core.Completed() && !t.draining:
+		// Acknowledgements come in bursts (a hundred per wake-up of the tracker is usual):
+		// one commit for the burst, sent once the acknowledgements queued now are handled.
+		// It waits for nothing but this mailbox, so the checkpoint's interval still holds.
+		if !t.reportQueued {
+			t.reportQueued = true
+			ctx.Send(ctx.Self(), &reportCommits{})
+		}
+	default:
+		t.reportCommits(ctx) // before the recording's end, a drain or a failure is reported
 	}
 	p := t.core.Pending()
 	released, releasedBytes := t.receivedRecords-int64(p.Records), t.receivedBytes-p.Bytes
@@ -241,6 +264,17 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 		t.drainedSent = true
 		ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec, Unacknowledged: int64(p.Records)})
 	}
+}
+
+// reportCommits tells the checkpointer of the records committed since it was last told.
+// The committed position never moves back (a re-delivery starts below it and re-commits
+// nothing already committed), so a report sent late is still one the checkpointer accepts.
+func (t *tracker) reportCommits(ctx actor.Context) {
+	if t.unreportedCommits == 0 || t.core == nil {
+		return
+	}
+	ctx.Send(t.pids.checkpointer, &messages.Committed{RecordingId: t.rec, Position: t.core.Committed(), Records: t.unreportedCommits})
+	t.unreportedCommits = 0
 }
 
 // pushStatus sends the tracker's status to the stream supervisor, unless it sent one
