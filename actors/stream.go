@@ -52,8 +52,11 @@ type streamSupervisor struct {
 	// stopping is set by the first Drain and never cleared: a stream that drained stays
 	// up until the pipeline stops it (other streams may still be draining), and must not
 	// start a recording meanwhile.
-	stopping       bool
-	drainingFor    *actor.PID
+	stopping    bool
+	drainingFor *actor.PID
+	// drainTimer sends drainDeadline; stopped once drained, so that it does not keep the
+	// actor system reachable until the deadline.
+	drainTimer     *time.Timer
 	drainWaiting   map[int64]bool
 	unacknowledged int64
 
@@ -392,7 +395,7 @@ func (s *streamSupervisor) drain(ctx actor.Context, d *messages.Drain) {
 		return
 	}
 	self, system := ctx.Self(), ctx.ActorSystem()
-	time.AfterFunc(time.Until(time.UnixMilli(d.DeadlineMs)), func() { system.Root.Send(self, &drainDeadline{}) })
+	s.drainTimer = time.AfterFunc(time.Until(time.UnixMilli(d.DeadlineMs)), func() { system.Root.Send(self, &drainDeadline{}) })
 	if s.discovery != nil {
 		ctx.Stop(s.discovery)
 	}
@@ -426,6 +429,9 @@ func (s *streamSupervisor) drained(ctx actor.Context) {
 	}
 	ctx.Send(s.drainingFor, &messages.Drained{Stream: s.cfg.Def.Name, Unacknowledged: s.unacknowledged})
 	s.drainingFor = nil
+	if s.drainTimer != nil {
+		s.drainTimer.Stop()
+	}
 	s.status.stopped = true
 	s.pushStatus()
 }
