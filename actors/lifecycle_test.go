@@ -1,17 +1,23 @@
 package actors
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/supervisor"
+	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
 // These tests drive one actor of a recording with messages, as its neighbours would, at
@@ -193,4 +199,54 @@ func TestEveryCommitReachesTheCheckpointer(t *testing.T) {
 	if last != n*size {
 		t.Fatalf("last commit at %d, want %d", last, n*size)
 	}
+}
+
+// subscribeOnce is a Subscriber whose first subscription fails when the test says; any
+// later one is counted: a reader that subscribes again after a drain publishes into the
+// shutdown.
+type subscribeOnce struct {
+	fail  chan error
+	again atomic.Int32
+	calls atomic.Int32
+}
+
+func (s *subscribeOnce) AddSubscription(context.Context, string, int32, aeron.ImageHandlers) (*aeron.Subscription, error) {
+	if s.calls.Add(1) == 1 {
+		return nil, <-s.fail
+	}
+	s.again.Add(1)
+	return nil, errors.New("subscribed again")
+}
+
+// A transport-mode reader whose subscription fails while it drains must not be restarted:
+// the new incarnation would subscribe again and publish after the stream was told drained.
+func TestALiveSubscriptionFailingDuringTheDrainIsNotRetried(t *testing.T) {
+	env, cfg := testEnv(t)
+	cfg.Transport = true
+	sub := &subscribeOnce{fail: make(chan error)}
+	env.Aeron = sub
+	system := testSystem(t)
+	stream, publisher := make(probe, 64), make(probe, 64)
+	spawn := func(p probe) *actor.PID {
+		return system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return p }))
+	}
+	pids := &recordingPIDs{stream: spawn(stream), publisher: spawn(publisher)}
+	strategy, err := supervisor.NewStrategy(cfg.Restart, func(*actor.PID, supervisor.Class, any) {}, env.Logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := &supervised{child: newLive(env, cfg, pids), children: make(chan *actor.PID, 1)}
+	pid := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return parent }, actor.WithSupervisor(strategy)))
+	t.Cleanup(func() { _ = system.Root.StopFuture(pid).Wait() })
+	live := <-parent.children
+
+	system.Root.Send(live, &messages.Drain{})
+	next[*messages.RecordingDrained](t, stream) // nothing in flight: drained at once
+	sub.fail <- errors.New("media driver gone")
+	eventually.Always(t, time.Second, func() error {
+		if n := sub.again.Load(); n > 0 {
+			return fmt.Errorf("the reader subscribed again %d times after its drain", n)
+		}
+		return nil
+	})
 }

@@ -75,13 +75,15 @@ func (l *live) Receive(ctx actor.Context) {
 	case *actor.Started:
 		l.subscribe(ctx)
 	case *liveSubscribed:
-		if msg.err != nil {
-			panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: subscribe to %s stream %d: %w", l.cfg.Def.Name, l.channel(), l.cfg.Def.StreamID, msg.err)))
-		}
 		if l.draining {
+			// Stopping: not wanted any more, and a failure to subscribe is no reason for a
+			// restart, which would subscribe again and publish after the drain.
 			l.closeSub(msg.sub)
 			l.drained(ctx)
 			return
+		}
+		if msg.err != nil {
+			panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: subscribe to %s stream %d: %w", l.cfg.Def.Name, l.channel(), l.cfg.Def.StreamID, msg.err)))
 		}
 		l.sub = msg.sub
 		l.asm = aeron.NewFragmentAssembler(maxMessageLength, l.onMessage)
