@@ -49,6 +49,11 @@ type Env struct {
 	Now func() time.Time
 	// Board receives each stream's status, pushed every statusPushInterval; nil: none.
 	Board StatusBoard
+	// Payloads recycles records' payloads: the readers copy messages out of the log into
+	// its buffers, and the publisher gives each back once Pulsar has acknowledged its
+	// record (pulsar-client-go has copied it into its own send buffer by then). nil: every
+	// payload is left to the garbage collector.
+	Payloads *aeron.BufferPool
 
 	bg *tasks // set by NewPipeline
 }

@@ -87,6 +87,7 @@ func (l *live) Receive(ctx actor.Context) {
 		}
 		l.sub = msg.sub
 		l.asm = aeron.NewFragmentAssembler(maxMessageLength, l.onMessage)
+		l.asm.UsePool(l.env.Payloads)
 		l.env.Logger.Info("transport mode: subscribed; at most once, messages published while ferry is down are lost", "stream", l.cfg.Def.Name, "channel", l.channel(), "stream_id", l.cfg.Def.StreamID)
 		l.schedulePoll(ctx, 0)
 	case *pollLive:

@@ -261,6 +261,7 @@ func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
 	r.lastEnd = r.from
 	r.joinBy = time.Now().Add(imageJoinTimeout)
 	r.asm = aeron.NewFragmentAssembler(maxMessageLength, r.onMessage)
+	r.asm.UsePool(r.env.Payloads)
 	// The tracker and checkpointer hear of the new incarnation before any of its batches.
 	started := &messages.ReplayStarted{RecordingId: r.rec.RecordingId, Generation: r.gen, FromPosition: r.from}
 	ctx.Send(r.pids.checkpointer, started)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/supervisor"
 )
@@ -87,7 +88,8 @@ func runOnce(ctx context.Context, o RunOptions, conn *Connection, log *slog.Logg
 	if err != nil {
 		return false, err
 	}
-	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, Store: o.Store, Logger: log, Board: o.Board}
+	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, Store: o.Store, Logger: log, Board: o.Board,
+		Payloads: &aeron.BufferPool{Scribble: scribblePayloads}}
 	p, err := NewPipeline(env, streams)
 	if err != nil {
 		return false, err

@@ -47,3 +47,8 @@ type FragmentAssembler = logbuffer.FragmentAssembler
 func NewFragmentAssembler(maxMessageLength int, h FragmentHandler) *FragmentAssembler {
 	return logbuffer.NewFragmentAssembler(maxMessageLength, h)
 }
+
+// BufferPool recycles the buffers a [FragmentAssembler] hands over (see
+// [FragmentAssembler.UsePool]): a handler gives each back with Put once nothing reads it any
+// more. Its zero value is ready to use; it is safe for concurrent use.
+type BufferPool = logbuffer.BufferPool

@@ -172,7 +172,8 @@ func ferryRun(b *testing.B, sc streamConfig, recordingID, last int64, n int) fer
 	first := &firstSend{sent: make(chan struct{})}
 	start := time.Now()
 	ip := startInProcess(b, inProcessOptions{
-		wrapStore: func(s store.Store) store.Store { st.Store = s; return st },
+		noScribble: true,
+		wrapStore:  func(s store.Store) store.Store { st.Store = s; return st },
 		// What `ferry run` checkpoints by default: every 1,000 records or second.
 		checkpoint:     progress.CheckpointConfig{EveryRecords: config.DefaultEveryRecords, EveryMs: config.DefaultEvery.Milliseconds(), RetryMinMs: 50, RetryMaxMs: 400},
 		createProducer: first.wrap,

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/ferry-bridge/ferry/actors"
+	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
@@ -70,6 +71,9 @@ type inProcessOptions struct {
 	createProducer func(actors.ProducerFactory) actors.ProducerFactory
 	// transport runs the streams in transport mode (a live subscription, no archive).
 	transport bool
+	// noScribble recycles payload buffers as `ferry run` does, without overwriting each one
+	// given back (benchmarks); tests scribble, so that a reuse too early shows in the topic.
+	noScribble bool
 }
 
 // startInProcess starts the pipeline for streams; t.Cleanup drains and stops it.
@@ -154,6 +158,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 		Store:          s,
 		Logger:         log,
 		Board:          ip.board,
+		Payloads:       &aeron.BufferPool{Scribble: !o.noScribble},
 	}, cfgs)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,6 +43,10 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	flag.Parse()
+	// Tests scribble over every payload buffer ferry recycles (a reuse too early puts garbage
+	// into the topics they compare byte for byte); benchmarks measure ferry as it ships.
+	scribble := flag.Lookup("test.bench").Value.String() == ""
 	// Build while the peers start: both take seconds.
 	type built struct {
 		bin, dir string
@@ -49,7 +54,7 @@ func runMain(m *testing.M) int {
 	}
 	ch := make(chan built, 1)
 	go func() {
-		bin, dir, err := buildFerry()
+		bin, dir, err := buildFerry(scribble)
 		ch <- built{bin, dir, err}
 	}()
 	p, err := infra.Shared(context.Background(), infra.Need{Archive: true, Pulsar: true})
@@ -84,8 +89,9 @@ func runMain(m *testing.M) int {
 }
 
 // buildFerry builds ./cmd/ferry into a fresh temporary directory (with -race when this
-// test binary has it) and returns the binary and the directory to remove afterwards.
-func buildFerry() (bin, dir string, err error) {
+// test binary has it, with -tags ferry_scribble when scribble) and returns the binary and
+// the directory to remove afterwards.
+func buildFerry(scribble bool) (bin, dir string, err error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return "", "", err
@@ -98,6 +104,9 @@ func buildFerry() (bin, dir string, err error) {
 	args := []string{"build"}
 	if raceEnabled {
 		args = append(args, "-race")
+	}
+	if scribble {
+		args = append(args, "-tags", "ferry_scribble")
 	}
 	args = append(args, "-o", bin, "./cmd/ferry")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -121,6 +121,13 @@ func (a *FragmentAssembler) Detach() []byte {
 	return msg
 }
 
+// UsePool makes the assembler take the buffers it hands over from pool
+// (and the buffers it grows while reassembling), instead of carving them
+// from blocks: for a handler that gives every detached buffer back with
+// [BufferPool.Put] once it is done with it. Call it before the first
+// fragment.
+func (a *FragmentAssembler) UsePool(pool *BufferPool) { a.r.pool = pool }
+
 // Stats returns the assembler's counts.
 func (a *FragmentAssembler) Stats() AssemblerStats { return a.r.stats }
 
@@ -182,8 +189,10 @@ type reassembly struct {
 	partials         map[int32]*partialMessage
 	stats            AssemblerStats
 	// block is what is left of the block detached copies and the buffers
-	// after a detached one are carved from (see allocate).
+	// after a detached one are carved from (see allocate); with a pool,
+	// they come from it instead.
 	block []byte
+	pool  *BufferPool
 }
 
 // The blocks detached copies and the buffers after a detached one are
@@ -306,12 +315,16 @@ func (r *reassembly) append(p *partialMessage, payload []byte) bool {
 	if need > cap(p.buf) {
 		capacity := min(max(2*cap(p.buf), need, p.nextCapacity), r.maxMessageLength)
 		var grown []byte
-		if p.buf == nil && p.nextCapacity > 0 {
+		switch {
+		case r.pool != nil:
+			grown = r.pool.Get(capacity)[:len(p.buf)]
+		case p.buf == nil && p.nextCapacity > 0:
 			grown = r.allocate(capacity) // the first buffer after a detached one
-		} else {
+		default:
 			grown = make([]byte, len(p.buf), capacity)
 		}
 		copy(grown, p.buf)
+		r.pool.Put(p.buf) // the partial message's own: nothing else holds it
 		p.buf = grown
 	}
 	p.buf = append(p.buf, payload...)
@@ -323,6 +336,9 @@ func (r *reassembly) append(p *partialMessage, payload []byte) bool {
 // if it is small enough (capped, so that appending to one buffer never
 // writes into the next), a buffer of its own otherwise.
 func (r *reassembly) allocate(capacity int) []byte {
+	if r.pool != nil {
+		return r.pool.Get(capacity)
+	}
 	if capacity > carveMax {
 		return make([]byte, 0, capacity)
 	}
