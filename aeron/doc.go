@@ -13,7 +13,8 @@
 //     A handler's payload and [Header] are views of the log (or of the assembler's
 //     buffer), valid only during the call: a handler copies what it keeps, or has the
 //     assembler hand it over with [FragmentAssembler.Detach] (a reassembled message's
-//     buffer, or a copy of a one-fragment message carved from the assembler's blocks).
+//     buffer, or a copy of a one-fragment message carved from the assembler's blocks, or
+//     taken from a [BufferPool] the handler gives each buffer back to when it is done).
 //  4. [Client.Close] releases everything. If the driver dies, every call returns an error
 //     wrapping [ErrDriverTimeout] from then on, and [Client.Done] is closed: the client
 //     never hangs, panics or exits the process.
