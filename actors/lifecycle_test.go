@@ -250,3 +250,47 @@ func TestALiveSubscriptionFailingDuringTheDrainIsNotRetried(t *testing.T) {
 		return nil
 	})
 }
+
+// blockingClock is an Env.Now that, once armed, stops its next caller until released.
+type blockingClock struct {
+	armed    atomic.Bool
+	entered  chan struct{}
+	released chan struct{}
+}
+
+func (c *blockingClock) now() time.Time {
+	if c.armed.CompareAndSwap(true, false) {
+		c.entered <- struct{}{}
+		<-c.released
+	}
+	return time.Now()
+}
+
+// Commits a tracker holds for its burst report still reach the checkpointer when the tracker
+// is stopped first (a stop is handled before the messages queued, the report among them):
+// the stream fails for another reason, say, and the checkpointer saves what was committed.
+func TestCommitsHeldForABurstAreReportedWhenTheTrackerStops(t *testing.T) {
+	env, cfg := testEnv(t)
+	clock := &blockingClock{entered: make(chan struct{}), released: make(chan struct{})}
+	env.Now = clock.now
+	system := testSystem(t)
+	stream, publisher, checkpointer, replay := make(probe, 64), make(probe, 64), make(probe, 64), make(probe, 64)
+	spawn := func(p probe) *actor.PID {
+		return system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return p }))
+	}
+	pids := &recordingPIDs{stream: spawn(stream), publisher: spawn(publisher), replay: spawn(replay), checkpointer: spawn(checkpointer)}
+	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
+
+	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{{Start: 0, End: 64}, {Start: 64, End: 128}}})
+	sent := next[*messages.RecordBatch](t, publisher)
+	clock.armed.Store(true)
+	system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: 64})
+	<-clock.entered // inside the acknowledgement: the record is committed, its report not queued yet
+	system.Root.Stop(tracker)
+	close(clock.released)
+	c := next[*messages.Committed](t, checkpointer)
+	if c.Position != 64 || c.Records != 1 {
+		t.Fatalf("reported commit at %d of %d records, want 64 and 1", c.Position, c.Records)
+	}
+}

@@ -39,7 +39,7 @@ type tracker struct {
 	draining                       bool
 	drainedSent                    bool
 	// unreportedCommits counts the records committed since the last Committed sent to the
-	// checkpointer; reportQueued says a reportCommits is in the tracker's own mailbox.
+	// checkpointer; reportQueued says a flushCommits is in the tracker's own mailbox.
 	unreportedCommits int64
 	reportQueued      bool
 
@@ -57,9 +57,9 @@ const statusInterval = 250 * time.Millisecond
 // statusTick is the tracker's self-message to push a status it held back.
 type statusTick struct{}
 
-// reportCommits is the tracker's self-message to report the commits of the acknowledgements
+// flushCommits is the tracker's self-message to report the commits of the acknowledgements
 // that were queued before it.
-type reportCommits struct{}
+type flushCommits struct{}
 
 func newTracker(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) actor.Producer {
 	incarnations := 0
@@ -97,8 +97,13 @@ func (t *tracker) Receive(ctx actor.Context) {
 	case *statusTick:
 		t.pushPending = false
 		t.pushStatus(ctx, true, t.env.nowMs())
-	case *reportCommits:
+	case *flushCommits:
 		t.reportQueued = false
+		t.reportCommits(ctx)
+	case *actor.Stopping:
+		// Stopped with a report queued (the stream failed, or this tracker did): what was
+		// committed is still reported, for the checkpointer to persist. Committed is the
+		// acknowledged prefix, whatever went wrong after it.
 		t.reportCommits(ctx)
 	case *messages.Drain:
 		t.draining = true
@@ -233,7 +238,7 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 		// It waits for nothing but this mailbox, so the checkpoint's interval still holds.
 		if !t.reportQueued {
 			t.reportQueued = true
-			ctx.Send(ctx.Self(), &reportCommits{})
+			ctx.Send(ctx.Self(), &flushCommits{})
 		}
 	default:
 		t.reportCommits(ctx) // before the recording's end, a drain or a failure is reported
