@@ -116,6 +116,11 @@ func (a *FragmentAssembler) Detach() []byte {
 		return nil
 	}
 	msg := p.buf[:len(p.buf):len(p.buf)]
+	if a.r.pool != nil {
+		// The whole buffer, so that its capacity is still its class's when it is given
+		// back: nothing else writes to it once p.buf lets go of it.
+		msg = p.buf
+	}
 	p.nextCapacity = len(msg)
 	p.buf = nil
 	return msg
@@ -209,7 +214,7 @@ type partialMessage struct {
 	// header is a copy of the BEGIN fragment's header, which becomes the
 	// whole message's when the END fragment arrives.
 	header         [HeaderLength]byte
-	buf            []byte // payload so far; capacity ≤ maxMessageLength
+	buf            []byte // payload so far, of at most maxMessageLength bytes (a pool may round its capacity up)
 	nextTermOffset int64  // where the next fragment must start
 	// nextCapacity is the capacity to give buf when it is allocated again
 	// after [FragmentAssembler.Detach] took it: the size of the message
