@@ -56,6 +56,19 @@ func next[T any](t *testing.T, p probe) T {
 	}
 }
 
+// neighbours are the probes standing in for the actors around the one under test.
+type neighbours struct{ stream, publisher, checkpointer, replay probe }
+
+// spawnNeighbours starts a probe for each neighbour of a recording's actor and returns them
+// with the PIDs to give that actor.
+func spawnNeighbours(system *actor.ActorSystem) (neighbours, *recordingPIDs) {
+	nb := neighbours{make(probe, 1024), make(probe, 1024), make(probe, 1024), make(probe, 1024)}
+	spawn := func(p probe) *actor.PID {
+		return system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return p }))
+	}
+	return nb, &recordingPIDs{stream: spawn(nb.stream), publisher: spawn(nb.publisher), replay: spawn(nb.replay), checkpointer: spawn(nb.checkpointer)}
+}
+
 func testEnv(t *testing.T) (*Env, *StreamConfig) {
 	t.Helper()
 	env := &Env{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), bg: &tasks{}}
@@ -86,16 +99,12 @@ func testSystem(t *testing.T) *actor.ActorSystem {
 func TestABatchArrivingAfterTheTrackersDrainIsNotPublished(t *testing.T) {
 	env, cfg := testEnv(t)
 	system := testSystem(t)
-	stream, publisher, checkpointer, replay := make(probe, 64), make(probe, 64), make(probe, 64), make(probe, 64)
-	spawn := func(p probe) *actor.PID {
-		return system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return p }))
-	}
-	pids := &recordingPIDs{stream: spawn(stream), publisher: spawn(publisher), replay: spawn(replay), checkpointer: spawn(checkpointer)}
+	nb, pids := spawnNeighbours(system)
 	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
 
 	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
 	system.Root.Send(tracker, &messages.Drain{})
-	if d := next[*messages.RecordingDrained](t, stream); d.Unacknowledged != 0 {
+	if d := next[*messages.RecordingDrained](t, nb.stream); d.Unacknowledged != 0 {
 		t.Fatalf("drained with %d unacknowledged, want 0", d.Unacknowledged)
 	}
 	// The poll that read the recording's last batch may find its end too and report it at
@@ -104,11 +113,11 @@ func TestABatchArrivingAfterTheTrackersDrainIsNotPublished(t *testing.T) {
 	system.Root.Send(tracker, &messages.ReplayEnded{RecordingId: 7, Generation: 1, StopPosition: 64})
 	// The tick pushes the status they left: one mailbox, so after them.
 	system.Root.Send(tracker, &statusTick{})
-	st := next[*messages.RecordingProgress](t, stream).Status
+	st := next[*messages.RecordingProgress](t, nb.stream).Status
 	if st.Published != 0 || st.PendingRecords != 0 || st.GetCommittedPosition() != 0 {
 		t.Fatalf("after its drain the tracker took a batch or the end: published %d, pending %d, committed %d; want 0, 0, 0", st.Published, st.PendingRecords, st.GetCommittedPosition())
 	}
-	for name, p := range map[string]probe{"publisher": publisher, "checkpointer": checkpointer} {
+	for name, p := range map[string]probe{"publisher": nb.publisher, "checkpointer": nb.checkpointer} {
 		select {
 		case m := <-p:
 			// The end taken with nothing pending would complete the recording at 64:
@@ -167,11 +176,7 @@ func TestARestartedCheckpointerFailsTheStreamLoudly(t *testing.T) {
 func TestEveryCommitReachesTheCheckpointer(t *testing.T) {
 	env, cfg := testEnv(t)
 	system := testSystem(t)
-	stream, publisher, checkpointer, replay := make(probe, 64), make(probe, 64), make(probe, 1024), make(probe, 1024)
-	spawn := func(p probe) *actor.PID {
-		return system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return p }))
-	}
-	pids := &recordingPIDs{stream: spawn(stream), publisher: spawn(publisher), replay: spawn(replay), checkpointer: spawn(checkpointer)}
+	nb, pids := spawnNeighbours(system)
 	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
 
 	const n, size = 300, 64
@@ -181,13 +186,13 @@ func TestEveryCommitReachesTheCheckpointer(t *testing.T) {
 		records[i] = &messages.Record{Start: int64(i * size), End: int64((i + 1) * size)}
 	}
 	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: records})
-	sent := next[*messages.RecordBatch](t, publisher)
+	sent := next[*messages.RecordBatch](t, nb.publisher)
 	for _, r := range sent.Records {
 		system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: r.End})
 	}
 	var committed, last int64
 	for committed < n {
-		c := next[*messages.Committed](t, checkpointer)
+		c := next[*messages.Committed](t, nb.checkpointer)
 		if c.Position <= last || c.Position > n*size {
 			t.Fatalf("committed %d after %d (records up to %d)", c.Position, last, n*size)
 		}
@@ -226,11 +231,7 @@ func TestALiveSubscriptionFailingDuringTheDrainIsNotRetried(t *testing.T) {
 	sub := &subscribeOnce{fail: make(chan error)}
 	env.Aeron = sub
 	system := testSystem(t)
-	stream, publisher := make(probe, 64), make(probe, 64)
-	spawn := func(p probe) *actor.PID {
-		return system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return p }))
-	}
-	pids := &recordingPIDs{stream: spawn(stream), publisher: spawn(publisher)}
+	nb, pids := spawnNeighbours(system)
 	strategy, err := supervisor.NewStrategy(cfg.Restart, func(*actor.PID, supervisor.Class, any) {}, env.Logger)
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +242,7 @@ func TestALiveSubscriptionFailingDuringTheDrainIsNotRetried(t *testing.T) {
 	live := <-parent.children
 
 	system.Root.Send(live, &messages.Drain{})
-	next[*messages.RecordingDrained](t, stream) // nothing in flight: drained at once
+	next[*messages.RecordingDrained](t, nb.stream) // nothing in flight: drained at once
 	sub.fail <- errors.New("media driver gone")
 	eventually.Always(t, time.Second, func() error {
 		if n := sub.again.Load(); n > 0 {
@@ -274,22 +275,18 @@ func TestCommitsHeldForABurstAreReportedWhenTheTrackerStops(t *testing.T) {
 	clock := &blockingClock{entered: make(chan struct{}), released: make(chan struct{})}
 	env.Now = clock.now
 	system := testSystem(t)
-	stream, publisher, checkpointer, replay := make(probe, 64), make(probe, 64), make(probe, 64), make(probe, 64)
-	spawn := func(p probe) *actor.PID {
-		return system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return p }))
-	}
-	pids := &recordingPIDs{stream: spawn(stream), publisher: spawn(publisher), replay: spawn(replay), checkpointer: spawn(checkpointer)}
+	nb, pids := spawnNeighbours(system)
 	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
 
 	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
 	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{{Start: 0, End: 64}, {Start: 64, End: 128}}})
-	sent := next[*messages.RecordBatch](t, publisher)
+	sent := next[*messages.RecordBatch](t, nb.publisher)
 	clock.armed.Store(true)
 	system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: 64})
 	<-clock.entered // inside the acknowledgement: the record is committed, its report not queued yet
 	system.Root.Stop(tracker)
 	close(clock.released)
-	c := next[*messages.Committed](t, checkpointer)
+	c := next[*messages.Committed](t, nb.checkpointer)
 	if c.Position != 64 || c.Records != 1 {
 		t.Fatalf("reported commit at %d of %d records, want 64 and 1", c.Position, c.Records)
 	}
