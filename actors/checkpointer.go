@@ -22,8 +22,8 @@ const checkpointTick = 20 * time.Millisecond
 // writes a position the tracker did not report as committed (lesson 1), persists even when
 // no new records arrive (lesson 3), and retries a failing store with back-off.
 //
-// Its mailbox holds commits (at most one per acknowledgement, bounded by the replays'
-// credits), watermark requests, one write result and one tick.
+// Its mailbox holds commits (at most one per acknowledgement — the trackers send one per
+// burst — bounded by the replays' credits), watermark requests, one write result and one tick.
 type checkpointer struct {
 	env         *Env
 	cfg         *StreamConfig

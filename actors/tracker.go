@@ -17,8 +17,8 @@ import (
 // recording. Every record passes through it before the publisher sees it (so that no
 // outcome can arrive for a record it does not know), and every Pulsar outcome comes back to
 // it. It returns credits to the replay as records leave the pending set, reports commits
-// (one per burst of acknowledgements) and the recording's end to the checkpointer, and asks the replay for a re-delivery when a
-// publish failed (lesson 4).
+// (one per burst of acknowledgements) and the recording's end to the checkpointer, and asks
+// the replay for a re-delivery when a publish failed (lesson 4).
 //
 // Its mailbox holds at most the replay's batches and one outcome per record in flight, both
 // bounded by the replay's credits, and one of each of its own self-messages.

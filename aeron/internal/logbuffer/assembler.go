@@ -115,11 +115,11 @@ func (a *FragmentAssembler) Detach() []byte {
 	if p == nil || p.buf == nil {
 		return nil
 	}
-	msg := p.buf[:len(p.buf):len(p.buf)]
-	if a.r.pool != nil {
-		// The whole buffer, so that its capacity is still its class's when it is given
-		// back: nothing else writes to it once p.buf lets go of it.
-		msg = p.buf
+	msg := p.buf
+	if a.r.pool == nil {
+		// Cut to its length: a carved buffer's block goes on past it. A pool's buffer keeps
+		// its whole capacity, its class's, for Put to take it back.
+		msg = msg[:len(msg):len(msg)]
 	}
 	p.nextCapacity = len(msg)
 	p.buf = nil
