@@ -128,8 +128,8 @@ func TestABatchArrivingAfterTheTrackersDrainIsNotPublished(t *testing.T) {
 	}
 }
 
-// supervised is a stream supervisor's stand-in: it supervises one child with ferry's
-// strategy and reports the failures the strategy gives up on.
+// supervised is a stream supervisor's stand-in: it spawns one child, under the strategy
+// its props give it.
 type supervised struct {
 	child    actor.Producer
 	children chan *actor.PID
@@ -141,23 +141,31 @@ func (s *supervised) Receive(ctx actor.Context) {
 	}
 }
 
-// A checkpointer that failed (a bug) must not come back empty-handed: it would have lost
-// every policy and the commits not yet persisted.
-func TestARestartedCheckpointerFailsTheStreamLoudly(t *testing.T) {
-	env, cfg := testEnv(t)
-	system := testSystem(t)
+// spawnSupervised starts child under ferry's restart strategy (cfg.Restart), as a stream
+// would, and returns it with the failures the strategy gives up on. The child is stopped
+// before the test's tasks are awaited (a checkpointer's ticker is one).
+func spawnSupervised(t *testing.T, system *actor.ActorSystem, env *Env, cfg *StreamConfig, child actor.Producer) (*actor.PID, <-chan error) {
+	t.Helper()
 	givenUp := make(chan error, 4)
-	strategy, err := supervisor.NewStrategy(cfg.Restart, func(_ *actor.PID, class supervisor.Class, reason any) {
+	strategy, err := supervisor.NewStrategy(cfg.Restart, func(_ *actor.PID, _ supervisor.Class, reason any) {
 		err, _ := reason.(error)
 		givenUp <- err
 	}, env.Logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	parent := &supervised{child: newCheckpointer(env, cfg), children: make(chan *actor.PID, 1)}
+	parent := &supervised{child: child, children: make(chan *actor.PID, 1)}
 	pid := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return parent }, actor.WithSupervisor(strategy)))
-	t.Cleanup(func() { _ = system.Root.StopFuture(pid).Wait() }) // its ticker, before the tasks are awaited
-	checkpointer := <-parent.children
+	t.Cleanup(func() { _ = system.Root.StopFuture(pid).Wait() })
+	return <-parent.children, givenUp
+}
+
+// A checkpointer that failed (a bug) must not come back empty-handed: it would have lost
+// every policy and the commits not yet persisted.
+func TestARestartedCheckpointerFailsTheStreamLoudly(t *testing.T) {
+	env, cfg := testEnv(t)
+	system := testSystem(t)
+	checkpointer, givenUp := spawnSupervised(t, system, env, cfg, newCheckpointer(env, cfg))
 
 	// A commit for a recording whose replay never started: a bug, restarted like one.
 	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 9, Position: 64, Records: 1})
@@ -232,14 +240,7 @@ func TestALiveSubscriptionFailingDuringTheDrainIsNotRetried(t *testing.T) {
 	env.Aeron = sub
 	system := testSystem(t)
 	nb, pids := spawnNeighbours(system)
-	strategy, err := supervisor.NewStrategy(cfg.Restart, func(*actor.PID, supervisor.Class, any) {}, env.Logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parent := &supervised{child: newLive(env, cfg, pids), children: make(chan *actor.PID, 1)}
-	pid := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return parent }, actor.WithSupervisor(strategy)))
-	t.Cleanup(func() { _ = system.Root.StopFuture(pid).Wait() })
-	live := <-parent.children
+	live, _ := spawnSupervised(t, system, env, cfg, newLive(env, cfg, pids))
 
 	system.Root.Send(live, &messages.Drain{})
 	next[*messages.RecordingDrained](t, nb.stream) // nothing in flight: drained at once
