@@ -305,7 +305,10 @@ func (r *replay) poll(ctx actor.Context) {
 	}
 	before := r.image.Position()
 	r.batch = &messages.RecordBatch{RecordingId: r.rec.RecordingId, Generation: r.gen, SessionId: r.rec.SessionId}
-	_, err := r.image.Poll(r.asm.OnFragment, int(credits))
+	// The bytes the window has free bound the read, so that it overshoots the byte bound by
+	// less than one message (the one whose fragments straddle the limit).
+	limit := before + r.cfg.MaxInflightBytes - (r.sentBytes - r.relBytes)
+	_, err := r.image.BoundedPoll(r.asm.OnFragment, limit, int(credits))
 	batch := r.batch
 	r.batch = nil
 	if n := len(batch.Records); n > 0 {

@@ -64,6 +64,19 @@ func (i *Image) Poll(handler FragmentHandler, fragmentLimit int) (int, error) {
 	return n, err
 }
 
+// BoundedPoll is Poll that reads no fragment beginning at or after limitPosition (a
+// fragment that begins before it is read whole): a reader bounds what one poll takes from
+// the log in bytes, where the fragment limit bounds it in fragments.
+func (i *Image) BoundedPoll(handler FragmentHandler, limitPosition int64, fragmentLimit int) (int, error) {
+	if i.closed.Load() {
+		return 0, nil
+	}
+	pos := i.position.Load()
+	n, next, err := i.log.BoundedPoll(pos, limitPosition, fragmentLimit, handler)
+	i.storePosition(pos, next)
+	return n, err
+}
+
 // ControlledPoll is Poll with a handler that decides after each fragment what happens next
 // (see [Action]).
 func (i *Image) ControlledPoll(handler ControlledFragmentHandler, fragmentLimit int) (int, error) {

@@ -17,8 +17,9 @@ type Window struct {
 // actor. A quarter keeps batches large while three quarters stay in flight, which is what
 // keeps the broker busy. With nothing in flight, any free room is read.
 //
-// The byte bound may be overshot by one read: a read is limited in records, and the record
-// that crosses the bound is not known before it is read.
+// The records returned bound a read in records; the replay bounds it in bytes by the room
+// left (a bounded poll), so the byte bound is overshot by less than one record: the one
+// whose fragments straddle it, which the read completes.
 func (w Window) Readable(inflightRecords, inflightBytes int64) int64 {
 	freeRecords := w.Records - inflightRecords
 	freeBytes := w.Bytes - inflightBytes

@@ -71,6 +71,9 @@ type inProcessOptions struct {
 	createProducer func(actors.ProducerFactory) actors.ProducerFactory
 	// transport runs the streams in transport mode (a live subscription, no archive).
 	transport bool
+	// maxInflightRecords and maxInflightBytes are the replay's window (zero: ferry's
+	// defaults, 1,000 records and 64 MiB).
+	maxInflightRecords, maxInflightBytes int64
 	// noScribble recycles payload buffers as `ferry run` does, without overwriting each one
 	// given back (benchmarks); tests scribble, so that a reuse too early shows in the topic.
 	noScribble bool
@@ -87,6 +90,12 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 	}
 	if o.start.Kind == 0 {
 		o.start = config.StartPosition{Kind: config.StartEarliest}
+	}
+	if o.maxInflightRecords == 0 {
+		o.maxInflightRecords = config.DefaultMaxMessages
+	}
+	if o.maxInflightBytes == 0 {
+		o.maxInflightBytes = config.DefaultMaxBytes
 	}
 	if o.discovery == 0 {
 		o.discovery = 100 * time.Millisecond
@@ -131,7 +140,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 			Def: sc.definition(), Channel: ch, Start: o.start, Stored: state,
 			ReplayChannel: replay, ReplayStreamID: uniqueStreamID(),
 			Checkpoint:         o.checkpoint,
-			MaxInflightRecords: 1000, MaxInflightBytes: 64 << 20,
+			MaxInflightRecords: o.maxInflightRecords, MaxInflightBytes: o.maxInflightBytes,
 			DiscoveryInterval: o.discovery, CallTimeout: 10 * time.Second,
 			Restart: o.restart, StallAfter: o.stallAfter, Transport: o.transport,
 		})

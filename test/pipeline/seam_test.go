@@ -1,10 +1,14 @@
 package pipeline
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,6 +72,77 @@ func TestLesson01And02_HeldAcksHoldTheCheckpoint(t *testing.T) {
 	slices.Reverse(numbers)
 	p.Release(numbers...)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
+}
+
+// TestInflightLimitsBoundWhatAwaitsAcknowledgement: with every acknowledgement held, ferry
+// hands the producer at most inflight.max_messages messages, and at most inflight.max_bytes
+// of them plus the one message that straddles the bound (the replay reads up to the bytes
+// free and finishes the message it is in). Once the acknowledgements flow, the rest follow:
+// the topic holds every message once.
+func TestInflightLimitsBoundWhatAwaitsAcknowledgement(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		records, bytes int64
+		size, n        int
+	}{
+		{"max_messages", 10, 64 << 20, 100, 40},
+		{"max_bytes", 1000, 64 << 10, 16 << 10, 40}, // 16 KiB: twelve fragments each
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := newStreamConfig(t, "")
+			_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+			want := make([][]byte, c.n)
+			var last int64
+			for i := range want {
+				want[i] = bytes.Repeat([]byte{byte(i)}, c.size)
+				binary.BigEndian.PutUint64(want[i], uint64(i))
+				p, err := pub.offer(want[i], 10*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				last = p
+			}
+			watchTopic(t, sc.Topic)
+			var holding atomic.Bool
+			holding.Store(true)
+			plan := func(int, *pulsar.ProducerMessage) harness.Fault {
+				if holding.Load() {
+					return harness.Hold()
+				}
+				return harness.Deliver()
+			}
+			ip := startInProcess(t, inProcessOptions{plan: plan, maxInflightRecords: c.records, maxInflightBytes: c.bytes}, sc)
+			p := ip.producer(0)
+			bound := min(int(c.records), int(c.bytes)/c.size+1)
+			eventually.NoError(t, 30*time.Second, func() error {
+				if len(p.Held()) == 0 {
+					return errors.New("no message sent yet")
+				}
+				return nil
+			})
+			eventually.Always(t, time.Second, func() error {
+				if k := len(p.Held()); k > bound {
+					return fmt.Errorf("%d messages of %d bytes await acknowledgement with a window of %d messages, %d bytes (at most %d may)",
+						k, c.size, c.records, c.bytes, bound)
+				}
+				return nil
+			})
+
+			holding.Store(false)
+			eventually.NoError(t, 30*time.Second, func() error {
+				var numbers []int
+				for _, h := range p.Held() { // a send racing the switch is held too
+					numbers = append(numbers, h.N)
+				}
+				p.Release(numbers...)
+				if cp := ip.checkpoint(sc, pub.recordingID); cp.Position != last {
+					return fmt.Errorf("checkpoint at %d, want %d", cp.Position, last)
+				}
+				return nil
+			})
+			assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, c.n, 30*time.Second), want)
+		})
+	}
 }
 
 // TestLesson03_CheckpointsAreBatchedPersistedWhenIdleAndRetriedWithBackoff: 2,000

@@ -75,10 +75,19 @@ type ControlledFragmentHandler func(payload []byte, header Header) Action
 // Poll is safe for concurrent use with the publisher; concurrent polls of
 // one image must be serialised by the caller, who owns the position.
 func (l *Log) Poll(position int64, fragmentLimit int, handler FragmentHandler) (int, int64, error) {
+	return l.BoundedPoll(position, l.MaxPossiblePosition(), fragmentLimit, handler)
+}
+
+// BoundedPoll is [Log.Poll] that also stops at limitPosition: it reads no
+// frame that begins at or after it. A frame that begins before it is read
+// whole, so a poll may end past the limit by less than one frame; a limit
+// at or below position reads nothing.
+func (l *Log) BoundedPoll(position, limitPosition int64, fragmentLimit int, handler FragmentHandler) (int, int64, error) {
 	t, err := l.termAt(position)
 	if err != nil {
 		return 0, position, err
 	}
+	t.bound(limitPosition)
 	fragments := 0
 	for fragments < fragmentLimit {
 		frame, err := t.next()
@@ -144,6 +153,7 @@ type termReader struct {
 	term   shm.Buffer
 	begin  int64 // position of the term's first byte
 	offset int   // offset of the next frame
+	end    int   // offset at which reading stops: the term's length, or a poll's bound
 }
 
 func (l *Log) termAt(position int64) (termReader, error) {
@@ -153,7 +163,13 @@ func (l *Log) termAt(position int64) (termReader, error) {
 	}
 	offset := TermOffsetFromPosition(position, l.termLength)
 	term := l.terms[PartitionIndexByPosition(position, l.positionBitsToShift)]
-	return termReader{term: term, begin: position - int64(offset), offset: offset}, nil
+	return termReader{term: term, begin: position - int64(offset), offset: offset, end: term.Len()}, nil
+}
+
+// bound stops the reader in front of the first frame that begins at or
+// after limitPosition.
+func (t *termReader) bound(limitPosition int64) {
+	t.end = int(min(int64(t.end), max(limitPosition-t.begin, int64(t.offset))))
 }
 
 // next returns the published frame at the reader's offset, header and
@@ -162,7 +178,7 @@ func (l *Log) termAt(position int64) (termReader, error) {
 // frame not yet published, and in front of a corrupt frame, which err then
 // describes; none of those is consumed.
 func (t *termReader) next() (frame []byte, err error) {
-	if t.offset >= t.term.Len() {
+	if t.offset >= t.end {
 		return nil, nil
 	}
 	// Acquire: pairs with the publisher's release store of the positive

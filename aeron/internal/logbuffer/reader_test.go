@@ -81,6 +81,36 @@ func TestPollRespectsFragmentLimit(t *testing.T) {
 	}
 }
 
+// A bounded poll reads no frame that begins at or after its limit, reads a frame that
+// begins before it whole, and still stops at the fragment limit.
+func TestBoundedPollStopsInFrontOfItsLimit(t *testing.T) {
+	l := newTestLog(t, testParams())
+	offerAll(t, l, "a", "b", "c") // frames at 0, 64 and 128
+	var c collector
+	for _, step := range []struct {
+		from, limitPosition int64
+		fragmentLimit       int
+		n                   int
+		next                int64
+	}{
+		{0, 0, noLimit, 0, 0},
+		{0, -64, noLimit, 0, 0},
+		{0, 1, noLimit, 1, 64},
+		{64, 128, noLimit, 1, 128},
+		{128, math.MaxInt64, 0, 0, 128},
+		{128, math.MaxInt64, noLimit, 1, 192},
+	} {
+		n, next, err := l.BoundedPoll(step.from, step.limitPosition, step.fragmentLimit, c.onFragment)
+		if err != nil || n != step.n || next != step.next {
+			t.Errorf("BoundedPoll(%d, %d, %d) = %d, %d, %v; want %d, %d", step.from, step.limitPosition,
+				step.fragmentLimit, n, next, err, step.n, step.next)
+		}
+	}
+	if !slices.Equal(c.got, []string{"a@64", "b@128", "c@192"}) {
+		t.Errorf("got %q", c.got)
+	}
+}
+
 // A frame whose length is still negative (being written) or zero (clean
 // space) ends the poll without an error; it is delivered once published.
 func TestPollStopsAtUnpublishedFrame(t *testing.T) {
