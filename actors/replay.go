@@ -305,9 +305,11 @@ func (r *replay) poll(ctx actor.Context) {
 	}
 	before := r.image.Position()
 	r.batch = &messages.RecordBatch{RecordingId: r.rec.RecordingId, Generation: r.gen, SessionId: r.rec.SessionId}
-	// The bytes the window has free bound the read, so that it overshoots the byte bound by
-	// less than one message (the one whose fragments straddle the limit).
-	limit := before + r.cfg.MaxInflightBytes - (r.sentBytes - r.relBytes)
+	// The window's free bytes, counted from the end of the last whole message (the image
+	// may be inside the next one), bound the read, so that the byte bound is overshot by
+	// less than one message: the one whose fragments straddle it. A read takes at least a
+	// frame, so that a message longer than the room left still arrives.
+	limit := max(r.lastEnd+r.cfg.MaxInflightBytes-(r.sentBytes-r.relBytes), before+1)
 	_, err := r.image.BoundedPoll(r.asm.OnFragment, limit, int(credits))
 	batch := r.batch
 	r.batch = nil

@@ -77,8 +77,9 @@ func TestLesson01And02_HeldAcksHoldTheCheckpoint(t *testing.T) {
 // TestInflightLimitsBoundWhatAwaitsAcknowledgement: with every acknowledgement held, ferry
 // hands the producer at most inflight.max_messages messages, and at most inflight.max_bytes
 // of them plus the one message that straddles the bound (the replay reads up to the bytes
-// free and finishes the message it is in). Once the acknowledgements flow, the rest follow:
-// the topic holds every message once.
+// free and finishes the message it is in; a message longer than the window still goes,
+// alone). Once the acknowledgements flow, the rest follow: the topic holds every message
+// once.
 func TestInflightLimitsBoundWhatAwaitsAcknowledgement(t *testing.T) {
 	for _, c := range []struct {
 		name           string
@@ -87,6 +88,7 @@ func TestInflightLimitsBoundWhatAwaitsAcknowledgement(t *testing.T) {
 	}{
 		{"max_messages", 10, 64 << 20, 100, 40},
 		{"max_bytes", 1000, 64 << 10, 16 << 10, 40}, // 16 KiB: twelve fragments each
+		{"max_bytes below one message", 1000, 4 << 10, 16 << 10, 10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sc := newStreamConfig(t, "")
