@@ -64,7 +64,7 @@ func (d *discovery) list(ctx actor.Context) {
 	self, system := ctx.Self(), ctx.ActorSystem()
 	if !d.env.tasks().Go(func() {
 		defer cancel()
-		descs, err := d.env.Archive.RecordingsForURI(callCtx, d.cfg.Def.Channel, d.cfg.Def.StreamID, discoveryPageSize)
+		descs, err := d.env.Archive.RecordingsOfChannel(callCtx, d.cfg.Channel, d.cfg.Def.StreamID, discoveryPageSize)
 		recorded := map[int64]int64{}
 		for _, desc := range descs {
 			if err != nil {

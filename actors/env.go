@@ -22,7 +22,7 @@ import (
 // Archive is what the pipeline asks of the Aeron Archive. *archive.Client implements it.
 // Every method blocks; actors call them only from their own goroutines.
 type Archive interface {
-	RecordingsForURI(ctx context.Context, channelFragment string, streamID int32, pageSize int32) ([]archive.RecordingDescriptor, error)
+	RecordingsOfChannel(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) ([]archive.RecordingDescriptor, error)
 	Recording(ctx context.Context, recordingID int64) (archive.RecordingDescriptor, error)
 	MaxRecordedPosition(ctx context.Context, recordingID int64) (int64, error)
 	StartReplay(ctx context.Context, recordingID, position, length int64, replayChannel string, replayStreamID int32) (int64, error)

@@ -54,7 +54,7 @@
 //	  stall_after: 60s
 //	streams:                       # at least one
 //	  - name: orders               # [A-Za-z0-9._-], 1..128, unique
-//	    channel: aeron:udp?endpoint=localhost:40123
+//	    channel: aeron:udp?endpoint=localhost:40123   # recordings whose channel has these parameters
 //	    stream_id: 1001            # int32
 //	    topic: orders              # = persistent://public/default/orders
 //	    start_position: 4096       # archive only: earliest (default) | latest | position

@@ -382,6 +382,23 @@ func (u URI) Equal(v URI) bool {
 	return true
 }
 
+// Within reports whether v is u, or u with parameters added: v names u's media and has each
+// of u's parameters with the same value, in any order; the "aeron-spy:" prefix of either is
+// ignored (a spy reads the same stream). It is how a configured channel selects recordings
+// by their channel, where a substring test would also take endpoint=h:40123 for
+// endpoint=h:4012, or session-id=12 for session-id=1.
+func (u URI) Within(v URI) bool {
+	if u.media != v.media {
+		return false
+	}
+	for _, p := range u.params {
+		if w, ok := v.Get(p.Key); !ok || w != p.Value {
+			return false
+		}
+	}
+	return true
+}
+
 // Get returns the value of any parameter, interpreted by this package or
 // not, exactly as given.
 func (u URI) Get(key string) (string, bool) {

@@ -398,6 +398,29 @@ func TestEqual(t *testing.T) {
 	}
 }
 
+func TestWithin(t *testing.T) {
+	for _, tc := range []struct {
+		u, v string
+		want bool
+	}{
+		{"aeron:udp?endpoint=h:4012", "aeron:udp?endpoint=h:4012", true},
+		{"aeron:udp?endpoint=h:4012", "aeron:udp?alias=x|endpoint=h:4012|term-length=64k", true},
+		{"aeron:udp?endpoint=h:4012|alias=x", "aeron:udp?alias=x|endpoint=h:4012", true},
+		{"aeron:udp?endpoint=h:4012", "aeron-spy:aeron:udp?endpoint=h:4012", true},
+		{"aeron-spy:aeron:udp?endpoint=h:4012", "aeron:udp?endpoint=h:4012", true},
+		{"aeron:ipc", "aeron:ipc?session-id=12", true},
+		{"aeron:udp?endpoint=h:4012", "aeron:udp?endpoint=h:40123", false},
+		{"aeron:ipc?session-id=1", "aeron:ipc?session-id=12", false},
+		{"aeron:udp?endpoint=h:4012|alias=x", "aeron:udp?endpoint=h:4012", false},
+		{"aeron:udp?endpoint=h:4012", "aeron:udp?control=h:4012|control-mode=dynamic", false},
+		{"aeron:ipc", "aeron:udp?endpoint=h:4012", false},
+	} {
+		if got := mustParse(t, tc.u).Within(mustParse(t, tc.v)); got != tc.want {
+			t.Errorf("%q.Within(%q) = %v, want %v", tc.u, tc.v, got, tc.want)
+		}
+	}
+}
+
 func TestWith(t *testing.T) {
 	u := mustParse(t, "aeron:udp?endpoint=localhost:40123|alias=a|fc=max")
 	v, err := u.With("alias", "b")

@@ -41,7 +41,7 @@ func recordings(args []string, stdout io.Writer) error {
 	defer arc.Close()
 	committed, storeNote := committedCheckpoints(cfg)
 	for _, s := range cfg.Streams {
-		descs, err := arc.RecordingsForURI(ctx, s.Channel.String(), s.StreamID, 100)
+		descs, err := arc.RecordingsOfChannel(ctx, s.Channel, s.StreamID, 100)
 		if err != nil {
 			return fmt.Errorf("stream %s: list recordings: %w", s.Name, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestRecordListDescribeStop(t *testing.T) {
 	s := connect(t, shared, archive.Options{})
 	ctx := context.Background()
-	const ch = "aeron:ipc?term-length=64k"
+	const ch = "aeron:ipc?term-length=64k|alias=rec"
 	stream := uniqueStream()
 	if s.archive.ArchiveID() != 1 {
 		t.Errorf("archive id = %d, want the configured 1", s.archive.ArchiveID())
@@ -66,6 +67,30 @@ func TestRecordListDescribeStop(t *testing.T) {
 	}
 	if len(listed) != 1 || listed[0].RecordingID != id {
 		t.Errorf("listing for stream %d = %+v, want recording %d only", stream, listed, id)
+	}
+
+	// By parameters, in any order, and not by substring.
+	for _, c := range []struct {
+		channel string
+		found   bool
+	}{
+		{"aeron:ipc", true},
+		{"aeron:ipc?alias=rec|term-length=64k", true},
+		{"aeron:ipc?alias=re", false},
+		{"aeron:ipc?term-length=64k|alias=rec|eos=false", false},
+		{"aeron:udp?endpoint=127.0.0.1:40123", false},
+	} {
+		uri, err := channel.Parse(c.channel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.archive.RecordingsOfChannel(ctx, uri, stream, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found := len(got) == 1 && got[0].RecordingID == id; found != c.found || len(got) > 1 {
+			t.Errorf("RecordingsOfChannel(%s, stream %d) = %+v; want recording %d: %t", c.channel, stream, got, id, c.found)
+		}
 	}
 
 	if err := s.archive.StopRecordingSubscription(ctx, subID); err != nil {

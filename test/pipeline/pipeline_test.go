@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -328,6 +329,38 @@ func TestLesson11_ConcurrentPublishersAreAllPublished(t *testing.T) {
 	}
 	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], false)
 	expectCheckpoint(t, cfg, sc, b.recordingID, pb[n-1], false)
+}
+
+// TestOnlyTheConfiguredChannelsRecordingsArePublished: the archive lists recordings by a
+// channel fragment, matched as a substring, so that aeron:ipc?session-id=S also lists the
+// recording of aeron:ipc?session-id=S7 on the same stream id. ferry keeps the recordings
+// whose channel has the configured parameters: the topic holds the configured channel's
+// messages and nothing of the other's, which the archive records beside it.
+func TestOnlyTheConfiguredChannelsRecordingsArePublished(t *testing.T) {
+	const n, offset = 100, 1_000_000
+	sc := newStreamConfig(t, "")
+	session := 1 + rand.IntN(100_000)
+	sc.Channel = fmt.Sprintf("aeron:ipc?session-id=%d", session)
+	_, mine := newRecordedStream(t, sc.Channel, sc.StreamID)
+	_, other := newRecordedStream(t, fmt.Sprintf("aeron:ipc?session-id=%d7", session), sc.StreamID)
+	watchTopic(t, sc.Topic)
+	positions := mine.publish(t, 0, n)
+	others := other.publish(t, offset, offset+n)
+	other.waitRecorded(t, others[n-1])
+
+	ip := startInProcess(t, inProcessOptions{}, sc)
+	ip.waitCheckpoint(sc, mine.recordingID, positions[n-1], 30*time.Second)
+	// Discovery lists every 100 ms: a second is ten listings that could take the other.
+	eventually.Always(t, time.Second, func() error {
+		if cp := ip.checkpoint(sc, other.recordingID); cp != (store.Checkpoint{}) {
+			return fmt.Errorf("recording %d of another channel (session %d7) was published: checkpoint %+v", other.recordingID, session, cp)
+		}
+		if stored := storedEntries(t, sc.Topic); stored != n {
+			return fmt.Errorf("the broker stored %d entries, want %d", stored, n)
+		}
+		return nil
+	})
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(0, n))
 }
 
 // TestStopWhileARecordingCompletesDrains: a stop requested just as a recording's final

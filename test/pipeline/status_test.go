@@ -18,6 +18,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/observe"
 	"github.com/ferry-bridge/ferry/test/eventually"
@@ -209,7 +210,7 @@ type hangingArchive struct {
 	release chan struct{}
 }
 
-func (h hangingArchive) RecordingsForURI(ctx context.Context, _ string, _ int32, _ int32) ([]archive.RecordingDescriptor, error) {
+func (h hangingArchive) RecordingsOfChannel(ctx context.Context, _ channel.URI, _ int32, _ int32) ([]archive.RecordingDescriptor, error) {
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
