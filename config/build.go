@@ -67,7 +67,7 @@ func (p *parser) build() *Config {
 	c.HTTP.Listen = decode(p, "http.listen", g("http.listen"), DefaultListen, listenAddr)
 	c.Health.StallAfter = decode(p, "health.stall_after", g("health.stall_after"), DefaultStallAfter, durationIn(time.Second, 24*time.Hour))
 
-	c.Streams = p.buildStreams(c.Mode)
+	c.Streams = p.buildStreams(c)
 
 	switch c.Mode {
 	case ModeArchive:

@@ -8,8 +8,10 @@ import (
 )
 
 // buildStreams decodes the entries of streams. In transport mode the
-// start position is left zero.
-func (p *parser) buildStreams(m Mode) []Stream {
+// start position is left zero. c holds the settings decoded before the
+// streams, against which they are checked.
+func (p *parser) buildStreams(c *Config) []Stream {
+	m := c.Mode
 	if p.failed[streamsKey] {
 		return nil
 	}
@@ -65,6 +67,9 @@ func (p *parser) buildStreams(m Mode) []Stream {
 		origin = append(origin, i)
 	}
 	p.checkDuplicateStreams(streams, origin)
+	if m == ModeArchive {
+		p.checkOwnStreams(c, streams, origin)
+	}
 	return streams
 }
 
@@ -95,21 +100,59 @@ func (p *parser) checkRecording(path func(string) string, e streamEntry, st *Str
 	}
 }
 
-// checkDuplicateStreams rejects two streams reading the same channel and
-// stream id: they would publish every message twice. origin[j] is the
-// index in the file of streams[j].
+// checkDuplicateStreams rejects two streams on one stream id whose channels
+// select the same recordings: one channel is the other, or the other with
+// parameters added ([channel.URI.Within]); every recording of the narrower
+// would be published by both. origin[j] is the index in the file of
+// streams[j].
 func (p *parser) checkDuplicateStreams(streams []Stream, origin []int) {
 	for j := range streams {
 		for i := range j {
 			a, b := streams[i], streams[j]
-			if a.Channel.IsZero() || b.Channel.IsZero() || a.StreamID != b.StreamID || !a.Channel.Equal(b.Channel) {
+			if a.Channel.IsZero() || b.Channel.IsZero() || a.StreamID != b.StreamID ||
+				!a.Channel.Within(b.Channel) && !b.Channel.Within(a.Channel) {
 				continue
 			}
 			path := fmt.Sprintf("%s[%d].stream_id", streamsKey, origin[j])
 			p.add(p.keyError(ErrConflict, path, p.streams[origin[j]].vals["stream_id"],
-				fmt.Sprintf("and the channel are the same as those of streams[%d]; every message would be published twice", origin[i]),
+				fmt.Sprintf("is that of streams[%d], whose channel selects the same recordings (one has every parameter of the other); every message would be published twice", origin[i]),
 				"remove one of the two streams, or correct its channel or stream id"))
 			break
 		}
 	}
+}
+
+// checkOwnStreams rejects a stream on a stream id ferry itself uses with
+// the archive, over a channel that reaches it: on IPC any channel, on UDP
+// one within the other. A recording of such a stream would hold ferry's
+// replays (or its control traffic), each replayed again into the topic.
+func (p *parser) checkOwnStreams(c *Config, streams []Stream, origin []int) {
+	own := []struct {
+		path string
+		ch   channel.URI
+		id   int32
+	}{
+		{"replay.stream_id", c.Replay.Channel, c.Replay.StreamID},
+		{"archive.control_stream_id", c.Archive.ControlChannel, c.Archive.ControlStreamID},
+		{"archive.response_stream_id", c.Archive.ResponseChannel, c.Archive.ResponseStreamID},
+	}
+	for j, st := range streams {
+		for _, o := range own {
+			if p.failed[o.path] || st.Channel.IsZero() || o.ch.IsZero() || st.StreamID != o.id || !reaches(st.Channel, o.ch) {
+				continue
+			}
+			path := fmt.Sprintf("%s[%d].stream_id", streamsKey, origin[j])
+			p.add(p.keyError(ErrConflict, path, p.streams[origin[j]].vals["stream_id"],
+				fmt.Sprintf("is %d, like %s, on %s; a recording of this stream would hold ferry's own traffic", st.StreamID, o.path, o.ch.Media()),
+				"give the stream the stream id its publishers use, or move "+o.path+" to a stream id nothing else uses"))
+			break
+		}
+	}
+}
+
+// reaches reports whether a subscription on one of a and b (same stream
+// id) sees publications on the other: on IPC always, on UDP when one
+// channel is within the other.
+func reaches(a, b channel.URI) bool {
+	return a.Media() == b.Media() && (a.Media() == channel.MediaIPC || a.Within(b) || b.Within(a))
 }
