@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
 )
@@ -103,5 +105,33 @@ func TestUsageErrors(t *testing.T) {
 	}
 	if code, out, _ := ferry("version"); code != exitOK || !strings.HasPrefix(out, "ferry ") {
 		t.Errorf("version = %d %q", code, out)
+	}
+}
+
+// A client certificate is presented in the TLS handshake beside a token (mutual TLS), and
+// authenticates ferry only when no token does.
+func TestClientOptionsPresentTheCertificateBesideAToken(t *testing.T) {
+	const tlsConf = "  tls:\n    cert_file: /etc/ferry/client.pem\n    key_file: /etc/ferry/client-key.pem\n"
+	for _, c := range []struct {
+		name, pulsar, wantAuth string
+	}{
+		{"certificate and token", "  service_url: pulsar+ssl://127.0.0.1:6651\n" + tlsConf + "  auth:\n    token: abc\n", "token"},
+		{"certificate alone", "  service_url: pulsar+ssl://127.0.0.1:6651\n" + tlsConf, "tls"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte("mode: archive\npulsar:\n"+c.pulsar+
+				"streams:\n  - name: orders\n    channel: aeron:ipc\n    stream_id: 1001\n    topic: orders\n"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := clientOptions(cfg, io.Discard)
+			if opts.TLSCertificateFile != "/etc/ferry/client.pem" || opts.TLSKeyFilePath != "/etc/ferry/client-key.pem" {
+				t.Errorf("TLS certificate %q, key %q; want the configured pair in the handshake", opts.TLSCertificateFile, opts.TLSKeyFilePath)
+			}
+			named, ok := opts.Authentication.(interface{ Name() string })
+			if !ok || named.Name() != c.wantAuth {
+				t.Errorf("authentication %T, want %q", opts.Authentication, c.wantAuth)
+			}
+		})
 	}
 }

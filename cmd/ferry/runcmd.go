@@ -65,6 +65,14 @@ func runPipeline(args []string, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		// The first signal drains (up to drainTimeout); a second one ends the process at
+		// once, Go's default for both signals. Nothing is lost by it: a checkpoint only
+		// ever holds acknowledged records, so the next start publishes the rest again.
+		stop()
+		log.Info("signal received: draining; a second signal stops ferry at once (what is not yet acknowledged is published again at the next start)")
+	}()
 
 	var st store.Store // archive mode only
 	streams := func() ([]actors.StreamConfig, error) { return transportConfigs(cfg), nil }
@@ -262,6 +270,17 @@ func transportConfigs(cfg *config.Config) []actors.StreamConfig {
 }
 
 func pulsarClient(cfg *config.Config, stderr io.Writer) (pulsar.Client, error) {
+	c, err := pulsar.NewClient(clientOptions(cfg, stderr))
+	if err != nil {
+		return nil, fmt.Errorf("pulsar client for %s: %w", cfg.Pulsar.ServiceURL, err)
+	}
+	return c, nil
+}
+
+// clientOptions is the Pulsar client's configuration. A client certificate is presented in
+// the TLS handshake whatever authenticates ferry (mutual TLS beside a token); without a
+// token, the certificate is also the authentication (Pulsar's "tls" method).
+func clientOptions(cfg *config.Config, stderr io.Writer) pulsar.ClientOptions {
 	opts := pulsar.ClientOptions{
 		URL:                        cfg.Pulsar.ServiceURL,
 		OperationTimeout:           10 * time.Second,
@@ -274,17 +293,15 @@ func pulsarClient(cfg *config.Config, stderr io.Writer) (pulsar.Client, error) {
 		Logger: plog.NewLoggerWithSlog(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("lib", "pulsar")),
 	}
 	if cfg.Pulsar.TLS.CertFile != "" {
-		opts.Authentication = pulsar.NewAuthenticationTLS(cfg.Pulsar.TLS.CertFile, cfg.Pulsar.TLS.KeyFile)
+		opts.TLSCertificateFile, opts.TLSKeyFilePath = cfg.Pulsar.TLS.CertFile, cfg.Pulsar.TLS.KeyFile
 	}
 	switch {
 	case cfg.Pulsar.Auth.Token != "":
 		opts.Authentication = pulsar.NewAuthenticationToken(string(cfg.Pulsar.Auth.Token))
 	case cfg.Pulsar.Auth.TokenFile != "":
 		opts.Authentication = pulsar.NewAuthenticationTokenFromFile(cfg.Pulsar.Auth.TokenFile)
+	case cfg.Pulsar.TLS.CertFile != "":
+		opts.Authentication = pulsar.NewAuthenticationTLS(cfg.Pulsar.TLS.CertFile, cfg.Pulsar.TLS.KeyFile)
 	}
-	c, err := pulsar.NewClient(opts)
-	if err != nil {
-		return nil, fmt.Errorf("pulsar client for %s: %w", cfg.Pulsar.ServiceURL, err)
-	}
-	return c, nil
+	return opts
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -453,6 +454,43 @@ func TestPulsarUnavailableAtStartThenMidStream(t *testing.T) {
 		t.Fatalf("the broker stored %d entries, want %d", stored, len(positions))
 	}
 	expectCheckpoint(t, cfg, sc, pub.recordingID, last, false)
+}
+
+// TestASecondSignalStopsAWaitingDrain: with the broker down, the first SIGTERM starts a
+// drain that waits for acknowledgements that cannot come (up to 30 s); a second one ends
+// ferry at once, as a shell user expects of a second Ctrl-C. Nothing was committed, so the
+// next start publishes everything.
+func TestASecondSignalStopsAWaitingDrain(t *testing.T) {
+	port := freePort(t)
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	cfg := newFerryConfig(t, sc)
+	cfg.Pulsar.ServiceURL = fmt.Sprintf("pulsar://%s:%d", infra.Loopback, port) // nothing listens
+	f := startFerry(t, cfg.write(t))
+	pub.publish(t, 0, 100)
+	failWaitLog(t, f, 60*time.Second, "level=WARN", "cannot create the Pulsar producer; retrying", fmt.Sprintf("recording=%d ", pub.recordingID))
+
+	if err := f.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	failWaitLog(t, f, 10*time.Second, "stopping: draining what is in flight")
+	eventually.Always(t, time.Second, func() error {
+		if f.Exited() {
+			return fmt.Errorf("ferry exited (%v) within a second of the first SIGTERM: its drain did not wait for the broker", f.err)
+		}
+		return nil
+	})
+	if err := f.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exitErr, ok := f.WaitExit(5 * time.Second)
+	if !ok {
+		t.Fatalf("ferry still running 5 s after a second SIGTERM; log:\n%s", f.LogTail(3000))
+	}
+	t.Logf("after the second SIGTERM: %v", exitErr)
+	if cps, _ := cfg.storedCheckpoints(t, sc); len(cps) != 0 {
+		t.Fatalf("checkpoints %v with nothing acknowledged", cps)
+	}
 }
 
 // TestArchiveRestartedMidStream: the archive (media driver included) is killed with kill -9
