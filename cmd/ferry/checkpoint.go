@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -25,12 +26,13 @@ func checkpointShow(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	path := storePath(cfg)
 	// Looking must not create: a missing file is reported, not made.
-	if _, err := os.Stat(cfg.Store.Path); errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(stdout, "stream %s: no checkpoint store at %s; ferry starts at its configured start position\n", stream.Name, cfg.Store.Path)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stdout, "stream %s: no checkpoint store at %s; ferry starts at its configured start position\n", stream.Name, path)
 		return nil
 	}
-	st, err := bolt.Open(cfg.Store.Path, nil)
+	st, err := openStopped(path, "read its checkpoints here, or ask the running ferry's /status")
 	if err != nil {
 		return err
 	}
@@ -40,10 +42,10 @@ func checkpointShow(args []string, stdout io.Writer) error {
 		return err
 	}
 	if !state.Stored {
-		fmt.Fprintf(stdout, "stream %s: no checkpoint in %s; ferry starts at its configured start position\n", stream.Name, cfg.Store.Path)
+		fmt.Fprintf(stdout, "stream %s: no checkpoint in %s; ferry starts at its configured start position\n", stream.Name, path)
 		return nil
 	}
-	fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s), %s\n", stream.Name, stream.Channel, stream.StreamID, stream.Topic, cfg.Store.Path)
+	fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s), %s\n", stream.Name, stream.Channel, stream.StreamID, stream.Topic, path)
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "RECORDING\tPOSITION\tCOMPLETED\tUPDATED")
 	for _, c := range state.Checkpoints {
@@ -65,16 +67,50 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	if !yes {
 		return usageError{fmt.Sprintf("checkpoint reset deletes what ferry has committed for stream %s, so its next run publishes again from its configured start position (duplicates unless Pulsar deduplicates them); add --yes to do it", stream.Name)}
 	}
-	st, err := bolt.Open(cfg.Store.Path, nil)
+	path := storePath(cfg)
+	// Resetting must not create either: a store missing here is most likely a store.path
+	// relative to another directory, and "deleted" would leave the real checkpoint in place.
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no checkpoint store at %s, so nothing to reset: store.path is relative to the directory ferry runs in; "+
+			"run this command there, or make store.path absolute", path)
+	}
+	st, err := openStopped(path, "reset a checkpoint only while ferry is stopped: stop it first")
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	// Anything stored under the name, even what Load refuses (another definition, a corrupt
+	// value), is what a reset deletes.
+	state, lerr := st.Load(definition(stream))
+	stored := state.Stored || lerr != nil
 	if err := st.Reset(stream.Name); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "stream %s: checkpoint deleted from %s (verified by reading back)\n", stream.Name, cfg.Store.Path)
+	if !stored {
+		fmt.Fprintf(stdout, "stream %s: nothing stored in %s, nothing deleted; ferry starts at its configured start position\n", stream.Name, path)
+		return nil
+	}
+	fmt.Fprintf(stdout, "stream %s: checkpoint deleted from %s (verified by reading back)\n", stream.Name, path)
 	return nil
+}
+
+// storePath is the configured store path made absolute, as every message names it: a
+// relative one is relative to the directory the command runs in.
+func storePath(cfg *config.Config) string {
+	if abs, err := filepath.Abs(cfg.Store.Path); err == nil {
+		return abs
+	}
+	return cfg.Store.Path
+}
+
+// openStopped opens the store at path for a command that needs ferry stopped; a store a
+// running ferry holds is an error that says so and what to do instead.
+func openStopped(path, instead string) (*bolt.Store, error) {
+	st, err := bolt.Open(path, &bolt.Options{OpenTimeout: time.Second})
+	if errors.Is(err, store.ErrLocked) {
+		return nil, fmt.Errorf("checkpoint store %s is held by a running ferry (or another command): %s", path, instead)
+	}
+	return st, err
 }
 
 // checkpointTarget parses --config and --stream (plus extra flags) and finds the stream.

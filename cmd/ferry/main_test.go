@@ -66,6 +66,15 @@ func TestCheckpointShowAndReset(t *testing.T) {
 	if _, err := os.Stat(storePath); err == nil {
 		t.Fatal("checkpoint show created the store file")
 	}
+	// A reset where there is no store (store.path relative to another directory, say) is
+	// an error naming the path, and creates nothing.
+	code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
+	if code != exitFailure || !strings.Contains(errOut, "no checkpoint store at "+storePath) || !strings.Contains(errOut, "nothing to reset") {
+		t.Fatalf("reset with no store = %d\n%s%s; want exit 1 naming %s", code, out, errOut, storePath)
+	}
+	if _, err := os.Stat(storePath); err == nil {
+		t.Fatal("checkpoint reset created the store file")
+	}
 
 	st, err := bolt.Open(storePath, nil)
 	if err != nil {
@@ -78,9 +87,25 @@ func TestCheckpointShowAndReset(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	code, out, errOut = ferry("checkpoint", "show", "--config", path, "--stream", "orders")
 	if code != exitOK || !strings.Contains(out, "7  ") || !strings.Contains(out, "4096") {
 		t.Fatalf("show = %d\n%s%s", code, out, errOut)
+	}
+
+	// While another process holds the store (a running ferry), both say so and what to do.
+	held, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"show"}, {"reset", "--yes"}} {
+		args := append([]string{"checkpoint"}, cmd...)
+		code, _, errOut := ferry(append(args, "--config", path, "--stream", "orders")...)
+		if code != exitFailure || !strings.Contains(errOut, "held by a running ferry") {
+			t.Errorf("checkpoint %s on a held store = %d %q; want exit 1 saying a running ferry holds it", cmd[0], code, errOut)
+		}
+	}
+	if err := held.Close(); err != nil {
+		t.Fatal(err)
 	}
 
 	if code, _, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders"); code != exitUsage || !strings.Contains(errOut, "--yes") {
@@ -91,6 +116,9 @@ func TestCheckpointShowAndReset(t *testing.T) {
 	}
 	if _, out, _ := ferry("checkpoint", "show", "--config", path, "--stream", "orders"); !strings.Contains(out, "no checkpoint in") {
 		t.Fatalf("show after reset = %q", out)
+	}
+	if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes"); code != exitOK || !strings.Contains(out, "nothing deleted") {
+		t.Fatalf("second reset = %d\n%s%s; want exit 0 saying nothing was deleted", code, out, errOut)
 	}
 	if code, _, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "fills"); code != exitFailure || !strings.Contains(errOut, `no stream "fills"`) {
 		t.Fatalf("show of an unknown stream = %d %q", code, errOut)
