@@ -31,15 +31,18 @@ func recordings(args []string, stdout io.Writer) error {
 	if cfg.Mode != config.ModeArchive {
 		return fmt.Errorf("%s is in %s mode, which reads no recordings", path, cfg.Mode)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.Archive.MessageTimeout)
+	dialCtx, cancel := context.WithTimeout(context.Background(), 2*cfg.Archive.MessageTimeout)
 	defer cancel()
-	ac, arc, err := dialArchive(ctx, cfg, slog.New(slog.DiscardHandler))
+	ac, arc, err := dialArchive(dialCtx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}
 	defer ac.Close()
 	defer arc.Close()
-	committed, storeNote := committedCheckpoints(cfg)
+	// Each request is bounded by archive.message_timeout; a catalog of many pages takes as
+	// many requests as it needs.
+	ctx := context.Background()
+	committed, storeNote, storeErr := committedCheckpoints(cfg)
 	for _, s := range cfg.Streams {
 		descs, err := arc.RecordingsOfChannel(ctx, s.Channel, s.StreamID, 100)
 		if err != nil {
@@ -63,34 +66,37 @@ func recordings(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	return nil
+	return storeErr
 }
 
-// committedCheckpoints reads every stream's checkpoints, or says why it could not.
-func committedCheckpoints(cfg *config.Config) (map[string]map[int64]store.Checkpoint, string) {
-	if _, err := os.Stat(cfg.Store.Path); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Sprintf("; no checkpoint store at %s", cfg.Store.Path)
+// committedCheckpoints reads every stream's checkpoints, or says in a note why it could
+// not. A store that is missing or held by a running ferry is only a note; one that cannot be
+// read is also the error the command ends with, once the recordings are listed.
+func committedCheckpoints(cfg *config.Config) (map[string]map[int64]store.Checkpoint, string, error) {
+	path := storePath(cfg)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Sprintf("; no checkpoint store at %s", path), nil
 	}
-	st, err := bolt.Open(cfg.Store.Path, &bolt.Options{OpenTimeout: time.Second})
+	st, err := bolt.Open(path, &bolt.Options{OpenTimeout: time.Second})
 	if errors.Is(err, store.ErrLocked) {
-		return nil, "; checkpoints unknown: a running ferry holds the store (ask its /status)"
+		return nil, "; checkpoints unknown: a running ferry holds the store (ask its /status)", nil
 	}
 	if err != nil {
-		return nil, fmt.Sprintf("; checkpoints unreadable: %v", err)
+		return nil, "; checkpoints unreadable (below)", err
 	}
 	defer st.Close()
 	out := map[string]map[int64]store.Checkpoint{}
 	for _, s := range cfg.Streams {
 		state, err := st.Load(definition(s))
 		if err != nil {
-			return nil, fmt.Sprintf("; checkpoints unreadable: %v", err)
+			return nil, "; checkpoints unreadable (below)", fmt.Errorf("stream %s: %w", s.Name, err)
 		}
 		out[s.Name] = map[int64]store.Checkpoint{}
 		for _, c := range state.Checkpoints {
 			out[s.Name][c.RecordingID] = c
 		}
 	}
-	return out, ""
+	return out, "", nil
 }
 
 func committedText(all map[string]map[int64]store.Checkpoint, stream string, id int64) string {

@@ -14,6 +14,7 @@
 //	                   the assertions on what arrived
 //	helpers_test.go    tests of the helpers themselves (they run without `ferry run`)
 //	pipeline_test.go   the end-to-end tests, one per lesson they pin
+//	cli_test.go        the one-shot commands against the real archive (ferry recordings)
 package pipeline
 
 import (
