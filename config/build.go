@@ -97,12 +97,18 @@ func (p *parser) checkModes(m Mode) {
 	if m == 0 {
 		return
 	}
+	// The mode to switch to is set where the mode came from: the environment wins over
+	// the file.
+	setMode := func(owner Mode) string { return fmt.Sprintf("set mode: %s", owner) }
+	if ms := p.vals["mode"]; ms != nil && ms.env != "" {
+		setMode = func(owner Mode) string { return fmt.Sprintf("set %s=%s", ms.env, owner) }
+	}
 	reject := func(path string, s *setting, line int, owner Mode) {
 		e := p.keyError(ErrWrongMode, path, s,
 			fmt.Sprintf("belongs to %s mode, but mode is %s", owner, m),
-			fmt.Sprintf("remove %s, or set mode: %s", path, owner))
+			fmt.Sprintf("remove %s, or %s", path, setMode(owner)))
 		if s != nil && s.env != "" {
-			e.Fix = fmt.Sprintf("unset %s, or set mode: %s", s.env, owner)
+			e.Fix = fmt.Sprintf("unset %s, or %s", s.env, setMode(owner))
 		}
 		if s == nil {
 			e.Line, e.Source = line, fmt.Sprintf("line %d", line)

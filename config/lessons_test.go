@@ -84,7 +84,11 @@ func TestLesson17_ModeFromEnvironmentDecidesWhatIsRejected(t *testing.T) {
 	yaml := doc("archive", "checkpoint:\n  every_records: 500\n", "")
 	mustParse(t, yaml, nil)
 	_, err := Parse([]byte(yaml), envOf(map[string]string{"FERRY_MODE": "transport"}))
-	wantOne(t, err, "checkpoint.every_records", ErrWrongMode)
+	ke := wantOne(t, err, "checkpoint.every_records", ErrWrongMode)
+	// The file's mode is overridden: the fix names the variable, not the file's key.
+	if want := "remove checkpoint.every_records, or set FERRY_MODE=archive"; ke.Fix != want {
+		t.Fatalf("fix %q, want %q", ke.Fix, want)
+	}
 }
 
 func TestLesson17_SettingsOfTheOtherModeAreZero(t *testing.T) {

@@ -131,6 +131,17 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("ferry %q = %d, want %d", args, code, exitUsage)
 		}
 	}
+	for _, args := range [][]string{{"checkpoint"}, {"checkpoint", "list"}} {
+		if code, _, errOut := ferry(args...); code != exitUsage || !strings.Contains(errOut, "want show or reset") {
+			t.Errorf("ferry %q = %d %q; want a usage error asking for show or reset", args, code, errOut)
+		}
+	}
+	// Asking for help is not a mistake: the usage goes to stdout, exit 0.
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"run", "-h"}, {"checkpoint", "reset", "--help"}} {
+		if code, out, errOut := ferry(args...); code != exitOK || !strings.HasPrefix(out, "usage:") || errOut != "" {
+			t.Errorf("ferry %q = %d, stdout %q, stderr %q; want the usage on stdout, exit 0", args, code, out, errOut)
+		}
+	}
 	if code, out, _ := ferry("version"); code != exitOK || !strings.HasPrefix(out, "ferry ") {
 		t.Errorf("version = %d %q", code, out)
 	}

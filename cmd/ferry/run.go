@@ -36,6 +36,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	switch cmd, rest := args[0], args[1:]; {
+	case cmd == "help" || cmd == "-h" || cmd == "--help" || cmd == "-help":
+		fmt.Fprintln(stdout, usage)
+		return exitOK
 	case cmd == "version":
 		fmt.Fprintln(stdout, "ferry", version)
 		return exitOK
@@ -53,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = checkpointShow(rest[1:], stdout)
 	case cmd == "checkpoint" && len(rest) > 0 && rest[0] == "reset":
 		err = checkpointReset(rest[1:], stdout)
+	case cmd == "checkpoint":
+		err = usageError{"checkpoint: want show or reset, as in: ferry checkpoint show --config FILE --stream NAME"}
 	default:
 		fmt.Fprintf(stderr, "ferry: unknown command %q\n%s\n", args[0], usage)
 		return exitUsage
@@ -60,6 +65,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var u usageError
 	switch {
 	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stdout, usage)
 		return exitOK
 	case errors.As(err, &u):
 		fmt.Fprintf(stderr, "ferry: %v\n%s\n", err, usage)
@@ -80,7 +88,9 @@ func flags(name string, args []string, define func(*flag.FlagSet)) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	define(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return err
+	} else if err != nil {
 		return usageError{fmt.Sprintf("%s: %v", name, err)}
 	}
 	if fs.NArg() > 0 {
