@@ -5,10 +5,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/ferry-bridge/ferry/config"
+	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
 )
@@ -172,5 +176,25 @@ func TestClientOptionsPresentTheCertificateBesideAToken(t *testing.T) {
 				t.Errorf("authentication %T, want %q", opts.Authentication, c.wantAuth)
 			}
 		})
+	}
+}
+
+// The table's RECORDED is never behind what the replay read (and so what ferry committed):
+// discovery's recorded position is up to a listing old.
+func TestStatusTableRecordedIsNotBehindTheReplay(t *testing.T) {
+	st := &messages.Status{Version: "test", AtMs: 1795980000000, Streams: []*messages.StreamStatus{{
+		Name: "orders", Mode: "archive", State: "replaying", Healthy: true,
+		Recordings: []*messages.RecordingStatus{{
+			RecordingId: 1, RecordedPosition: proto.Int64(419808), ReplayPosition: proto.Int64(440000), CommittedPosition: proto.Int64(439584),
+		}, {
+			RecordingId: 2, RecordedPosition: proto.Int64(9000), ReplayPosition: proto.Int64(4096), CommittedPosition: proto.Int64(4096),
+		}},
+	}}}
+	var out bytes.Buffer
+	printStatus(&out, st)
+	for _, row := range []string{`(?m)^\s+1\s+live\s+440000\s+439584\s`, `(?m)^\s+2\s+live\s+9000\s+4096\s`} {
+		if !regexp.MustCompile(row).MatchString(out.String()) {
+			t.Errorf("no row matching %s in\n%s", row, out.String())
+		}
 	}
 }

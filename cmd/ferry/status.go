@@ -114,7 +114,7 @@ func printStatus(w io.Writer, st *messages.Status) {
 			if r.EtaMs != nil {
 				eta = (time.Duration(*r.EtaMs) * time.Millisecond).Round(100 * time.Millisecond).String()
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.RecordingId, stop, opt(r.RecordedPosition), opt(r.CommittedPosition),
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.RecordingId, stop, opt(recorded(r)), opt(r.CommittedPosition),
 				opt(r.CheckpointedPosition), r.LagBytes, bytesText(r.RateBytesPerS), eta, r.PendingRecords, r.Acknowledged, r.Duplicates, r.Failed, orDash(r.Producer), ago(at, r.LastAckMs))
 		}
 		_ = tw.Flush()
@@ -139,6 +139,17 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// recorded is how far the archive has recorded, as far as ferry knows: discovery's last look
+// (recorded_position, up to a listing old), or further if the replay has read further, which
+// it can only have read once recorded. Without it a live row could show COMMITTED ahead of
+// RECORDED.
+func recorded(r *messages.RecordingStatus) *int64 {
+	if r.ReplayPosition != nil && (r.RecordedPosition == nil || *r.ReplayPosition > *r.RecordedPosition) {
+		return r.ReplayPosition
+	}
+	return r.RecordedPosition
 }
 
 func opt(v *int64) string {
