@@ -63,4 +63,6 @@ infra-down: ## stop the peers infra-up started
 
 demo: deps ## the main job live: real archive + Pulsar, a sample publisher, ferry, status each second (Ctrl-C stops)
 	$(GO) build -o .bin/ferry ./cmd/ferry
-	$(PEERS) run -- bash -c 'exec .bin/ferry demo --aeron-dir "$$FERRYTEST_AERON_DIR" --pulsar "$$FERRYTEST_PULSAR_URL"'
+	$(GO) build -o .bin/peers ./test/infra/cmd/peers
+	@# The built peers, not `go run`: go run turns the Ctrl-C that ends the demo into exit 1.
+	.bin/peers run -- bash -c 'exec .bin/ferry demo --aeron-dir "$$FERRYTEST_AERON_DIR" --pulsar "$$FERRYTEST_PULSAR_URL"'

@@ -47,11 +47,11 @@
 //	  every_ms: 1000               # 1 .. 3600000
 //	inflight:
 //	  max_messages: 1000           # 1 .. 1048576
-//	  max_bytes: 64m               # 1 .. 1t; k, m, g are powers of 1024
+//	  max_bytes: 64m               # 1 .. 1024g; k, m, g are powers of 1024
 //	http:
 //	  listen: 127.0.0.1:8089
 //	health:
-//	  stall_after: 60s
+//	  stall_after: 60s             # Go duration, 1s .. 24h
 //	streams:                       # at least one
 //	  - name: orders               # [A-Za-z0-9._-], 1..128, unique
 //	    channel: aeron:udp?endpoint=localhost:40123   # recordings whose channel has these parameters
