@@ -121,6 +121,8 @@ func TestParse_InvalidConfigurations(t *testing.T) {
 		{"duplicate stream name", doc("archive", "", strings.Replace(two, "fills\n    channel", "orders\n    channel", 1)), "streams[1].name", ErrConflict},
 		{"duplicate channel and stream id", doc("archive", "", strings.Replace(strings.Replace(two, "40124", "40123", 1), "1002", "1001", 1)), "streams[1].stream_id", ErrConflict},
 		{"channel within another's", doc("archive", "", strings.Replace(strings.Replace(two, "40124", "40123|alias=fills", 1), "1002", "1001", 1)), "streams[1].stream_id", ErrConflict},
+		{"channels overlapping", strings.Replace(doc("archive", "", strings.Replace(strings.Replace(two, "40124", "40123|mtu=8k", 1), "1002", "1001", 1)), "40123\n", "40123|term-length=64k\n", 1), "streams[1].stream_id", ErrConflict},
+		{"stream on the replay endpoint", doc("archive", "replay:\n  channel: aeron:udp?endpoint=localhost:40200|alias=r\n", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40200|alias=s\n    stream_id: 101\n    topic: fills\n"), "streams[1].stream_id", ErrConflict},
 		{"stream on the replay stream", doc("archive", "", "  - name: fills\n    channel: aeron:ipc?alias=fills\n    stream_id: 101\n    topic: fills\n"), "streams[1].stream_id", ErrConflict},
 		{"stream on the control stream", doc("archive", "", "  - name: fills\n    channel: aeron:ipc\n    stream_id: 10\n    topic: fills\n"), "streams[1].stream_id", ErrConflict},
 		{"stream missing topic", doc("archive", "", "  - name: fills\n    channel: aeron:ipc\n    stream_id: 3\n"), "streams[1].topic", ErrMissing},
@@ -275,4 +277,14 @@ func TestWarnings_InsecureSettings(t *testing.T) {
 	if w := mustParse(t, doc("archive", "http:\n  listen: '[::1]:8089'\n", ""), nil).Warnings(); len(w) != 0 {
 		t.Fatalf("loopback listen warns: %q", w)
 	}
+}
+
+// Streams on one stream id are accepted when their channels differ in a parameter both set
+// (no recording is selected by both), and a UDP stream on the replay's stream id is accepted
+// on another address.
+func TestParse_StreamsThatCannotShareARecordingAreAccepted(t *testing.T) {
+	mustParse(t, doc("archive", "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40124\n    stream_id: 1001\n    topic: fills\n"), nil)
+	mustParse(t, strings.Replace(doc("archive", "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40123|alias=b\n    stream_id: 1001\n    topic: fills\n"),
+		"40123\n", "40123|alias=a\n", 1), nil)
+	mustParse(t, doc("archive", "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40124\n    stream_id: 101\n    topic: fills\n"), nil)
 }

@@ -101,21 +101,19 @@ func (p *parser) checkRecording(path func(string) string, e streamEntry, st *Str
 }
 
 // checkDuplicateStreams rejects two streams on one stream id whose channels
-// select the same recordings: one channel is the other, or the other with
-// parameters added ([channel.URI.Within]); every recording of the narrower
-// would be published by both. origin[j] is the index in the file of
-// streams[j].
+// overlap ([channel.URI.Overlaps]): a recording on a channel with the
+// parameters of both would be published by both. origin[j] is the index in
+// the file of streams[j].
 func (p *parser) checkDuplicateStreams(streams []Stream, origin []int) {
 	for j := range streams {
 		for i := range j {
 			a, b := streams[i], streams[j]
-			if a.Channel.IsZero() || b.Channel.IsZero() || a.StreamID != b.StreamID ||
-				!a.Channel.Within(b.Channel) && !b.Channel.Within(a.Channel) {
+			if a.Channel.IsZero() || b.Channel.IsZero() || a.StreamID != b.StreamID || !a.Channel.Overlaps(b.Channel) {
 				continue
 			}
 			path := fmt.Sprintf("%s[%d].stream_id", streamsKey, origin[j])
 			p.add(p.keyError(ErrConflict, path, p.streams[origin[j]].vals["stream_id"],
-				fmt.Sprintf("is that of streams[%d], whose channel selects the same recordings (one has every parameter of the other); every message would be published twice", origin[i]),
+				fmt.Sprintf("is that of streams[%d], whose channel selects the same recordings (no parameter of both differs); every message of a recording with the parameters of both would be published twice", origin[i]),
 				"remove one of the two streams, or correct its channel or stream id"))
 			break
 		}
@@ -123,8 +121,7 @@ func (p *parser) checkDuplicateStreams(streams []Stream, origin []int) {
 }
 
 // checkOwnStreams rejects a stream on a stream id ferry itself uses with
-// the archive, over a channel that reaches it: on IPC any channel, on UDP
-// one within the other. A recording of such a stream would hold ferry's
+// the archive, over a channel that reaches it (see reaches). A recording of such a stream would hold ferry's
 // replays (or its control traffic), each replayed again into the topic.
 func (p *parser) checkOwnStreams(c *Config, streams []Stream, origin []int) {
 	own := []struct {
@@ -151,8 +148,17 @@ func (p *parser) checkOwnStreams(c *Config, streams []Stream, origin []int) {
 }
 
 // reaches reports whether a subscription on one of a and b (same stream
-// id) sees publications on the other: on IPC always, on UDP when one
-// channel is within the other.
+// id) may see publications on the other: on IPC always; on UDP when they
+// share an endpoint or a control address (a subscription matches by
+// address, whatever else its channel says, alias or tags).
 func reaches(a, b channel.URI) bool {
-	return a.Media() == b.Media() && (a.Media() == channel.MediaIPC || a.Within(b) || b.Within(a))
+	if a.Media() != b.Media() {
+		return false
+	}
+	same := func(key string) bool {
+		x, ok := a.Get(key)
+		y, ok2 := b.Get(key)
+		return ok && ok2 && x == y
+	}
+	return a.Media() == channel.MediaIPC || same(channel.KeyEndpoint) || same(channel.KeyControl)
 }

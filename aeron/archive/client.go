@@ -250,22 +250,16 @@ func (c *Client) RecordingsForURI(ctx context.Context, channelFragment string, s
 	}
 }
 
-// RecordingsOfChannel lists every recording of streamID whose original channel is uri or
-// uri with parameters added ([channel.URI.Within]). The archive matches a channel fragment
-// as a substring (RecordingsForURI), which would take endpoint=h:40123 for endpoint=h:4012
-// and miss a channel whose parameters are in another order; this lists the recordings of
-// uri's media and keeps those whose parameters match. A recording whose channel does not
-// parse is an error naming it, with the recordings kept before it.
+// RecordingsOfChannel lists every recording of streamID whose original channel uri selects
+// ([channel.URI.Selects]): uri, or uri with parameters added, in any order. The archive
+// matches a channel fragment as a substring (RecordingsForURI), which would take
+// endpoint=h:40123 for endpoint=h:4012 and miss a channel whose parameters are in another
+// order; this lists the recordings of uri's media and keeps those uri selects.
 func (c *Client) RecordingsOfChannel(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) ([]RecordingDescriptor, error) {
 	all, err := c.RecordingsForURI(ctx, "aeron:"+uri.Media().String(), streamID, pageSize)
 	kept := all[:0]
 	for _, d := range all {
-		recorded, perr := channel.Parse(d.OriginalChannel)
-		if perr != nil {
-			return kept, fmt.Errorf("archive: recording %d of stream %d has a channel this client cannot read, %q: %w",
-				d.RecordingID, streamID, d.OriginalChannel, perr)
-		}
-		if uri.Within(recorded) {
+		if uri.Selects(d.OriginalChannel) {
 			kept = append(kept, d)
 		}
 	}

@@ -382,17 +382,42 @@ func (u URI) Equal(v URI) bool {
 	return true
 }
 
-// Within reports whether v is u, or u with parameters added: v names u's media and has each
-// of u's parameters with the same value, in any order; the "aeron-spy:" prefix of either is
-// ignored (a spy reads the same stream). It is how a configured channel selects recordings
-// by their channel, where a substring test would also take endpoint=h:40123 for
-// endpoint=h:4012, or session-id=12 for session-id=1.
-func (u URI) Within(v URI) bool {
+// Selects reports whether a recording made on channel, the text the archive keeps, is one of
+// u's: channel names u's media and has each of u's parameters with the same value, in any
+// order and beside any others; an "aeron-spy:" prefix is ignored (a spy reads the same
+// stream). A substring test would also take endpoint=h:40123 for endpoint=h:4012, or
+// session-id=12 for session-id=1. channel is read as it is, without checking its values:
+// Aeron records channels this package would reject (sparse=1, say), and a recording of
+// another stream must not stop the selection of u's.
+func (u URI) Selects(channel string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimPrefix(channel, spyPrefix), aeronPrefix+u.media.String())
+	if !ok || rest != "" && rest[0] != '?' {
+		return false
+	}
+	params := map[string]string{}
+	if rest != "" {
+		for kv := range strings.SplitSeq(rest[1:], "|") {
+			k, v, _ := strings.Cut(kv, "=")
+			params[k] = v
+		}
+	}
+	for _, p := range u.params {
+		if v, ok := params[p.Key]; !ok || v != p.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// Overlaps reports whether some channel has both u's and v's parameters: the same media, and
+// no key that both set to different values. A recording on such a channel is selected by
+// both ([URI.Selects]). The "aeron-spy:" prefix is ignored.
+func (u URI) Overlaps(v URI) bool {
 	if u.media != v.media {
 		return false
 	}
 	for _, p := range u.params {
-		if w, ok := v.Get(p.Key); !ok || w != p.Value {
+		if w, ok := v.Get(p.Key); ok && w != p.Value {
 			return false
 		}
 	}

@@ -398,25 +398,48 @@ func TestEqual(t *testing.T) {
 	}
 }
 
-func TestWithin(t *testing.T) {
+func TestSelects(t *testing.T) {
 	for _, tc := range []struct {
-		u, v string
-		want bool
+		u, recorded string
+		want        bool
 	}{
 		{"aeron:udp?endpoint=h:4012", "aeron:udp?endpoint=h:4012", true},
 		{"aeron:udp?endpoint=h:4012", "aeron:udp?alias=x|endpoint=h:4012|term-length=64k", true},
 		{"aeron:udp?endpoint=h:4012|alias=x", "aeron:udp?alias=x|endpoint=h:4012", true},
 		{"aeron:udp?endpoint=h:4012", "aeron-spy:aeron:udp?endpoint=h:4012", true},
-		{"aeron-spy:aeron:udp?endpoint=h:4012", "aeron:udp?endpoint=h:4012", true},
 		{"aeron:ipc", "aeron:ipc?session-id=12", true},
+		{"aeron:ipc", "aeron:ipc", true},
+		{"aeron:udp?endpoint=h:4012", "aeron:udp?endpoint=h:4012|sparse=1", true}, // a value Parse rejects
 		{"aeron:udp?endpoint=h:4012", "aeron:udp?endpoint=h:40123", false},
 		{"aeron:ipc?session-id=1", "aeron:ipc?session-id=12", false},
 		{"aeron:udp?endpoint=h:4012|alias=x", "aeron:udp?endpoint=h:4012", false},
 		{"aeron:udp?endpoint=h:4012", "aeron:udp?control=h:4012|control-mode=dynamic", false},
 		{"aeron:ipc", "aeron:udp?endpoint=h:4012", false},
+		{"aeron:ipc", "aeron:ipcx", false},
+		{"aeron:ipc", "not a channel", false},
 	} {
-		if got := mustParse(t, tc.u).Within(mustParse(t, tc.v)); got != tc.want {
-			t.Errorf("%q.Within(%q) = %v, want %v", tc.u, tc.v, got, tc.want)
+		if got := mustParse(t, tc.u).Selects(tc.recorded); got != tc.want {
+			t.Errorf("%q.Selects(%q) = %v, want %v", tc.u, tc.recorded, got, tc.want)
+		}
+	}
+}
+
+func TestOverlaps(t *testing.T) {
+	for _, tc := range []struct {
+		u, v string
+		want bool
+	}{
+		{"aeron:udp?endpoint=h:1", "aeron:udp?endpoint=h:1", true},
+		{"aeron:udp?endpoint=h:1|term-length=64k", "aeron:udp?endpoint=h:1|mtu=8k", true},
+		{"aeron:ipc?alias=a", "aeron:ipc?session-id=5", true},
+		{"aeron:ipc", "aeron-spy:aeron:ipc", true},
+		{"aeron:udp?endpoint=h:1", "aeron:udp?endpoint=h:2", false},
+		{"aeron:ipc?alias=a", "aeron:ipc?alias=b", false},
+		{"aeron:ipc", "aeron:udp?endpoint=h:1", false},
+	} {
+		u, v := mustParse(t, tc.u), mustParse(t, tc.v)
+		if got, back := u.Overlaps(v), v.Overlaps(u); got != tc.want || back != tc.want {
+			t.Errorf("%q.Overlaps(%q) = %v, and back %v; want %v", tc.u, tc.v, got, back, tc.want)
 		}
 	}
 }

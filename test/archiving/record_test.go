@@ -129,3 +129,42 @@ func nextSignal(t *testing.T, c *archive.Client, kind archive.SignalKind) archiv
 		}
 	}
 }
+
+// TestRecordingsOfChannelSkipsRecordingsOfOtherChannels: the archive recorded a channel with
+// a value Aeron accepts and the channel package would reject (sparse=1) on the same stream
+// id as the selected channel; the listing of the selected channel returns its own recording
+// and no error, instead of failing on the other's.
+func TestRecordingsOfChannelSkipsRecordingsOfOtherChannels(t *testing.T) {
+	s := connect(t, shared, archive.Options{})
+	ctx := context.Background()
+	stream := uniqueStream()
+	// One recording per channel, one after the other: the archive keys a recording
+	// subscription by its stripped channel, "aeron:ipc" for both.
+	record := func(ch string) int64 {
+		sub, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, err := s.aeron.AddExclusivePublication(ctx, "aeron:ipc", stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pub.Close()
+		id := nextSignal(t, s.archive, archive.SignalStart).RecordingID
+		if err := s.archive.StopRecordingSubscription(ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+		nextSignal(t, s.archive, archive.SignalStop)
+		return id
+	}
+	record("aeron:ipc?sparse=1")
+	mine := record("aeron:ipc?alias=mine")
+	uri, err := channel.Parse("aeron:ipc?alias=mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.archive.RecordingsOfChannel(ctx, uri, stream, 10)
+	if err != nil || len(got) != 1 || got[0].RecordingID != mine {
+		t.Fatalf("RecordingsOfChannel(%s) = %+v, %v; want recording %d only", uri, got, err, mine)
+	}
+}
