@@ -44,6 +44,9 @@ type Options struct {
 type Store struct {
 	db   *bbolt.DB
 	path string
+	// deleteBucket is Reset's delete: bbolt's, which a test replaces with one that
+	// deletes nothing, to show that the read-back catches it (lesson 15).
+	deleteBucket func(parent *bbolt.Bucket, name []byte) error
 }
 
 var _ store.Store = (*Store)(nil)
@@ -70,7 +73,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, deleteBucket: (*bbolt.Bucket).DeleteBucket}
 	if err := s.update(s.initSchema); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
@@ -245,7 +248,7 @@ func (s *Store) Reset(name string) error {
 		if streams.Bucket([]byte(name)) == nil {
 			return nil
 		}
-		return streams.DeleteBucket([]byte(name))
+		return s.deleteBucket(streams, []byte(name))
 	})
 	if err != nil {
 		return fmt.Errorf("reset stream %q: %w", name, err)

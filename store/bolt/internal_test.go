@@ -22,10 +22,11 @@ func TestLesson15_ResetVerificationCatchesLeftovers(t *testing.T) {
 	if err := s.Save(def, []store.Checkpoint{{RecordingID: 1, Position: 64}}); err != nil {
 		t.Fatalf("Save: %v", err)
 	}
-	// Reset's read-back, run where the delete did not happen, must fail loudly.
-	err = s.view(func(tx *bbolt.Tx) error { return s.verifyReset(tx, "orders") })
+	// A delete that reports success and deletes nothing: Reset's read-back must fail loudly.
+	s.deleteBucket = func(*bbolt.Bucket, []byte) error { return nil }
+	err = s.Reset("orders")
 	if !errors.Is(err, store.ErrResetFailed) {
-		t.Fatalf("verifyReset with the stream still stored: err = %v, want ErrResetFailed", err)
+		t.Fatalf("Reset whose delete did nothing: err = %v, want ErrResetFailed", err)
 	}
 	for _, want := range []string{path, `"orders"`, "ferry checkpoint reset --stream orders"} {
 		if !strings.Contains(err.Error(), want) {
