@@ -96,19 +96,32 @@ func TestLesson01And04_Kill9MidStreamThenRestart(t *testing.T) {
 	bg := pub.publishInBackground(t, backlog, 5, 5*time.Millisecond) // ~1,000 messages a second
 	f := startFerry(t, path)
 	w.waitDistinct(t, f, backlog/2, 60*time.Second)
+	// A checkpoint persisted before the kill, so that lesson 1 below checks something.
+	waitFor(t, f, 30*time.Second, "a persisted checkpoint", func() error {
+		st, err := findStream(t, "http://"+cfg.HTTP.Listen, sc.Name)
+		if err != nil {
+			return err
+		}
+		for _, r := range st.Recordings {
+			if r.RecordingId == pub.recordingID && r.GetCheckpointedPosition() > 0 {
+				return nil
+			}
+		}
+		return errors.New("no checkpoint persisted yet")
+	})
 	f.Kill()
 	seen, published := w.distinct(), bg.count()
 	t.Logf("kill -9 with %d messages seen in Pulsar, %d published", seen, backlog+published)
 
 	// Lesson 1: whatever the checkpoint covers was acknowledged, so it is in the topic.
-	if cps, ok := cfg.storedCheckpoints(t, sc); ok {
-		cp := cps[pub.recordingID]
-		covered := positionsUpTo(slices.Concat(head, bg.positionsSoFar()), cp.Position)
-		t.Logf("checkpoint after kill -9: %+v, covering %d messages", cp, len(covered))
-		w.waitAll(t, nil, pub.recordingID, covered, 30*time.Second)
-	} else {
-		t.Log("no checkpoint stored before kill -9")
+	cps, ok := cfg.storedCheckpoints(t, sc)
+	if !ok || cps[pub.recordingID].Position == 0 {
+		t.Fatalf("no checkpoint of recording %d stored after kill -9 (%v), although the status showed one persisted", pub.recordingID, cps)
 	}
+	cp := cps[pub.recordingID]
+	covered := positionsUpTo(slices.Concat(head, bg.positionsSoFar()), cp.Position)
+	t.Logf("checkpoint after kill -9: %+v, covering %d messages", cp, len(covered))
+	w.waitAll(t, nil, pub.recordingID, covered, 30*time.Second)
 
 	// Publishing goes on while ferry is down.
 	bg.waitCount(t, published+1000, 30*time.Second)

@@ -157,12 +157,17 @@ func TestLesson03_CheckpointsAreBatchedPersistedWhenIdleAndRetriedWithBackoff(t 
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
 	pos := pub.publish(t, 0, n)
 	fs := &failingStore{}
+	began := time.Now()
 	ip := startInProcess(t, inProcessOptions{wrapStore: func(s store.Store) store.Store { fs.Store = s; return fs }}, sc)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 60*time.Second)
-	if saves := fs.saves(); saves > n/10 {
-		t.Errorf("%d store writes for %d records: not batched (want at most %d)", saves, n, n/10)
+	// The policy (every 100 records or 100 ms, whichever first) allows one write per 100
+	// records plus one per 100 ms elapsed, and the first (the definition) and last.
+	elapsed := time.Since(began)
+	bound := n/100 + int(elapsed/(100*time.Millisecond)) + 2
+	if saves := fs.saves(); saves > bound {
+		t.Errorf("%d store writes for %d records in %s: not batched (want at most %d)", saves, n, elapsed.Round(time.Millisecond), bound)
 	} else {
-		t.Logf("%d records, %d store writes", n, saves)
+		t.Logf("%d records, %d store writes in %s (at most %d)", n, saves, elapsed.Round(time.Millisecond), bound)
 	}
 
 	more := pub.publish(t, n, n+3)
@@ -259,9 +264,14 @@ func TestLesson22_ARecordStoredAboveAFailureStopsTheStream(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the stream went on after a record was stored above a failed one; checkpoint %+v", ip.checkpoint(sc, pub.recordingID))
 	}
-	if c := ip.checkpoint(sc, pub.recordingID); c.Position >= pos[failed] {
-		t.Fatalf("checkpoint %d passed the failed message %d (ending at %d)", c.Position, failed, pos[failed])
-	}
+	// The failed stream's checkpointer outlives it: watch that no later flush passes the
+	// failed message either.
+	eventually.Always(t, time.Second, func() error {
+		if c := ip.checkpoint(sc, pub.recordingID); c.Position >= pos[failed] {
+			return fmt.Errorf("checkpoint %d passed the failed message %d (ending at %d)", c.Position, failed, pos[failed])
+		}
+		return nil
+	})
 }
 
 // TestLesson02_LostAckStallsAndTheNextStartRepublishes: the acknowledgement of message 30
@@ -288,13 +298,31 @@ func TestLesson02_LostAckStallsAndTheNextStartRepublishes(t *testing.T) {
 	storePath := t.TempDir() + "/checkpoints.db"
 	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: storePath}, sc)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[lost-1], 30*time.Second)
-	answered.Wait()
+	answered.Wait() // the broker stored all 300; ferry heard of 299
+	eventually.Always(t, time.Second, func() error {
+		if c := ip.checkpoint(sc, pub.recordingID); c.Position != pos[lost-1] {
+			return fmt.Errorf("checkpoint moved to %d with the acknowledgement of message %d lost (want %d)", c.Position, lost, pos[lost-1])
+		}
+		return nil
+	})
 	if report, err := ip.stop(); err != nil || len(report) != 1 || report[0].Unacknowledged != n-lost {
 		t.Errorf("drain report %v (%v), want %d unacknowledged records", report, err, n-lost)
 	}
 
-	again := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
+	// The next start sends message 30 first: the broker stored it already, so only the
+	// sequence id of the first send shows the re-publishing.
+	var first atomic.Int64
+	resend := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
+		if k == 0 {
+			first.Store(*msg.SequenceID)
+		}
+		return harness.Deliver()
+	}
+	again := startInProcess(t, inProcessOptions{plan: resend, storePath: storePath}, sc)
 	again.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
+	if got := first.Load(); got != pos[lost] {
+		t.Fatalf("the next start sent sequence id %d first, want %d (message %d, the first unacknowledged)", got, pos[lost], lost)
+	}
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
 	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
 }
