@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,29 +26,56 @@ import (
 
 // TestReplayFailureMidStreamRestartsFromThePersistedWatermark: the replay's subscription is
 // closed under it mid-stream (as when the driver drops an image). The Replay actor fails,
-// its supervisor restarts it from the persisted watermark, and nothing is lost or
-// duplicated in the topic.
+// its supervisor restarts it from the persisted watermark — not from the start, not from
+// what it had read — and nothing is lost or duplicated in the topic.
 func TestReplayFailureMidStreamRestartsFromThePersistedWatermark(t *testing.T) {
 	const n = 3000
 	sc := newStreamConfig(t, "")
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
 	w := watchTopic(t, sc.Topic)
 	subs := &subscriptions{}
-	ip := startInProcess(t, inProcessOptions{wrapAeron: subs.wrap}, sc)
-	pub.publish(t, 0, n/2)
+	starts := &replayStarts{}
+	ip := startInProcess(t, inProcessOptions{wrapAeron: subs.wrap, wrapArchive: starts.wrap}, sc)
+	starts.readStoredWith(func() (int64, error) {
+		state, err := ip.store.Load(sc.definition())
+		for _, c := range state.Checkpoints {
+			if c.RecordingID == pub.recordingID {
+				return c.Position, err
+			}
+		}
+		return 0, err
+	})
+	head := pub.publish(t, 0, n/2)
 	eventually.NoError(t, 30*time.Second, func() error {
-		if w.distinct() < n/4 {
+		switch {
+		case w.distinct() < n/4:
 			return errors.New("fewer than a quarter of the messages arrived")
+		case ip.checkpoint(sc, pub.recordingID).Position == 0:
+			return errors.New("no checkpoint persisted yet")
 		}
 		return nil
 	})
 	first := subs.get(t, 0)
+	atClose := ip.checkpoint(sc, pub.recordingID).Position
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
 	rest := pub.publish(t, n/2, n)
 	subs.get(t, 1) // the restarted replay subscribed again
 	ip.waitCheckpoint(sc, pub.recordingID, rest[len(rest)-1], 60*time.Second)
+	calls := starts.get()
+	if len(calls) < 2 {
+		t.Fatalf("%d replays started, want the first and the restart's", len(calls))
+	}
+	// The restart replays from a checkpoint persisted at or after the close: one of the
+	// messages' end positions, between the checkpoint at the close and the one stored when
+	// it asked the archive.
+	restart := calls[1]
+	if restart.position < atClose || restart.position > restart.stored || !slices.Contains(head, restart.position) {
+		t.Fatalf("the restarted replay began at %d; want a message end between the checkpoint at the close (%d) and the one stored then (%d)",
+			restart.position, atClose, restart.stored)
+	}
+	t.Logf("closed with %d persisted; the restart replayed from %d (%d stored then)", atClose, restart.position, restart.stored)
 	if !ip.logs.contains("closed at position") {
 		t.Errorf("the replay failure was not logged")
 	}
@@ -223,6 +251,49 @@ func TestAbortedReplayIsNotTheRecordingsEnd(t *testing.T) {
 	if !ip.logs.contains("aborted the replay") {
 		t.Errorf("the aborted replay was not reported")
 	}
+}
+
+// replayStarts is the real archive client; it keeps where each replay started and the
+// checkpoint stored (stored) at that moment.
+type replayStarts struct {
+	actors.Archive
+	stored func() (int64, error)
+	mu     sync.Mutex
+	calls  []replayStart
+}
+
+type replayStart struct{ position, stored int64 }
+
+func (r *replayStarts) wrap(real actors.Archive) actors.Archive {
+	r.Archive = real
+	return r
+}
+
+// readStoredWith sets how the stored checkpoint is read (the store exists once the pipeline
+// the decorator is given to does).
+func (r *replayStarts) readStoredWith(stored func() (int64, error)) {
+	r.mu.Lock()
+	r.stored = stored
+	r.mu.Unlock()
+}
+
+func (r *replayStarts) StartReplay(ctx context.Context, id, position, length int64, ch string, stream int32) (int64, error) {
+	call := replayStart{position: position, stored: -1}
+	r.mu.Lock()
+	if r.stored != nil {
+		if p, err := r.stored(); err == nil {
+			call.stored = p
+		}
+	}
+	r.calls = append(r.calls, call)
+	r.mu.Unlock()
+	return r.Archive.StartReplay(ctx, id, position, length, ch, stream)
+}
+
+func (r *replayStarts) get() []replayStart {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls)
 }
 
 // replaySessions is the real archive client; it keeps the replay sessions it started and
