@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/apache/pulsar-client-go/pulsar"
 
+	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/eventually"
@@ -387,4 +389,80 @@ func TestLesson21_LostBrokerDedupStateIsReported(t *testing.T) {
 	}
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n-50, 30*time.Second)
 	assertExactlyOnceInOrder(t, msgs, payloads(50, n))
+}
+
+// TestLesson05_TheSuccessorWaitsForThePredecessorsFinalCheckpoint: recording A stopped and
+// its publisher's next recording B is live. Every record of A is acknowledged quickly, but
+// the save of A's final (completed) checkpoint fails three times and is retried with
+// back-off. B publishes nothing until that save succeeded: acknowledged is not enough, the
+// final watermark must be persisted (lesson 5).
+func TestLesson05_TheSuccessorWaitsForThePredecessorsFinalCheckpoint(t *testing.T) {
+	const nA, nB = 500, 200
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, nA)
+	rs.stopRecording(t, a)
+	a.close(t)
+	rs.startRecording(t)
+	b := rs.newPublication(t)
+	pb := b.publish(t, nA, nA+nB)
+	b.waitRecorded(t, pb[nB-1])
+	watchTopic(t, sc.Topic)
+
+	fs := &finalSaveFailing{recording: a.recordingID, failures: 3}
+	var firstOfB atomic.Int64 // unix nanoseconds of B's first send
+	recB := strconv.FormatInt(b.recordingID, 10)
+	plan := func(_ int, msg *pulsar.ProducerMessage) harness.Fault {
+		if msg.Properties[actors.PropRecordingID] == recB {
+			firstOfB.CompareAndSwap(0, time.Now().UnixNano())
+		}
+		return harness.Deliver()
+	}
+	ip := startInProcess(t, inProcessOptions{plan: plan, wrapStore: func(s store.Store) store.Store { fs.Store = s; return fs }}, sc)
+	ip.waitCheckpoint(sc, b.recordingID, pb[nB-1], 60*time.Second)
+
+	failed, savedAt := fs.outcome()
+	if failed != 3 || savedAt.IsZero() {
+		t.Fatalf("A's final save failed %d times and succeeded at %v; want 3 failures, then a success", failed, savedAt)
+	}
+	if first := time.Unix(0, firstOfB.Load()); !first.After(savedAt) {
+		t.Fatalf("B's first send at %s, before A's final checkpoint was persisted at %s", first.Format(time.StampMicro), savedAt.Format(time.StampMicro))
+	}
+	if cp := ip.checkpoint(sc, a.recordingID); cp.Position != pa[nA-1] || !cp.Completed {
+		t.Fatalf("A's checkpoint %+v, want completed at %d", cp, pa[nA-1])
+	}
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, nA+nB, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, nA+nB))
+}
+
+// finalSaveFailing is the real store whose saves of recording's completed checkpoint fail
+// the first failures times; it notes when one succeeded.
+type finalSaveFailing struct {
+	store.Store
+	recording int64
+	mu        sync.Mutex
+	failures  int
+	failed    int
+	savedAt   time.Time
+}
+
+func (s *finalSaveFailing) Save(def store.Stream, cps []store.Checkpoint) error {
+	final := slices.ContainsFunc(cps, func(c store.Checkpoint) bool { return c.RecordingID == s.recording && c.Completed })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if final && s.failed < s.failures {
+		s.failed++
+		return errors.New("injected failure of the final save")
+	}
+	err := s.Store.Save(def, cps)
+	if final && err == nil && s.savedAt.IsZero() {
+		s.savedAt = time.Now()
+	}
+	return err
+}
+
+func (s *finalSaveFailing) outcome() (failed int, savedAt time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed, s.savedAt
 }
