@@ -182,9 +182,11 @@ func (p *Producer) Lost() int {
 	return p.lost
 }
 
-// Close waits for delayed deliveries, then closes the real producer. Held and lost
-// acknowledgements are never delivered.
+// Close closes the real producer, which calls back every send before it returns (and so
+// has scheduled every delayed delivery), then waits for the delayed deliveries: like the
+// real producer's, no callback comes after Close. Held and lost acknowledgements are never
+// delivered.
 func (p *Producer) Close() {
-	p.wg.Wait()
 	p.Producer.Close()
+	p.wg.Wait()
 }

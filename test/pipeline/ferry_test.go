@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // stopTimeout bounds a graceful stop: ferry drains (every sent message acknowledged, the
@@ -395,15 +397,30 @@ func streamName(t testing.TB, suffix string) string {
 // used, so that recordings and lingering publications of one never show up in another.
 func uniqueStreamID() int32 { return 1<<20 + rand.Int32N(1<<29) }
 
-// freePort is a loopback TCP port that was free a moment ago.
+// freePort is a loopback TCP port that was free a moment ago, below the kernel's ephemeral
+// range: a port handed to ferry or a broker later (the test's broker, tens of seconds later)
+// must not be taken meanwhile by an outgoing connection of any process, which the kernel
+// gives ports of that range.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	low := 32768 // Linux's default start of the range
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > 20000 {
+				low = v
+			}
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for range 100 {
+		port := 20000 + rand.IntN(low-20000)
+		l, err := net.Listen("tcp", net.JoinHostPort(infra.Loopback, strconv.Itoa(port)))
+		if err == nil {
+			l.Close()
+			return port
+		}
+	}
+	t.Fatalf("no free TCP port in 20000..%d after 100 tries", low-1)
+	return 0
 }
 
 // definition is what ferry stores of a configured stream.

@@ -36,12 +36,9 @@ func TestLesson01And02_HeldAcksHoldTheCheckpoint(t *testing.T) {
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
 	pos := pub.publish(t, 0, n)
 	watchTopic(t, sc.Topic) // creates the topic and waits until the broker deduplicates on it
-	var acked sync.WaitGroup
-	acked.Add(n)
-	plan := func(k int, _ *pulsar.ProducerMessage) harness.Fault {
-		if k < n {
-			acked.Done()
-		}
+	acked := &answers{}
+	plan := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
+		acked.note(msg)
 		if k >= 50 && k < 60 {
 			return harness.Hold()
 		}
@@ -49,7 +46,7 @@ func TestLesson01And02_HeldAcksHoldTheCheckpoint(t *testing.T) {
 	}
 	ip := startInProcess(t, inProcessOptions{plan: plan}, sc)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[49], 30*time.Second)
-	acked.Wait() // the broker answered every send; 190 answers went on to ferry
+	acked.wait(t, n, 30*time.Second) // the broker answered every send; 190 answers went on to ferry
 
 	// While the ten are held no save may pass message 49. This watches the invariant for a
 	// second (ten checkpoint intervals) rather than asserting once after a pause.
@@ -286,12 +283,9 @@ func TestLesson02_LostAckStallsAndTheNextStartRepublishes(t *testing.T) {
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
 	pos := pub.publish(t, 0, n)
 	watchTopic(t, sc.Topic) // creates the topic and waits until the broker deduplicates on it
-	var answered sync.WaitGroup
-	answered.Add(n)
-	plan := func(k int, _ *pulsar.ProducerMessage) harness.Fault {
-		if k < n {
-			answered.Done()
-		}
+	answered := &answers{}
+	plan := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
+		answered.note(msg)
 		if k == lost {
 			return harness.Lose()
 		}
@@ -300,7 +294,7 @@ func TestLesson02_LostAckStallsAndTheNextStartRepublishes(t *testing.T) {
 	storePath := t.TempDir() + "/checkpoints.db"
 	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: storePath}, sc)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[lost-1], 30*time.Second)
-	answered.Wait() // the broker stored all 300; ferry heard of 299
+	answered.wait(t, n, 30*time.Second) // the broker stored all 300; ferry heard of 299
 	eventually.Always(t, time.Second, func() error {
 		if c := ip.checkpoint(sc, pub.recordingID); c.Position != pos[lost-1] {
 			return fmt.Errorf("checkpoint moved to %d with the acknowledgement of message %d lost (want %d)", c.Position, lost, pos[lost-1])
@@ -465,4 +459,34 @@ func (s *finalSaveFailing) outcome() (failed int, savedAt time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.failed, s.savedAt
+}
+
+// answers counts the distinct messages (by sequence id) the broker answered, whichever
+// producer sent them: a plan numbers messages per producer, and a producer created again
+// numbers from 0 again.
+type answers struct {
+	mu   sync.Mutex
+	seen map[int64]bool
+}
+
+func (a *answers) note(msg *pulsar.ProducerMessage) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.seen == nil {
+		a.seen = map[int64]bool{}
+	}
+	a.seen[*msg.SequenceID] = true
+}
+
+// wait waits until n distinct messages were answered.
+func (a *answers) wait(t *testing.T, n int, timeout time.Duration) {
+	t.Helper()
+	eventually.NoError(t, timeout, func() error {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if len(a.seen) < n {
+			return fmt.Errorf("the broker answered %d of %d messages", len(a.seen), n)
+		}
+		return nil
+	})
 }
