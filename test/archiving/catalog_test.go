@@ -10,11 +10,11 @@ import (
 	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
-// TestListingPagesAcrossGapsWiderThanAPage: our stream's recordings are interleaved with
+// TestLesson06_ListingPagesAcrossGapsWiderThanAPage: our stream's recordings are interleaved with
 // more recordings of another stream than fit in a page, so their ids leave gaps wider
 // than a page. Listing page by page finds each of ours exactly once, in id order, and
 // ends (lesson 6: fromRecordingId is an inclusive id, not an offset).
-func TestListingPagesAcrossGapsWiderThanAPage(t *testing.T) {
+func TestLesson06_ListingPagesAcrossGapsWiderThanAPage(t *testing.T) {
 	// More of ours than fit in one page, and more of theirs between two of ours than fit in
 	// one page.
 	const pageSize, others, ours = 2, 3, 5

@@ -15,6 +15,7 @@
 //	helpers_test.go    tests of the helpers themselves (they run without `ferry run`)
 //	pipeline_test.go   the end-to-end tests, one per lesson they pin
 //	cli_test.go        the one-shot commands against the real archive (ferry recordings)
+//	replay_test.go     how the replay reads the log (lessons 9, 10), in process
 package pipeline
 
 import (

@@ -378,8 +378,8 @@ func TestLesson21_LostBrokerDedupStateIsReported(t *testing.T) {
 	}
 	ip := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
-	if !ip.logs.contains("lesson 21") || !ip.logs.contains(fmt.Sprintf("checkpoint=%d", pos[49])) {
-		t.Fatalf("the lost deduplication state was not reported:\n%s", ip.logs.String())
+	if _, ok := failLogLine(ip.logs.String(), "level=ERROR", "lesson 21", fmt.Sprintf("checkpoint=%d", pos[49])); !ok {
+		t.Fatalf("the lost deduplication state was not reported at error level with ferry's checkpoint:\n%s", ip.logs.String())
 	}
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n-50, 30*time.Second)
 	assertExactlyOnceInOrder(t, msgs, payloads(50, n))

@@ -1,0 +1,127 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/ferry-bridge/ferry/store/bolt"
+	"github.com/ferry-bridge/ferry/test/harness"
+)
+
+// Lessons 9 and 10 through the pipeline, in process: how the replay reads the log.
+
+// TestLesson09_ACheckpointAtAPaddingFrameResumesPastIt: with 64 KiB terms and 1,000-byte
+// messages, each term ends with a padding frame that no handler sees. The acknowledgement
+// of the first message after one is held, so the checkpoint stays at the end of the message
+// before it: the position of the padding frame. The next start resumes from there: the
+// replay begins with the padding, skips it, and sends the held message first; every message
+// reaches the topic once, and the checkpoint reaches the recording's end (lesson 9: the
+// image's position, not the last delivered header, is where the replay stands).
+func TestLesson09_ACheckpointAtAPaddingFrameResumesPastIt(t *testing.T) {
+	const n, size = 200, 1000
+	sc := newStreamConfig(t, "")
+	sc.Channel += "|term-length=64k"
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	want := make([][]byte, n)
+	pos := make([]int64, n)
+	for i := range want {
+		want[i] = bytes.Repeat([]byte{byte(i)}, size)
+		binary.BigEndian.PutUint64(want[i], uint64(i))
+		p, err := pub.offer(want[i], 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pos[i] = p
+	}
+	// The first padding: the one step between two messages' ends longer than a frame.
+	frame, gap := pos[1]-pos[0], -1
+	for i := 1; i+1 < n; i++ {
+		if pos[i+1]-pos[i] != frame {
+			gap = i
+			break
+		}
+	}
+	if gap < 0 || pos[gap]%(64<<10) == 0 {
+		t.Fatalf("no padding frame among %d messages of %d bytes in 64 KiB terms (positions %d, %d, …)", n, size, pos[0], pos[1])
+	}
+	t.Logf("message %d ends at %d, a padding frame of %d bytes follows; message %d ends at %d",
+		gap, pos[gap], pos[gap+1]-pos[gap]-frame, gap+1, pos[gap+1])
+	watchTopic(t, sc.Topic)
+
+	storePath := t.TempDir() + "/checkpoints.db"
+	hold := harness.Faults(map[int]harness.Fault{gap + 1: harness.Hold()})
+	ip := startInProcess(t, inProcessOptions{plan: hold, storePath: storePath}, sc)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[gap], 30*time.Second)
+	_, _ = ip.stop() // the held acknowledgement keeps the drain from completing (5 s)
+	st, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := st.Load(sc.definition())
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || len(state.Checkpoints) != 1 || state.Checkpoints[0].Position != pos[gap] {
+		t.Fatalf("stored after the first run: %+v, %v; want the checkpoint at the padding frame, %d", state.Checkpoints, err, pos[gap])
+	}
+
+	var first atomic.Int64
+	resend := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
+		if k == 0 {
+			first.Store(*msg.SequenceID)
+		}
+		return harness.Deliver()
+	}
+	again := startInProcess(t, inProcessOptions{plan: resend, storePath: storePath}, sc)
+	again.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
+	if got := first.Load(); got != pos[gap+1] {
+		t.Fatalf("resumed at the padding frame, the first send carried sequence id %d, want %d (message %d)", got, pos[gap+1], gap+1)
+	}
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), want)
+}
+
+// TestLesson10_OneContinuousReplayFollowsALiveRecording: a live recording of messages of
+// one to four frames (payloadFor), published while ferry follows it, is read by one replay
+// from its start to the end, never cut and reopened (where reassembly state would have to
+// survive the cut), and every message arrives whole, once, in order.
+func TestLesson10_OneContinuousReplayFollowsALiveRecording(t *testing.T) {
+	const n = 3000
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	watchTopic(t, sc.Topic)
+	starts := &replayStarts{}
+	ip := startInProcess(t, inProcessOptions{wrapArchive: starts.wrap}, sc)
+	head := pub.publish(t, 0, 100)
+	ip.waitCheckpoint(sc, pub.recordingID, head[99], 30*time.Second) // following it live
+	bg := pub.publishInBackground(t, 100, 10, 5*time.Millisecond)    // ~2,000 messages a second
+	bg.waitCount(t, n-100, 30*time.Second)
+	positions := append(head, bg.stop(t)...)
+	ip.waitCheckpoint(sc, pub.recordingID, positions[len(positions)-1], 60*time.Second)
+
+	if calls := starts.get(); len(calls) != 1 {
+		t.Fatalf("%d replays of the live recording were started (%v), want one", len(calls), calls)
+	}
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, len(positions), 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, len(positions)))
+	if fragmented := countFragmented(len(positions)); fragmented == 0 {
+		t.Fatal("no message longer than one frame: the test proved nothing about reassembly")
+	} else {
+		t.Logf("%d messages, %d of them fragmented, one replay", len(positions), fragmented)
+	}
+}
+
+// countFragmented is how many of payloadFor(0..n-1) take more than one frame.
+func countFragmented(n int) int {
+	k := 0
+	for i := range n {
+		if payloadSize(i) > maxPayload {
+			k++
+		}
+	}
+	return k
+}
