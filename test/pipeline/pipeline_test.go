@@ -392,20 +392,27 @@ func TestStopWhileARecordingCompletesDrains(t *testing.T) {
 	positions := pub.publish(t, 0, 200)
 	rs.stopRecording(t, pub)
 	last, topic := positions[len(positions)-1], sc.Topic
+	// Each attempt a subtest: its clients (Aeron, archive, Pulsar) are closed when it ends,
+	// not all thirty at the end of the test.
 	for i := range attempts {
 		sc.Topic = fmt.Sprintf("%s-%d", topic, i)
-		st := &watchedStore{recordingID: pub.recordingID, last: last, reached: make(chan struct{})}
-		ip := startInProcess(t, inProcessOptions{wrapStore: func(s store.Store) store.Store { st.Store = s; return st }}, sc)
-		select {
-		case <-st.reached:
-		case <-time.After(60 * time.Second):
-			t.Fatalf("attempt %d: the final checkpoint at %d was not stored within 60 s", i+1, last)
-		}
-		stopSpinning := spin(2)
-		_, err := ip.stop()
-		stopSpinning()
-		if err != nil {
-			t.Fatalf("attempt %d: stopped as the recording completed: %v", i+1, err)
+		t.Run(fmt.Sprintf("attempt %d", i+1), func(t *testing.T) {
+			st := &watchedStore{recordingID: pub.recordingID, last: last, reached: make(chan struct{})}
+			ip := startInProcess(t, inProcessOptions{wrapStore: func(s store.Store) store.Store { st.Store = s; return st }}, sc)
+			select {
+			case <-st.reached:
+			case <-time.After(60 * time.Second):
+				t.Fatalf("the final checkpoint at %d was not stored within 60 s", last)
+			}
+			stopSpinning := spin(2)
+			_, err := ip.stop()
+			stopSpinning()
+			if err != nil {
+				t.Fatalf("stopped as the recording completed: %v", err)
+			}
+		})
+		if t.Failed() {
+			return
 		}
 	}
 }
@@ -423,25 +430,30 @@ func TestStopMidStreamLeavesNothingBeyondTheCheckpoint(t *testing.T) {
 	topic := sc.Topic
 	for i := range attempts {
 		sc.Topic = fmt.Sprintf("%s-%d", topic, i)
-		stored := &ferryConfig{}
-		stored.Store.Path = t.TempDir() + "/checkpoints.db"
-		ip := startInProcess(t, inProcessOptions{storePath: stored.Store.Path}, sc)
-		eventually.NoError(t, 60*time.Second, func() error {
-			if c := ip.checkpoint(sc, pub.recordingID); c.Position == 0 {
-				return errors.New("nothing checkpointed yet")
+		t.Run(fmt.Sprintf("attempt %d", i+1), func(t *testing.T) {
+			stored := &ferryConfig{}
+			stored.Store.Path = t.TempDir() + "/checkpoints.db"
+			ip := startInProcess(t, inProcessOptions{storePath: stored.Store.Path}, sc)
+			eventually.NoError(t, 60*time.Second, func() error {
+				if c := ip.checkpoint(sc, pub.recordingID); c.Position == 0 {
+					return errors.New("nothing checkpointed yet")
+				}
+				return nil
+			})
+			stopSpinning := spin(2)
+			drained, err := ip.stop()
+			stopSpinning()
+			if err != nil {
+				t.Fatalf("stop: %v", err)
 			}
-			return nil
+			cp := stored.checkpoint(t, sc, pub.recordingID)
+			covered := len(positionsUpTo(bg.positionsSoFar(), cp.Position))
+			if n := storedEntries(t, sc.Topic); n != int64(covered) {
+				t.Fatalf("drained %+v; the broker stored %d messages, the checkpoint at %d covers %d", drained, n, cp.Position, covered)
+			}
 		})
-		stopSpinning := spin(2)
-		drained, err := ip.stop()
-		stopSpinning()
-		if err != nil {
-			t.Fatalf("attempt %d: stop: %v", i+1, err)
-		}
-		cp := stored.checkpoint(t, sc, pub.recordingID)
-		covered := len(positionsUpTo(bg.positionsSoFar(), cp.Position))
-		if n := storedEntries(t, sc.Topic); n != int64(covered) {
-			t.Fatalf("attempt %d: drained %+v; the broker stored %d messages, the checkpoint at %d covers %d", i+1, drained, n, cp.Position, covered)
+		if t.Failed() {
+			return
 		}
 	}
 }
