@@ -72,6 +72,8 @@ func (e *Env) nowMs() int64 {
 // concurrent use and must not block.
 type StatusBoard interface {
 	SetStream(*messages.StreamStatus)
+	// SetConnection is the state of the connection to Aeron ([Run] reports it).
+	SetConnection(*messages.Connection)
 }
 
 // StreamConfig is one stream's settings and the state its store held at start.

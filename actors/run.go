@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/supervisor"
 )
@@ -37,7 +38,8 @@ type RunOptions struct {
 	Store          store.Store
 	// Board receives the streams' status (nil: none).
 	Board StatusBoard
-	// Reconnect spaces the attempts to connect.
+	// Reconnect spaces the attempts to connect, and the reconnections after a connection
+	// lost before it had been up for Reconnect.Max.
 	Reconnect supervisor.Backoff
 	// DrainTimeout bounds the drain at shutdown and before a reconnect.
 	DrainTimeout time.Duration
@@ -45,32 +47,50 @@ type RunOptions struct {
 }
 
 // Run runs the pipeline until ctx is done, then drains it. When the media driver or the
-// archive is lost it drains and stops the pipeline, reconnects with back-off and starts it
-// again from the persisted checkpoints: the same path as a process restart. It returns nil
-// after ctx is done, or an error when every stream failed for good or the streams cannot be
-// loaded.
+// archive is lost it drains and stops the pipeline, reconnects and starts it again from the
+// persisted checkpoints: the same path as a process restart. A connection lost soon after
+// it was made (before Reconnect.Max) is retried with back-off like a failed attempt, so
+// that a driver or archive that accepts and then drops ferry is not reconnected to at full
+// speed. The board hears of every change of the connection: while it is down ferry is
+// neither healthy nor ready. Run returns nil after ctx is done, or an error when every
+// stream failed for good or the streams cannot be loaded.
 func Run(ctx context.Context, o RunOptions) error {
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
 	}
+	report := func(c *messages.Connection) {
+		if o.Board != nil {
+			o.Board.SetConnection(c)
+		}
+	}
+	down := &messages.Connection{}
+	var wait time.Duration // before the next attempt
 	for attempt := 0; ; {
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
+		}
 		conn, err := o.Connect(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			attempt++
-			d := o.Reconnect.Delay(attempt, rand.Float64())
-			log.Warn("cannot connect to the Aeron media driver and archive; retrying", "attempt", attempt, "retry_in", d, "error", err)
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(d):
+			if down.SinceMs == 0 {
+				down.SinceMs = time.Now().UnixMilli()
 			}
+			down = &messages.Connection{SinceMs: down.SinceMs, FailedAttempts: down.FailedAttempts + 1, Error: err.Error()}
+			report(down)
+			wait = o.Reconnect.Delay(attempt, rand.Float64())
+			log.Warn("cannot connect to the Aeron media driver and archive; retrying", "attempt", attempt, "retry_in", wait, "error", err)
 			continue
 		}
-		attempt = 0
+		up := time.Now()
+		report(&messages.Connection{Connected: true, SinceMs: up.UnixMilli()})
 		lost, err := runOnce(ctx, o, conn, log)
 		if cerr := conn.Close(); cerr != nil {
 			log.Debug("closing the Aeron connections", "error", cerr)
@@ -78,7 +98,17 @@ func Run(ctx context.Context, o RunOptions) error {
 		if err != nil || !lost {
 			return err
 		}
-		log.Error("lost the Aeron media driver or archive; reconnecting, then resuming every stream from its persisted checkpoint", "error", conn.Err())
+		cause := conn.Err()
+		down = &messages.Connection{SinceMs: time.Now().UnixMilli(), Error: fmt.Sprint("connection lost: ", cause)}
+		report(down)
+		if time.Since(up) >= o.Reconnect.Max {
+			attempt, wait = 0, 0 // it held: reconnect at once
+		} else {
+			attempt++
+			wait = o.Reconnect.Delay(attempt, rand.Float64())
+		}
+		log.Error("lost the Aeron media driver or archive; reconnecting, then resuming every stream from its persisted checkpoint",
+			"error", cause, "was_up", time.Since(up).Round(time.Millisecond), "retry_in", wait)
 	}
 }
 

@@ -25,9 +25,12 @@ const (
 type Status struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// When the snapshot was served.
-	AtMs          int64           `protobuf:"varint,1,opt,name=at_ms,json=atMs,proto3" json:"at_ms,omitempty"`
-	Version       string          `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
-	Streams       []*StreamStatus `protobuf:"bytes,3,rep,name=streams,proto3" json:"streams,omitempty"`
+	AtMs    int64           `protobuf:"varint,1,opt,name=at_ms,json=atMs,proto3" json:"at_ms,omitempty"`
+	Version string          `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	Streams []*StreamStatus `protobuf:"bytes,3,rep,name=streams,proto3" json:"streams,omitempty"`
+	// ferry's connection to the Aeron media driver (and, in archive mode, the archive). Absent
+	// until the first attempt ended. While it is down the streams show what they last pushed.
+	Connection    *Connection `protobuf:"bytes,4,opt,name=connection,proto3" json:"connection,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -83,6 +86,85 @@ func (x *Status) GetStreams() []*StreamStatus {
 	return nil
 }
 
+func (x *Status) GetConnection() *Connection {
+	if x != nil {
+		return x.Connection
+	}
+	return nil
+}
+
+// Connection is the state of ferry's connection to Aeron.
+type Connection struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Connected bool                   `protobuf:"varint,1,opt,name=connected,proto3" json:"connected,omitempty"`
+	// Since when it is in this state (connected, or down: the first failed attempt or the loss).
+	SinceMs int64 `protobuf:"varint,2,opt,name=since_ms,json=sinceMs,proto3" json:"since_ms,omitempty"`
+	// Attempts that failed since it was last connected.
+	FailedAttempts int32 `protobuf:"varint,3,opt,name=failed_attempts,json=failedAttempts,proto3" json:"failed_attempts,omitempty"`
+	// Why it is down: the last attempt's error, or what ended the connection.
+	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Connection) Reset() {
+	*x = Connection{}
+	mi := &file_ferry_v1_status_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Connection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Connection) ProtoMessage() {}
+
+func (x *Connection) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_status_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Connection.ProtoReflect.Descriptor instead.
+func (*Connection) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Connection) GetConnected() bool {
+	if x != nil {
+		return x.Connected
+	}
+	return false
+}
+
+func (x *Connection) GetSinceMs() int64 {
+	if x != nil {
+		return x.SinceMs
+	}
+	return 0
+}
+
+func (x *Connection) GetFailedAttempts() int32 {
+	if x != nil {
+		return x.FailedAttempts
+	}
+	return 0
+}
+
+func (x *Connection) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 // StreamStatus is one configured stream.
 type StreamStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -116,7 +198,7 @@ type StreamStatus struct {
 
 func (x *StreamStatus) Reset() {
 	*x = StreamStatus{}
-	mi := &file_ferry_v1_status_proto_msgTypes[1]
+	mi := &file_ferry_v1_status_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -128,7 +210,7 @@ func (x *StreamStatus) String() string {
 func (*StreamStatus) ProtoMessage() {}
 
 func (x *StreamStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[1]
+	mi := &file_ferry_v1_status_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -141,7 +223,7 @@ func (x *StreamStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamStatus.ProtoReflect.Descriptor instead.
 func (*StreamStatus) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{1}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *StreamStatus) GetName() string {
@@ -239,7 +321,7 @@ type StoreWritten struct {
 
 func (x *StoreWritten) Reset() {
 	*x = StoreWritten{}
-	mi := &file_ferry_v1_status_proto_msgTypes[2]
+	mi := &file_ferry_v1_status_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -251,7 +333,7 @@ func (x *StoreWritten) String() string {
 func (*StoreWritten) ProtoMessage() {}
 
 func (x *StoreWritten) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[2]
+	mi := &file_ferry_v1_status_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -264,7 +346,7 @@ func (x *StoreWritten) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreWritten.ProtoReflect.Descriptor instead.
 func (*StoreWritten) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{2}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *StoreWritten) GetTookUs() int64 {
@@ -326,7 +408,7 @@ type RecordingStatus struct {
 
 func (x *RecordingStatus) Reset() {
 	*x = RecordingStatus{}
-	mi := &file_ferry_v1_status_proto_msgTypes[3]
+	mi := &file_ferry_v1_status_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -338,7 +420,7 @@ func (x *RecordingStatus) String() string {
 func (*RecordingStatus) ProtoMessage() {}
 
 func (x *RecordingStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[3]
+	mi := &file_ferry_v1_status_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -351,7 +433,7 @@ func (x *RecordingStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatus.ProtoReflect.Descriptor instead.
 func (*RecordingStatus) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{3}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RecordingStatus) GetRecordingId() int64 {
@@ -528,7 +610,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_ferry_v1_status_proto_msgTypes[4]
+	mi := &file_ferry_v1_status_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -540,7 +622,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[4]
+	mi := &file_ferry_v1_status_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -553,7 +635,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{4}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Failure) GetAtMs() int64 {
@@ -588,7 +670,7 @@ type RecordingProgress struct {
 
 func (x *RecordingProgress) Reset() {
 	*x = RecordingProgress{}
-	mi := &file_ferry_v1_status_proto_msgTypes[5]
+	mi := &file_ferry_v1_status_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -600,7 +682,7 @@ func (x *RecordingProgress) String() string {
 func (*RecordingProgress) ProtoMessage() {}
 
 func (x *RecordingProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[5]
+	mi := &file_ferry_v1_status_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -613,7 +695,7 @@ func (x *RecordingProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingProgress.ProtoReflect.Descriptor instead.
 func (*RecordingProgress) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{5}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RecordingProgress) GetRecordingId() int64 {
@@ -641,7 +723,7 @@ type ProducerChanged struct {
 
 func (x *ProducerChanged) Reset() {
 	*x = ProducerChanged{}
-	mi := &file_ferry_v1_status_proto_msgTypes[6]
+	mi := &file_ferry_v1_status_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +735,7 @@ func (x *ProducerChanged) String() string {
 func (*ProducerChanged) ProtoMessage() {}
 
 func (x *ProducerChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[6]
+	mi := &file_ferry_v1_status_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +748,7 @@ func (x *ProducerChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProducerChanged.ProtoReflect.Descriptor instead.
 func (*ProducerChanged) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{6}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ProducerChanged) GetRecordingId() int64 {
@@ -693,7 +775,7 @@ type FailureObserved struct {
 
 func (x *FailureObserved) Reset() {
 	*x = FailureObserved{}
-	mi := &file_ferry_v1_status_proto_msgTypes[7]
+	mi := &file_ferry_v1_status_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +787,7 @@ func (x *FailureObserved) String() string {
 func (*FailureObserved) ProtoMessage() {}
 
 func (x *FailureObserved) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[7]
+	mi := &file_ferry_v1_status_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +800,7 @@ func (x *FailureObserved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailureObserved.ProtoReflect.Descriptor instead.
 func (*FailureObserved) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{7}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *FailureObserved) GetFailure() *Failure {
@@ -732,11 +814,20 @@ var File_ferry_v1_status_proto protoreflect.FileDescriptor
 
 const file_ferry_v1_status_proto_rawDesc = "" +
 	"\n" +
-	"\x15ferry/v1/status.proto\x12\bferry.v1\"i\n" +
+	"\x15ferry/v1/status.proto\x12\bferry.v1\"\x9f\x01\n" +
 	"\x06Status\x12\x13\n" +
 	"\x05at_ms\x18\x01 \x01(\x03R\x04atMs\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x120\n" +
-	"\astreams\x18\x03 \x03(\v2\x16.ferry.v1.StreamStatusR\astreams\"\xe6\x03\n" +
+	"\astreams\x18\x03 \x03(\v2\x16.ferry.v1.StreamStatusR\astreams\x124\n" +
+	"\n" +
+	"connection\x18\x04 \x01(\v2\x14.ferry.v1.ConnectionR\n" +
+	"connection\"\x84\x01\n" +
+	"\n" +
+	"Connection\x12\x1c\n" +
+	"\tconnected\x18\x01 \x01(\bR\tconnected\x12\x19\n" +
+	"\bsince_ms\x18\x02 \x01(\x03R\asinceMs\x12'\n" +
+	"\x0ffailed_attempts\x18\x03 \x01(\x05R\x0efailedAttempts\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\xe6\x03\n" +
 	"\fStreamStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x14\n" +
@@ -822,28 +913,30 @@ func file_ferry_v1_status_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_status_proto_rawDescData
 }
 
-var file_ferry_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_ferry_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_ferry_v1_status_proto_goTypes = []any{
 	(*Status)(nil),            // 0: ferry.v1.Status
-	(*StreamStatus)(nil),      // 1: ferry.v1.StreamStatus
-	(*StoreWritten)(nil),      // 2: ferry.v1.StoreWritten
-	(*RecordingStatus)(nil),   // 3: ferry.v1.RecordingStatus
-	(*Failure)(nil),           // 4: ferry.v1.Failure
-	(*RecordingProgress)(nil), // 5: ferry.v1.RecordingProgress
-	(*ProducerChanged)(nil),   // 6: ferry.v1.ProducerChanged
-	(*FailureObserved)(nil),   // 7: ferry.v1.FailureObserved
+	(*Connection)(nil),        // 1: ferry.v1.Connection
+	(*StreamStatus)(nil),      // 2: ferry.v1.StreamStatus
+	(*StoreWritten)(nil),      // 3: ferry.v1.StoreWritten
+	(*RecordingStatus)(nil),   // 4: ferry.v1.RecordingStatus
+	(*Failure)(nil),           // 5: ferry.v1.Failure
+	(*RecordingProgress)(nil), // 6: ferry.v1.RecordingProgress
+	(*ProducerChanged)(nil),   // 7: ferry.v1.ProducerChanged
+	(*FailureObserved)(nil),   // 8: ferry.v1.FailureObserved
 }
 var file_ferry_v1_status_proto_depIdxs = []int32{
-	1, // 0: ferry.v1.Status.streams:type_name -> ferry.v1.StreamStatus
-	3, // 1: ferry.v1.StreamStatus.recordings:type_name -> ferry.v1.RecordingStatus
-	4, // 2: ferry.v1.StreamStatus.failures:type_name -> ferry.v1.Failure
-	3, // 3: ferry.v1.RecordingProgress.status:type_name -> ferry.v1.RecordingStatus
-	4, // 4: ferry.v1.FailureObserved.failure:type_name -> ferry.v1.Failure
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	2, // 0: ferry.v1.Status.streams:type_name -> ferry.v1.StreamStatus
+	1, // 1: ferry.v1.Status.connection:type_name -> ferry.v1.Connection
+	4, // 2: ferry.v1.StreamStatus.recordings:type_name -> ferry.v1.RecordingStatus
+	5, // 3: ferry.v1.StreamStatus.failures:type_name -> ferry.v1.Failure
+	4, // 4: ferry.v1.RecordingProgress.status:type_name -> ferry.v1.RecordingStatus
+	5, // 5: ferry.v1.FailureObserved.failure:type_name -> ferry.v1.Failure
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_ferry_v1_status_proto_init() }
@@ -851,15 +944,15 @@ func file_ferry_v1_status_proto_init() {
 	if File_ferry_v1_status_proto != nil {
 		return
 	}
-	file_ferry_v1_status_proto_msgTypes[1].OneofWrappers = []any{}
-	file_ferry_v1_status_proto_msgTypes[3].OneofWrappers = []any{}
+	file_ferry_v1_status_proto_msgTypes[2].OneofWrappers = []any{}
+	file_ferry_v1_status_proto_msgTypes[4].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_status_proto_rawDesc), len(file_ferry_v1_status_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -16,9 +17,10 @@ type Board struct {
 	version string
 	now     func() time.Time
 
-	mu      sync.Mutex
-	streams map[string]*messages.StreamStatus
-	order   []string
+	mu         sync.Mutex
+	streams    map[string]*messages.StreamStatus
+	order      []string
+	connection *messages.Connection
 }
 
 // NewBoard returns an empty board; streams appear as they push their status.
@@ -37,7 +39,16 @@ func (b *Board) SetStream(st *messages.StreamStatus) {
 	b.streams[st.Name] = st
 }
 
-// Snapshot returns a copy of every stream's status, in the order they first appeared.
+// SetConnection replaces the state of the connection to Aeron. The board keeps c; the
+// caller must not change it afterwards.
+func (b *Board) SetConnection(c *messages.Connection) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.connection = c
+}
+
+// Snapshot returns a copy of every stream's status, in the order they first appeared, and
+// of the connection's.
 func (b *Board) Snapshot() *messages.Status {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -45,18 +56,36 @@ func (b *Board) Snapshot() *messages.Status {
 	for _, name := range b.order {
 		out.Streams = append(out.Streams, proto.Clone(b.streams[name]).(*messages.StreamStatus))
 	}
+	if b.connection != nil {
+		out.Connection = proto.Clone(b.connection).(*messages.Connection)
+	}
 	return out
 }
 
-// Healthy reports whether every stream is healthy, and the reasons of those that are not.
+// Healthy reports whether ferry is connected to Aeron (or has not yet finished its first
+// attempt) and every stream is healthy, and the reasons of what is not. While the
+// connection is down nothing can progress, whatever the streams last said.
 func (b *Board) Healthy() (bool, []string) {
+	snap := b.Snapshot()
 	var reasons []string
-	for _, s := range b.Snapshot().Streams {
+	if down := disconnected(snap.Connection); down != "" {
+		reasons = append(reasons, down)
+	}
+	for _, s := range snap.Streams {
 		if !s.Healthy {
 			reasons = append(reasons, s.Name+": "+s.Reason)
 		}
 	}
 	return len(reasons) == 0, reasons
+}
+
+// disconnected is the reason a connection state stops progress, or "" if it does not.
+func disconnected(c *messages.Connection) string {
+	if c == nil || c.Connected {
+		return ""
+	}
+	return fmt.Sprintf("not connected to Aeron since %s (%d failed attempts): %s",
+		time.UnixMilli(c.SinceMs).UTC().Format(time.RFC3339), c.FailedAttempts, c.Error)
 }
 
 // Ready reports whether every expected stream reported and is replaying, caught up or
@@ -68,6 +97,9 @@ func (b *Board) Ready(expected []string) (bool, []string) {
 		states[s.Name] = s.State
 	}
 	var not []string
+	if down := disconnected(snap.Connection); down != "" {
+		not = append(not, down)
+	}
 	for _, name := range expected {
 		switch st, ok := states[name]; {
 		case !ok:

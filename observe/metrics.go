@@ -14,7 +14,7 @@ var (
 	descCommitted    = prometheus.NewDesc("ferry_recording_committed_position", "The contiguous acknowledged prefix of the recording, in bytes.", []string{"stream", "recording"}, nil)
 	descCheckpointed = prometheus.NewDesc("ferry_recording_checkpointed_position", "The position the checkpoint store holds, in bytes.", []string{"stream", "recording"}, nil)
 	descReplay       = prometheus.NewDesc("ferry_recording_replay_position", "The end of the last record read from the replay, in bytes.", []string{"stream", "recording"}, nil)
-	descLag          = prometheus.NewDesc("ferry_recording_lag_bytes", "Replay position minus committed position.", []string{"stream", "recording"}, nil)
+	descLag          = prometheus.NewDesc("ferry_recording_lag_bytes", "How far the committed position is behind what the archive recorded or the replay read, in bytes (lag_bytes in /status).", []string{"stream", "recording"}, nil)
 	descPending      = prometheus.NewDesc("ferry_recording_pending_records", "Records read and not yet committed.", []string{"stream", "recording"}, nil)
 	descPublished    = prometheus.NewDesc("ferry_recording_published_total", "Records handed to Pulsar.", []string{"stream", "recording"}, nil)
 	descAcknowledged = prometheus.NewDesc("ferry_recording_acknowledged_total", "Records Pulsar acknowledged as stored.", []string{"stream", "recording"}, nil)
@@ -24,19 +24,28 @@ var (
 	descRecorded     = prometheus.NewDesc("ferry_recording_recorded_position", "How far the archive had recorded when discovery last looked, in bytes.", []string{"stream", "recording"}, nil)
 	descStoreWrites  = prometheus.NewDesc("ferry_store_writes_total", "Checkpoint store transactions.", []string{"stream"}, nil)
 	descStoreLatency = prometheus.NewDesc("ferry_store_last_write_seconds", "How long the last checkpoint store transaction took.", []string{"stream"}, nil)
+	descConnected    = prometheus.NewDesc("ferry_aeron_connected", "1 while connected to the Aeron media driver (and archive), 0 while not; absent before the first attempt ended.", nil, nil)
 )
 
 // collector turns the board's snapshot into metrics at scrape time.
 type collector struct{ b *Board }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descHealthy, descRestarts, descFailureAt, descCommitted, descCheckpointed, descReplay, descLag, descPending, descPublished, descAcknowledged, descDuplicates, descFailed, descRate, descRecorded, descStoreWrites, descStoreLatency} {
+	for _, d := range []*prometheus.Desc{descHealthy, descRestarts, descFailureAt, descCommitted, descCheckpointed, descReplay, descLag, descPending, descPublished, descAcknowledged, descDuplicates, descFailed, descRate, descRecorded, descStoreWrites, descStoreLatency, descConnected} {
 		ch <- d
 	}
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range c.b.Snapshot().Streams {
+	snap := c.b.Snapshot()
+	if conn := snap.Connection; conn != nil {
+		connected := 0.0
+		if conn.Connected {
+			connected = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descConnected, prometheus.GaugeValue, connected)
+	}
+	for _, s := range snap.Streams {
 		healthy := 0.0
 		if s.Healthy {
 			healthy = 1
@@ -60,9 +69,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			}
 			if r.ReplayPosition != nil {
 				ch <- prometheus.MustNewConstMetric(descReplay, prometheus.GaugeValue, float64(*r.ReplayPosition), s.Name, id)
-				if r.CommittedPosition != nil {
-					ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(*r.ReplayPosition-*r.CommittedPosition), s.Name, id)
-				}
+			}
+			if r.CommittedPosition != nil {
+				ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(r.LagBytes), s.Name, id)
 			}
 			ch <- prometheus.MustNewConstMetric(descRate, prometheus.GaugeValue, r.RateBytesPerS, s.Name, id)
 			if r.RecordedPosition != nil {

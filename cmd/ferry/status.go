@@ -91,6 +91,10 @@ func fetchStatus(ctx context.Context, url string) ([]byte, *messages.Status, err
 func printStatus(w io.Writer, st *messages.Status) {
 	at := time.UnixMilli(st.AtMs)
 	fmt.Fprintf(w, "ferry %s, %s\n", st.Version, at.UTC().Format(time.RFC3339))
+	if c := st.Connection; c != nil && !c.Connected {
+		fmt.Fprintf(w, "NOT CONNECTED to Aeron for %s (%d failed attempts): %s; the streams show what they last reported\n",
+			at.Sub(time.UnixMilli(c.SinceMs)).Round(time.Second), c.FailedAttempts, c.Error)
+	}
 	for _, s := range st.Streams {
 		health := "healthy"
 		if !s.Healthy {

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/infra"
 )
@@ -454,6 +459,46 @@ func TestPulsarUnavailableAtStartThenMidStream(t *testing.T) {
 		t.Fatalf("the broker stored %d entries, want %d", stored, len(positions))
 	}
 	expectCheckpoint(t, cfg, sc, pub.recordingID, last, false)
+}
+
+// TestNoMediaDriverIsUnhealthyAndSaysWhy: ferry started where no media driver runs keeps
+// trying to connect; meanwhile /healthz and /readyz answer 503 naming the connection and
+// its error, and /status says it is not connected (lesson 16: a process that cannot
+// progress never reports itself healthy). It answered 200 "ok": no stream had reported.
+func TestNoMediaDriverIsUnhealthyAndSaysWhy(t *testing.T) {
+	sc := newStreamConfig(t, "")
+	cfg := newFerryConfig(t, sc)
+	cfg.Aeron.Dir = t.TempDir() // no driver here
+	f := startFerry(t, cfg.write(t))
+	url := "http://" + cfg.HTTP.Listen
+	for _, path := range []string{"/healthz", "/readyz"} {
+		waitFor(t, f, 30*time.Second, path+" to say ferry is not connected", func() error {
+			resp, err := http.Get(url + path)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "not connected to Aeron") {
+				return fmt.Errorf("%s: %s", resp.Status, body)
+			}
+			return nil
+		})
+	}
+	status := &messages.Status{}
+	resp, err := http.Get(url + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err := protojson.Unmarshal(body, status); err != nil {
+		t.Fatal(err)
+	}
+	if c := status.Connection; c == nil || c.Connected || c.FailedAttempts < 1 || c.Error == "" || c.SinceMs == 0 {
+		t.Fatalf("/status connection %v; want not connected, with attempts, an error and since when", c)
+	}
+	f.mustStop()
 }
 
 // TestASecondSignalStopsAWaitingDrain: with the broker down, the first SIGTERM starts a

@@ -1,0 +1,64 @@
+package observe
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ferry-bridge/ferry/messages"
+)
+
+// A board whose streams last said they were fine is neither healthy nor ready while the
+// connection to Aeron is down (lesson 16: nothing can progress then), and says why.
+func TestBoardIsUnhealthyWhileDisconnected(t *testing.T) {
+	b := NewBoard("test")
+	b.SetStream(&messages.StreamStatus{Name: "orders", State: "replaying", Healthy: true})
+	if ok, reasons := b.Healthy(); !ok {
+		t.Fatalf("before any connection state: unhealthy %v; want healthy (the first attempt has not ended)", reasons)
+	}
+	b.SetConnection(&messages.Connection{SinceMs: 1795980000000, FailedAttempts: 3, Error: "no media driver in /dev/shm/aeron"})
+	for name, check := range map[string]func() (bool, []string){
+		"healthy": b.Healthy,
+		"ready":   func() (bool, []string) { return b.Ready([]string{"orders"}) },
+	} {
+		ok, reasons := check()
+		if ok || len(reasons) != 1 || !strings.Contains(reasons[0], "not connected to Aeron") ||
+			!strings.Contains(reasons[0], "3 failed attempts") || !strings.Contains(reasons[0], "no media driver") {
+			t.Errorf("%s while disconnected = %t, %q; want false, naming the connection, the attempts and the error", name, ok, reasons)
+		}
+	}
+	b.SetConnection(&messages.Connection{Connected: true, SinceMs: 1795980001000})
+	if ok, reasons := b.Healthy(); !ok {
+		t.Fatalf("connected again: unhealthy %v", reasons)
+	}
+}
+
+// /metrics says whether ferry is connected, and its lag is the status's lag_bytes: behind
+// what was recorded, not only behind what the replay read.
+func TestMetricsExportConnectionAndTheStatusLag(t *testing.T) {
+	b := NewBoard("test")
+	b.SetConnection(&messages.Connection{SinceMs: 1795980000000, Error: "connection lost"})
+	b.SetStream(&messages.StreamStatus{Name: "orders", Healthy: true, Recordings: []*messages.RecordingStatus{{
+		RecordingId: 7, CommittedPosition: proto.Int64(1000), ReplayPosition: proto.Int64(1000), LagBytes: 5000,
+	}}})
+	srv := httptest.NewServer(Handler(b, []string{"orders"}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"ferry_aeron_connected 0", `ferry_recording_lag_bytes{recording="7",stream="orders"} 5000`} {
+		if !strings.Contains(string(body), line+"\n") {
+			t.Errorf("/metrics lacks %q:\n%s", line, body)
+		}
+	}
+}
