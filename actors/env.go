@@ -56,6 +56,9 @@ type Env struct {
 	Payloads *aeron.BufferPool
 
 	bg *tasks // set by NewPipeline
+	// statuses carries each stream's status from one pipeline to the next (Run's
+	// reconnects) and across a supervisor's restarts; nil: each starts afresh.
+	statuses *statusKeeper
 }
 
 func (e *Env) tasks() *tasks { return e.bg }

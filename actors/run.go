@@ -65,6 +65,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		}
 	}
 	down := &messages.Connection{}
+	statuses := &statusKeeper{}
 	var wait time.Duration // before the next attempt
 	for attempt := 0; ; {
 		if wait > 0 {
@@ -91,7 +92,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		}
 		up := time.Now()
 		report(&messages.Connection{Connected: true, SinceMs: up.UnixMilli()})
-		lost, err := runOnce(ctx, o, conn, log)
+		lost, err := runOnce(ctx, o, conn, statuses, log)
 		if cerr := conn.Close(); cerr != nil {
 			log.Debug("closing the Aeron connections", "error", cerr)
 		}
@@ -113,12 +114,12 @@ func Run(ctx context.Context, o RunOptions) error {
 }
 
 // runOnce runs one pipeline on conn. lost reports that the connection died.
-func runOnce(ctx context.Context, o RunOptions, conn *Connection, log *slog.Logger) (lost bool, err error) {
+func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *statusKeeper, log *slog.Logger) (lost bool, err error) {
 	streams, err := o.Streams()
 	if err != nil {
 		return false, err
 	}
-	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, Store: o.Store, Logger: log, Board: o.Board,
+	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, Store: o.Store, Logger: log, Board: o.Board, statuses: statuses,
 		Payloads: &aeron.BufferPool{Scribble: scribblePayloads}}
 	p, err := NewPipeline(env, streams)
 	if err != nil {

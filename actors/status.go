@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -33,10 +34,57 @@ type streamStatus struct {
 	lastWriteUs    *int64
 	listed         bool
 	stopped        bool
+	// carried holds each recording's counts at the end of the previous incarnation (see
+	// resume): a tracker counts from 0.
+	carried map[int64]counts
 }
 
+// counts are a recording's counters.
+type counts struct{ published, acknowledged, duplicates, failed uint64 }
+
 func newStreamStatus(nowMs int64) *streamStatus {
-	return &streamStatus{recordings: map[int64]*messages.RecordingStatus{}, rates: map[int64]*rate{}, failures: map[string]*messages.Failure{}, startedMs: nowMs}
+	return &streamStatus{recordings: map[int64]*messages.RecordingStatus{}, rates: map[int64]*rate{}, failures: map[string]*messages.Failure{},
+		carried: map[int64]counts{}, startedMs: nowMs}
+}
+
+// statusKeeper keeps each stream's status from one incarnation of its supervisor to the
+// next: after a reconnect (a new pipeline) or a restart the status goes on with the last
+// failures (lesson 24), what was committed and checkpointed (so that the first push of the
+// new incarnation is not taken for progress), and counters that never go down.
+type statusKeeper struct {
+	mu sync.Mutex
+	m  map[string]*streamStatus
+}
+
+// take returns stream name's status, resumed, or a new one; a nil keeper keeps nothing.
+func (k *statusKeeper) take(name string, nowMs int64) *streamStatus {
+	if k == nil {
+		return newStreamStatus(nowMs)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[string]*streamStatus{}
+	}
+	s := k.m[name]
+	if s == nil {
+		s = newStreamStatus(nowMs)
+		k.m[name] = s
+		return s
+	}
+	s.resume(nowMs)
+	return s
+}
+
+// resume prepares a status for a new incarnation of the stream's actors: the counts so far
+// become the base of the new trackers' counts, what was pending is the new trackers' to
+// report, and the stall rule's clock starts again.
+func (s *streamStatus) resume(nowMs int64) {
+	s.startedMs, s.stopped, s.listed = nowMs, false, false
+	for id, r := range s.recordings {
+		s.carried[id] = counts{r.Published, r.Acknowledged, r.Duplicates, r.Failed}
+		r.PendingRecords, r.PendingBytes = 0, 0
+	}
 }
 
 func (s *streamStatus) recording(id int64) *messages.RecordingStatus {
@@ -90,7 +138,9 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) {
 	}
 	r.ReplayPosition, r.CommittedPosition = t.ReplayPosition, t.CommittedPosition
 	r.PendingRecords, r.PendingBytes = t.PendingRecords, t.PendingBytes
-	r.Published, r.Acknowledged, r.Duplicates, r.Failed = t.Published, t.Acknowledged, t.Duplicates, t.Failed
+	c := s.carried[p.RecordingId]
+	r.Published, r.Acknowledged = c.published+t.Published, c.acknowledged+t.Acknowledged
+	r.Duplicates, r.Failed = c.duplicates+t.Duplicates, c.failed+t.Failed
 	r.LastReadMs, r.LastAckMs = t.LastReadMs, t.LastAckMs
 	if t.CommittedPosition != nil {
 		x := s.rates[p.RecordingId]

@@ -73,7 +73,7 @@ type streamFailed struct {
 func (s *streamSupervisor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
-		s.status = newStreamStatus(s.env.nowMs())
+		s.status = s.env.statuses.take(s.cfg.Def.Name, s.env.nowMs())
 		s.stopStatus = s.startStatus(ctx)
 		s.start(ctx)
 	case *actor.Stopping, *actor.Restarting:
