@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/messages"
@@ -22,8 +23,10 @@ import (
 //
 // It is its own commit tracker: the publisher's outcomes come back to it and return its
 // credits. Outcomes of one producer arrive in send order, so the bytes of each record are
-// kept in a FIFO. Its mailbox holds one poll message, the subscription result and at most
-// one outcome per record in flight.
+// kept in a FIFO. It reports to the stream as its recording 0 (there are no recordings in
+// transport mode): published, acknowledged, lost (failed) and pending counts at most every
+// statusInterval, and each loss as a publish failure. Its mailbox holds one poll message,
+// one status tick, the subscription result and at most one outcome per record in flight.
 type live struct {
 	env  *Env
 	cfg  *StreamConfig
@@ -39,6 +42,8 @@ type live struct {
 	idle        time.Duration
 	draining    bool
 	drainedSent bool
+	lastPushMs  int64
+	pushPending bool
 }
 
 // liveSends is what the live reader knows of the records it handed to the publisher. It
@@ -47,11 +52,13 @@ type live struct {
 // records of an epoch that failed) and the outcomes of records an earlier incarnation sent
 // still return their credits.
 type liveSends struct {
-	epoch     uint64
-	inflight  []int64 // bytes of each record in flight, in send order
-	inflightB int64
-	published uint64
-	lost      uint64
+	epoch                 uint64
+	inflight              []int64 // bytes of each record in flight, in send order
+	inflightB             int64
+	sent                  uint64 // records handed to the publisher
+	published             uint64 // records Pulsar acknowledged
+	lost                  uint64
+	lastReadMs, lastAckMs int64
 }
 
 // liveSubscribed is the result of adding the live subscription.
@@ -89,12 +96,14 @@ func (l *live) Receive(ctx actor.Context) {
 		l.asm = aeron.NewFragmentAssembler(maxMessageLength, l.onMessage)
 		l.asm.UsePool(l.env.Payloads)
 		l.env.Logger.Info("transport mode: subscribed; at most once, messages published while ferry is down are lost", "stream", l.cfg.Def.Name, "channel", l.channel(), "stream_id", l.cfg.Def.StreamID)
+		l.pushStatus(ctx, true) // the stream is live from now on
 		l.schedulePoll(ctx, 0)
 	case *pollLive:
 		l.pollPending = false
 		l.poll(ctx)
 	case *messages.PublishAcked:
 		l.published++
+		l.lastAckMs = l.env.nowMs()
 		l.outcome(ctx)
 	case *messages.PublishFailed:
 		l.lost++
@@ -102,7 +111,12 @@ func (l *live) Receive(ctx actor.Context) {
 			l.epoch++ // the publisher stops the failed epoch; later records go on in the next
 		}
 		l.env.Logger.Error("transport mode: a message could not be published and is lost (at most once)", "stream", l.cfg.Def.Name, "position", msg.End, "lost_total", l.lost, "error", msg.Error)
+		ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "publish",
+			Message: fmt.Sprintf("the message ending at %d is lost (transport mode, at most once): %s", msg.End, msg.Error)}})
 		l.outcome(ctx)
+	case *liveStatusTick:
+		l.pushPending = false
+		l.pushStatus(ctx, true)
 	case *messages.Drain:
 		l.draining = true
 		if msg.Now && !l.drainedSent {
@@ -160,7 +174,10 @@ func (l *live) poll(ctx actor.Context) {
 		batch := l.batch
 		l.batch = nil
 		if len(batch.Records) > 0 {
+			l.sent += uint64(len(batch.Records))
+			l.lastReadMs = l.env.nowMs()
 			ctx.Send(l.pids.publisher, batch)
+			l.pushStatus(ctx, false)
 		}
 		if err != nil {
 			panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: poll session %d: %w", l.cfg.Def.Name, img.SessionID(), err)))
@@ -194,6 +211,7 @@ func (l *live) outcome(ctx actor.Context) {
 		l.inflightB -= l.inflight[0]
 		l.inflight = l.inflight[1:]
 	}
+	l.pushStatus(ctx, len(l.inflight) == 0)
 	if l.draining {
 		l.drained(ctx)
 		return
@@ -206,6 +224,34 @@ func (l *live) drained(ctx actor.Context) {
 		l.drainedSent = true
 		ctx.Send(l.pids.stream, &messages.RecordingDrained{})
 	}
+}
+
+// liveStatusTick is the live reader's self-message to push a status it held back.
+type liveStatusTick struct{}
+
+// pushStatus reports the counts to the stream, at most every statusInterval unless forced
+// (then a timer sends the latest once the interval is over). Acknowledged is what was
+// published; failed, what was lost.
+func (l *live) pushStatus(ctx actor.Context, force bool) {
+	now := l.env.nowMs()
+	if !force && now-l.lastPushMs < statusInterval.Milliseconds() {
+		if !l.pushPending {
+			l.pushPending = true
+			self, system := ctx.Self(), ctx.ActorSystem()
+			time.AfterFunc(statusInterval, func() { system.Root.Send(self, &liveStatusTick{}) })
+		}
+		return
+	}
+	l.lastPushMs = now
+	st := &messages.RecordingStatus{Published: l.sent, Acknowledged: l.published, Failed: l.lost,
+		PendingRecords: int64(len(l.inflight)), PendingBytes: l.inflightB}
+	if l.lastReadMs != 0 {
+		st.LastReadMs = proto.Int64(l.lastReadMs)
+	}
+	if l.lastAckMs != 0 {
+		st.LastAckMs = proto.Int64(l.lastAckMs)
+	}
+	ctx.Send(l.pids.stream, &messages.RecordingProgress{RecordingId: 0, Status: st})
 }
 
 func (l *live) schedulePoll(ctx actor.Context, d time.Duration) {

@@ -108,7 +108,7 @@ func Run(ctx context.Context, o RunOptions) error {
 			attempt++
 			wait = o.Reconnect.Delay(attempt, rand.Float64())
 		}
-		log.Error("lost the Aeron media driver or archive; reconnecting, then resuming every stream from its persisted checkpoint",
+		log.Error("lost the Aeron media driver or archive; reconnecting, then resuming each stream (archive mode: from its persisted checkpoint; transport mode: from what is published next, at most once)",
 			"error", cause, "was_up", time.Since(up).Round(time.Millisecond), "retry_in", wait)
 	}
 }
@@ -158,7 +158,7 @@ wait:
 		log.Info("stream drained", "stream", d.Stream, "unacknowledged", d.Unacknowledged)
 	}
 	if derr != nil {
-		log.Error("drain incomplete: the next start re-publishes from the persisted checkpoint", "error", derr)
+		log.Error("drain incomplete: in archive mode the next start re-publishes from the persisted checkpoint; in transport mode what was not acknowledged is lost", "error", derr)
 	}
 	p.Stop()
 	return lost && runErr == nil, runErr

@@ -33,6 +33,7 @@ type streamStatus struct {
 	storeWrites    uint64
 	lastWriteUs    *int64
 	listed         bool
+	reported       bool // a tracker or the live reader pushed its status
 	stopped        bool
 	// carried holds each recording's counts at the end of the previous incarnation (see
 	// resume): a tracker counts from 0.
@@ -80,7 +81,7 @@ func (k *statusKeeper) take(name string, nowMs int64) *streamStatus {
 // become the base of the new trackers' counts, what was pending is the new trackers' to
 // report, and the stall rule's clock starts again.
 func (s *streamStatus) resume(nowMs int64) {
-	s.startedMs, s.stopped, s.listed = nowMs, false, false
+	s.startedMs, s.stopped, s.listed, s.reported = nowMs, false, false, false
 	for id, r := range s.recordings {
 		s.carried[id] = counts{r.Published, r.Acknowledged, r.Duplicates, r.Failed}
 		r.PendingRecords, r.PendingBytes = 0, 0
@@ -129,16 +130,23 @@ func (x *rate) sample(position, atMs int64) {
 	x.position, x.atMs = position, atMs
 }
 
-// progress takes the fields a tracker owns from its push; a moved committed position is
-// progress.
+// progress takes the fields a tracker (or the transport mode's live reader) owns from its
+// push. A moved committed position is progress; the live reader has no positions to commit,
+// and there a new acknowledgement is progress. Its first push says it subscribed.
 func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) {
 	r, t := s.recording(p.RecordingId), p.Status
-	if t.CommittedPosition != nil && (r.CommittedPosition == nil || *r.CommittedPosition != *t.CommittedPosition) {
+	c := s.carried[p.RecordingId]
+	switch {
+	case t.CommittedPosition != nil:
+		if r.CommittedPosition == nil || *r.CommittedPosition != *t.CommittedPosition {
+			s.lastProgressMs = nowMs
+		}
+	case c.acknowledged+t.Acknowledged > r.Acknowledged:
 		s.lastProgressMs = nowMs
 	}
+	s.reported = true
 	r.ReplayPosition, r.CommittedPosition = t.ReplayPosition, t.CommittedPosition
 	r.PendingRecords, r.PendingBytes = t.PendingRecords, t.PendingBytes
-	c := s.carried[p.RecordingId]
 	r.Published, r.Acknowledged = c.published+t.Published, c.acknowledged+t.Acknowledged
 	r.Duplicates, r.Failed = c.duplicates+t.Duplicates, c.failed+t.Failed
 	r.LastReadMs, r.LastAckMs = t.LastReadMs, t.LastAckMs
@@ -211,6 +219,8 @@ func (s *streamStatus) build(name, mode string, failed error, waiting []int64, s
 		st.State, st.Healthy = "stalled", false
 		st.Reason = fmt.Sprintf("stalled: %d records pending, %d bytes behind, and no committed_position moved for %s; see failures%s",
 			pending, lag, time.Duration(nowMs-since)*time.Millisecond, kinds(st.Failures))
+	case mode == "transport" && !s.reported:
+		st.State = "starting" // not subscribed yet
 	case mode == "transport":
 		st.State = "live"
 	case !s.listed:

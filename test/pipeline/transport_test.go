@@ -12,7 +12,9 @@ import (
 
 	"github.com/apache/pulsar-client-go/pulsar"
 
+	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/harness"
 )
@@ -198,4 +200,56 @@ func TestTransportReaderRestartedAfterAFailureLosesNothingElse(t *testing.T) {
 	})
 	// The count alone would hide a loss made up by a duplicate: compare every message.
 	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, 1+n, 30*time.Second), payloads(0, 1+n))
+
+	// The loss is in the status (lesson 24, 26): counted as failed, not as published, and
+	// the last publish failure says so; the stream is live and healthy again.
+	eventually.NoError(t, 10*time.Second, func() error {
+		var st *messages.StreamStatus
+		for _, s := range ip.board.Snapshot().Streams {
+			if s.Name == sc.Name {
+				st = s
+			}
+		}
+		switch {
+		case st == nil || len(st.Recordings) != 1:
+			return fmt.Errorf("status %v; want the live stream as one row", st)
+		case st.Recordings[0].Failed != 1 || st.Recordings[0].Acknowledged != n || st.Recordings[0].Published != 1+n:
+			r := st.Recordings[0]
+			return fmt.Errorf("sent %d, acknowledged %d, failed %d; want %d, %d, 1", r.Published, r.Acknowledged, r.Failed, 1+n, n)
+		case len(st.Failures) != 1 || st.Failures[0].Kind != "publish" || !strings.Contains(st.Failures[0].Message, "lost"):
+			return fmt.Errorf("failures %v; want the loss as the last publish failure", st.Failures)
+		case st.State != "live" || !st.Healthy:
+			return fmt.Errorf("state %s, healthy %t; want live and healthy", st.State, st.Healthy)
+		}
+		return nil
+	})
+}
+
+// TestTransportStreamThatCannotPublishTurnsStalled: in transport mode the producer can never
+// be created (a topic the broker refuses, say); the live reader's messages wait, pending,
+// and after the stall threshold the stream is stalled and unhealthy, naming what is pending,
+// instead of looking live for ever (lesson 16).
+func TestTransportStreamThatCannotPublishTurnsStalled(t *testing.T) {
+	sc := newStreamConfig(t, "")
+	pub := newStream(t, sc.Channel, sc.StreamID).newPublication(t)
+	subs := &subscriptions{}
+	ip := startInProcess(t, inProcessOptions{transport: true, wrapAeron: subs.wrap, stallAfter: time.Second,
+		createProducer: func(actors.ProducerFactory) actors.ProducerFactory {
+			return func(pulsar.ProducerOptions) (pulsar.Producer, error) { return nil, errors.New("refused by the test") }
+		}}, sc)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if len(subs.get(t, 0).Images()) == 0 {
+			return errors.New("ferry's subscription has no image of the publication yet")
+		}
+		return nil
+	})
+	pub.publish(t, 0, 10)
+	eventually.NoError(t, 30*time.Second, func() error {
+		for _, s := range ip.board.Snapshot().Streams {
+			if s.Name == sc.Name && s.State == "stalled" && !s.Healthy && strings.Contains(s.Reason, "10 records pending") {
+				return nil
+			}
+		}
+		return fmt.Errorf("status %v; want stalled with 10 records pending", ip.board.Snapshot().Streams)
+	})
 }
