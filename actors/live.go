@@ -106,10 +106,7 @@ func (l *live) Receive(ctx actor.Context) {
 		l.lastAckMs = l.env.nowMs()
 		l.outcome(ctx)
 	case *messages.PublishFailed:
-		l.lost++
-		if msg.Epoch == l.epoch {
-			l.epoch++ // the publisher stops the failed epoch; later records go on in the next
-		}
+		l.lost++ // that message only: in transport mode the publisher does not fail-stop
 		l.env.Logger.Error("transport mode: a message could not be published and is lost (at most once)", "stream", l.cfg.Def.Name, "position", msg.End, "lost_total", l.lost, "error", msg.Error)
 		ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "publish",
 			Message: fmt.Sprintf("the message ending at %d is lost (transport mode, at most once): %s", msg.End, msg.Error)}})

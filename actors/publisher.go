@@ -199,11 +199,9 @@ func (p *publisher) checkDedupState() {
 		"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "broker_last_sequence_id", last, "checkpoint", p.watermark.Position)
 }
 
-// producerState tells the stream's status what the producer is doing.
+// producerState tells the stream's status what the producer is doing (in transport mode,
+// recording 0 is the live stream).
 func (p *publisher) producerState(ctx actor.Context, state string) {
-	if p.cfg.Transport {
-		return // no recordings in the status of a transport stream
-	}
 	ctx.Send(p.pids.stream, &messages.ProducerChanged{RecordingId: p.rec, State: state})
 }
 
@@ -280,7 +278,11 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 		p.producer.SendAsync(context.Background(), msg, func(id pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
 			defer done()
 			if err != nil {
-				raise(failedEpoch, epoch+1)
+				// Fail-stop protects deduplication (lesson 22). Transport mode has none to
+				// protect and re-sends nothing: a failure loses that message only.
+				if !p.cfg.Transport {
+					raise(failedEpoch, epoch+1)
+				}
 				system.Root.Send(tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: epoch, End: end, Error: err.Error()})
 				return
 			}

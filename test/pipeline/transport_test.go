@@ -253,3 +253,44 @@ func TestTransportStreamThatCannotPublishTurnsStalled(t *testing.T) {
 		return fmt.Errorf("status %v; want stalled with 10 records pending", ip.board.Snapshot().Streams)
 	})
 }
+
+// TestTransportOneFailedPublishLosesThatMessageOnly: in transport mode a message the client
+// refuses (6 MB, above the broker's 5 MB limit: it fails inside SendAsync, in the middle of
+// a batch) is lost, and only it: the messages after it in the same batch are published.
+// Fail-stop protects deduplication, which transport mode does not have.
+func TestTransportOneFailedPublishLosesThatMessageOnly(t *testing.T) {
+	const n, big = 10, 3
+	sc := newStreamConfig(t, "")
+	sc.Channel += "|term-length=64m" // a message may take up to an eighth of a term
+	pub := newStream(t, sc.Channel, sc.StreamID).newPublication(t)
+	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+	subs := &subscriptions{}
+	ip := startInProcess(t, inProcessOptions{transport: true, wrapAeron: subs.wrap}, sc)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if len(subs.get(t, 0).Images()) == 0 {
+			return errors.New("ferry's subscription has no image of the publication yet")
+		}
+		return nil
+	})
+	want := make([][]byte, 0, n-1)
+	for i := range n {
+		msg := payloadFor(i)
+		if i == big {
+			msg = append(msg, make([]byte, 6<<20)...)
+		} else {
+			want = append(want, msg)
+		}
+		if _, err := pub.offer(msg, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n-1, 30*time.Second), want)
+	eventually.NoError(t, 10*time.Second, func() error {
+		for _, s := range ip.board.Snapshot().Streams {
+			if s.Name == sc.Name && len(s.Recordings) == 1 && s.Recordings[0].Failed == 1 && s.Recordings[0].Acknowledged == n-1 {
+				return nil
+			}
+		}
+		return fmt.Errorf("status %v; want %d acknowledged, 1 lost", ip.board.Snapshot().Streams, n-1)
+	})
+}
