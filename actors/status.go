@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/store"
 )
 
 // statusPushInterval is how often a stream supervisor pushes its status to the board.
@@ -179,9 +180,25 @@ func (s *streamStatus) failure(f *messages.Failure) {
 	s.failures[f.Kind] = f
 }
 
+// stored takes what the store held for a recording at start: its checkpoint is committed,
+// and a completed one is done.
+func (s *streamStatus) stored(cp store.Checkpoint) {
+	r := s.recording(cp.RecordingID)
+	r.CheckpointedPosition = proto.Int64(cp.Position)
+	if r.CommittedPosition == nil || *r.CommittedPosition < cp.Position {
+		r.CommittedPosition = proto.Int64(cp.Position)
+	}
+	if cp.Completed {
+		r.Completed = true
+	}
+}
+
 // build is the stream's status now, with the health rule applied: unhealthy when the
-// stream failed, or when records are pending and no committed position moved for
-// stallAfter (since the last progress, or since the start if there was none).
+// stream failed; when records are pending, or recorded and not committed, and no committed
+// position moved for stallAfter (since the last progress, or since the start if there was
+// none); or when it has not started (no listing of its recordings, in transport mode no
+// subscription) for stallAfter. A recording the replay has not reached yet is behind by
+// what was recorded past its checkpoint, or its start.
 func (s *streamStatus) build(name, mode string, failed error, waiting []int64, stallAfter time.Duration, nowMs int64) *messages.StreamStatus {
 	st := &messages.StreamStatus{Name: name, Mode: mode, Restarts: s.restarts, WaitingRecordings: waiting, Healthy: true,
 		StoreWrites: s.storeWrites, LastStoreWriteUs: s.lastWriteUs}
@@ -191,9 +208,12 @@ func (s *streamStatus) build(name, mode string, failed error, waiting []int64, s
 		r.LagBytes, r.EtaMs = 0, nil
 		if r.Completed {
 			r.RateBytesPerS, r.Producer = 0, "closed"
-		} else if r.CommittedPosition != nil {
-			ahead := max(r.GetRecordedPosition(), r.GetReplayPosition(), *r.CommittedPosition)
-			r.LagBytes = ahead - *r.CommittedPosition
+		} else if mode != "transport" {
+			base := r.StartPosition
+			if r.CommittedPosition != nil {
+				base = *r.CommittedPosition
+			}
+			r.LagBytes = max(r.GetRecordedPosition(), r.GetReplayPosition(), base) - base
 			if r.LagBytes > 0 && r.RateBytesPerS > 0 {
 				r.EtaMs = proto.Int64(int64(float64(r.LagBytes) / r.RateBytesPerS * 1000))
 			}
@@ -219,12 +239,18 @@ func (s *streamStatus) build(name, mode string, failed error, waiting []int64, s
 		st.State, st.Healthy = "stalled", false
 		st.Reason = fmt.Sprintf("stalled: %d records pending, %d bytes behind, and no committed_position moved for %s; see failures%s",
 			pending, lag, time.Duration(nowMs-since)*time.Millisecond, kinds(st.Failures))
-	case mode == "transport" && !s.reported:
-		st.State = "starting" // not subscribed yet
+	case mode == "transport" && !s.reported || mode != "transport" && !s.listed:
+		st.State = "starting"
+		if waited := nowMs - s.startedMs; waited > stallAfter.Milliseconds() {
+			what := "no listing of its recordings succeeded"
+			if mode == "transport" {
+				what = "its live subscription is not open"
+			}
+			st.State, st.Healthy = "stalled", false
+			st.Reason = fmt.Sprintf("stalled: not started after %s: %s; see failures%s", time.Duration(waited)*time.Millisecond, what, kinds(st.Failures))
+		}
 	case mode == "transport":
 		st.State = "live"
-	case !s.listed:
-		st.State = "starting"
 	case pending > 0 || lag > 0:
 		st.State = "replaying"
 	default:

@@ -1,12 +1,14 @@
 package actors
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/store"
 )
 
 // A stream's status taken again by its next incarnation (after a reconnect or a restart)
@@ -45,5 +47,30 @@ func TestAStatusTakenAgainGoesOnFromTheLastIncarnation(t *testing.T) {
 	var none *statusKeeper
 	if s := none.take("orders", 1); len(s.recordings) != 0 {
 		t.Error("a nil keeper carried a status")
+	}
+}
+
+// A recording listed with records the replay has not reached is behind by them, so that a
+// replay that never starts turns the stream stalled after the threshold instead of
+// 'caught-up'; a stream whose recordings were never listed is stalled after it too; and a
+// recording the store says is completed is done, not behind.
+func TestTheStallRuleSeesRecordingsNotReachedAndStreamsNotStarted(t *testing.T) {
+	const stall = time.Minute
+	s := newStreamStatus(0)
+	if st := s.build("orders", "archive", nil, nil, stall, stall.Milliseconds()+1); st.State != "stalled" || st.Healthy || !strings.Contains(st.Reason, "no listing") {
+		t.Errorf("never listed for longer than the threshold: %s, healthy %t, %q; want stalled, naming the listing", st.State, st.Healthy, st.Reason)
+	}
+
+	s = newStreamStatus(0)
+	s.stored(store.Checkpoint{RecordingID: 1, Position: 9000, Completed: true})
+	s.known(&messages.RecordingInfo{RecordingId: 1, StopPosition: 9000, RecordedPosition: 9000}, 0)
+	s.known(&messages.RecordingInfo{RecordingId: 2, StartPosition: 0, Live: true, RecordedPosition: 10_000}, 0)
+	s.listed = true
+	st := s.build("orders", "archive", nil, nil, stall, 1_000)
+	if st.State != "replaying" || st.Recordings[1].LagBytes != 10_000 || !st.Recordings[0].Completed || st.Recordings[0].LagBytes != 0 {
+		t.Errorf("state %s, lags %d and %d, completed %t; want replaying, 0 (done) and 10000", st.State, st.Recordings[0].LagBytes, st.Recordings[1].LagBytes, st.Recordings[0].Completed)
+	}
+	if st := s.build("orders", "archive", nil, nil, stall, stall.Milliseconds()+1); st.State != "stalled" || st.Healthy {
+		t.Errorf("no replay for longer than the threshold: %s, healthy %t; want stalled", st.State, st.Healthy)
 	}
 }

@@ -150,6 +150,7 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 		if cp.Completed {
 			s.storedCompleted[cp.RecordingID] = true
 		}
+		s.status.stored(cp)
 	}
 	if s.cfg.Transport {
 		s.startLive(ctx)
