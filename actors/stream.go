@@ -92,7 +92,9 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 	case *messages.FailureObserved:
 		s.status.failure(msg.Failure)
 	case *messages.StoreWritten:
-		s.status.storeWrites++
+		if !msg.Failed { // a failed one is a checkpoint failure, reported as such
+			s.status.storeWrites++
+		}
 		s.status.lastWriteUs = proto.Int64(msg.TookUs)
 	case *messages.ProducerChanged:
 		s.status.recording(msg.RecordingId).Producer = msg.State

@@ -189,7 +189,7 @@ type StreamStatus struct {
 	Restarts uint64 `protobuf:"varint,9,opt,name=restarts,proto3" json:"restarts,omitempty"`
 	// When the committed position of any recording last moved.
 	LastProgressMs *int64 `protobuf:"varint,10,opt,name=last_progress_ms,json=lastProgressMs,proto3,oneof" json:"last_progress_ms,omitempty"`
-	// Checkpoint store writes (transactions) and how long the last one took.
+	// Checkpoint store writes (transactions that succeeded) and how long the last attempt took.
 	StoreWrites      uint64 `protobuf:"varint,11,opt,name=store_writes,json=storeWrites,proto3" json:"store_writes,omitempty"`
 	LastStoreWriteUs *int64 `protobuf:"varint,12,opt,name=last_store_write_us,json=lastStoreWriteUs,proto3,oneof" json:"last_store_write_us,omitempty"`
 	unknownFields    protoimpl.UnknownFields

@@ -22,7 +22,7 @@ var (
 	descFailed       = prometheus.NewDesc("ferry_recording_failed_total", "Records whose publish failed.", []string{"stream", "recording"}, nil)
 	descRate         = prometheus.NewDesc("ferry_recording_commit_rate_bytes", "The committed position's recent speed, bytes per second.", []string{"stream", "recording"}, nil)
 	descRecorded     = prometheus.NewDesc("ferry_recording_recorded_position", "How far the archive had recorded when discovery last looked, in bytes.", []string{"stream", "recording"}, nil)
-	descStoreWrites  = prometheus.NewDesc("ferry_store_writes_total", "Checkpoint store transactions.", []string{"stream"}, nil)
+	descStoreWrites  = prometheus.NewDesc("ferry_store_writes_total", "Checkpoint store transactions that succeeded (a failed one is a checkpoint failure).", []string{"stream"}, nil)
 	descStoreLatency = prometheus.NewDesc("ferry_store_last_write_seconds", "How long the last checkpoint store transaction took.", []string{"stream"}, nil)
 	descConnected    = prometheus.NewDesc("ferry_aeron_connected", "1 while connected to the Aeron media driver (and archive), 0 while not; absent before the first attempt ended.", nil, nil)
 )

@@ -187,6 +187,15 @@ func TestLesson03_CheckpointsAreBatchedPersistedWhenIdleAndRetriedWithBackoff(t 
 			t.Errorf("failed save %d came %s after the previous one, want at least %s (back-off)", i+1, gap, want)
 		}
 	}
+	// The status counts the writes that succeeded; the four failures are checkpoint failures.
+	eventually.NoError(t, 5*time.Second, func() error {
+		for _, s := range ip.board.Snapshot().Streams {
+			if want := uint64(fs.saves() - len(attempts)); s.Name == sc.Name && s.StoreWrites != want {
+				return fmt.Errorf("status counts %d store writes, want %d (%d attempts, %d failed)", s.StoreWrites, want, fs.saves(), len(attempts))
+			}
+		}
+		return nil
+	})
 }
 
 // TestLesson04_FailedPublishIsRedelivered: from message 100 on, every send of the producer
