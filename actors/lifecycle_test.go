@@ -297,3 +297,30 @@ func TestCommitsHeldForABurstAreReportedWhenTheTrackerStops(t *testing.T) {
 		t.Fatalf("reported commit at %d of %d records, want 64 and 1", c.Position, c.Records)
 	}
 }
+
+// TestTheTrackersLastStatusIsPushedWhenItStops: acknowledgements within the push interval
+// are held for a timer, which a stop outruns; the stream must still hear the final counts,
+// which its status carries into the next incarnation.
+func TestTheTrackersLastStatusIsPushedWhenItStops(t *testing.T) {
+	env, cfg := testEnv(t)
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
+
+	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{{Start: 0, End: 64}, {Start: 64, End: 128}}})
+	sent := next[*messages.RecordBatch](t, nb.publisher)
+	system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: 64})
+	system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: 128})
+	// Both acknowledgements were handled once the commit of 128 is reported (a stop, a
+	// system message, would overtake them in the mailbox).
+	for next[*messages.Committed](t, nb.checkpointer).Position != 128 {
+	}
+	system.Root.Stop(tracker)
+	for {
+		p := next[*messages.RecordingProgress](t, nb.stream)
+		if p.Status.Acknowledged == 2 && p.Status.GetCommittedPosition() == 128 {
+			return
+		}
+	}
+}

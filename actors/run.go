@@ -92,7 +92,14 @@ func Run(ctx context.Context, o RunOptions) error {
 		}
 		up := time.Now()
 		report(&messages.Connection{Connected: true, SinceMs: up.UnixMilli()})
-		lost, err := runOnce(ctx, o, conn, statuses, log)
+		var lostAt time.Time
+		lost, err := runOnce(ctx, o, conn, statuses, log, func() {
+			// Reported before the drain, which may take DrainTimeout: while it runs ferry is
+			// not connected, and the time it takes is not time the connection held.
+			lostAt = time.Now()
+			down = &messages.Connection{SinceMs: lostAt.UnixMilli(), Error: fmt.Sprint("connection lost: ", conn.Err())}
+			report(down)
+		})
 		if cerr := conn.Close(); cerr != nil {
 			log.Debug("closing the Aeron connections", "error", cerr)
 		}
@@ -100,21 +107,20 @@ func Run(ctx context.Context, o RunOptions) error {
 			return err
 		}
 		cause := conn.Err()
-		down = &messages.Connection{SinceMs: time.Now().UnixMilli(), Error: fmt.Sprint("connection lost: ", cause)}
-		report(down)
-		if time.Since(up) >= o.Reconnect.Max {
+		if lostAt.Sub(up) >= o.Reconnect.Max {
 			attempt, wait = 0, 0 // it held: reconnect at once
 		} else {
 			attempt++
 			wait = o.Reconnect.Delay(attempt, rand.Float64())
 		}
 		log.Error("lost the Aeron media driver or archive; reconnecting, then resuming each stream (archive mode: from its persisted checkpoint; transport mode: from what is published next, at most once)",
-			"error", cause, "was_up", time.Since(up).Round(time.Millisecond), "retry_in", wait)
+			"error", cause, "was_up", lostAt.Sub(up).Round(time.Millisecond), "retry_in", wait)
 	}
 }
 
-// runOnce runs one pipeline on conn. lost reports that the connection died.
-func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *statusKeeper, log *slog.Logger) (lost bool, err error) {
+// runOnce runs one pipeline on conn. lost reports that the connection died; onLost is
+// called as soon as it does, before the drain.
+func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *statusKeeper, log *slog.Logger, onLost func()) (lost bool, err error) {
 	streams, err := o.Streams()
 	if err != nil {
 		return false, err
@@ -140,6 +146,7 @@ wait:
 			break wait
 		case <-conn.Dead:
 			lost = true
+			onLost()
 			break wait
 		case f := <-p.Failures():
 			failed[f.Stream] = f.Err

@@ -83,6 +83,7 @@ func (k *statusKeeper) take(name string, nowMs int64) *streamStatus {
 // report, and the stall rule's clock starts again.
 func (s *streamStatus) resume(nowMs int64) {
 	s.startedMs, s.stopped, s.listed, s.reported = nowMs, false, false, false
+	s.rates = map[int64]*rate{} // a new tracker may begin below the last committed position
 	for id, r := range s.recordings {
 		s.carried[id] = counts{r.Published, r.Acknowledged, r.Duplicates, r.Failed}
 		r.PendingRecords, r.PendingBytes = 0, 0
@@ -139,8 +140,8 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) {
 	c := s.carried[p.RecordingId]
 	switch {
 	case t.CommittedPosition != nil:
-		if r.CommittedPosition == nil || *r.CommittedPosition != *t.CommittedPosition {
-			s.lastProgressMs = nowMs
+		if r.CommittedPosition == nil || *r.CommittedPosition < *t.CommittedPosition {
+			s.lastProgressMs = nowMs // a position moving back (a new tracker) is no progress
 		}
 	case c.acknowledged+t.Acknowledged > r.Acknowledged:
 		s.lastProgressMs = nowMs
@@ -184,7 +185,9 @@ func (s *streamStatus) failure(f *messages.Failure) {
 // and a completed one is done.
 func (s *streamStatus) stored(cp store.Checkpoint) {
 	r := s.recording(cp.RecordingID)
-	r.CheckpointedPosition = proto.Int64(cp.Position)
+	if r.CheckpointedPosition == nil || *r.CheckpointedPosition < cp.Position { // a restart's snapshot may be older
+		r.CheckpointedPosition = proto.Int64(cp.Position)
+	}
 	if r.CommittedPosition == nil || *r.CommittedPosition < cp.Position {
 		r.CommittedPosition = proto.Int64(cp.Position)
 	}

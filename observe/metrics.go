@@ -70,7 +70,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			if r.ReplayPosition != nil {
 				ch <- prometheus.MustNewConstMetric(descReplay, prometheus.GaugeValue, float64(*r.ReplayPosition), s.Name, id)
 			}
-			if r.CommittedPosition != nil {
+			if r.CommittedPosition != nil || r.LagBytes > 0 {
 				ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(r.LagBytes), s.Name, id)
 			}
 			ch <- prometheus.MustNewConstMetric(descRate, prometheus.GaugeValue, r.RateBytesPerS, s.Name, id)
