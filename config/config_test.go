@@ -122,6 +122,8 @@ func TestParse_InvalidConfigurations(t *testing.T) {
 		{"duplicate channel and stream id", doc("archive", "", strings.Replace(strings.Replace(two, "40124", "40123", 1), "1002", "1001", 1)), "streams[1].stream_id", ErrConflict},
 		{"channel within another's", doc("archive", "", strings.Replace(strings.Replace(two, "40124", "40123|alias=fills", 1), "1002", "1001", 1)), "streams[1].stream_id", ErrConflict},
 		{"channels overlapping", strings.Replace(doc("archive", "", strings.Replace(strings.Replace(two, "40124", "40123|mtu=8k", 1), "1002", "1001", 1)), "40123\n", "40123|term-length=64k\n", 1), "streams[1].stream_id", ErrConflict},
+		{"transport streams on one address", strings.Replace(doc("transport", "", strings.Replace(strings.Replace(two, "40124", "40123|alias=fills", 1), "1002", "1001", 1)), "40123\n", "40123|alias=orders\n", 1), "streams[1].stream_id", ErrConflict},
+		{"transport streams on one IPC stream", strings.Replace(doc("transport", "", "  - name: fills\n    channel: aeron:ipc?alias=b\n    stream_id: 1001\n    topic: fills\n"), "aeron:udp?endpoint=localhost:40123", "aeron:ipc?alias=a", 1), "streams[1].stream_id", ErrConflict},
 		{"stream on the replay endpoint", doc("archive", "replay:\n  channel: aeron:udp?endpoint=localhost:40200|alias=r\n", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40200|alias=s\n    stream_id: 101\n    topic: fills\n"), "streams[1].stream_id", ErrConflict},
 		{"stream on the replay stream", doc("archive", "", "  - name: fills\n    channel: aeron:ipc?alias=fills\n    stream_id: 101\n    topic: fills\n"), "streams[1].stream_id", ErrConflict},
 		{"stream on the control stream", doc("archive", "", "  - name: fills\n    channel: aeron:ipc\n    stream_id: 10\n    topic: fills\n"), "streams[1].stream_id", ErrConflict},
@@ -287,4 +289,7 @@ func TestParse_StreamsThatCannotShareARecordingAreAccepted(t *testing.T) {
 	mustParse(t, strings.Replace(doc("archive", "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40123|alias=b\n    stream_id: 1001\n    topic: fills\n"),
 		"40123\n", "40123|alias=a\n", 1), nil)
 	mustParse(t, doc("archive", "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40124\n    stream_id: 101\n    topic: fills\n"), nil)
+	// In transport mode, other sessions of one address are other messages.
+	mustParse(t, strings.Replace(doc("transport", "", "  - name: fills\n    channel: aeron:ipc?session-id=2\n    stream_id: 1001\n    topic: fills\n"),
+		"aeron:udp?endpoint=localhost:40123", "aeron:ipc?session-id=1", 1), nil)
 }

@@ -66,7 +66,7 @@ func (p *parser) buildStreams(c *Config) []Stream {
 		streams = append(streams, st)
 		origin = append(origin, i)
 	}
-	p.checkDuplicateStreams(streams, origin)
+	p.checkDuplicateStreams(m, streams, origin)
 	if m == ModeArchive {
 		p.checkOwnStreams(c, streams, origin)
 	}
@@ -100,24 +100,43 @@ func (p *parser) checkRecording(path func(string) string, e streamEntry, st *Str
 	}
 }
 
-// checkDuplicateStreams rejects two streams on one stream id whose channels
-// overlap ([channel.URI.Overlaps]): a recording on a channel with the
-// parameters of both would be published by both. origin[j] is the index in
+// checkDuplicateStreams rejects two streams on one stream id that would
+// publish the same messages. In archive mode their channels overlap
+// ([channel.URI.Overlaps]): a recording on a channel with the parameters of
+// both is selected by both. In transport mode their subscriptions see the
+// same publications: one reaches the other (a subscription matches by
+// address), unless they name different sessions. origin[j] is the index in
 // the file of streams[j].
-func (p *parser) checkDuplicateStreams(streams []Stream, origin []int) {
+func (p *parser) checkDuplicateStreams(m Mode, streams []Stream, origin []int) {
+	same := func(a, b channel.URI) bool { return a.Overlaps(b) }
+	if m == ModeTransport {
+		same = func(a, b channel.URI) bool {
+			x, okA := a.Get(channel.KeySessionID)
+			y, okB := b.Get(channel.KeySessionID)
+			return reaches(a, b) && !(okA && okB && x != y)
+		}
+	}
 	for j := range streams {
 		for i := range j {
 			a, b := streams[i], streams[j]
-			if a.Channel.IsZero() || b.Channel.IsZero() || a.StreamID != b.StreamID || !a.Channel.Overlaps(b.Channel) {
+			if a.Channel.IsZero() || b.Channel.IsZero() || a.StreamID != b.StreamID || !same(a.Channel, b.Channel) {
 				continue
 			}
 			path := fmt.Sprintf("%s[%d].stream_id", streamsKey, origin[j])
 			p.add(p.keyError(ErrConflict, path, p.streams[origin[j]].vals["stream_id"],
-				fmt.Sprintf("is that of streams[%d], whose channel selects the same recordings (no parameter of both differs); every message of a recording with the parameters of both would be published twice", origin[i]),
+				fmt.Sprintf("is that of streams[%d], whose channel reaches the same messages (%s); they would be published twice", origin[i], sameWhy(m)),
 				"remove one of the two streams, or correct its channel or stream id"))
 			break
 		}
 	}
+}
+
+// sameWhy says why checkDuplicateStreams found two channels the same.
+func sameWhy(m Mode) string {
+	if m == ModeTransport {
+		return "a subscription matches by address and session, not by other parameters"
+	}
+	return "no parameter of both differs, so a recording with the parameters of both is selected by both"
 }
 
 // checkOwnStreams rejects a stream on a stream id ferry itself uses with
