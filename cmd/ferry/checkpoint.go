@@ -71,8 +71,11 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	// Resetting must not create either: a store missing here is most likely a store.path
 	// relative to another directory, and "deleted" would leave the real checkpoint in place.
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("no checkpoint store at %s, so nothing to reset: store.path is relative to the directory ferry runs in; "+
-			"run this command there, or make store.path absolute", path)
+		hint := "check store.path in the configuration"
+		if !filepath.IsAbs(cfg.Store.Path) {
+			hint = "store.path is relative to the directory ferry runs in: run this command there, or make store.path absolute"
+		}
+		return fmt.Errorf("no checkpoint store at %s, so nothing to reset; %s", path, hint)
 	}
 	st, err := openStopped(path, "reset a checkpoint only while ferry is stopped: stop it first")
 	if err != nil {

@@ -141,7 +141,7 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 	// Asking for help is not a mistake: the usage goes to stdout, exit 0.
-	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"run", "-h"}, {"checkpoint", "reset", "--help"}} {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"run", "-h"}, {"checkpoint", "-h"}, {"checkpoint", "reset", "--help"}} {
 		if code, out, errOut := ferry(args...); code != exitOK || !strings.HasPrefix(out, "usage:") || errOut != "" {
 			t.Errorf("ferry %q = %d, stdout %q, stderr %q; want the usage on stdout, exit 0", args, code, out, errOut)
 		}

@@ -56,6 +56,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = checkpointShow(rest[1:], stdout)
 	case cmd == "checkpoint" && len(rest) > 0 && rest[0] == "reset":
 		err = checkpointReset(rest[1:], stdout)
+	case cmd == "checkpoint" && len(rest) > 0 && (rest[0] == "-h" || rest[0] == "--help" || rest[0] == "-help"):
+		fmt.Fprintln(stdout, usage)
+		return exitOK
 	case cmd == "checkpoint":
 		err = usageError{"checkpoint: want show or reset, as in: ferry checkpoint show --config FILE --stream NAME"}
 	default:

@@ -68,10 +68,16 @@ func runPipeline(args []string, stderr io.Writer) error {
 	go func() {
 		<-ctx.Done()
 		// The first signal drains (up to drainTimeout); a second one ends the process at
-		// once, Go's default for both signals. Nothing is lost by it: a checkpoint only
-		// ever holds acknowledged records, so the next start publishes the rest again.
-		stop()
-		log.Info("signal received: draining; a second signal stops ferry at once (what is not yet acknowledged is published again at the next start)")
+		// once, Go's default for both signals. In archive mode nothing is lost by it: a
+		// checkpoint only ever holds acknowledged records, so the next start publishes the
+		// rest again. A second signal within a second is taken for the same request (a
+		// wrapper forwarding the terminal's Ctrl-C to its process group delivers two).
+		after := "what is not yet acknowledged is published again at the next start"
+		if cfg.Mode == config.ModeTransport {
+			after = "what is not yet acknowledged is lost, as in any stop of transport mode"
+		}
+		log.Info("signal received: draining; a second signal (a second from now) stops ferry at once: " + after)
+		time.AfterFunc(time.Second, stop)
 	}()
 
 	var st store.Store // archive mode only
