@@ -206,12 +206,13 @@ func ferryRun(b *testing.B, sc streamConfig, recordingID, last int64, n int) fer
 	return res
 }
 
-// firstSend notes when ferry first sends through a producer: it closes sent, at; then it
-// only passes sends on.
+// firstSend notes when ferry first sends through a producer (a message of recording, if
+// set): it closes sent, at; then it only passes sends on. at keeps its monotonic reading.
 type firstSend struct {
-	once sync.Once
-	sent chan struct{}
-	at   time.Time
+	recording string
+	once      sync.Once
+	sent      chan struct{}
+	at        time.Time
 }
 
 func (f *firstSend) wrap(create actors.ProducerFactory) actors.ProducerFactory {
@@ -230,7 +231,9 @@ type firstSendProducer struct {
 }
 
 func (p *firstSendProducer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, callback func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
-	p.f.once.Do(func() { p.f.at = time.Now(); close(p.f.sent) })
+	if p.f.recording == "" || msg.Properties[actors.PropRecordingID] == p.f.recording {
+		p.f.once.Do(func() { p.f.at = time.Now(); close(p.f.sent) })
+	}
 	p.Producer.SendAsync(ctx, msg, callback)
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/apache/pulsar-client-go/pulsar"
 
-	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/eventually"
@@ -413,22 +412,22 @@ func TestLesson05_TheSuccessorWaitsForThePredecessorsFinalCheckpoint(t *testing.
 	watchTopic(t, sc.Topic)
 
 	fs := &finalSaveFailing{recording: a.recordingID, failures: 3}
-	var firstOfB atomic.Int64 // unix nanoseconds of B's first send
-	recB := strconv.FormatInt(b.recordingID, 10)
-	plan := func(_ int, msg *pulsar.ProducerMessage) harness.Fault {
-		if msg.Properties[actors.PropRecordingID] == recB {
-			firstOfB.CompareAndSwap(0, time.Now().UnixNano())
-		}
-		return harness.Deliver()
-	}
-	ip := startInProcess(t, inProcessOptions{plan: plan, wrapStore: func(s store.Store) store.Store { fs.Store = s; return fs }}, sc)
+	// When B's first message was handed to the producer (times keep their monotonic reading,
+	// so that a step of the wall clock cannot reorder them).
+	sends := &firstSend{recording: strconv.FormatInt(b.recordingID, 10), sent: make(chan struct{})}
+	ip := startInProcess(t, inProcessOptions{createProducer: sends.wrap, wrapStore: func(s store.Store) store.Store { fs.Store = s; return fs }}, sc)
 	ip.waitCheckpoint(sc, b.recordingID, pb[nB-1], 60*time.Second)
 
 	failed, savedAt := fs.outcome()
 	if failed != 3 || savedAt.IsZero() {
 		t.Fatalf("A's final save failed %d times and succeeded at %v; want 3 failures, then a success", failed, savedAt)
 	}
-	if first := time.Unix(0, firstOfB.Load()); !first.After(savedAt) {
+	select {
+	case <-sends.sent:
+	default:
+		t.Fatal("B's checkpoint reached its end without a send of B")
+	}
+	if first := sends.at; !first.After(savedAt) {
 		t.Fatalf("B's first send at %s, before A's final checkpoint was persisted at %s", first.Format(time.StampMicro), savedAt.Format(time.StampMicro))
 	}
 	if cp := ip.checkpoint(sc, a.recordingID); cp.Position != pa[nA-1] || !cp.Completed {
