@@ -39,6 +39,8 @@ type streamStatus struct {
 	// carried holds each recording's counts at the end of the previous incarnation (see
 	// resume): a tracker counts from 0.
 	carried map[int64]counts
+	// forgotten are completed recordings no longer shown (shownCompleted).
+	forgotten map[int64]bool
 }
 
 // counts are a recording's counters.
@@ -46,7 +48,7 @@ type counts struct{ published, acknowledged, duplicates, failed uint64 }
 
 func newStreamStatus(nowMs int64) *streamStatus {
 	return &streamStatus{recordings: map[int64]*messages.RecordingStatus{}, rates: map[int64]*rate{}, failures: map[string]*messages.Failure{},
-		carried: map[int64]counts{}, startedMs: nowMs}
+		carried: map[int64]counts{}, forgotten: map[int64]bool{}, startedMs: nowMs}
 }
 
 // statusKeeper keeps each stream's status from one incarnation of its supervisor to the
@@ -90,13 +92,41 @@ func (s *streamStatus) resume(nowMs int64) {
 	}
 }
 
+// shownCompleted is how many completed recordings a stream's status keeps, the newest:
+// a publisher that restarts every hour makes hundreds a month, each a dozen series in
+// /metrics. Recordings not completed are always kept.
+const shownCompleted = 10
+
 func (s *streamStatus) recording(id int64) *messages.RecordingStatus {
 	r := s.recordings[id]
 	if r == nil {
 		r = &messages.RecordingStatus{RecordingId: id}
+		if s.forgotten[id] {
+			return r // completed and past shownCompleted: taken and dropped
+		}
 		s.recordings[id] = r
 	}
 	return r
+}
+
+// forgetOldCompleted drops all but the newest shownCompleted completed recordings.
+func (s *streamStatus) forgetOldCompleted() {
+	var done []int64
+	for id, r := range s.recordings {
+		if r.Completed {
+			done = append(done, id)
+		}
+	}
+	if len(done) <= shownCompleted {
+		return
+	}
+	slices.Sort(done)
+	for _, id := range done[:len(done)-shownCompleted] {
+		delete(s.recordings, id)
+		delete(s.rates, id)
+		delete(s.carried, id)
+		s.forgotten[id] = true
+	}
 }
 
 // known records what discovery says of a recording at atMs.
@@ -206,6 +236,7 @@ func (s *streamStatus) build(name, mode string, failed error, waiting []int64, s
 	st := &messages.StreamStatus{Name: name, Mode: mode, Restarts: s.restarts, WaitingRecordings: waiting, Healthy: true,
 		StoreWrites: s.storeWrites, LastStoreWriteUs: s.lastWriteUs}
 	var pending, lag int64
+	s.forgetOldCompleted()
 	for _, id := range slices.Sorted(maps.Keys(s.recordings)) {
 		r := proto.Clone(s.recordings[id]).(*messages.RecordingStatus)
 		r.LagBytes, r.EtaMs = 0, nil

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,29 @@ func TestTheStallRuleSeesRecordingsNotReachedAndStreamsNotStarted(t *testing.T) 
 	}
 	if st := s.build("orders", "archive", nil, nil, stall, stall.Milliseconds()+1); st.State != "stalled" || st.Healthy {
 		t.Errorf("no replay for longer than the threshold: %s, healthy %t; want stalled", st.State, st.Healthy)
+	}
+}
+
+// A stream's status shows the newest completed recordings only (shownCompleted), and every
+// recording not completed: recordings a publisher's restarts leave behind do not grow the
+// status and /metrics for ever, nor come back with the next listing.
+func TestTheStatusShowsTheNewestCompletedRecordingsOnly(t *testing.T) {
+	s := newStreamStatus(0)
+	for id := range int64(15) {
+		s.stored(store.Checkpoint{RecordingID: id, Position: 64, Completed: true})
+	}
+	s.known(&messages.RecordingInfo{RecordingId: 15, Live: true, RecordedPosition: 128}, 0)
+	s.listed = true
+	st := s.build("orders", "archive", nil, nil, time.Minute, 1)
+	var ids []int64
+	for _, r := range st.Recordings {
+		ids = append(ids, r.RecordingId)
+	}
+	if want := []int64{5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}; !slices.Equal(ids, want) {
+		t.Fatalf("recordings shown %v, want %v", ids, want)
+	}
+	s.known(&messages.RecordingInfo{RecordingId: 0, StopPosition: 64, RecordedPosition: 64}, 2)
+	if st := s.build("orders", "archive", nil, nil, time.Minute, 3); len(st.Recordings) != 11 || st.Recordings[0].RecordingId != 5 {
+		t.Fatalf("a listing brought back recording 0: %d shown, first %d", len(st.Recordings), st.Recordings[0].RecordingId)
 	}
 }
