@@ -21,6 +21,9 @@ type (
 		wantCount int // listing: how many descriptors were asked for
 		deadline  time.Time
 		reply     chan result // buffered, length 1: the agent never blocks on a caller
+		// undo, if set, reverses what a successful answer started (the relevant id's
+		// replay or recording subscription) when the caller gave up before it came.
+		undo func(relevantID int64)
 
 		descriptors []RecordingDescriptor
 	}

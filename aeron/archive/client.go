@@ -312,9 +312,9 @@ func (c *Client) MaxRecordedPosition(ctx context.Context, recordingID int64) (in
 // recording ends.
 func (c *Client) StartRecording(ctx context.Context, ch string, streamID int32, source SourceLocation, autoStop bool) (int64, error) {
 	corr := c.correlationID()
-	return c.relevant(ctx, fmt.Sprintf("start recording %q stream %d", ch, streamID), corr,
+	return c.started(ctx, fmt.Sprintf("start recording %q stream %d", ch, streamID), corr,
 		&codec.StartRecordingRequest2{ControlSessionID: c.controlSessionID, CorrelationID: corr,
-			StreamID: streamID, SourceLocation: source, AutoStop: autoStop, Channel: ch})
+			StreamID: streamID, SourceLocation: source, AutoStop: autoStop, Channel: ch}, c.StopRecordingSubscription)
 }
 
 // StopRecording stops recording channel and stream (the same channel StartRecording got).
@@ -341,10 +341,10 @@ func (c *Client) StopRecordingSubscription(ctx context.Context, subscriptionID i
 // (no subscriber connected within its connect timeout): that error goes to OnError.
 func (c *Client) StartReplay(ctx context.Context, recordingID, position, length int64, replayChannel string, replayStreamID int32) (int64, error) {
 	corr := c.correlationID()
-	return c.relevant(ctx, fmt.Sprintf("replay recording %d from %d", recordingID, position), corr,
+	return c.started(ctx, fmt.Sprintf("replay recording %d from %d", recordingID, position), corr,
 		&codec.ReplayRequest{ControlSessionID: c.controlSessionID, CorrelationID: corr,
 			RecordingID: recordingID, Position: position, Length: length, ReplayStreamID: replayStreamID,
-			FileIOMaxLength: codec.NullValue, ReplayToken: codec.NullValue, ReplayChannel: replayChannel})
+			FileIOMaxLength: codec.NullValue, ReplayToken: codec.NullValue, ReplayChannel: replayChannel}, c.StopReplay)
 }
 
 // StopReplay stops a replay (the archive answers OK even for an unknown id).
@@ -377,6 +377,20 @@ func (c *Client) relevant(ctx context.Context, what string, corr int64, req code
 	return res.relevantID, err
 }
 
+// started is relevant for a request that starts something in the archive: if ctx ends
+// after the request went out and the archive then starts it anyway, stop (with the relevant
+// id) stops it, so that no replay or recording is left running that nobody knows of.
+func (c *Client) started(ctx context.Context, what string, corr int64, req codec.Request, stop func(context.Context, int64) error) (int64, error) {
+	res, err := c.do(ctx, &call{what: what, kind: single, corr: corr, request: req, undo: func(id int64) {
+		ctx, cancel := context.WithTimeout(context.Background(), c.opts.MessageTimeout)
+		defer cancel()
+		if err := stop(ctx, id); err != nil {
+			c.opts.Logger.Warn("archive: could not stop what a request abandoned by its caller started", "request", what, "relevant_id", id, "error", err)
+		}
+	}})
+	return res.relevantID, err
+}
+
 // do hands a call to the agent and waits for its result, the client's death, or ctx.
 func (c *Client) do(ctx context.Context, cl *call) (result, error) {
 	cl.reply = make(chan result, 1)
@@ -400,6 +414,18 @@ func (c *Client) do(ctx context.Context, cl *call) (result, error) {
 			return result{}, c.Err()
 		}
 	case <-ctx.Done():
+		if cl.undo != nil {
+			// The request went out: its answer is still to come, and may start something.
+			go func() {
+				select {
+				case r := <-cl.reply:
+					if r.err == nil {
+						cl.undo(r.relevantID)
+					}
+				case <-c.dead:
+				}
+			}()
+		}
 		return result{}, ctx.Err()
 	}
 }

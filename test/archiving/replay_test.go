@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -318,4 +319,79 @@ func waitRecorded(t *testing.T, s session, id, position int64) {
 		}
 		return nil
 	})
+}
+
+// TestAReplayItsCallerGaveUpOnIsStopped: StartReplay's context ends after the request went
+// out and before the archive answered. The archive starts the replay anyway — of a live
+// recording, so it would follow it for ever, its image held open on the replay stream. The
+// client stops it when the answer comes: the replay's image goes away.
+func TestAReplayItsCallerGaveUpOnIsStopped(t *testing.T) {
+	s := connect(t, shared, archive.Options{})
+	ctx := context.Background()
+	stream := uniqueStream()
+	sub, err := s.archive.StartRecording(ctx, "aeron:ipc", stream, archive.SourceLocal, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := s.aeron.AddExclusivePublication(ctx, "aeron:ipc", stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = pub.Close()
+		_ = s.archive.StopRecordingSubscription(ctx, sub)
+	})
+	id := nextSignal(t, s.archive, archive.SignalStart).RecordingID
+	offerAll(t, pub, 0, 10, nil)
+
+	replayStream := uniqueStream()
+	var joined atomic.Int32
+	replays, err := s.aeron.AddSubscription(ctx, "aeron:ipc", replayStream, aeron.ImageHandlers{OnAvailable: func(*aeron.Image) { joined.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = replays.Close() })
+	// Give up ever later, until a request given up on went out (its replay's image joined).
+	for wait := 20 * time.Microsecond; ; wait *= 2 {
+		if wait > time.Second {
+			t.Fatal("every StartReplay was answered within its time, or never sent")
+		}
+		before := joined.Load()
+		callCtx, cancel := context.WithTimeout(ctx, wait)
+		session, err := s.archive.StartReplay(callCtx, id, 0, archive.ReplayToEnd, "aeron:ipc", replayStream)
+		cancel()
+		if err == nil { // answered in time: not the case under test
+			if err := s.archive.StopReplay(ctx, session); err != nil {
+				t.Fatal(err)
+			}
+			eventually.NoError(t, 10*time.Second, func() error { return noImages(replays) })
+			continue
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatal(err)
+		}
+		// Sent or not? A replay started joins its image within a second.
+		started := false
+		for deadline := time.Now().Add(time.Second); !started && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			started = joined.Load() != before
+		}
+		if !started {
+			continue
+		}
+		t.Logf("given up on after %s; the replay started anyway", wait)
+		eventually.NoError(t, 10*time.Second, func() error { return noImages(replays) })
+		return
+	}
+}
+
+// noImages fails while sub has an image. It reads what they hold: an IPC publication
+// closed with data its subscribers have not read drains before its images go.
+func noImages(sub *aeron.Subscription) error {
+	if _, err := sub.Poll(func([]byte, aeron.Header) {}, 1000); err != nil {
+		return err
+	}
+	if n := len(sub.Images()); n > 0 {
+		return fmt.Errorf("%d replay image(s) still open", n)
+	}
+	return nil
 }
