@@ -498,6 +498,10 @@ func TestNoMediaDriverIsUnhealthyAndSaysWhy(t *testing.T) {
 	if c := status.Connection; c == nil || c.Connected || c.FailedAttempts < 1 || c.Error == "" || c.SinceMs == 0 {
 		t.Fatalf("/status connection %v; want not connected, with attempts, an error and since when", c)
 	}
+	// Lesson 17: the mode is logged at start, before anything can fail.
+	if _, ok := failLogLine(f.Log(), "ferry starting", "mode=archive"); !ok {
+		t.Fatalf("the start-up log does not name the mode:\n%s", f.LogTail(30))
+	}
 	f.mustStop()
 }
 

@@ -52,6 +52,10 @@ func TestTransportModePublishesLiveMessages(t *testing.T) {
 	if !strings.Contains(f.Log(), "at most once") {
 		t.Fatalf("the start-up log does not say that transport mode delivers at most once:\n%s", f.LogTail(30))
 	}
+	// Lesson 17: the mode is logged at start.
+	if _, ok := failLogLine(f.Log(), "ferry starting", "mode=transport"); !ok {
+		t.Fatalf("the start-up log does not name the mode:\n%s", f.LogTail(30))
+	}
 }
 
 // TestTransportModeRidesOutABrokerOutage: the broker is killed with kill -9 while ferry runs
