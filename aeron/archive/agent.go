@@ -128,6 +128,9 @@ func (a *agent) send(now time.Time) {
 			cl.reply <- result{err: fmt.Errorf("archive: %s: %w", cl.what, err)}
 			continue
 		}
+		// The answer is due a message timeout after the request went out, not after it
+		// was queued: a call may have waited behind a listing.
+		cl.deadline = now.Add(a.c.opts.MessageTimeout)
 		a.waiting[cl.corr] = cl
 	}
 }
@@ -254,6 +257,9 @@ func (a *agent) onDescriptor(m codec.RecordingDescriptor) {
 		return
 	}
 	cl.descriptors = append(cl.descriptors, descriptorFrom(m))
+	// A listing that makes progress is alive: its next descriptor is due a message
+	// timeout after this one (as the Java client's descriptor poller does).
+	cl.deadline = time.Now().Add(a.c.opts.MessageTimeout)
 	if len(cl.descriptors) == cl.wantCount {
 		// Exactly the count asked for ends a listing with no terminating message.
 		delete(a.waiting, m.CorrelationID)
