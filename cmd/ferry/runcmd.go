@@ -74,7 +74,7 @@ func runPipeline(args []string, stderr io.Writer) error {
 		// wrapper forwarding the terminal's Ctrl-C to its process group delivers two).
 		after := "what is not yet acknowledged is published again at the next start"
 		if cfg.Mode == config.ModeTransport {
-			after = "what is not yet acknowledged is lost, as in any stop of transport mode"
+			after = "in transport mode what is not yet acknowledged then goes unpublished"
 		}
 		log.Info("signal received: draining; a second signal (a second from now) stops ferry at once: " + after)
 		time.AfterFunc(time.Second, stop)
