@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive/internal/codec"
 )
+
+// errAbandoned answers a call its caller gave up on before it was sent (nobody reads it but
+// the goroutine that would have stopped what it started).
+var errAbandoned = errors.New("archive: the caller gave up before the request was sent")
 
 // A call is one request and the state of its answer. It belongs to the agent once queued.
 type (
@@ -19,8 +24,12 @@ type (
 		corr      int64
 		request   codec.Request
 		wantCount int // listing: how many descriptors were asked for
-		deadline  time.Time
-		reply     chan result // buffered, length 1: the agent never blocks on a caller
+		// sendBy bounds the offers of the request, from the first; deadline, the wait for
+		// its answer, from when it went out (for a listing, from its last descriptor).
+		sendBy, deadline time.Time
+		reply            chan result // buffered, length 1: the agent never blocks on a caller
+		// abandoned is set by the caller that gave up: a request not sent yet is dropped.
+		abandoned atomic.Bool
 		// undo, if set, reverses what a successful answer started (the relevant id's
 		// replay or recording subscription) when the caller gave up before it came.
 		undo func(relevantID int64)
@@ -116,9 +125,17 @@ func (a *agent) send(now time.Time) {
 		if cl.kind == listing && a.listing() {
 			return
 		}
+		if cl.abandoned.Load() {
+			a.outbox = a.outbox[1:]
+			cl.reply <- result{err: errAbandoned}
+			continue
+		}
+		if cl.sendBy.IsZero() {
+			cl.sendBy = now.Add(a.c.opts.MessageTimeout)
+		}
 		err := a.offer(cl.request)
 		if retryable(err) {
-			if now.After(cl.deadline) {
+			if now.After(cl.sendBy) {
 				a.fatal = fmt.Errorf("%w: could not send %s within %s: %w", ErrArchiveUnavailable, cl.what, a.c.opts.MessageTimeout, err)
 			}
 			return

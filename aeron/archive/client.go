@@ -314,7 +314,7 @@ func (c *Client) StartRecording(ctx context.Context, ch string, streamID int32, 
 	corr := c.correlationID()
 	return c.started(ctx, fmt.Sprintf("start recording %q stream %d", ch, streamID), corr,
 		&codec.StartRecordingRequest2{ControlSessionID: c.controlSessionID, CorrelationID: corr,
-			StreamID: streamID, SourceLocation: source, AutoStop: autoStop, Channel: ch}, c.StopRecordingSubscription)
+			StreamID: streamID, SourceLocation: source, AutoStop: autoStop, Channel: ch}, c.StopRecordingSubscription, false)
 }
 
 // StopRecording stops recording channel and stream (the same channel StartRecording got).
@@ -344,7 +344,7 @@ func (c *Client) StartReplay(ctx context.Context, recordingID, position, length 
 	return c.started(ctx, fmt.Sprintf("replay recording %d from %d", recordingID, position), corr,
 		&codec.ReplayRequest{ControlSessionID: c.controlSessionID, CorrelationID: corr,
 			RecordingID: recordingID, Position: position, Length: length, ReplayStreamID: replayStreamID,
-			FileIOMaxLength: codec.NullValue, ReplayToken: codec.NullValue, ReplayChannel: replayChannel}, c.StopReplay)
+			FileIOMaxLength: codec.NullValue, ReplayToken: codec.NullValue, ReplayChannel: replayChannel}, c.StopReplay, true)
 }
 
 // StopReplay stops a replay (the archive answers OK even for an unknown id).
@@ -380,11 +380,14 @@ func (c *Client) relevant(ctx context.Context, what string, corr int64, req code
 // started is relevant for a request that starts something in the archive: if ctx ends
 // after the request went out and the archive then starts it anyway, stop (with the relevant
 // id) stops it, so that no replay or recording is left running that nobody knows of.
-func (c *Client) started(ctx context.Context, what string, corr int64, req codec.Request, stop func(context.Context, int64) error) (int64, error) {
+//
+// quietWhenClosed: a closed session ends what stop would stop (its replays), so failing to
+// stop it then is not worth a warning.
+func (c *Client) started(ctx context.Context, what string, corr int64, req codec.Request, stop func(context.Context, int64) error, quietWhenClosed bool) (int64, error) {
 	res, err := c.do(ctx, &call{what: what, kind: single, corr: corr, request: req, undo: func(id int64) {
 		ctx, cancel := context.WithTimeout(context.Background(), c.opts.MessageTimeout)
 		defer cancel()
-		if err := stop(ctx, id); err != nil {
+		if err := stop(ctx, id); err != nil && !(quietWhenClosed && errors.Is(err, ErrClosed)) {
 			c.opts.Logger.Warn("archive: could not stop what a request abandoned by its caller started", "request", what, "relevant_id", id, "error", err)
 		}
 	}})
@@ -394,7 +397,6 @@ func (c *Client) started(ctx context.Context, what string, corr int64, req codec
 // do hands a call to the agent and waits for its result, the client's death, or ctx.
 func (c *Client) do(ctx context.Context, cl *call) (result, error) {
 	cl.reply = make(chan result, 1)
-	cl.deadline = time.Now().Add(c.opts.MessageTimeout)
 	select {
 	case c.requests <- cl:
 	case <-c.dead:
@@ -414,8 +416,9 @@ func (c *Client) do(ctx context.Context, cl *call) (result, error) {
 			return result{}, c.Err()
 		}
 	case <-ctx.Done():
+		cl.abandoned.Store(true) // not sent yet: it will not be
 		if cl.undo != nil {
-			// The request went out: its answer is still to come, and may start something.
+			// Sent already, its answer is still to come and may start something.
 			go func() {
 				select {
 				case r := <-cl.reply:
