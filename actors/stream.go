@@ -88,7 +88,11 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 	case *restarted:
 		s.status.restarts++
 	case *messages.RecordingProgress:
-		s.status.progress(msg, s.env.nowMs())
+		// Only from this incarnation's actors: a restarted supervisor's status carries the
+		// counts of the last one's already, and a late push of theirs would add them again.
+		if s.running[msg.RecordingId] != nil {
+			s.status.progress(msg, s.env.nowMs())
+		}
 	case *messages.FailureObserved:
 		s.status.failure(msg.Failure)
 	case *messages.StoreWritten:

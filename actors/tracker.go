@@ -104,13 +104,14 @@ func (t *tracker) Receive(ctx actor.Context) {
 		// Stopped with a report queued (the stream failed, or this tracker did): what was
 		// committed is still reported, for the checkpointer to persist. Committed is the
 		// acknowledged prefix, whatever went wrong after it. The status held back by the
-		// push interval goes too: its tick would come after the stop, and the stream's
-		// status carries these counts into the next incarnation.
+		// push interval goes too, if the stream still takes it: its tick would come after
+		// the stop.
 		t.reportCommits(ctx)
 		t.pushStatus(ctx, true, t.env.nowMs())
 	case *messages.Drain:
 		t.draining = true
 		t.reportCommits(ctx)
+		t.pushStatus(ctx, true, t.env.nowMs()) // the counts so far, while the stream listens
 		if msg.Now && !t.drainedSent {
 			t.drainedSent = true
 			var pending int64
