@@ -289,6 +289,9 @@ func TestParse_StreamsThatCannotShareARecordingAreAccepted(t *testing.T) {
 	mustParse(t, strings.Replace(doc("archive", "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40123|alias=b\n    stream_id: 1001\n    topic: fills\n"),
 		"40123\n", "40123|alias=a\n", 1), nil)
 	mustParse(t, doc("archive", "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40124\n    stream_id: 101\n    topic: fills\n"), nil)
+	// Port 0 is no shared address: MDC subscriptions to two publishers' control addresses.
+	mustParse(t, strings.Replace(doc("transport", "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:0|control=pubb:40000|control-mode=dynamic\n    stream_id: 1001\n    topic: fills\n"),
+		"aeron:udp?endpoint=localhost:40123", "aeron:udp?endpoint=localhost:0|control=puba:40000|control-mode=dynamic", 1), nil)
 	// In transport mode, other sessions of one address are other messages.
 	mustParse(t, strings.Replace(doc("transport", "", "  - name: fills\n    channel: aeron:ipc?session-id=2\n    stream_id: 1001\n    topic: fills\n"),
 		"aeron:udp?endpoint=localhost:40123", "aeron:ipc?session-id=1", 1), nil)

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ferry-bridge/ferry/aeron/channel"
 )
@@ -177,7 +178,8 @@ func reaches(a, b channel.URI) bool {
 	same := func(key string) bool {
 		x, ok := a.Get(key)
 		y, ok2 := b.Get(key)
-		return ok && ok2 && x == y
+		// Port 0 is any port (an MDC subscription's endpoint): not an address to share.
+		return ok && ok2 && x == y && !strings.HasSuffix(x, ":0")
 	}
 	return a.Media() == channel.MediaIPC || same(channel.KeyEndpoint) || same(channel.KeyControl)
 }
