@@ -56,6 +56,17 @@ func next[T any](t *testing.T, p probe) T {
 	}
 }
 
+// startTracker starts recording 7's tracker among probe neighbours and tells it the
+// replay started (generation 1).
+func startTracker(t *testing.T, env *Env, cfg *StreamConfig) (*actor.ActorSystem, neighbours, *actor.PID) {
+	t.Helper()
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
+	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+	return system, nb, tracker
+}
+
 // neighbours are the probes standing in for the actors around the one under test.
 type neighbours struct{ stream, publisher, checkpointer, replay probe }
 
@@ -98,11 +109,7 @@ func testSystem(t *testing.T) *actor.ActorSystem {
 // flush: a duplicate at the next start, after a stop that promised none.
 func TestABatchArrivingAfterTheTrackersDrainIsNotPublished(t *testing.T) {
 	env, cfg := testEnv(t)
-	system := testSystem(t)
-	nb, pids := spawnNeighbours(system)
-	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
-
-	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+	system, nb, tracker := startTracker(t, env, cfg)
 	system.Root.Send(tracker, &messages.Drain{})
 	if d := next[*messages.RecordingDrained](t, nb.stream); d.Unacknowledged != 0 {
 		t.Fatalf("drained with %d unacknowledged, want 0", d.Unacknowledged)
@@ -188,12 +195,9 @@ func TestARestartedCheckpointerFailsTheStreamLoudly(t *testing.T) {
 // record is counted once, the position only moves forward and ends at the last record.
 func TestEveryCommitReachesTheCheckpointer(t *testing.T) {
 	env, cfg := testEnv(t)
-	system := testSystem(t)
-	nb, pids := spawnNeighbours(system)
-	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
+	system, nb, tracker := startTracker(t, env, cfg)
 
 	const n, size = 300, 64
-	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
 	records := make([]*messages.Record, n)
 	for i := range records {
 		records[i] = &messages.Record{Start: int64(i * size), End: int64((i + 1) * size)}
@@ -280,11 +284,7 @@ func TestCommitsHeldForABurstAreReportedWhenTheTrackerStops(t *testing.T) {
 	env, cfg := testEnv(t)
 	clock := &blockingClock{entered: make(chan struct{}), released: make(chan struct{})}
 	env.Now = clock.now
-	system := testSystem(t)
-	nb, pids := spawnNeighbours(system)
-	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
-
-	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+	system, nb, tracker := startTracker(t, env, cfg)
 	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{{Start: 0, End: 64}, {Start: 64, End: 128}}})
 	sent := next[*messages.RecordBatch](t, nb.publisher)
 	clock.armed.Store(true)
@@ -303,11 +303,7 @@ func TestCommitsHeldForABurstAreReportedWhenTheTrackerStops(t *testing.T) {
 // which its status carries into the next incarnation.
 func TestTheTrackersLastStatusIsPushedWhenItStops(t *testing.T) {
 	env, cfg := testEnv(t)
-	system := testSystem(t)
-	nb, pids := spawnNeighbours(system)
-	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
-
-	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+	system, nb, tracker := startTracker(t, env, cfg)
 	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{{Start: 0, End: 64}, {Start: 64, End: 128}}})
 	sent := next[*messages.RecordBatch](t, nb.publisher)
 	system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: 64})

@@ -3,11 +3,8 @@ package pipeline
 import (
 	"bytes"
 	"encoding/binary"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/harness"
@@ -70,16 +67,10 @@ func TestLesson09_ACheckpointAtAPaddingFrameResumesPastIt(t *testing.T) {
 		t.Fatalf("stored after the first run: %+v, %v; want the checkpoint at the padding frame, %d", state.Checkpoints, err, pos[gap])
 	}
 
-	var first atomic.Int64
-	resend := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
-		if k == 0 {
-			first.Store(*msg.SequenceID)
-		}
-		return harness.Deliver()
-	}
+	resend, first := firstSequenceID()
 	again := startInProcess(t, inProcessOptions{plan: resend, storePath: storePath}, sc)
 	again.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
-	if got := first.Load(); got != pos[gap+1] {
+	if got := first(); got != pos[gap+1] {
 		t.Fatalf("resumed at the padding frame, the first send carried sequence id %d, want %d (message %d)", got, pos[gap+1], gap+1)
 	}
 	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), want)

@@ -315,16 +315,10 @@ func TestLesson02_LostAckStallsAndTheNextStartRepublishes(t *testing.T) {
 
 	// The next start sends message 30 first: the broker stored it already, so only the
 	// sequence id of the first send shows the re-publishing.
-	var first atomic.Int64
-	resend := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
-		if k == 0 {
-			first.Store(*msg.SequenceID)
-		}
-		return harness.Deliver()
-	}
+	resend, first := firstSequenceID()
 	again := startInProcess(t, inProcessOptions{plan: resend, storePath: storePath}, sc)
 	again.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
-	if got := first.Load(); got != pos[lost] {
+	if got := first(); got != pos[lost] {
 		t.Fatalf("the next start sent sequence id %d first, want %d (message %d, the first unacknowledged)", got, pos[lost], lost)
 	}
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
@@ -467,6 +461,18 @@ func (s *finalSaveFailing) outcome() (failed int, savedAt time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.failed, s.savedAt
+}
+
+// firstSequenceID is a plan that delivers every acknowledgement and notes the sequence id
+// of the first message sent, which first returns (0 before).
+func firstSequenceID() (plan harness.Plan, first func() int64) {
+	var seq atomic.Int64
+	return func(k int, msg *pulsar.ProducerMessage) harness.Fault {
+		if k == 0 {
+			seq.Store(*msg.SequenceID)
+		}
+		return harness.Deliver()
+	}, seq.Load
 }
 
 // answers counts the distinct messages (by sequence id) the broker answered, whichever
