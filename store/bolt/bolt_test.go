@@ -223,6 +223,11 @@ func TestLesson13_DamagedFileFailsOpen(t *testing.T) {
 		"garbage": func(t *testing.T, path string) {
 			writeFile(t, path, []byte(strings.Repeat("not a bbolt file ", 4096)))
 		},
+		"truncated to nothing": func(t *testing.T, path string) {
+			if err := os.Truncate(path, 0); err != nil {
+				t.Fatal(err)
+			}
+		},
 		"truncated to 100 bytes": func(t *testing.T, path string) {
 			if err := os.Truncate(path, 100); err != nil {
 				t.Fatal(err)

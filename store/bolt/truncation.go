@@ -46,9 +46,12 @@ func readBoltMeta(f *os.File, off int64) (m boltMeta, ok bool) {
 	return boltMeta{pageSize: uint64(e.Uint32(meta[8:])), pgid: e.Uint64(meta[40:]), txid: e.Uint64(meta[48:])}, true
 }
 
-// checkTruncation refuses an existing file shorter than its newest valid meta page says.
-// A missing or empty file (a new store) and a file without a valid meta page (which bbolt
-// itself refuses) pass.
+// checkTruncation refuses an existing file shorter than its newest valid meta page says,
+// and an empty one: bbolt would initialise it as a new store, and every stream would start
+// again from its configured start position (lesson 13). bbolt writes a new file's meta pages
+// before Open returns, so an empty file is a store cut to nothing (a partial copy or
+// restore), or one whose creation a crash interrupted. A missing file (a new store) and a
+// file without a valid meta page (which bbolt itself refuses) pass.
 func checkTruncation(path string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -59,8 +62,11 @@ func checkTruncation(path string) error {
 	}
 	defer f.Close()
 	info, err := f.Stat()
-	if err != nil || info.Size() == 0 {
-		return err
+	if err != nil {
+		return fmt.Errorf("open checkpoint store %s: %w", path, err)
+	}
+	if info.Size() == 0 {
+		return &store.CorruptError{File: path, Reason: "the file is empty (if ferry never ran with it, a start that crashed while creating it: delete it)"}
 	}
 	m0, ok0 := readBoltMeta(f, 0)
 	second := int64(os.Getpagesize())
