@@ -246,7 +246,9 @@ func (s *Store) Reset(name string) error {
 	err := s.update(func(tx *bbolt.Tx) error {
 		streams := tx.Bucket(streamsBucket)
 		if streams.Bucket([]byte(name)) == nil {
-			return nil
+			// Nothing, or damage: a value where the stream's bucket belongs (Load calls it
+			// corrupt and names this reset as the way out).
+			return streams.Delete([]byte(name))
 		}
 		return s.deleteBucket(streams, []byte(name))
 	})

@@ -218,6 +218,26 @@ func TestLesson12_MisshapenLayoutIsNotEmpty(t *testing.T) {
 	wantLoadCorrupt(t, path, "stream bucket")
 }
 
+// The way out that error names, a reset, clears a stream stored as a value (its read-back
+// refused it, so the advice could never work).
+func TestLesson15_ResetClearsAStreamStoredAsAValue(t *testing.T) {
+	path := seeded(t)
+	editRaw(t, path, func(tx *bbolt.Tx) error {
+		streams := tx.Bucket([]byte("streams"))
+		if err := streams.DeleteBucket([]byte("orders")); err != nil {
+			return err
+		}
+		return streams.Put([]byte("orders"), []byte("x"))
+	})
+	s := openStore(t, path)
+	if err := s.Reset("orders"); err != nil {
+		t.Fatalf("Reset of a stream stored as a value: %v", err)
+	}
+	if st, err := s.Load(storetest.Def("orders")); err != nil || st.Stored {
+		t.Fatalf("Load after Reset = %+v, %v; want nothing stored", st, err)
+	}
+}
+
 func TestLesson13_DamagedFileFailsOpen(t *testing.T) {
 	damage := map[string]func(t *testing.T, path string){
 		"garbage": func(t *testing.T, path string) {
