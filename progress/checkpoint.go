@@ -26,6 +26,8 @@ type CheckpointConfig struct {
 // range. Out-of-range values are rejected, never clamped (lesson 19).
 func (c CheckpointConfig) Validate() error {
 	switch {
+	case c.EveryMs > maxPolicyMs || c.RetryMaxMs > maxPolicyMs:
+		return fmt.Errorf("checkpoint EveryMs %d and RetryMaxMs %d must be at most a day (%d): %w", c.EveryMs, c.RetryMaxMs, maxPolicyMs, ErrInvalidConfig)
 	case c.EveryRecords <= 0:
 		return fmt.Errorf("checkpoint EveryRecords %d must be > 0: %w", c.EveryRecords, ErrInvalidConfig)
 	case c.EveryMs <= 0:
@@ -37,6 +39,9 @@ func (c CheckpointConfig) Validate() error {
 	}
 	return nil
 }
+
+// maxPolicyMs bounds the policy's intervals, which it adds to the clock: a day.
+const maxPolicyMs = 24 * 60 * 60 * 1000
 
 // Save is one write the caller must carry out: persist (RecordingID,
 // Position, Completed). Position is never beyond the committed position

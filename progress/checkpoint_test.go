@@ -325,6 +325,9 @@ func TestCheckpointConfig_OutOfRangeValuesAreRejected(t *testing.T) {
 		{"zero interval", func(c *CheckpointConfig) { c.EveryMs = 0 }},
 		{"zero retry", func(c *CheckpointConfig) { c.RetryMinMs = 0 }},
 		{"cap below min", func(c *CheckpointConfig) { c.RetryMaxMs = c.RetryMinMs - 1 }},
+		// Added to the clock, a larger one would wrap negative: a retry or flush every tick.
+		{"interval over a day", func(c *CheckpointConfig) { c.EveryMs = maxPolicyMs + 1 }},
+		{"cap over a day", func(c *CheckpointConfig) { c.RetryMaxMs = maxPolicyMs + 1 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

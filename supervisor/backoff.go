@@ -77,8 +77,8 @@ type Policy struct {
 // Backoff.Max < Backoff.Min, MaxRestarts < 0 or Window <= 0.
 func (p Policy) Validate() error {
 	switch {
-	case p.Backoff.Min <= 0:
-		return fmt.Errorf("%w: backoff min %v must be positive", ErrInvalidPolicy, p.Backoff.Min)
+	case p.Backoff.Min < time.Millisecond:
+		return fmt.Errorf("%w: backoff min %v must be at least 1ms (a shorter one jitters down to no wait at all)", ErrInvalidPolicy, p.Backoff.Min)
 	case p.Backoff.Max < p.Backoff.Min:
 		return fmt.Errorf("%w: backoff max %v is below min %v", ErrInvalidPolicy, p.Backoff.Max, p.Backoff.Min)
 	case p.MaxRestarts < 0:

@@ -92,6 +92,7 @@ func TestPolicyValidate(t *testing.T) {
 		{"min equals max", func(p *Policy) { p.Backoff.Max = p.Backoff.Min }, true},
 		{"zero max restarts", func(p *Policy) { p.MaxRestarts = 0 }, true},
 		{"zero min", func(p *Policy) { p.Backoff.Min = 0 }, false},
+		{"min below a millisecond", func(p *Policy) { p.Backoff.Min = time.Nanosecond }, false}, // jitters to no wait
 		{"negative min", func(p *Policy) { p.Backoff.Min = -time.Second }, false},
 		{"max below min", func(p *Policy) { p.Backoff.Max = p.Backoff.Min - 1 }, false},
 		{"negative max restarts", func(p *Policy) { p.MaxRestarts = -1 }, false},
