@@ -208,6 +208,13 @@ func TestLesson13_UnknownSchemaVersionRefusedAtOpen(t *testing.T) {
 func TestLesson12_MisshapenLayoutIsNotEmpty(t *testing.T) {
 	// A stream whose bucket was replaced by a value is damage, not "never saved".
 	path := seeded(t)
+	storeStreamAsValue(t, path)
+	wantLoadCorrupt(t, path, "stream bucket")
+}
+
+// storeStreamAsValue replaces stream orders' bucket by a value, behind the store's back.
+func storeStreamAsValue(t *testing.T, path string) {
+	t.Helper()
 	editRaw(t, path, func(tx *bbolt.Tx) error {
 		streams := tx.Bucket([]byte("streams"))
 		if err := streams.DeleteBucket([]byte("orders")); err != nil {
@@ -215,20 +222,13 @@ func TestLesson12_MisshapenLayoutIsNotEmpty(t *testing.T) {
 		}
 		return streams.Put([]byte("orders"), []byte("x"))
 	})
-	wantLoadCorrupt(t, path, "stream bucket")
 }
 
 // The way out that error names, a reset, clears a stream stored as a value (its read-back
 // refused it, so the advice could never work).
 func TestLesson15_ResetClearsAStreamStoredAsAValue(t *testing.T) {
 	path := seeded(t)
-	editRaw(t, path, func(tx *bbolt.Tx) error {
-		streams := tx.Bucket([]byte("streams"))
-		if err := streams.DeleteBucket([]byte("orders")); err != nil {
-			return err
-		}
-		return streams.Put([]byte("orders"), []byte("x"))
-	})
+	storeStreamAsValue(t, path)
 	s := openStore(t, path)
 	if err := s.Reset("orders"); err != nil {
 		t.Fatalf("Reset of a stream stored as a value: %v", err)
