@@ -42,8 +42,7 @@ type live struct {
 	idle        time.Duration
 	draining    bool
 	drainedSent bool
-	lastPushMs  int64
-	pushPending bool
+	pushes      pushThrottle
 }
 
 // liveSends is what the live reader knows of the records it handed to the publisher. It
@@ -111,8 +110,8 @@ func (l *live) Receive(ctx actor.Context) {
 		ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "publish",
 			Message: fmt.Sprintf("the message ending at %d is lost (transport mode, at most once): %s", msg.End, msg.Error)}})
 		l.outcome(ctx)
-	case *liveStatusTick:
-		l.pushPending = false
+	case *statusTick:
+		l.pushes.ticked()
 		l.pushStatus(ctx, true)
 	case *messages.Drain:
 		l.draining = true
@@ -223,23 +222,13 @@ func (l *live) drained(ctx actor.Context) {
 	}
 }
 
-// liveStatusTick is the live reader's self-message to push a status it held back.
-type liveStatusTick struct{}
-
 // pushStatus reports the counts to the stream, at most every statusInterval unless forced
 // (then a timer sends the latest once the interval is over). Acknowledged is what was
 // published; failed, what was lost.
 func (l *live) pushStatus(ctx actor.Context, force bool) {
-	now := l.env.nowMs()
-	if !force && now-l.lastPushMs < statusInterval.Milliseconds() {
-		if !l.pushPending {
-			l.pushPending = true
-			self, system := ctx.Self(), ctx.ActorSystem()
-			time.AfterFunc(statusInterval, func() { system.Root.Send(self, &liveStatusTick{}) })
-		}
+	if !l.pushes.due(ctx, force, l.env.nowMs()) {
 		return
 	}
-	l.lastPushMs = now
 	st := &messages.RecordingStatus{Published: l.sent, Acknowledged: l.published, Failed: l.lost,
 		PendingRecords: int64(len(l.inflight)), PendingBytes: l.inflightB}
 	if l.lastReadMs != 0 {

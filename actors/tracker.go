@@ -45,17 +45,40 @@ type tracker struct {
 
 	// status is what the tracker pushes to the stream supervisor, at most every
 	// statusInterval (a timer catches the last change); lastAckMs goes into it then.
-	status      messages.RecordingStatus
-	lastAckMs   int64
-	lastPushMs  int64
-	pushPending bool
+	status    messages.RecordingStatus
+	lastAckMs int64
+	pushes    pushThrottle
 }
 
-// statusInterval is the most often a tracker pushes its status.
+// statusInterval is the most often a tracker or live reader pushes its status.
 const statusInterval = 250 * time.Millisecond
 
-// statusTick is the tracker's self-message to push a status it held back.
+// statusTick is a tracker's or live reader's self-message to push a status it held back.
 type statusTick struct{}
+
+// pushThrottle spaces an actor's status pushes at least statusInterval apart: a push due
+// sooner is held back, and one timer sends the actor a statusTick once the interval is over.
+type pushThrottle struct {
+	lastMs  int64
+	pending bool
+}
+
+// due reports whether a push may go now (noting it), or arms the timer; force always goes.
+func (p *pushThrottle) due(ctx actor.Context, force bool, now int64) bool {
+	if !force && now-p.lastMs < statusInterval.Milliseconds() {
+		if !p.pending {
+			p.pending = true
+			self, system := ctx.Self(), ctx.ActorSystem()
+			time.AfterFunc(statusInterval, func() { system.Root.Send(self, &statusTick{}) })
+		}
+		return false
+	}
+	p.lastMs = now
+	return true
+}
+
+// ticked notes that the timer's statusTick arrived.
+func (p *pushThrottle) ticked() { p.pending = false }
 
 // flushCommits is the tracker's self-message to report the commits of the acknowledgements
 // that were queued before it.
@@ -95,7 +118,7 @@ func (t *tracker) Receive(ctx actor.Context) {
 			t.progressed(ctx, 0, false)
 		}
 	case *statusTick:
-		t.pushPending = false
+		t.pushes.ticked()
 		t.pushStatus(ctx, true, t.env.nowMs())
 	case *flushCommits:
 		t.reportQueued = false
@@ -292,15 +315,9 @@ func (t *tracker) pushStatus(ctx actor.Context, force bool, now int64) {
 	if t.core == nil {
 		return
 	}
-	if !force && now-t.lastPushMs < statusInterval.Milliseconds() {
-		if !t.pushPending {
-			t.pushPending = true
-			self, system := ctx.Self(), ctx.ActorSystem()
-			time.AfterFunc(statusInterval, func() { system.Root.Send(self, &statusTick{}) })
-		}
+	if !t.pushes.due(ctx, force, now) {
 		return
 	}
-	t.lastPushMs = now
 	p := t.core.Pending()
 	st := proto.Clone(&t.status).(*messages.RecordingStatus)
 	st.RecordingId = t.rec
