@@ -2,13 +2,14 @@ package progress
 
 import (
 	"fmt"
-	"math"
 	"slices"
 )
 
 // Recording is what discovery knows about one recording of a stream. Times
 // are Unix epoch milliseconds as the archive reports them (start and stop
-// timestamps of the recording descriptor).
+// timestamps of the recording descriptor). They do not order recordings —
+// the ids and [Recording.Live] do (see [Schedule]) — but a recording reported
+// again with other times means the archive was replaced.
 type Recording struct {
 	ID      int64
 	StartMs int64
@@ -16,30 +17,6 @@ type Recording struct {
 	StopMs int64
 	// Live: the recording has no stop yet (lesson 7).
 	Live bool
-}
-
-// end returns the exclusive end of the recording's time interval; a live
-// recording extends to the end of time.
-func (r Recording) end() int64 {
-	if r.Live {
-		return math.MaxInt64
-	}
-	return r.StopMs
-}
-
-// Overlaps reports whether a and b were recording at the same time, which
-// is how ferry recognises concurrent publishers (lesson 11). Each recording
-// covers the half-open interval [StartMs, StopMs), or [StartMs, ∞) while
-// live, and two recordings overlap iff their intervals intersect:
-//
-//	a.StartMs < b.end && b.StartMs < a.end
-//
-// So a recording that started in the same millisecond its predecessor
-// stopped does not overlap it (a publisher restart), and a live recording
-// overlaps every recording that started after it. An empty interval
-// (StartMs == StopMs) overlaps nothing.
-func Overlaps(a, b Recording) bool {
-	return a.StartMs < b.end() && b.StartMs < a.end() && a.StartMs < a.end() && b.StartMs < b.end()
 }
 
 type scheduled struct {
@@ -50,21 +27,35 @@ type scheduled struct {
 
 // Schedule decides which recordings of one stream may publish now
 // (architecture §3.2). The rule: recording r may publish once every
-// recording q with a lower id that does not [Overlaps] r is completed.
-// Recordings that did not overlap are therefore published strictly in id
-// order, r+1 only after r completed; overlapping recordings (concurrent
-// publishers) publish concurrently, each in its own order. Completed means
-// every record acknowledged and the final checkpoint persisted (lesson 5):
-// the caller must call [Schedule.Completed] only then. The lowest-id
-// recording not completed may always publish, so the schedule never
-// deadlocks, and no recording is ever dropped or removed.
+// recording with a lower id is completed or still live.
+//
+// A live recording with a lower id than r was recording when r began: a
+// concurrent publisher (lesson 11). It may never stop, so r cannot wait for
+// it; the two publish concurrently, each in its own order. Every other
+// recording before r has stopped, and r waits until it is completed: every
+// record acknowledged and the final checkpoint persisted (lesson 5; the
+// caller must call [Schedule.Completed] only then). Publisher restarts are
+// therefore published strictly in recording order, also when the old
+// recording stopped after the new one began — which is what a crashed
+// publisher's recording does: the archive stops it only when it notices the
+// publisher gone, seconds after its restart began a new recording, although
+// every record of the old one came first. A stopped recording is finite, so
+// waiting for it costs time, never data; recordings of concurrent publishers
+// that have both stopped are published one after the other.
+//
+// The lowest-id recording not completed may always publish, so the schedule
+// never deadlocks, and no recording is ever dropped or removed.
 //
 // A permission, once given, is never withdrawn. The caller must therefore
 // report a recording's stop (in [Schedule.Add] or [Schedule.Stopped])
-// before, or in the same discovery round as, any higher-id recording that
-// started after that stop; listing recordings from the archive in id order
-// does this. Otherwise the later recording is taken for a concurrent one and
-// starts early: order is relaxed, nothing is lost.
+// before, or in the same discovery round as, any recording with a higher id;
+// listing recordings from the archive in id order does this. Otherwise a
+// later recording is permitted beside an earlier one taken for live: order
+// is relaxed, nothing is lost. So it is, unavoidably, when the later
+// recording appears while the earlier one is live and not yet published to
+// its end (ferry behind a publisher that restarted before the archive
+// stopped its recording): the earlier one's last records may then be
+// published among the later one's first.
 //
 // A Schedule is not safe for concurrent use; one actor owns it.
 type Schedule struct {
@@ -94,9 +85,6 @@ func (s *Schedule) find(id int64) (int, bool) {
 func (s *Schedule) Add(r Recording) error {
 	if r.ID < 0 {
 		return fmt.Errorf("add recording %d: %w", r.ID, ErrInvalidRecordingID)
-	}
-	if !r.Live && r.StopMs < r.StartMs {
-		return fmt.Errorf("add recording %d stopped at %d before its start %d: %w", r.ID, r.StopMs, r.StartMs, ErrRecordingConflict)
 	}
 	if i, ok := s.find(r.ID); ok {
 		e := s.recs[i]
@@ -131,8 +119,6 @@ func (s *Schedule) Stopped(id, stopMs int64) error {
 		return nil
 	case !e.Live:
 		return fmt.Errorf("stop recording %d at %d, known stop %d: %w", id, stopMs, e.StopMs, ErrRecordingConflict)
-	case stopMs < e.StartMs:
-		return fmt.Errorf("stop recording %d at %d before its start %d: %w", id, stopMs, e.StartMs, ErrRecordingConflict)
 	}
 	e.Live, e.StopMs = false, stopMs
 	s.update()
@@ -169,13 +155,7 @@ func (s *Schedule) update() {
 		if r.permitted || r.completed {
 			continue
 		}
-		r.permitted = true
-		for _, q := range s.recs[:i] {
-			if !q.completed && !Overlaps(q.Recording, r.Recording) {
-				r.permitted = false
-				break
-			}
-		}
+		r.permitted = !slices.ContainsFunc(s.recs[:i], func(q scheduled) bool { return !q.completed && !q.Live })
 	}
 }
 

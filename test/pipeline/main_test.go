@@ -41,6 +41,9 @@ var peers *infra.Peers
 var ferryBin string
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(childPublisherEnv); spec != "" {
+		os.Exit(runChildPublisher(spec))
+	}
 	os.Exit(runMain(m))
 }
 

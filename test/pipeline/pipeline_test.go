@@ -239,6 +239,51 @@ func TestLesson05_RotationWaitsForTheFirstRecording(t *testing.T) {
 	expectCheckpoint(t, cfg, sc, b.recordingID, pb[nB-1], false)
 }
 
+// TestLesson05_PublisherKilledAndRestartedIsPublishedInOrder: a publisher killed with
+// SIGKILL and restarted at once begins its new recording before the archive stops the old
+// one (it does when the driver finds the dead client, seconds later). The two recordings
+// overlap in time, yet every record of the first came before the second's: ferry, started
+// after both, publishes all of the first, then the second, as for any restart.
+func TestLesson05_PublisherKilledAndRestartedIsPublishedInOrder(t *testing.T) {
+	const nA, nB = 2000, 2000
+	sc := newStreamConfig(t, "")
+	rs := newStream(t, sc.Channel, sc.StreamID)
+	rs.startRecording(t)
+	child := startChildPublisher(t, rs, 0, nA)
+	child.kill(t)
+	b := rs.newPublication(t) // the restart: a new session, so a new recording
+	pb := b.publish(t, nA, nA+nB)
+	b.waitRecorded(t, pb[nB-1])
+
+	a, pa := child.asPublisher(rs), child.published.positions
+	// The driver's client liveness timeout (10 s by default), then the publication's linger.
+	eventually.NoError(t, time.Minute, func() error {
+		if d := a.descriptor(t); d.IsLive() {
+			return fmt.Errorf("recording %d of the killed publisher is still live", a.recordingID)
+		}
+		return nil
+	})
+	da, db := a.descriptor(t), b.descriptor(t)
+	if da.StopPosition != pa[nA-1] {
+		t.Fatalf("recording %d stopped at %d, want %d", a.recordingID, da.StopPosition, pa[nA-1])
+	}
+	if da.StopTimestampMs <= db.StartTimestampMs {
+		t.Fatalf("recording %d stopped at %d ms, before %d began at %d ms: the test is about recordings that overlap", a.recordingID, da.StopTimestampMs, b.recordingID, db.StartTimestampMs)
+	}
+	t.Logf("recording %d (killed publisher) stopped %d ms after recording %d (its restart) began", a.recordingID, da.StopTimestampMs-db.StartTimestampMs, b.recordingID)
+
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	f := startFerry(t, cfg.write(t))
+	w.waitAll(t, f, a.recordingID, pa, 60*time.Second)
+	w.waitAll(t, f, b.recordingID, pb, 60*time.Second)
+	f.mustStop()
+
+	expectTopic(t, sc, child.published, b.published(nA, pb))
+	expectCheckpoint(t, cfg, sc, a.recordingID, pa[nA-1], true)
+	expectCheckpoint(t, cfg, sc, b.recordingID, pb[nB-1], false)
+}
+
 // TestLesson08_RecordingStartingAtNonZeroPosition: the publication advanced before the
 // archive recorded it, so the recording starts at a non-zero position, here inside a
 // fragmented message (lesson 10). ferry publishes exactly what was recorded: every message
