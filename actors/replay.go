@@ -14,6 +14,7 @@ import (
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/supervisor"
 )
 
@@ -216,10 +217,10 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, liv
 	res.stopPosition = desc.StopPosition
 	switch {
 	case from < desc.StartPosition:
-		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d starts at %d, after the position %d ferry must resume from: the archive lost records ferry never published (truncated or replaced); reset the stream's checkpoint to accept the loss", id, desc.StartPosition, from))
+		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d starts at %d, after the position %d ferry must resume from: the archive lost records ferry never published (purged, detached or replaced); %s", id, desc.StartPosition, from, resetToGoOn(r.cfg.Def.Name)))
 		return res
 	case desc.StopPosition != archive.NullPosition && from > desc.StopPosition:
-		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d stops at %d, before the committed position %d: the archive is not the one ferry published from", id, desc.StopPosition, from))
+		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d stops at %d, before the committed position %d: it was truncated, or the archive is not the one ferry published from; if it was truncated, ferry has published more of it than the archive still holds, and `%s` publishes the stream again from its configured start_position", id, desc.StopPosition, from, store.ResetCommand(r.cfg.Def.Name)))
 		return res
 	case desc.StopPosition != archive.NullPosition && from == desc.StopPosition:
 		res.nothingLeft = true

@@ -13,6 +13,7 @@ import (
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/supervisor"
 )
 
@@ -243,13 +244,13 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 	// A recording ferry has not finished must not vanish (lesson 14).
 	for id := range s.stored {
 		if !present[id] && !s.storedCompleted[id] && !s.completed[id] {
-			s.fail(ctx, fmt.Errorf("recording %d has a checkpoint but is no longer in the archive (purged by retention, or another archive): its unpublished records are lost; reset the stream's checkpoint (ferry checkpoint reset) to go on without them", id))
+			s.fail(ctx, fmt.Errorf("recording %d has a checkpoint but is no longer in the archive (purged by retention, or another archive): its unpublished records are lost; %s", id, resetToGoOn(s.cfg.Def.Name)))
 			return
 		}
 	}
 	for id := range s.known {
 		if !present[id] && !s.completed[id] {
-			s.fail(ctx, fmt.Errorf("recording %d vanished from the archive before ferry published all of it: its unpublished records are lost; reset the stream's checkpoint (ferry checkpoint reset) to go on without it", id))
+			s.fail(ctx, fmt.Errorf("recording %d vanished from the archive before ferry published all of it: its unpublished records are lost; %s", id, resetToGoOn(s.cfg.Def.Name)))
 			return
 		}
 	}
@@ -467,4 +468,10 @@ func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.Act
 // publisher".
 func refuseRestart(who string) {
 	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("%s failed and cannot be restarted in place; restart ferry to resume from the persisted checkpoint", who)))
+}
+
+// resetToGoOn is the way on for a stream stopped over records the archive no longer has:
+// accept the loss, and publish the stream again from its start position.
+func resetToGoOn(stream string) string {
+	return fmt.Sprintf("to go on without them, run `%s`: the stream then publishes again from its configured start_position, and what it had published is stored again unless the topic's deduplication still remembers its producers", store.ResetCommand(stream))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/supervisor"
 )
 
@@ -220,7 +221,7 @@ func (t *tracker) acked(ctx actor.Context, a *messages.PublishAcked) {
 		// with broker deduplication the earlier one's re-delivery is dropped as a
 		// duplicate, so it can never reach the topic with its sequence id. Going on would
 		// skip it silently (lessons 22, 26): the stream stops and says so.
-		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d was stored by Pulsar after an earlier record of the same producer failed; with deduplication the failed record cannot be re-published and would be lost silently, so the stream stops (lesson 22); the topic lacks it: inspect the topic, then reset the stream's checkpoint to re-publish from its start position", t.rec, a.End)))
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d was stored by Pulsar after an earlier record of the same producer failed; with deduplication the failed record cannot be re-published and would be lost silently, so the stream stops (lesson 22). The topic lacks it, and a reset alone does not bring it back: the topic's deduplication answers its re-send as a duplicate of the later one. To recover it, turn deduplication off for the topic, run `%s` and start ferry (the stream is published again from its configured start_position, what is stored already a second time), then turn deduplication back on", t.rec, a.End, store.ResetCommand(t.cfg.Def.Name))))
 	}
 	t.progressed(ctx, res.NewlyCommitted, true)
 }

@@ -46,9 +46,10 @@ var (
 	ErrClosed = errors.New("store: closed")
 )
 
-// resetCommand is the operator's way out of a stream's bad or obsolete checkpoints.
-func resetCommand(stream string) string {
-	return "ferry checkpoint reset --stream " + stream
+// ResetCommand is the operator's way out of a stream's bad or obsolete checkpoints, as a
+// command to run: FILE stands for the configuration file, which the store does not know.
+func ResetCommand(stream string) string {
+	return "ferry checkpoint reset --config FILE --stream " + stream + " --yes"
 }
 
 // CorruptError is stored data that cannot be decoded. It satisfies errors.Is(err, ErrCorrupt).
@@ -73,7 +74,7 @@ func (e *CorruptError) Error() string {
 	}
 	return fmt.Sprintf("checkpoint store %s: stream %q, %s is corrupt: %s; %s, then run `%s` "+
 		"(the stream replays from its configured start position) or restore the file from a backup",
-		e.File, e.Stream, e.Key, e.Reason, why, resetCommand(e.Stream))
+		e.File, e.Stream, e.Key, e.Reason, why, ResetCommand(e.Stream))
 }
 
 // Is reports whether target is [ErrCorrupt].
@@ -138,7 +139,7 @@ func (e *StreamChangedError) Error() string {
 	return fmt.Sprintf("checkpoint store %s: stream %q definition changed (%s): its checkpoints are "+
 		"positions in recordings of the stored definition; restore the stored definition, or run `%s` "+
 		"to start the stream again from its configured start position",
-		e.File, e.Configured.Name, strings.Join(e.Changes(), ", "), resetCommand(e.Configured.Name))
+		e.File, e.Configured.Name, strings.Join(e.Changes(), ", "), ResetCommand(e.Configured.Name))
 }
 
 // Is reports whether target is [ErrStreamChanged].
@@ -165,7 +166,7 @@ func (e *PositionRegressedError) Error() string {
 	}
 	return fmt.Sprintf("checkpoint store %s: stream %q, recording %d: %s; a checkpoint never moves "+
 		"backwards (to replay from an earlier position, run `%s`)",
-		e.File, e.Stream, e.Attempted.RecordingID, what, resetCommand(e.Stream))
+		e.File, e.Stream, e.Attempted.RecordingID, what, ResetCommand(e.Stream))
 }
 
 // Is reports whether target is [ErrPositionRegressed].

@@ -264,7 +264,7 @@ func (s *Store) verifyReset(tx *bbolt.Tx, name string) error {
 	if streams.Bucket([]byte(name)) != nil || streams.Get([]byte(name)) != nil {
 		return fmt.Errorf("checkpoint store %s: %w: stream %q is still stored after deleting it; "+
 			"do not start the stream (it would resume, not restart): check the file's permissions and disk, "+
-			"then run `ferry checkpoint reset --stream %s` again", s.path, store.ErrResetFailed, name, name)
+			"then run `%s` again", s.path, store.ErrResetFailed, name, store.ResetCommand(name))
 	}
 	return nil
 }

@@ -103,7 +103,7 @@ func wantLoadCorrupt(t testing.TB, path, key string) {
 	if ce.File != path || ce.Stream != "orders" || ce.Key != key {
 		t.Errorf("CorruptError = %+v, want File %s, Stream orders, Key %q", ce, path, key)
 	}
-	wantMentions(t, err, path, "ferry checkpoint reset --stream orders")
+	wantMentions(t, err, path, store.ResetCommand("orders"))
 }
 
 func TestLesson13_TruncatedCheckpointFailsLoudly(t *testing.T) {

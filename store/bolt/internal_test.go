@@ -28,7 +28,7 @@ func TestLesson15_ResetVerificationCatchesLeftovers(t *testing.T) {
 	if !errors.Is(err, store.ErrResetFailed) {
 		t.Fatalf("Reset whose delete did nothing: err = %v, want ErrResetFailed", err)
 	}
-	for _, want := range []string{path, `"orders"`, "ferry checkpoint reset --stream orders"} {
+	for _, want := range []string{path, `"orders"`, store.ResetCommand("orders")} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

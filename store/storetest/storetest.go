@@ -169,7 +169,7 @@ func testStreamDefinitionChangeRefused(t *testing.T, s store.Store) {
 			if got := ce.Changes(); len(got) != 1 || !strings.HasPrefix(got[0], field+" ") {
 				t.Errorf("%s after changing %s: Changes() = %q, want only %s", op, field, got, field)
 			}
-			for _, want := range []string{def.Name, field, ce.File, "ferry checkpoint reset --stream " + def.Name} {
+			for _, want := range []string{def.Name, field, ce.File, store.ResetCommand(def.Name)} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("%s after changing %s: message %q does not mention %q", op, field, err, want)
 				}
@@ -300,7 +300,7 @@ func testPositionNeverMovesBackwards(t *testing.T, s store.Store) {
 			t.Errorf("Save(%+v): error fields = %+v", c, pe)
 		}
 		msg := err.Error()
-		if !strings.Contains(msg, fmt.Sprintf("recording %d", c.RecordingID)) || !strings.Contains(msg, "ferry checkpoint reset --stream "+def.Name) {
+		if !strings.Contains(msg, fmt.Sprintf("recording %d", c.RecordingID)) || !strings.Contains(msg, store.ResetCommand(def.Name)) {
 			t.Errorf("Save(%+v): message %q names neither the recording nor the reset command", c, msg)
 		}
 	}

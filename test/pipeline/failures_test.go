@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/infra"
 )
@@ -112,7 +113,7 @@ func TestLesson13_CorruptCheckpointFailsStart(t *testing.T) {
 	value := func(fn func(v []byte) []byte) func(t *testing.T, path string) {
 		return func(t *testing.T, path string) { failEditCheckpoint(t, path, sc.Name, pub.recordingID, fn) }
 	}
-	reset := "ferry checkpoint reset --stream " + sc.Name
+	reset := store.ResetCommand(sc.Name)
 	damages := []damage{
 		{"flipped byte in the value", value(func(v []byte) []byte { v[len(v)-1] ^= 0x40; return v }),
 			[]string{"corrupt", fmt.Sprintf("recording %d ", pub.recordingID), reset}},
@@ -186,7 +187,7 @@ func TestLesson14_PurgedCheckpointedRecordingFailsLoudly(t *testing.T) {
 		if code != 1 {
 			t.Fatalf("exit status %d, want 1; log:\n%s", code, log)
 		}
-		failMustContain(t, log, "ferry's output", fmt.Sprintf("recording %d ", a.recordingID), "ferry checkpoint reset", "every stream failed")
+		failMustContain(t, log, "ferry's output", fmt.Sprintf("recording %d ", a.recordingID), store.ResetCommand(sc.Name), "every stream failed")
 		if line, ok := failLogLine(log, "ferry: "); ok {
 			t.Logf("ferry said: %s", line)
 		}
