@@ -33,9 +33,12 @@ type streamStatus struct {
 	startedMs      int64
 	storeWrites    uint64
 	lastWriteUs    *int64
-	listed         bool
-	reported       bool // a tracker or the live reader pushed its status
-	stopped        bool
+	// saveFailingSinceMs is when the checkpoint saves began to fail, every one since; 0
+	// while the last one succeeded.
+	saveFailingSinceMs int64
+	listed             bool
+	reported           bool // a tracker or the live reader pushed its status
+	stopped            bool
 	// carried holds each recording's counts at the end of the previous incarnation (see
 	// resume): a tracker counts from 0.
 	carried map[int64]counts
@@ -85,6 +88,7 @@ func (k *statusKeeper) take(name string, nowMs int64) *streamStatus {
 // report, and the stall rule's clock starts again.
 func (s *streamStatus) resume(nowMs int64) {
 	s.startedMs, s.stopped, s.listed, s.reported = nowMs, false, false, false
+	s.saveFailingSinceMs = 0    // the new incarnation has saved nothing yet, nor failed to
 	s.rates = map[int64]*rate{} // a new tracker may begin below the last committed position
 	for id, r := range s.recordings {
 		s.carried[id] = counts{r.Published, r.Acknowledged, r.Duplicates, r.Failed}
@@ -207,6 +211,19 @@ func (s *streamStatus) persisted(c *messages.CheckpointPersisted, nowMs int64) {
 	}
 }
 
+// written takes the checkpointer's report of a store write. A failed one is a checkpoint
+// failure, reported as such, and not counted.
+func (s *streamStatus) written(w *messages.StoreWritten, nowMs int64) {
+	s.lastWriteUs = proto.Int64(w.TookUs)
+	switch {
+	case !w.Failed:
+		s.storeWrites++
+		s.saveFailingSinceMs = 0
+	case s.saveFailingSinceMs == 0:
+		s.saveFailingSinceMs = nowMs
+	}
+}
+
 func (s *streamStatus) failure(f *messages.Failure) {
 	s.failures[f.Kind] = f
 }
@@ -227,7 +244,8 @@ func (s *streamStatus) stored(cp store.Checkpoint) {
 }
 
 // build is the stream's status now, with the health rule applied: unhealthy when the
-// stream failed; when records are pending, or recorded and not committed, and no committed
+// stream failed; when every checkpoint save failed for stallAfter (what Pulsar acknowledged
+// meanwhile is not persisted, although the committed positions move); when records are pending, or recorded and not committed, and no committed
 // position moved for stallAfter (since the last progress, or since the start if there was
 // none); or when it has not started (no listing of its recordings, in transport mode no
 // subscription) for stallAfter. A recording the replay has not reached yet is behind by
@@ -269,6 +287,10 @@ func (s *streamStatus) build(name, mode string, failed error, waiting []int64, s
 		st.Reason = "failed: " + failed.Error()
 	case s.stopped:
 		st.State = "stopped"
+	case s.saveFailingSinceMs > 0 && nowMs-s.saveFailingSinceMs > stallAfter.Milliseconds():
+		st.State, st.Healthy = "stalled", false
+		st.Reason = fmt.Sprintf("stalled: every checkpoint save failed for %s: what Pulsar acknowledged meanwhile is not persisted, and a restart would publish it again; see failures%s",
+			time.Duration(nowMs-s.saveFailingSinceMs)*time.Millisecond, kinds(st.Failures))
 	case (pending > 0 || lag > 0) && nowMs-since > stallAfter.Milliseconds():
 		st.State, st.Healthy = "stalled", false
 		st.Reason = fmt.Sprintf("stalled: %d records pending, %d bytes behind, and no committed_position moved for %s; see failures%s",

@@ -99,3 +99,44 @@ func TestTheStatusShowsTheNewestCompletedRecordingsOnly(t *testing.T) {
 		t.Fatalf("a listing brought back recording 0: %d shown, first %d", len(st.Recordings), st.Recordings[0].RecordingId)
 	}
 }
+
+// Checkpoint saves that keep failing make the stream unhealthy after the threshold, while
+// its committed positions move (records are acknowledged, caught up): what Pulsar
+// acknowledged is not persisted. One save that succeeds ends it, and so does a new
+// incarnation of the pipeline.
+func TestCheckpointSavesFailingForTheThresholdAreUnhealthy(t *testing.T) {
+	const stall = time.Minute
+	s := newStreamStatus(0)
+	s.listed = true
+	committed := int64(0)
+	commit := func(nowMs int64) {
+		committed += 100
+		s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(committed)}}, nowMs)
+	}
+	s.written(&messages.StoreWritten{}, 500)
+	s.written(&messages.StoreWritten{Failed: true}, 1_000)
+	s.failure(&messages.Failure{AtMs: 1_000, Kind: "checkpoint", Message: "disk full"})
+	for now := int64(1_000); now <= 1_000+stall.Milliseconds(); now += 10_000 {
+		commit(now)
+		s.written(&messages.StoreWritten{Failed: true}, now)
+		if st := s.build("orders", "archive", nil, nil, stall, now); !st.Healthy {
+			t.Fatalf("at %d ms, %d ms after the first failed save: unhealthy (%s) before the threshold", now, now-1_000, st.Reason)
+		}
+	}
+	now := 1_000 + stall.Milliseconds() + 1
+	commit(now)
+	st := s.build("orders", "archive", nil, nil, stall, now)
+	if st.Healthy || st.State != "stalled" || !strings.Contains(st.Reason, "checkpoint save failed") || !strings.Contains(st.Reason, "checkpoint") {
+		t.Fatalf("saves failing for longer than the threshold: %s, healthy %t, %q; want stalled, naming the checkpoint saves", st.State, st.Healthy, st.Reason)
+	}
+	s.written(&messages.StoreWritten{}, now+1)
+	if st := s.build("orders", "archive", nil, nil, stall, now+1); !st.Healthy || st.GetStoreWrites() != 2 {
+		t.Fatalf("after a save that succeeded: healthy %t (%q), %d store writes; want healthy, 2", st.Healthy, st.Reason, st.GetStoreWrites())
+	}
+	s.written(&messages.StoreWritten{Failed: true}, now+2)
+	s.resume(now + 3)
+	s.listed = true
+	if st := s.build("orders", "archive", nil, nil, stall, now+3+stall.Milliseconds()); !st.Healthy {
+		t.Fatalf("a new incarnation inherited the failing saves: %q", st.Reason)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
@@ -97,10 +96,7 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 	case *messages.FailureObserved:
 		s.status.failure(msg.Failure)
 	case *messages.StoreWritten:
-		if !msg.Failed { // a failed one is a checkpoint failure, reported as such
-			s.status.storeWrites++
-		}
-		s.status.lastWriteUs = proto.Int64(msg.TookUs)
+		s.status.written(msg, s.env.nowMs())
 	case *messages.ProducerChanged:
 		s.status.recording(msg.RecordingId).Producer = msg.State
 	case *messages.RecordingsListed:

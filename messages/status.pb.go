@@ -171,11 +171,14 @@ type StreamStatus struct {
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// "archive" or "transport".
 	Mode string `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
-	// starting, replaying, caught-up, stalled, failed, stopped.
+	// starting, replaying, caught-up, stalled, failed, stopped; in transport mode live
+	// instead of replaying and caught-up.
 	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
-	// The health rule: unhealthy when the stream failed, or when records are pending and the
-	// committed position has not moved for the stall threshold. reason names the field to
-	// look at.
+	// The health rule: unhealthy when the stream failed; when every checkpoint save failed
+	// for the stall threshold; when records are pending, or recorded and not committed, and
+	// no committed position moved for the stall threshold; or when the stream has not
+	// started (no listing of its recordings, in transport mode no subscription) that long.
+	// reason names the field to look at.
 	Healthy    bool               `protobuf:"varint,4,opt,name=healthy,proto3" json:"healthy,omitempty"`
 	Reason     string             `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	Recordings []*RecordingStatus `protobuf:"bytes,6,rep,name=recordings,proto3" json:"recordings,omitempty"`
@@ -400,7 +403,8 @@ type RecordingStatus struct {
 	// while nothing moves.
 	RateBytesPerS float64 `protobuf:"fixed64,21,opt,name=rate_bytes_per_s,json=rateBytesPerS,proto3" json:"rate_bytes_per_s,omitempty"`
 	EtaMs         *int64  `protobuf:"varint,22,opt,name=eta_ms,json=etaMs,proto3,oneof" json:"eta_ms,omitempty"`
-	// The producer: creating, ready, or retrying (the failure is under failures).
+	// The producer: creating, ready, retrying (the failure is under failures), or closed
+	// (the recording is completed).
 	Producer      string `protobuf:"bytes,23,opt,name=producer,proto3" json:"producer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

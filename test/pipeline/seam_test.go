@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/pulsar-client-go/pulsar"
 
+	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/eventually"
@@ -323,6 +324,64 @@ func TestLesson02_LostAckStallsAndTheNextStartRepublishes(t *testing.T) {
 	}
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
 	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
+}
+
+// TestCheckpointStoreFailingIsUnhealthyWhilePublishingGoesOn: every checkpoint save fails
+// (a full disk) while Pulsar acknowledges every record, so the committed position reaches
+// the end and the stream would look caught up. It is unhealthy once the saves failed for
+// stall_after, naming them; when the store works again, the checkpoint reaches the end and
+// the stream is healthy.
+func TestCheckpointStoreFailingIsUnhealthyWhilePublishingGoesOn(t *testing.T) {
+	const n, stall = 500, 2 * time.Second
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	fs := &failingStore{}
+	ip := startInProcess(t, inProcessOptions{stallAfter: stall, wrapStore: func(s store.Store) store.Store { fs.Store = s; return fs }}, sc)
+	first := pub.publish(t, 0, 10)
+	ip.waitCheckpoint(sc, pub.recordingID, first[9], 30*time.Second)
+
+	fs.failNext(1 << 30)
+	pos := pub.publish(t, 10, n)
+	health := func() (*messages.StreamStatus, error) {
+		for _, s := range ip.board.Snapshot().Streams {
+			if s.Name == sc.Name {
+				return s, nil
+			}
+		}
+		return nil, fmt.Errorf("no status of stream %s", sc.Name)
+	}
+	eventually.NoError(t, 30*time.Second, func() error {
+		s, err := health()
+		if err != nil {
+			return err
+		}
+		r := s.Recordings[len(s.Recordings)-1]
+		if r.GetCommittedPosition() != pos[len(pos)-1] {
+			return fmt.Errorf("committed %d of %d", r.GetCommittedPosition(), pos[len(pos)-1])
+		}
+		if s.Healthy || !strings.Contains(s.Reason, "checkpoint save failed") {
+			return fmt.Errorf("every save failing, committed to the end, checkpointed at %d: healthy %t, state %s, %q", r.GetCheckpointedPosition(), s.Healthy, s.State, s.Reason)
+		}
+		return nil
+	})
+	s, _ := health()
+	t.Logf("%d failed saves: %s", len(fs.failedAttempts()), s.Reason)
+	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position != first[9] {
+		t.Fatalf("the store holds position %d, want %d: the saves were to fail", cp.Position, first[9])
+	}
+
+	fs.failNext(0)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[len(pos)-1], 30*time.Second)
+	eventually.NoError(t, 10*time.Second, func() error {
+		s, err := health()
+		if err != nil {
+			return err
+		}
+		if !s.Healthy {
+			return fmt.Errorf("the store works again, checkpointed to the end: unhealthy, %q", s.Reason)
+		}
+		return nil
+	})
 }
 
 // failingStore is the real store with Save failing on demand; it counts writes.
