@@ -34,6 +34,11 @@ var (
 	// reading back (lesson 15). The stream must not start: it would resume, not restart.
 	ErrResetFailed = errors.New("store: reset did not delete")
 
+	// ErrReplaced reports that the store's file was deleted, renamed or replaced while the
+	// store had it open: what is written now would not be read at the next start. The
+	// stream must stop.
+	ErrReplaced = errors.New("store: file deleted or replaced while in use")
+
 	// ErrLocked reports that another process holds the store (for store/bolt, the file
 	// lock) and did not release it within the open timeout.
 	ErrLocked = errors.New("store: held by another process")

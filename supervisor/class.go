@@ -22,7 +22,8 @@ const (
 	// stream is given up, loudly.
 	Poison
 	// Corrupt means stored state is damaged or unusable by this build (store.ErrCorrupt,
-	// store.ErrUnknownVersion, store.ErrStreamChanged, store.ErrResetFailed). The child is
+	// store.ErrUnknownVersion, store.ErrStreamChanged, store.ErrResetFailed,
+	// store.ErrReplaced). The child is
 	// stopped at once and the stream is given up; the operator must act.
 	Corrupt
 	// Bug means a programming error: a panic with a runtime.Error, a failed assertion or
@@ -83,8 +84,8 @@ func Fail(c Class, err error) *Failure {
 //
 //  1. an error wrapping a [*Failure] has that Failure's class ([Bug] if the class is not
 //     one of the four, or the Failure is nil);
-//  2. an error matching store.ErrCorrupt, store.ErrUnknownVersion, store.ErrStreamChanged
-//     or store.ErrResetFailed is [Corrupt];
+//  2. an error matching store.ErrCorrupt, store.ErrUnknownVersion, store.ErrStreamChanged,
+//     store.ErrResetFailed or store.ErrReplaced is [Corrupt];
 //  3. an error matching archive.ErrRecordingUnknown is [Poison];
 //  4. an error wrapping a runtime.Error is [Bug];
 //  5. any other error is [Transient];
@@ -105,7 +106,8 @@ func Classify(reason any) Class {
 	case errors.Is(err, store.ErrCorrupt),
 		errors.Is(err, store.ErrUnknownVersion),
 		errors.Is(err, store.ErrStreamChanged),
-		errors.Is(err, store.ErrResetFailed):
+		errors.Is(err, store.ErrResetFailed),
+		errors.Is(err, store.ErrReplaced):
 		return Corrupt
 	case errors.Is(err, archive.ErrRecordingUnknown):
 		return Poison

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -44,6 +45,8 @@ type Options struct {
 type Store struct {
 	db   *bbolt.DB
 	path string
+	// file is the file opened at path, to tell when the path names another one or none.
+	file os.FileInfo
 	// deleteBucket is Reset's delete: bbolt's, which a test replaces with one that
 	// deletes nothing, to show that the read-back catches it (lesson 15).
 	deleteBucket func(parent *bbolt.Bucket, name []byte) error
@@ -73,7 +76,11 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path, deleteBucket: (*bbolt.Bucket).DeleteBucket}
+	file, err := os.Stat(path)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open checkpoint store %s: %w", path, err), db.Close())
+	}
+	s := &Store{db: db, path: path, file: file, deleteBucket: (*bbolt.Bucket).DeleteBucket}
 	if err := s.update(s.initSchema); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
@@ -92,7 +99,7 @@ func openDB(path string, timeout time.Duration) (db *bbolt.DB, err error) {
 		return db, nil
 	case errors.Is(err, berrors.ErrTimeout):
 		return nil, fmt.Errorf("open checkpoint store %s: %w: its lock was not released within %v; "+
-			"stop the other ferry using this file, or give this one its own data directory (bbolt: %w)",
+			"stop the other ferry using this file, or give this one its own store.path (bbolt: %w)",
 			path, store.ErrLocked, timeout, err)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
 		errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrInvalidMapping):
@@ -174,6 +181,27 @@ func (s *Store) Load(def store.Stream) (store.State, error) {
 	return st, nil
 }
 
+// checkFile fails with [store.ErrReplaced] unless the path still names the file the store
+// opened: bbolt goes on writing to a file deleted or renamed under it, and a checkpoint
+// written there would not be read at the next start.
+func (s *Store) checkFile() error {
+	now, err := os.Stat(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("checkpoint store %s: %w", s.path, err)
+	case os.SameFile(now, s.file):
+		return nil
+	}
+	what := "deleted"
+	if err == nil {
+		what = "replaced by another file"
+	}
+	return fmt.Errorf("checkpoint store %s: %w: the file ferry opened was %s while ferry ran, so what it writes now would not be read at the next start; "+
+		"find out what removed it, put the file back (from a backup) and start ferry again; started without that file, every stream publishes again from its start_position",
+		s.path, store.ErrReplaced, what)
+}
+
 // Save implements [store.Store.Save].
 func (s *Store) Save(def store.Stream, cps []store.Checkpoint) error {
 	if err := def.Validate(); err != nil {
@@ -183,6 +211,9 @@ func (s *Store) Save(def store.Stream, cps []store.Checkpoint) error {
 		if err := c.Validate(); err != nil {
 			return fmt.Errorf("stream %q: %w", def.Name, err)
 		}
+	}
+	if err := s.checkFile(); err != nil {
+		return err
 	}
 	return s.update(func(tx *bbolt.Tx) error {
 		sb, err := s.streamBucket(tx, def.Name)

@@ -13,6 +13,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/supervisor"
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/store/storetest"
 )
@@ -310,6 +311,47 @@ func TestSecondOpenerFailsWithLockError(t *testing.T) {
 		t.Errorf("second Open: err = %v, want ErrLocked wrapping bbolt's timeout", err)
 	}
 	wantMentions(t, err, path, "stop the other ferry")
+}
+
+// A store file deleted, or replaced by another (a restore, a rename), while the store has
+// it open: bbolt would go on writing to the file it opened, and those checkpoints would not
+// be read at the next start. Save fails with ErrReplaced, which stops the stream (Corrupt);
+// nothing is written to the file now at the path.
+func TestSaveFailsWhenTheFileWasDeletedOrReplaced(t *testing.T) {
+	def := storetest.Def("orders")
+	for _, tt := range []struct {
+		name, what string
+		change     func(t *testing.T, path string)
+	}{
+		{"deleted", "deleted", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"replaced", "replaced", func(t *testing.T, path string) {
+			if err := os.Rename(path, path+".old"); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, path, nil)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "checkpoints.db")
+			s := openStore(t, path)
+			if err := s.Save(def, []store.Checkpoint{ckpt(3, 64)}); err != nil {
+				t.Fatal(err)
+			}
+			tt.change(t, path)
+			err := s.Save(def, []store.Checkpoint{ckpt(3, 128)})
+			if !errors.Is(err, store.ErrReplaced) || supervisor.Classify(err) != supervisor.Corrupt {
+				t.Fatalf("Save after the file was %s: %v (class %v), want ErrReplaced, Corrupt", tt.what, err, supervisor.Classify(err))
+			}
+			wantMentions(t, err, path, tt.what, "start_position")
+			if fi, err := os.Stat(path); err == nil && fi.Size() != 0 {
+				t.Fatalf("the file now at %s has %d bytes: the store wrote to it", path, fi.Size())
+			}
+		})
+	}
 }
 
 func TestReopenKeepsData(t *testing.T) {
