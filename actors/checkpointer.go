@@ -32,10 +32,13 @@ type checkpointer struct {
 	policies  map[int64]*progress.CheckpointPolicy
 	committed map[int64]int64
 	persisted map[int64]store.Checkpoint
-	writing   bool
-	flushing  bool
-	ticker    *time.Ticker
-	stop      chan struct{}
+	// origins are the recordings as listed (start time, session), stored with every
+	// checkpoint so that a reused recording id is recognised (stream.go, checkOrigins).
+	origins  map[int64]*messages.ReplayStarted
+	writing  bool
+	flushing bool
+	ticker   *time.Ticker
+	stop     chan struct{}
 }
 
 // saveResult is a finished store write.
@@ -56,6 +59,7 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 			policies:  map[int64]*progress.CheckpointPolicy{},
 			committed: map[int64]int64{},
 			persisted: map[int64]store.Checkpoint{},
+			origins:   map[int64]*messages.ReplayStarted{},
 		}
 		for _, cp := range cfg.Stored.Checkpoints {
 			c.persisted[cp.RecordingID] = cp
@@ -79,6 +83,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		cp, ok := c.persisted[msg.RecordingId]
 		ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed})
 	case *messages.ReplayStarted:
+		c.origins[msg.RecordingId] = msg
 		if _, ok := c.policies[msg.RecordingId]; !ok {
 			p, err := progress.NewCheckpointPolicy(msg.RecordingId, msg.FromPosition, c.cfg.Checkpoint)
 			if err != nil {
@@ -168,7 +173,9 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 	c.writing = true
 	cps := make([]store.Checkpoint, len(saves))
 	for i, s := range saves {
-		cps[i] = store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: now}
+		o := c.origins[s.RecordingID] // a commit follows its replay's start
+		cps[i] = store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: now,
+			StartMs: o.GetStartMs(), SessionID: o.GetSessionId()}
 	}
 	self, system, def, st := ctx.Self(), ctx.ActorSystem(), c.cfg.Def, c.env.Store
 	if !c.env.tasks().Go(func() {
@@ -193,7 +200,9 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 		if err := p.Saved(s, now); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
-		c.persisted[s.RecordingID] = store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: now}
+		o := c.origins[s.RecordingID]
+		c.persisted[s.RecordingID] = store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: now,
+			StartMs: o.GetStartMs(), SessionID: o.GetSessionId()}
 		ctx.Send(ctx.Parent(), &messages.CheckpointPersisted{RecordingId: s.RecordingID, Position: s.Position, Completed: s.Completed})
 	}
 	if res.err != nil {

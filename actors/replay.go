@@ -264,7 +264,7 @@ func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
 	r.asm = aeron.NewFragmentAssembler(maxMessageLength, r.onMessage)
 	r.asm.UsePool(r.env.Payloads)
 	// The tracker and checkpointer hear of the new incarnation before any of its batches.
-	started := &messages.ReplayStarted{RecordingId: r.rec.RecordingId, Generation: r.gen, FromPosition: r.from}
+	started := &messages.ReplayStarted{RecordingId: r.rec.RecordingId, Generation: r.gen, FromPosition: r.from, StartMs: r.rec.StartMs, SessionId: r.rec.SessionId}
 	ctx.Send(r.pids.checkpointer, started)
 	ctx.Send(r.pids.tracker, started)
 	if res.nothingLeft {

@@ -36,6 +36,7 @@ type streamSupervisor struct {
 	latestAnchor    int64 // StartLatest: the recording that starts at its live end, or -1
 	storedCompleted map[int64]bool
 	stored          map[int64]bool
+	storedOrigins   map[int64]store.Checkpoint // stored checkpoints that know their recording's origin
 	completed       map[int64]bool
 	finished        map[int64]bool // final checkpoint persisted, schedule not yet told
 	startChecked    bool           // the configured start recording was found
@@ -144,12 +145,16 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 	s.known = map[int64]*messages.RecordingInfo{}
 	s.storedCompleted = map[int64]bool{}
 	s.stored = map[int64]bool{}
+	s.storedOrigins = map[int64]store.Checkpoint{}
 	s.completed = map[int64]bool{}
 	s.finished = map[int64]bool{}
 	s.running = map[int64]*recordingPIDs{}
 	s.latestAnchor = -1
 	for _, cp := range s.cfg.Stored.Checkpoints {
 		s.stored[cp.RecordingID] = true
+		if cp.StartMs != 0 {
+			s.storedOrigins[cp.RecordingID] = cp
+		}
 		if cp.Completed {
 			s.storedCompleted[cp.RecordingID] = true
 		}
@@ -227,6 +232,10 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 	present := map[int64]bool{}
 	for _, r := range l.Recordings {
 		present[r.RecordingId] = true
+		if err := s.checkOrigin(r); err != nil {
+			s.fail(ctx, err)
+			return
+		}
 		if s.skip(r.RecordingId) {
 			continue
 		}
@@ -465,6 +474,30 @@ func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.Act
 func refuseRestart(who string) {
 	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("%s failed and cannot be restarted in place; restart ferry to resume from the persisted checkpoint", who)))
 }
+
+// checkOrigin fails if the archive lists under r's id another recording than the one ferry
+// checkpointed, or listed before, under it: another start time or session. The archive's
+// catalog was replaced or rebuilt, and its ids start again; taking the new recording for
+// the old would skip it where the old one was completed, and resume it from the old one's
+// position otherwise (lesson 14).
+func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
+	var was string
+	if cp, ok := s.storedOrigins[r.RecordingId]; ok && !cp.SameRecording(r.StartMs, r.SessionId) {
+		was = fmt.Sprintf("the one ferry checkpointed at %d began at %s in session %d", cp.Position, formatMs(cp.StartMs), cp.SessionID)
+	} else if k, ok := s.known[r.RecordingId]; ok && (k.StartMs != r.StartMs || k.SessionId != r.SessionId) {
+		was = fmt.Sprintf("the one listed before began at %s in session %d", formatMs(k.StartMs), k.SessionId)
+	} else {
+		return nil
+	}
+	return fmt.Errorf("recording %d in the archive is not the recording ferry published under that id: %s, the archive's begins at %s in session %d. "+
+		"The archive's catalog was replaced or rebuilt and reuses recording ids; ferry stops the stream rather than take one recording for another (lesson 14). "+
+		"To publish the new archive's recordings, give the stream a new name in the configuration: its producers (ferry-<name>-<recording id>) are then new "+
+		"to the topic's deduplication, which would otherwise drop the reused ids' records as duplicates of the old ones (a checkpoint reset alone would not do)",
+		r.RecordingId, was, formatMs(r.StartMs), r.SessionId)
+}
+
+// formatMs is a Unix epoch millisecond time as operators read it.
+func formatMs(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // resetToGoOn is the way on for a stream stopped over records the archive no longer has:
 // accept the loss, and publish the stream again from its start position.

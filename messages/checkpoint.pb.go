@@ -35,7 +35,13 @@ type Checkpoint struct {
 	// successor may publish.
 	Completed bool `protobuf:"varint,3,opt,name=completed,proto3" json:"completed,omitempty"`
 	// When this checkpoint was taken, in Unix epoch milliseconds.
-	UpdatedAtMs   int64 `protobuf:"varint,4,opt,name=updated_at_ms,json=updatedAtMs,proto3" json:"updated_at_ms,omitempty"`
+	UpdatedAtMs int64 `protobuf:"varint,4,opt,name=updated_at_ms,json=updatedAtMs,proto3" json:"updated_at_ms,omitempty"`
+	// The recording as the archive listed it — its start time (Unix epoch milliseconds) and
+	// session id — so that a recording id the archive reuses (its catalog replaced) is not
+	// taken for the recording checkpointed. start_ms 0: not known (written before ferry
+	// stored them).
+	StartMs       int64 `protobuf:"varint,5,opt,name=start_ms,json=startMs,proto3" json:"start_ms,omitempty"`
+	SessionId     int32 `protobuf:"varint,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -98,17 +104,34 @@ func (x *Checkpoint) GetUpdatedAtMs() int64 {
 	return 0
 }
 
+func (x *Checkpoint) GetStartMs() int64 {
+	if x != nil {
+		return x.StartMs
+	}
+	return 0
+}
+
+func (x *Checkpoint) GetSessionId() int32 {
+	if x != nil {
+		return x.SessionId
+	}
+	return 0
+}
+
 var File_ferry_v1_checkpoint_proto protoreflect.FileDescriptor
 
 const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\n" +
-	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\x8d\x01\n" +
+	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xc7\x01\n" +
 	"\n" +
 	"Checkpoint\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x1c\n" +
 	"\tcompleted\x18\x03 \x01(\bR\tcompleted\x12\"\n" +
-	"\rupdated_at_ms\x18\x04 \x01(\x03R\vupdatedAtMsB(Z&github.com/ferry-bridge/ferry/messagesb\x06proto3"
+	"\rupdated_at_ms\x18\x04 \x01(\x03R\vupdatedAtMs\x12\x19\n" +
+	"\bstart_ms\x18\x05 \x01(\x03R\astartMs\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x06 \x01(\x05R\tsessionIdB(Z&github.com/ferry-bridge/ferry/messagesb\x06proto3"
 
 var (
 	file_ferry_v1_checkpoint_proto_rawDescOnce sync.Once

@@ -172,10 +172,13 @@ func (x *RecordBatch) GetSessionId() int32 {
 // ReplayStarted tells the commit tracker that a new replay incarnation reads the recording
 // from from_position, the persisted watermark. The tracker starts a new epoch there.
 type ReplayStarted struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
-	Generation    uint64                 `protobuf:"varint,2,opt,name=generation,proto3" json:"generation,omitempty"`
-	FromPosition  int64                  `protobuf:"varint,3,opt,name=from_position,json=fromPosition,proto3" json:"from_position,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId  int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	Generation   uint64                 `protobuf:"varint,2,opt,name=generation,proto3" json:"generation,omitempty"`
+	FromPosition int64                  `protobuf:"varint,3,opt,name=from_position,json=fromPosition,proto3" json:"from_position,omitempty"`
+	// The recording's start time and session as listed, stored with its checkpoints.
+	StartMs       int64 `protobuf:"varint,4,opt,name=start_ms,json=startMs,proto3" json:"start_ms,omitempty"`
+	SessionId     int32 `protobuf:"varint,5,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -227,6 +230,20 @@ func (x *ReplayStarted) GetGeneration() uint64 {
 func (x *ReplayStarted) GetFromPosition() int64 {
 	if x != nil {
 		return x.FromPosition
+	}
+	return 0
+}
+
+func (x *ReplayStarted) GetStartMs() int64 {
+	if x != nil {
+		return x.StartMs
+	}
+	return 0
+}
+
+func (x *ReplayStarted) GetSessionId() int32 {
+	if x != nil {
+		return x.SessionId
 	}
 	return 0
 }
@@ -1308,13 +1325,16 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\x05epoch\x18\x03 \x01(\x04R\x05epoch\x12*\n" +
 	"\arecords\x18\x04 \x03(\v2\x10.ferry.v1.RecordR\arecords\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x05 \x01(\x05R\tsessionId\"w\n" +
+	"session_id\x18\x05 \x01(\x05R\tsessionId\"\xb1\x01\n" +
 	"\rReplayStarted\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x02 \x01(\x04R\n" +
 	"generation\x12#\n" +
-	"\rfrom_position\x18\x03 \x01(\x03R\ffromPosition\"u\n" +
+	"\rfrom_position\x18\x03 \x01(\x03R\ffromPosition\x12\x19\n" +
+	"\bstart_ms\x18\x04 \x01(\x03R\astartMs\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x05 \x01(\x05R\tsessionId\"u\n" +
 	"\vReplayEnded\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +

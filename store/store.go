@@ -70,6 +70,18 @@ type Checkpoint struct {
 	Completed bool
 	// UpdatedAtMs is when the checkpoint was taken, in Unix epoch milliseconds.
 	UpdatedAtMs int64
+	// StartMs and SessionID are the recording's start time (Unix epoch milliseconds) and
+	// session as the archive listed them: what tells it from another recording under the
+	// same id, should the archive's catalog be replaced. StartMs 0: not known (a
+	// checkpoint written before ferry stored them).
+	StartMs   int64
+	SessionID int32
+}
+
+// SameRecording reports whether c was taken of the recording the archive lists with
+// startMs and sessionID, as far as c knows: a checkpoint without StartMs matches any.
+func (c Checkpoint) SameRecording(startMs int64, sessionID int32) bool {
+	return c.StartMs == 0 || c.StartMs == startMs && c.SessionID == sessionID
 }
 
 // State is what [Store.Load] returns for one stream.

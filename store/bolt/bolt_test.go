@@ -13,9 +13,9 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/ferry-bridge/ferry/store"
-	"github.com/ferry-bridge/ferry/supervisor"
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/store/storetest"
+	"github.com/ferry-bridge/ferry/supervisor"
 )
 
 func TestContract(t *testing.T) {

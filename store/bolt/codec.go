@@ -32,7 +32,7 @@ const (
 	valueVersion byte = 1
 
 	headerLen = 10
-	// maxPayloadLen bounds a payload: definitions hold two strings, checkpoints four numbers.
+	// maxPayloadLen bounds a payload: definitions hold two strings, checkpoints six numbers.
 	maxPayloadLen = 1 << 16
 )
 
@@ -87,6 +87,8 @@ func encodeCheckpoint(c store.Checkpoint) ([]byte, error) {
 		Position:    c.Position,
 		Completed:   c.Completed,
 		UpdatedAtMs: c.UpdatedAtMs,
+		StartMs:     c.StartMs,
+		SessionId:   c.SessionID,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode checkpoint of recording %d: %w", c.RecordingID, err)
@@ -109,6 +111,8 @@ func decodeCheckpoint(want int64, b []byte) (store.Checkpoint, error) {
 		Position:    m.GetPosition(),
 		Completed:   m.GetCompleted(),
 		UpdatedAtMs: m.GetUpdatedAtMs(),
+		StartMs:     m.GetStartMs(),
+		SessionID:   m.GetSessionId(),
 	}
 	if c.RecordingID != want {
 		return store.Checkpoint{}, errReason(fmt.Sprintf("holds recording %d", c.RecordingID))

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
 )
 
@@ -12,6 +15,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		{},
 		{RecordingID: 7, Position: 4096, Completed: true, UpdatedAtMs: 1_700_000_000_000},
 		{RecordingID: 1<<63 - 1, Position: 1<<63 - 1, UpdatedAtMs: -1},
+		{RecordingID: 3, Position: 64, StartMs: 1_700_000_000_123, SessionID: -2_000_000_000},
 	} {
 		b, err := encodeCheckpoint(c)
 		if err != nil {
@@ -20,6 +24,31 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		got, err := decodeCheckpoint(c.RecordingID, b)
 		if err != nil || got != c {
 			t.Errorf("decode(encode(%+v)) = %+v, %v", c, got, err)
+		}
+	}
+}
+
+// A checkpoint written before ferry stored its recording's origin decodes with StartMs 0:
+// not known, so it matches any recording of its id.
+func TestCheckpointWithoutOriginMatchesAnyRecording(t *testing.T) {
+	payload, err := proto.Marshal(&messages.Checkpoint{RecordingId: 7, Position: 4096, UpdatedAtMs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := decodeCheckpoint(7, seal(kindCheckpoint, payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StartMs != 0 || !c.SameRecording(1_700_000_000_000, 42) {
+		t.Fatalf("decoded %+v: want no origin, matching any recording", c)
+	}
+	c.StartMs, c.SessionID = 1_700_000_000_000, 42
+	for _, other := range []struct {
+		startMs int64
+		session int32
+	}{{1_700_000_000_001, 42}, {1_700_000_000_000, 43}} {
+		if c.SameRecording(other.startMs, other.session) {
+			t.Errorf("%+v matches a recording started at %d in session %d", c, other.startMs, other.session)
 		}
 	}
 }

@@ -88,8 +88,11 @@ func WantEmpty(t testing.TB, s store.Store, def store.Stream) {
 	}
 }
 
+// cp is a checkpoint with every field set, its recording's origin included (a negative
+// session id, as Aeron's often are).
 func cp(id, pos int64, completed bool) store.Checkpoint {
-	return store.Checkpoint{RecordingID: id, Position: pos, Completed: completed, UpdatedAtMs: 1_700_000_000_000 + pos}
+	return store.Checkpoint{RecordingID: id, Position: pos, Completed: completed, UpdatedAtMs: 1_700_000_000_000 + pos,
+		StartMs: 1_600_000_000_000 + id, SessionID: int32(-1_000_000 - id)}
 }
 
 func testSaveLoadRoundTrip(t *testing.T, s store.Store) {

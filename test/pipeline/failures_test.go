@@ -236,6 +236,73 @@ func TestLesson14_PurgedCheckpointedRecordingFailsLoudly(t *testing.T) {
 	})
 }
 
+// TestLesson14_ArchiveReplacedReusingRecordingIDsFailsLoudly: the archive's catalog is
+// wiped and rebuilt (a new host, a cleaned directory) while ferry's store is kept, and the
+// new archive numbers its recordings from 0 again. Its recording under the id of the one
+// ferry completed is another recording: taken for that one, it would be skipped (and under
+// the old producer name the topic's deduplication would drop its records). ferry stops the
+// stream, naming the reused id and the way on, and publishes nothing.
+func TestLesson14_ArchiveReplacedReusingRecordingIDsFailsLoudly(t *testing.T) {
+	const n, offsetB = 300, 1_000_000
+	own, err := infra.StartArchive(context.Background(), infra.ArchiveOptions{Dir: filepath.Join(t.TempDir(), "archive")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the test's archive log %s:\n%s", own.Log(), own.LogTail())
+		}
+		_ = own.Stop()
+	})
+	sc := newStreamConfig(t, "")
+	rs1 := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
+	rs1.startRecording(t)
+	a := rs1.newPublication(t)
+	pa := a.publish(t, 0, n)
+	rs1.stopRecording(t, a)
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	cfg.Aeron.Dir = own.AeronDir
+	f := startFerry(t, cfg.write(t))
+	w.waitAll(t, f, a.recordingID, pa, 60*time.Second)
+	failWaitLog(t, f, 60*time.Second, "recording published and acknowledged to its end", fmt.Sprintf("recording=%d ", a.recordingID))
+	f.mustStop()
+	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], true)
+
+	// The archive replaced: its catalog and recordings deleted, started again.
+	if err := own.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(own.ArchiveDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rs2 := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
+	rs2.startRecording(t)
+	b := rs2.newPublication(t)
+	if b.recordingID != a.recordingID {
+		t.Fatalf("the new archive's first recording is %d, not the reused id %d: the test is about a reused id", b.recordingID, a.recordingID)
+	}
+	b.waitRecorded(t, b.publish(t, offsetB, offsetB+n)[n-1])
+	before := receivedMessages(t, sc.Topic)
+
+	f = startFerry(t, cfg.path)
+	code, log := failMustExit(t, f, 60*time.Second, fmt.Sprintf("the archive reuses the id of completed recording %d", a.recordingID))
+	if code != 1 {
+		t.Fatalf("exit status %d, want 1; log:\n%s", code, log)
+	}
+	failMustContain(t, log, "ferry's output", fmt.Sprintf("recording %d in the archive is not the recording ferry published", a.recordingID), "give the stream a new name", "every stream failed")
+	if line, ok := failLogLine(log, "ferry: "); ok {
+		t.Logf("ferry said: %s", line)
+	}
+	if in := receivedMessages(t, sc.Topic); in != before {
+		t.Fatalf("the broker received %d messages, %d before the start", in, before)
+	}
+	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], true)
+}
+
 // TestLesson14_ConfiguredStartRecordingMissingFailsLoudly (lesson 14: a *configured*
 // recording id that no longer exists fails loudly): nothing is stored for the stream and
 // its configuration says start_position P, start_recording_id A, but recording A was
