@@ -175,7 +175,21 @@ func (p *parser) buildPulsar(ps *Pulsar) {
 		p.add(p.keyError(ErrConflict, "pulsar.tls.key_file", key, "is set without pulsar.tls.cert_file", "set both for mutual TLS, or neither"))
 	}
 	if tok, file := g("pulsar.auth.token"), g("pulsar.auth.token_file"); tok != nil && file != nil {
-		p.add(p.keyError(ErrConflict, "pulsar.auth.token_file", file, "is set together with pulsar.auth.token", "keep one of pulsar.auth.token and pulsar.auth.token_file"))
+		what, fix := "is set together with pulsar.auth.token", "keep one of pulsar.auth.token and pulsar.auth.token_file"
+		if tok.env != "" || file.env != "" {
+			// Name where each came from: a variable is unset, a key removed.
+			drop := func(path string, s *setting) string {
+				if s.env != "" {
+					return "unset " + s.env
+				}
+				return "remove " + path
+			}
+			if tok.env != "" {
+				what += " (from " + tok.env + ")"
+			}
+			fix = drop("pulsar.auth.token", tok) + ", or " + drop("pulsar.auth.token_file", file)
+		}
+		p.add(p.keyError(ErrConflict, "pulsar.auth.token_file", file, what, fix))
 	}
 	scheme, _, _ := strings.Cut(ps.ServiceURL, "://")
 	if ps.ServiceURL == "" || isTLSScheme(scheme) {

@@ -154,6 +154,59 @@ func TestParse_InvalidConfigurations(t *testing.T) {
 	}
 }
 
+// A key without a value is given one, or left out only where that is allowed; an empty
+// variable is unset or given a value.
+func TestParse_EmptyValueFix(t *testing.T) {
+	for _, tt := range []struct {
+		name, yaml string
+		env        map[string]string
+		path, fix  string
+	}{
+		{"required mode", strings.Replace(doc("archive", "", ""), "mode: archive", "mode: ~", 1), nil, "mode", "give it a value; the key is required"},
+		{"required service url", strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650", "", 1), nil, "pulsar.service_url", "give it a value; the key is required"},
+		{"required stream key", strings.Replace(doc("archive", "", ""), "topic: orders", "topic: null", 1), nil, "streams[0].topic", "give it a value; the key is required"},
+		{"key with a default", doc("archive", "store:\n  path: ~\n", ""), nil, "store.path", "give it a value, or remove the key to get the default"},
+		{"empty key with a default", doc("archive", "store:\n  path: ''\n", ""), nil, "store.path", "give it a value, or remove the key to get the default"},
+		{"optional key without a default", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  auth:\n    token_file: ''\n", 1), nil, "pulsar.auth.token_file", "give it a value, or remove the key"},
+		{"empty variable of a key with a default", doc("archive", "", ""), map[string]string{"FERRY_STORE_PATH": ""}, "store.path", "unset FERRY_STORE_PATH, or give it a value"},
+		{"empty variable of a required key", doc("archive", "", ""), map[string]string{"FERRY_PULSAR_SERVICE_URL": ""}, "pulsar.service_url", "unset FERRY_PULSAR_SERVICE_URL, or give it a value"},
+		{"empty mode variable", doc("archive", "", ""), map[string]string{"FERRY_MODE": ""}, "mode", "unset FERRY_MODE, or give it a value"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml), envOf(tt.env))
+			ke := wantOne(t, err, tt.path, ErrInvalid)
+			if ke.Fix != tt.fix {
+				t.Fatalf("fix %q, want %q", ke.Fix, tt.fix)
+			}
+		})
+	}
+}
+
+// A token from the environment that conflicts with token_file is named as such.
+func TestParse_TokenConflictNamesWhereTheTokenCameFrom(t *testing.T) {
+	inFile := strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  auth:\n    token_file: /t\n", 1)
+	for _, tt := range []struct {
+		name, yaml string
+		env        map[string]string
+		fix        string
+	}{
+		{"both in the file", strings.Replace(inFile, "token_file: /t\n", "token: abc\n    token_file: /t\n", 1), nil, "keep one of pulsar.auth.token and pulsar.auth.token_file"},
+		{"token from the environment", inFile, map[string]string{"FERRY_PULSAR_AUTH_TOKEN": "abc"}, "unset FERRY_PULSAR_AUTH_TOKEN, or remove pulsar.auth.token_file"},
+		{"both from the environment", doc("archive", "", ""), map[string]string{"FERRY_PULSAR_AUTH_TOKEN": "abc", "FERRY_PULSAR_AUTH_TOKEN_FILE": "/t"}, "unset FERRY_PULSAR_AUTH_TOKEN, or unset FERRY_PULSAR_AUTH_TOKEN_FILE"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml), envOf(tt.env))
+			ke := wantOne(t, err, "pulsar.auth.token_file", ErrConflict)
+			if ke.Fix != tt.fix {
+				t.Fatalf("fix %q, want %q", ke.Fix, tt.fix)
+			}
+			if fromEnv := tt.env["FERRY_PULSAR_AUTH_TOKEN"] != ""; fromEnv != strings.Contains(ke.Problem, "FERRY_PULSAR_AUTH_TOKEN") {
+				t.Fatalf("problem %q: want FERRY_PULSAR_AUTH_TOKEN named if and only if the token came from it", ke.Problem)
+			}
+		})
+	}
+}
+
 func TestParse_ChannelErrorKeepsItsCause(t *testing.T) {
 	_, err := Parse([]byte(doc("archive", "replay:\n  channel: aeron:ipc?term-length=3\n", "")), nil)
 	var pe *channel.ParamError

@@ -13,8 +13,11 @@
 //
 // # Schema
 //
-// testdata/example.yaml is the reference file, with every key; a test
-// keeps it valid, and another keeps this abridged copy valid:
+// testdata/example.yaml is the reference file: every key, with its default
+// where it has one, but pulsar.auth.token (a secret, best set by
+// FERRY_PULSAR_AUTH_TOKEN) and transport.spy (transport mode only) appear
+// in comments only. A test keeps it valid, and another keeps this abridged
+// copy valid:
 //
 //	mode: archive                  # required, no default: archive | transport
 //	aeron:

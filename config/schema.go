@@ -11,12 +11,24 @@ type key struct {
 	mode Mode
 	// secret keys have their value redacted in errors.
 	secret bool
+	// need says what leaving the key out means: it takes its default (most keys), it is
+	// required, or it is unused.
+	need need
 }
+
+// need is what leaving a key out means.
+type need int
+
+const (
+	hasDefault need = iota // the key takes its default
+	required               // the configuration is invalid without it
+	unused                 // it is simply not used (no default)
+)
 
 // globalKeys are the scalar keys outside streams, in documentation order.
 // Every one can be overridden from the environment (see envName).
 var globalKeys = []key{
-	{path: "mode"},
+	{path: "mode", need: required},
 	{path: "aeron.dir"},
 	{path: "archive.control_channel", mode: ModeArchive},
 	{path: "archive.control_stream_id", mode: ModeArchive},
@@ -26,14 +38,14 @@ var globalKeys = []key{
 	{path: "replay.channel", mode: ModeArchive},
 	{path: "replay.stream_id", mode: ModeArchive},
 	{path: "transport.spy", mode: ModeTransport},
-	{path: "pulsar.service_url"},
+	{path: "pulsar.service_url", need: required},
 	{path: "pulsar.tls.ca_file"},
-	{path: "pulsar.tls.cert_file"},
-	{path: "pulsar.tls.key_file"},
+	{path: "pulsar.tls.cert_file", need: unused},
+	{path: "pulsar.tls.key_file", need: unused},
 	{path: "pulsar.tls.insecure_skip_verify"},
 	{path: "pulsar.tls.validate_hostname"},
-	{path: "pulsar.auth.token", secret: true},
-	{path: "pulsar.auth.token_file"},
+	{path: "pulsar.auth.token", secret: true, need: unused},
+	{path: "pulsar.auth.token_file", need: unused},
 	{path: "store.path", mode: ModeArchive},
 	{path: "checkpoint.every_records", mode: ModeArchive},
 	{path: "checkpoint.every_ms", mode: ModeArchive},
@@ -45,12 +57,12 @@ var globalKeys = []key{
 
 // streamKeys are the keys of one entry of streams.
 var streamKeys = []key{
-	{path: "name"},
-	{path: "channel"},
-	{path: "stream_id"},
-	{path: "topic"},
+	{path: "name", need: required},
+	{path: "channel", need: required},
+	{path: "stream_id", need: required},
+	{path: "topic", need: required},
 	{path: "start_position", mode: ModeArchive},
-	{path: "start_recording_id", mode: ModeArchive},
+	{path: "start_recording_id", mode: ModeArchive, need: unused},
 	{path: "reset", mode: ModeArchive},
 }
 

@@ -16,6 +16,8 @@ import (
 type problem struct {
 	what, fix string
 	cause     error
+	// empty marks a blank value: decode replaces fix with emptyFix's.
+	empty bool
 }
 
 // decode parses s with parse, or returns def if s is absent. A problem is
@@ -26,12 +28,18 @@ func decode[T any](p *parser, path string, s *setting, def T, parse func(string)
 		return def
 	}
 	if s.null {
-		p.add(p.keyError(ErrInvalid, path, s, "has no value", "give it a value, or remove the key to get the default"))
+		p.add(p.keyError(ErrInvalid, path, s, "has no value", emptyFix(path, s)))
 		p.failed[path] = true
 		return def
 	}
 	v, pr := parse(s.text)
 	if pr != nil {
+		if s.env != "" && s.text == "" { // an empty variable: unset it rather than fix a value
+			pr.what, pr.empty = "is empty", true
+		}
+		if pr.empty {
+			pr.fix = emptyFix(path, s)
+		}
 		e := p.keyError(ErrInvalid, path, s, pr.what, pr.fix)
 		e.Err = pr.cause
 		p.add(e)
@@ -53,11 +61,31 @@ func (p *parser) keyError(kind error, path string, s *setting, what, fix string)
 	return e
 }
 
+// emptyFix is the fix for the setting s of path that has no value or is empty: give it a
+// value, or leave it out where that is allowed (for an environment variable, unset it).
+func emptyFix(path string, s *setting) string {
+	if s.env != "" {
+		return fmt.Sprintf("unset %s, or give it a value", s.env)
+	}
+	k, ok := lookupKey(globalKeys, path)
+	if _, rest, in := strings.Cut(path, "]."); in && strings.HasPrefix(path, streamsKey+"[") {
+		k, ok = lookupKey(streamKeys, rest)
+	}
+	switch {
+	case ok && k.need == required:
+		return "give it a value; the key is required"
+	case ok && k.need == unused:
+		return "give it a value, or remove the key"
+	}
+	return "give it a value, or remove the key to get the default"
+}
+
 func anyText(s string) (string, *problem) { return s, nil }
 
+// nonEmpty rejects a blank value; decode supplies the fix (see emptyFix).
 func nonEmpty(s string) (string, *problem) {
 	if strings.TrimSpace(s) == "" {
-		return "", &problem{what: "is empty", fix: "give it a value, or remove the key"}
+		return "", &problem{what: "is empty", empty: true}
 	}
 	return s, nil
 }

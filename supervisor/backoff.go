@@ -9,7 +9,7 @@ import (
 // Backoff is capped exponential backoff with jitter. protoactor's own "exponential"
 // strategy is linear and uncapped; this is ours.
 //
-// Min must be > 0 and Max >= Min ([Policy.Validate] checks both).
+// Min must be at least 1ms and Max >= Min ([Policy.Validate] checks both).
 type Backoff struct {
 	// Min is the base delay of the first attempt.
 	Min time.Duration
@@ -73,7 +73,7 @@ type Policy struct {
 	Window time.Duration
 }
 
-// Validate returns an error wrapping [ErrInvalidPolicy] if Backoff.Min <= 0,
+// Validate returns an error wrapping [ErrInvalidPolicy] if Backoff.Min is under 1ms,
 // Backoff.Max < Backoff.Min, MaxRestarts < 0 or Window <= 0.
 func (p Policy) Validate() error {
 	switch {

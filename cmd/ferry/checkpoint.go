@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -55,11 +56,14 @@ func checkpointShow(args []string, stdout io.Writer) error {
 }
 
 // checkpointReset deletes a stream's checkpoint; the store verifies the deletion by
-// reading back. It asks for --yes: the next run re-publishes from the start position.
+// reading back. It asks for --yes: the next run re-publishes from the start position. Data
+// a newer ferry wrote (an encoding version this build does not read) is left alone unless
+// --force is given too.
 func checkpointReset(args []string, stdout io.Writer) error {
-	var yes bool
+	var yes, force bool
 	cfg, stream, err := checkpointTarget("checkpoint reset", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&yes, "yes", false, "really delete")
+		fs.BoolVar(&force, "force", false, "delete even checkpoint data that a newer ferry wrote")
 	})
 	if err != nil {
 		return err
@@ -85,6 +89,12 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	// Anything stored under the name, even what Load refuses (another definition, a corrupt
 	// value), is what a reset deletes.
 	state, lerr := st.Load(definition(stream))
+	var uv *store.UnknownVersionError
+	if errors.As(lerr, &uv) && !force {
+		return fmt.Errorf("stream %s: %s holds its checkpoint data in encoding version %d, which a newer ferry wrote (this build reads version %d), so it is not reset; "+
+			"run `ferry checkpoint reset` of the ferry release that wrote it, or add --force to delete it with this build anyway",
+			stream.Name, path, uv.Version, uv.Supported)
+	}
 	stored := state.Stored || lerr != nil
 	if err := st.Reset(stream.Name); err != nil {
 		return err
@@ -137,14 +147,17 @@ func checkpointTarget(name string, args []string, extra func(*flag.FlagSet)) (*c
 		return nil, config.Stream{}, err
 	}
 	if cfg.Mode != config.ModeArchive {
-		return nil, config.Stream{}, fmt.Errorf("%s is in %s mode, which keeps no checkpoints", path, cfg.Mode)
+		return nil, config.Stream{}, fmt.Errorf("%s is in %s mode, which keeps no checkpoints; "+
+			"ferry checkpoint applies to archive mode configurations (mode: archive)", path, cfg.Mode)
 	}
-	for _, s := range cfg.Streams {
+	names := make([]string, len(cfg.Streams))
+	for i, s := range cfg.Streams {
 		if s.Name == streamName {
 			return cfg, s, nil
 		}
+		names[i] = s.Name
 	}
-	return nil, config.Stream{}, fmt.Errorf("%s has no stream %q", path, streamName)
+	return nil, config.Stream{}, fmt.Errorf("%s has no stream %q; pass one of its streams to --stream: %s", path, streamName, strings.Join(names, ", "))
 }
 
 // definition is what the store keeps of a configured stream.

@@ -5,10 +5,18 @@
 //	ferry status     --config FILE [--json] [--watch] what a running ferry serves on /status
 //	ferry recordings --config FILE                     each stream's recordings, positions and commits
 //	ferry checkpoint show  --config FILE --stream NAME  what ferry has committed for a stream
-//	ferry checkpoint reset --config FILE --stream NAME --yes
+//	ferry checkpoint reset --config FILE --stream NAME --yes [--force]
 //	                                                    delete a stream's checkpoint, verified
-//	ferry demo       [--aeron-dir DIR] [--pulsar URL]  record a sample publisher and run ferry on it, with live status
+//	ferry demo       [--aeron-dir DIR] [--pulsar URL] [--dir DIR] [--rate N]
+//	                                                    record a sample publisher and run ferry on it, with live status
 //	ferry version
+//
+// `ferry checkpoint reset` refuses to delete checkpoint data a newer ferry wrote unless
+// --force is given. The demo's flags: --aeron-dir is the running ArchivingMediaDriver's directory
+// (default: the Aeron client's, /dev/shm/aeron-<user>); --pulsar is the broker's service URL
+// (default pulsar://127.0.0.1:6650); --dir is where the demo writes its configuration and
+// checkpoints (default: a new temporary directory); --rate is how many messages a second the
+// sample publisher offers (default 1000). `ferry COMMAND -h` prints a command's flags.
 //
 // Exit status: 0 success, 1 failure (the
 // message says what happened and what to do), 2 bad usage.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/config"
@@ -124,8 +125,53 @@ func TestCheckpointShowAndReset(t *testing.T) {
 	if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes"); code != exitOK || !strings.Contains(out, "nothing deleted") {
 		t.Fatalf("second reset = %d\n%s%s; want exit 0 saying nothing was deleted", code, out, errOut)
 	}
-	if code, _, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "fills"); code != exitFailure || !strings.Contains(errOut, `no stream "fills"`) {
-		t.Fatalf("show of an unknown stream = %d %q", code, errOut)
+	if code, _, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "fills"); code != exitFailure || !strings.Contains(errOut, `no stream "fills"`) || !strings.Contains(errOut, "--stream: orders") {
+		t.Fatalf("show of an unknown stream = %d %q; want exit 1 listing the configured streams", code, errOut)
+	}
+}
+
+// Checkpoint data in an encoding version this build does not read (a newer ferry wrote it)
+// is reset only with --force.
+func TestCheckpointResetRefusesDataOfANewerFerry(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	st, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
+	if err := st.Save(def, []store.Checkpoint{{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The stream's definition in envelope version 9, as a newer ferry would write it.
+	db, err := bbolt.Open(storePath, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		sb := tx.Bucket([]byte("streams")).Bucket([]byte("orders"))
+		v := append([]byte(nil), sb.Get([]byte("definition"))...)
+		v[1] = 9
+		return sb.Put([]byte("definition"), v)
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
+	if code != exitFailure || !strings.Contains(errOut, "newer ferry") || !strings.Contains(errOut, "--force") {
+		t.Fatalf("reset of a newer ferry's data = %d\n%s%s; want exit 1 naming the newer ferry and --force", code, out, errOut)
+	}
+	if code, _, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders"); code != exitFailure || !strings.Contains(errOut, "encoding version 9") {
+		t.Fatalf("show after the refused reset = %d %q; want the data still there", code, errOut)
+	}
+	if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes", "--force"); code != exitOK || !strings.Contains(out, "verified") {
+		t.Fatalf("reset --force = %d\n%s%s", code, out, errOut)
 	}
 }
 
@@ -144,6 +190,22 @@ func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"run", "-h"}, {"checkpoint", "-h"}, {"checkpoint", "reset", "--help"}} {
 		if code, out, errOut := ferry(args...); code != exitOK || !strings.HasPrefix(out, "usage:") || errOut != "" {
 			t.Errorf("ferry %q = %d, stdout %q, stderr %q; want the usage on stdout, exit 0", args, code, out, errOut)
+		}
+	}
+	// A subcommand's help is its usage line and its flags.
+	for _, c := range []struct {
+		args  []string
+		flags []string
+	}{
+		{[]string{"demo", "-h"}, []string{"usage: ferry demo [--aeron-dir DIR] [--pulsar URL] [--dir DIR] [--rate N]\n", "-aeron-dir", "-pulsar", "-dir", "-rate"}},
+		{[]string{"checkpoint", "reset", "--help"}, []string{"usage: ferry checkpoint reset --config FILE --stream NAME --yes [--force]\n", "-config", "-stream", "-yes", "-force"}},
+		{[]string{"status", "-help"}, []string{"usage: ferry status --config FILE [--json] [--watch]\n", "-config", "-json", "-watch"}},
+	} {
+		code, out, errOut := ferry(c.args...)
+		for _, want := range c.flags {
+			if code != exitOK || !strings.Contains(out, want) || errOut != "" {
+				t.Errorf("ferry %q = %d, stdout %q, stderr %q; want exit 0 and %q on stdout", c.args, code, out, errOut, want)
+			}
 		}
 	}
 	if code, out, _ := ferry("version"); code != exitOK || !strings.HasPrefix(out, "ferry ") {

@@ -29,7 +29,8 @@ func recordings(args []string, stdout io.Writer) error {
 		return err
 	}
 	if cfg.Mode != config.ModeArchive {
-		return fmt.Errorf("%s is in %s mode, which reads no recordings", path, cfg.Mode)
+		return fmt.Errorf("%s is in %s mode, which reads no recordings; ferry recordings applies to archive mode "+
+			"configurations (mode: archive), and `ferry status --config %s` shows what this one publishes", path, cfg.Mode, path)
 	}
 	dialCtx, cancel := context.WithTimeout(context.Background(), 2*cfg.Archive.MessageTimeout)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // Exit statuses.
@@ -24,9 +25,10 @@ const usage = `usage:
   ferry recordings --config FILE
   ferry status   --config FILE [--json] [--watch]
   ferry checkpoint show  --config FILE --stream NAME
-  ferry checkpoint reset --config FILE --stream NAME --yes
-  ferry demo [--aeron-dir DIR] [--pulsar URL] [--rate N]
-  ferry version`
+  ferry checkpoint reset --config FILE --stream NAME --yes [--force]
+  ferry demo [--aeron-dir DIR] [--pulsar URL] [--dir DIR] [--rate N]
+  ferry version
+ferry COMMAND -h prints a command's flags and what they mean.`
 
 // run is the whole command line: it returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -66,8 +68,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	var u usageError
+	var h helpRequest
 	switch {
 	case err == nil:
+		return exitOK
+	case errors.As(err, &h):
+		fmt.Fprint(stdout, h.text)
 		return exitOK
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprintln(stdout, usage)
@@ -86,13 +92,25 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-// flags parses a subcommand's flags; unknown flags and stray arguments are usage errors.
+// helpRequest is -h or --help on a subcommand: text is its usage line and flags.
+type helpRequest struct{ text string }
+
+func (h helpRequest) Error() string { return "help requested" }
+
+func (h helpRequest) Unwrap() error { return flag.ErrHelp }
+
+// flags parses a subcommand's flags; unknown flags and stray arguments are usage errors,
+// and -h or --help is a [helpRequest].
 func flags(name string, args []string, define func(*flag.FlagSet)) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	define(fs)
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		return err
+		var b strings.Builder
+		fmt.Fprintf(&b, "usage: %s\n\n", synopsis(name))
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+		return helpRequest{b.String()}
 	} else if err != nil {
 		return usageError{fmt.Sprintf("%s: %v", name, err)}
 	}
@@ -100,6 +118,16 @@ func flags(name string, args []string, define func(*flag.FlagSet)) error {
 		return usageError{fmt.Sprintf("%s: unexpected argument %q", name, fs.Arg(0))}
 	}
 	return nil
+}
+
+// synopsis returns the line of usage for the subcommand name, e.g. "checkpoint reset".
+func synopsis(name string) string {
+	for line := range strings.Lines(usage) {
+		if f := strings.Join(strings.Fields(line), " "); strings.HasPrefix(f+" ", "ferry "+name+" ") {
+			return f
+		}
+	}
+	return "ferry " + name
 }
 
 // lookupEnv is where environment overrides come from (tests replace it).

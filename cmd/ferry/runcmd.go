@@ -181,7 +181,11 @@ func connectAeron(ctx context.Context, cfg *config.Config, log *slog.Logger) (*a
 func dialDriver(ctx context.Context, cfg *config.Config, log *slog.Logger) (*aeron.Client, error) {
 	ac, err := aeron.Connect(ctx, aeron.Options{Dir: cfg.Aeron.Dir, Logger: log})
 	if err != nil {
-		return nil, fmt.Errorf("connect to the Aeron media driver in %s (is the media driver running with this aeron.dir?): %w", cfg.Aeron.Dir, err)
+		dir, from := cfg.Aeron.Dir, "aeron.dir"
+		if dir == "" {
+			dir, from = aeron.DefaultDir(), "the Aeron default, as aeron.dir is not set"
+		}
+		return nil, fmt.Errorf("connect to the Aeron media driver in %s (%s): %w; start the media driver, or set aeron.dir to the directory it runs with", dir, from, err)
 	}
 	return ac, nil
 }
@@ -203,7 +207,9 @@ func dialArchive(ctx context.Context, cfg *config.Config, log *slog.Logger) (*ae
 	})
 	if err != nil {
 		_ = ac.Close()
-		return nil, nil, fmt.Errorf("connect to the Aeron archive on %s stream %d: %w", cfg.Archive.ControlChannel, cfg.Archive.ControlStreamID, err)
+		return nil, nil, fmt.Errorf("connect to the Aeron archive on %s stream %d: %w; check that the archive is running, "+
+			"that archive.control_channel and archive.control_stream_id are its control channel and stream id, "+
+			"and that archive.response_channel reaches ferry", cfg.Archive.ControlChannel, cfg.Archive.ControlStreamID, err)
 	}
 	return ac, arc, nil
 }

@@ -2,7 +2,7 @@
 // benchmarks and demo run against (see package test/infra).
 //
 //	peers run [-archive=false] [-pulsar=false] [-- command [args…]]
-//	    Start the peers, run the command with FERRY_* variables naming them, stop the peers
+//	    Start the peers, run the command with FERRYTEST_* variables naming them, stop the peers
 //	    and exit with the command's status. Without a command, wait for Ctrl-C.
 //	peers up [-state DIR]
 //	    Start the peers detached and record them in DIR (default .peers): DIR/env holds
