@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -81,6 +82,34 @@ type producerCreated struct {
 // retryProducer is the publisher's self-message to try creating the producer again.
 type retryProducer struct{}
 
+// producerLost is a callback's news that the client closed the producer for good: the
+// topic was deleted while topic auto-creation is off (TopicNotFound on the reconnect), or
+// terminated, or the producer fenced. Every later send fails at once; the publisher
+// creates the producer again (or, for a terminated topic, stops the stream).
+type producerLost struct {
+	producer pulsar.Producer
+	err      error
+}
+
+// recordTooLarge is a callback's news that a record is larger than the broker accepts:
+// archive mode cannot skip it, and sending it again fails the same way.
+type recordTooLarge struct {
+	end, size int64
+	err       error
+}
+
+// lostForGood reports whether err means the client closed the producer for good.
+func lostForGood(err error) bool {
+	return errors.Is(err, pulsar.ErrProducerClosed) || errors.Is(err, pulsar.ErrTopicNotfound) ||
+		errors.Is(err, pulsar.ErrTopicTerminated) || errors.Is(err, pulsar.ErrProducerFenced)
+}
+
+// terminated reports whether err is the broker's answer for a terminated topic, which
+// takes no more messages, ever.
+func terminated(err error) bool {
+	return errors.Is(err, pulsar.ErrTopicTerminated) || strings.Contains(err.Error(), "TopicTerminated")
+}
+
 func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) actor.Producer {
 	incarnations := 0
 	return func() actor.Actor {
@@ -111,6 +140,10 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.checkDedupState()
 	case *producerCreated:
 		p.created(ctx, msg)
+	case *producerLost:
+		p.lost(ctx, msg)
+	case *recordTooLarge:
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d (%d bytes) is larger than the broker accepts (its maxMessageSize, 5 MB unless configured): it can never be published, and ferry does not skip records; raise maxMessageSize in the broker's configuration (broker.conf or standalone.conf) and restart ferry (%w)", p.rec, msg.end, msg.size, msg.err)))
 	case *messages.RecordBatch:
 		p.waiting = append(p.waiting, msg)
 		p.pump(ctx)
@@ -161,15 +194,22 @@ func (p *publisher) create(ctx actor.Context) {
 
 func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	p.creating = false
+	if res.err != nil && terminated(res.err) {
+		panic(supervisor.Fail(supervisor.Poison, topicTerminated(p.cfg.Def.Topic, res.err)))
+	}
 	if res.err != nil {
 		p.attempts++
 		d := producerRetry.Delay(p.attempts, 0.5)
-		why := "cannot create the Pulsar producer; retrying"
-		if isProducerBusy(res.err) {
+		why, msg := "cannot create the Pulsar producer; retrying", fmt.Sprintf("%s: %v", p.cfg.Def.Topic, res.err)
+		switch {
+		case isProducerBusy(res.err):
 			why = "the Pulsar producer name is taken (another ferry publishes this recording, or the broker has not released an earlier producer); retrying"
+		case strings.Contains(res.err.Error(), "TopicNotFound"):
+			why = "the topic does not exist and the broker does not create topics automatically there; create it (pulsar-admin topics create) or allow topic auto-creation; retrying"
+			msg = fmt.Sprintf("%s does not exist and is not created automatically: create it (pulsar-admin topics create) or allow topic auto-creation (%v)", p.cfg.Def.Topic, res.err)
 		}
 		p.env.Logger.Warn(why, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "attempt", p.attempts, "retry_in", d, "error", res.err)
-		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer", Message: fmt.Sprintf("%s: %v", p.cfg.Def.Topic, res.err)}})
+		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer", Message: msg}})
 		p.producerState(ctx, "retrying")
 		self, system := ctx.Self(), ctx.ActorSystem()
 		time.AfterFunc(d, func() { system.Root.Send(self, &retryProducer{}) })
@@ -180,6 +220,29 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	p.producerState(ctx, "ready")
 	p.checkDedupState()
 	p.pump(ctx)
+}
+
+// lost replaces a producer the client closed for good. The sends that failed on it were
+// reported to the tracker, which has the replay deliver them again (lesson 4): they wait
+// for the new producer. Creating it retries with back-off while the topic is missing, and
+// says so in the status.
+func (p *publisher) lost(ctx actor.Context, m *producerLost) {
+	if p.producer == nil || p.producer != m.producer {
+		return // replaced already: one report per failed send
+	}
+	if terminated(m.err) {
+		panic(supervisor.Fail(supervisor.Poison, topicTerminated(p.cfg.Def.Topic, m.err)))
+	}
+	p.env.Logger.Warn("the Pulsar client closed the producer for good (the topic was deleted while auto-creation is off, or the producer was fenced); creating it again",
+		"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", m.err)
+	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer",
+		Message: fmt.Sprintf("%s: the client closed the producer (%v); creating it again", p.cfg.Def.Topic, m.err)}})
+	p.close()
+	p.create(ctx)
+}
+
+func topicTerminated(topic string, err error) error {
+	return fmt.Errorf("topic %s is terminated: it takes no more messages (pulsar-admin topics terminate); point the stream at another topic, which needs a new stream name or `ferry checkpoint reset` (%w)", topic, err)
 }
 
 // checkDedupState compares the broker's last sequence id for this producer name with what
@@ -233,6 +296,7 @@ func isProducerBusy(err error) bool { return strings.Contains(err.Error(), "Prod
 func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	system, self, tracker, payloads := ctx.ActorSystem(), ctx.Self(), p.pids.tracker, p.env.Payloads
 	outstanding, parked, failedEpoch := p.outstanding, p.parked, p.failedEpoch
+	prod := p.producer
 	stopped := func() bool { return b.Epoch < failedEpoch.Load() }
 	// skip reports records of a failed epoch as not sent: every record handed to the
 	// publisher gets an outcome, so no credit leaks (fail-stop, lesson 22).
@@ -284,6 +348,12 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 					raise(failedEpoch, epoch+1)
 				}
 				system.Root.Send(tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: epoch, End: end, Error: err.Error()})
+				switch {
+				case lostForGood(err):
+					system.Root.Send(self, &producerLost{producer: prod, err: err})
+				case errors.Is(err, pulsar.ErrMessageTooLarge) && !p.cfg.Transport:
+					system.Root.Send(self, &recordTooLarge{end: end, size: int64(len(payload)), err: err})
+				}
 				return
 			}
 			// Stored (or known as a duplicate): the client read the payload before the broker

@@ -216,6 +216,16 @@ func (ip *inProcess) checkpoint(s streamConfig, id int64) store.Checkpoint {
 	return store.Checkpoint{}
 }
 
+// status returns stream name's status as the board has it now.
+func (ip *inProcess) status(name string) (*messages.StreamStatus, error) {
+	for _, s := range ip.board.Snapshot().Streams {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("no status of stream %s", name)
+}
+
 // waitCheckpoint waits until recording id's checkpoint is at position.
 func (ip *inProcess) waitCheckpoint(s streamConfig, id, position int64, timeout time.Duration) {
 	ip.t.Helper()

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -342,14 +343,7 @@ func TestCheckpointStoreFailingIsUnhealthyWhilePublishingGoesOn(t *testing.T) {
 
 	fs.failNext(1 << 30)
 	pos := pub.publish(t, 10, n)
-	health := func() (*messages.StreamStatus, error) {
-		for _, s := range ip.board.Snapshot().Streams {
-			if s.Name == sc.Name {
-				return s, nil
-			}
-		}
-		return nil, fmt.Errorf("no status of stream %s", sc.Name)
-	}
+	health := func() (*messages.StreamStatus, error) { return ip.status(sc.Name) }
 	eventually.NoError(t, 30*time.Second, func() error {
 		s, err := health()
 		if err != nil {
@@ -382,6 +376,84 @@ func TestCheckpointStoreFailingIsUnhealthyWhilePublishingGoesOn(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestARecordTooLargeForTheBrokerStopsTheStreamAtOnce: the client refuses a record larger
+// than the broker's maxMessageSize (ErrMessageTooLarge, here injected on the acknowledgement
+// of message 10). Sending it again fails the same way, and archive mode skips nothing: the
+// stream stops at once, naming the record and the broker setting, instead of re-delivering
+// until the restart limit gives up with the client's bare error.
+func TestARecordTooLargeForTheBrokerStopsTheStreamAtOnce(t *testing.T) {
+	const n = 50
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	ip := startInProcess(t, inProcessOptions{plan: harness.Faults(map[int]harness.Fault{10: harness.Fail(pulsar.ErrMessageTooLarge)})}, sc)
+	eventually.NoError(t, 30*time.Second, func() error {
+		s, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if s.State != "failed" || !strings.Contains(s.Reason, fmt.Sprintf("the record ending at %d", pos[10])) || !strings.Contains(s.Reason, "maxMessageSize") {
+			return fmt.Errorf("state %s, %q; want failed, naming the record ending at %d and maxMessageSize", s.State, s.Reason, pos[10])
+		}
+		return nil
+	})
+	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= pos[10] {
+		t.Fatalf("checkpoint at %d, at or past the record that was not published (ending at %d)", cp.Position, pos[10])
+	}
+}
+
+// TestTopicDeletedMidStreamIsCreatedAgainAndResumed: the topic is deleted while ferry runs,
+// in a namespace where topics are not created automatically. The client closes the producer
+// for good (TopicNotFound on its reconnect) and fails every later send. ferry creates the
+// producer again, retrying while the topic is missing and saying so in the status (a
+// producer failure, the stream not failed); once the topic exists again, it publishes from
+// the checkpoint on.
+func TestTopicDeletedMidStreamIsCreatedAgainAndResumed(t *testing.T) {
+	const n = 200
+	ns := fmt.Sprintf("ferry-noauto-%d", time.Now().UnixNano())
+	adminMust(t, http.MethodPut, "/admin/v2/namespaces/public/"+ns, "{}")
+	adminMust(t, http.MethodPost, "/admin/v2/namespaces/public/"+ns+"/autoTopicCreation", `{"allowAutoTopicCreation": false}`)
+	sc := newStreamConfig(t, "")
+	sc.Topic = fmt.Sprintf("persistent://public/%s/%s", ns, strings.TrimPrefix(sc.Topic, "persistent://public/default/"))
+	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+	waitDeduplicationEnabled(t, sc.Topic)
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	ip := startInProcess(t, inProcessOptions{}, sc)
+	first := pub.publish(t, 0, n)
+	ip.waitCheckpoint(sc, pub.recordingID, first[n-1], 30*time.Second)
+
+	adminMust(t, http.MethodDelete, topicPath(sc.Topic)+"?force=true", "")
+	more := pub.publish(t, n, 2*n)
+	eventually.NoError(t, 60*time.Second, func() error {
+		s, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		var producer *messages.Failure
+		for _, f := range s.Failures {
+			if f.Kind == "producer" {
+				producer = f
+			}
+		}
+		switch {
+		case s.State == "failed":
+			t.Fatalf("the stream failed: %s", s.Reason)
+		case producer == nil || !strings.Contains(producer.Message, "does not exist"):
+			return fmt.Errorf("no producer failure saying the topic does not exist in the status yet (state %s, failures %v)", s.State, s.Failures)
+		}
+		t.Logf("while the topic is missing: %s", producer.Message)
+		return nil
+	})
+
+	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+	ip.waitCheckpoint(sc, pub.recordingID, more[n-1], 90*time.Second)
+	if s, err := ip.status(sc.Name); err != nil || s.State == "failed" {
+		t.Fatalf("status %v, %v: want not failed", s, err)
+	}
+	// The deleted topic took the first messages with it; the new one holds the rest, once.
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(n, 2*n))
 }
 
 // failingStore is the real store with Save failing on demand; it counts writes.
