@@ -371,6 +371,16 @@ func (c *Client) PurgeRecording(ctx context.Context, recordingID int64) error {
 	return err
 }
 
+// PurgeSegments deletes the segment files of a recording below newStartPosition, which
+// becomes its start position (retention). newStartPosition must be a segment boundary, at
+// or after the recording's start, below the segment being recorded. It returns how many
+// segment files were deleted.
+func (c *Client) PurgeSegments(ctx context.Context, recordingID, newStartPosition int64) (int64, error) {
+	corr := c.correlationID()
+	return c.relevant(ctx, fmt.Sprintf("purge the segments of recording %d below %d", recordingID, newStartPosition), corr,
+		&codec.PurgeSegmentsRequest{ControlSessionID: c.controlSessionID, CorrelationID: corr, RecordingID: recordingID, NewStartPosition: newStartPosition})
+}
+
 // relevant sends a request answered by one ControlResponse and returns its relevant id.
 func (c *Client) relevant(ctx context.Context, what string, corr int64, req codec.Request) (int64, error) {
 	res, err := c.do(ctx, &call{what: what, kind: single, corr: corr, request: req})

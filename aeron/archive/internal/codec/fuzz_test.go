@@ -245,6 +245,7 @@ func FuzzEncodeRequests(f *testing.F) {
 			MaxRecordedPositionRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c},
 			TruncateRecordingRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c, Position: d},
 			PurgeRecordingRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c},
+			PurgeSegmentsRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c, NewStartPosition: d},
 			ReplayRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c, Position: d, Length: -d,
 				ReplayStreamID: i, FileIOMaxLength: j, ReplayToken: a ^ d, ReplayChannel: s},
 			BoundedReplayRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c, Position: d, Length: -d,

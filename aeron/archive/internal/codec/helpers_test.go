@@ -239,6 +239,15 @@ var requestDecoders = map[TemplateID]func([]byte) (Request, error){
 			Position:         r.int64(truncatePositionOffset),
 		})
 	},
+	TemplatePurgeSegmentsRequest: func(msg []byte) (Request, error) {
+		r := openMessage(msg, TemplatePurgeSegmentsRequest, truncateBlockLength)
+		return finish(&r, PurgeSegmentsRequest{
+			ControlSessionID: r.int64(controlSessionIDOffset),
+			CorrelationID:    r.int64(correlationIDOffset),
+			RecordingID:      r.int64(truncateRecordingIDOffset),
+			NewStartPosition: r.int64(truncatePositionOffset),
+		})
+	},
 	TemplatePurgeRecordingRequest: idRequestDecoder(TemplatePurgeRecordingRequest,
 		func(cs, corr, id int64) Request {
 			return PurgeRecordingRequest{ControlSessionID: cs, CorrelationID: corr, RecordingID: id}

@@ -134,7 +134,7 @@ const (
 	listForURIBlockLength     = listForURIStreamIDOffset + sizeofInt32
 )
 
-// TruncateRecordingRequest:
+// TruncateRecordingRequest (position), PurgeSegmentsRequest (newStartPosition):
 //
 //	16            24         32
 //	| recordingId | position |

@@ -64,6 +64,7 @@ func TestTemplateIDs(t *testing.T) {
 		{TemplateRecordingSubscriptionDescriptor, 23, "RecordingSubscriptionDescriptor"},
 		{TemplateRecordingSignalEvent, 24, "RecordingSignalEvent"},
 		{TemplateStartPositionRequest, 52, "StartPositionRequest"},
+		{TemplatePurgeSegmentsRequest, 55, "PurgeSegmentsRequest"},
 		{TemplateAuthConnectRequest, 58, "AuthConnectRequest"},
 		{TemplateChallenge, 59, "Challenge"},
 		{TemplateChallengeResponse, 60, "ChallengeResponse"},
@@ -85,7 +86,7 @@ func TestTemplateIDs(t *testing.T) {
 	if got := TemplateID(11).String(); got != "TemplateID(11)" {
 		t.Errorf("TemplateID(11) = %s", got)
 	}
-	if len(templateNames) != 33 {
+	if len(templateNames) != 34 {
 		t.Errorf("%d named templates; a new one needs a golden row above", len(templateNames))
 	}
 }

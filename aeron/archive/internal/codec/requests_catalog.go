@@ -190,6 +190,33 @@ func (r TruncateRecordingRequest) AppendTo(dst []byte) ([]byte, error) {
 	return out, nil
 }
 
+// PurgeSegmentsRequest deletes the segment files of recording RecordingID
+// below NewStartPosition, which becomes its start position (retention). It
+// must be a segment boundary at or after the start, below the segment being
+// written. The archive answers OK with RelevantID = the number of segment
+// files it deletes.
+type PurgeSegmentsRequest struct {
+	ControlSessionID int64
+	CorrelationID    int64
+	RecordingID      int64
+	NewStartPosition int64
+}
+
+// TemplateID returns [TemplatePurgeSegmentsRequest].
+func (PurgeSegmentsRequest) TemplateID() TemplateID { return TemplatePurgeSegmentsRequest }
+
+// EncodedLength implements [Request].
+func (PurgeSegmentsRequest) EncodedLength() int { return HeaderLength + truncateBlockLength }
+
+// AppendTo implements [Request]. It never fails.
+func (r PurgeSegmentsRequest) AppendTo(dst []byte) ([]byte, error) {
+	out, w := appendMessage(dst, r.TemplateID(), truncateBlockLength, 0)
+	w.session(r.ControlSessionID, r.CorrelationID)
+	w.int64(truncateRecordingIDOffset, r.RecordingID)
+	w.int64(truncatePositionOffset, r.NewStartPosition)
+	return out, nil
+}
+
 // PurgeRecordingRequest deletes the stopped recording RecordingID and
 // removes it from the catalog. The archive answers as for
 // [TruncateRecordingRequest].

@@ -48,6 +48,7 @@ const (
 	TemplateTruncateRecordingRequest    TemplateID = 13
 	TemplateStopPositionRequest         TemplateID = 15
 	TemplateStartPositionRequest        TemplateID = 52
+	TemplatePurgeSegmentsRequest        TemplateID = 55
 	TemplateMaxRecordedPositionRequest  TemplateID = 67
 	TemplatePurgeRecordingRequest       TemplateID = 104
 
@@ -86,6 +87,7 @@ var templateNames = map[TemplateID]string{
 	TemplateTruncateRecordingRequest:         "TruncateRecordingRequest",
 	TemplateStopPositionRequest:              "StopPositionRequest",
 	TemplateStartPositionRequest:             "StartPositionRequest",
+	TemplatePurgeSegmentsRequest:             "PurgeSegmentsRequest",
 	TemplateMaxRecordedPositionRequest:       "MaxRecordedPositionRequest",
 	TemplatePurgeRecordingRequest:            "PurgeRecordingRequest",
 	TemplateReplayRequest:                    "ReplayRequest",
