@@ -236,6 +236,10 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			s.fail(ctx, err)
 			return
 		}
+		if err := s.checkStart(r); err != nil {
+			s.fail(ctx, err)
+			return
+		}
 		if s.skip(r.RecordingId) {
 			continue
 		}
@@ -494,6 +498,30 @@ func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
 		"To publish the new archive's recordings, give the stream a new name in the configuration: its producers (ferry-<name>-<recording id>) are then new "+
 		"to the topic's deduplication, which would otherwise drop the reused ids' records as duplicates of the old ones (a checkpoint reset alone would not do)",
 		r.RecordingId, was, formatMs(r.StartMs), r.SessionId)
+}
+
+// checkStart fails if a recording that ferry has not begun to publish lost records at its
+// start since an earlier listing: the archive purged or detached its first segments
+// (retention) while it waited for an earlier recording. Started at its new start, it would
+// skip them silently. A running replay checks its own start (replay.go), and a recording
+// ferry starts from a later position (a checkpoint, start_position) loses nothing it would
+// have published.
+func (s *streamSupervisor) checkStart(r *messages.RecordingInfo) error {
+	id := r.RecordingId
+	k, ok := s.known[id]
+	if !ok || r.StartPosition <= k.StartPosition || s.running[id] != nil || s.completed[id] || s.finished[id] || s.storedCompleted[id] || id == s.latestAnchor {
+		return nil
+	}
+	for _, cp := range s.cfg.Stored.Checkpoints {
+		if cp.RecordingID == id && cp.Position >= r.StartPosition {
+			return nil
+		}
+	}
+	if st := s.cfg.Start; st.Kind == config.StartAt && st.RecordingID == id && st.Position >= r.StartPosition {
+		return nil
+	}
+	return fmt.Errorf("recording %d lost its records from position %d to %d before ferry published them: the archive purged or detached its first segments (retention) while it waited for an earlier recording; %s",
+		id, k.StartPosition, r.StartPosition, resetToGoOn(s.cfg.Def.Name))
 }
 
 // formatMs is a Unix epoch millisecond time as operators read it.

@@ -225,7 +225,7 @@ func failPurge(t *testing.T, s aeronSession, recordingID int64) {
 // failConnectArchiveAt is connectArchive for a media driver and archive of the test's own
 // (in aeronDir). Errors that belong to no call (the driver dying under the client) are
 // not logged: the tests that kill the driver expect them.
-func failConnectArchiveAt(t *testing.T, aeronDir string) aeronSession {
+func failConnectArchiveAt(t testing.TB, aeronDir string) aeronSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -8,16 +8,20 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/apache/pulsar-client-go/pulsar"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/harness"
 	"github.com/ferry-bridge/ferry/test/infra"
 )
 
@@ -301,6 +305,73 @@ func TestLesson14_ArchiveReplacedReusingRecordingIDsFailsLoudly(t *testing.T) {
 		t.Fatalf("the broker received %d messages, %d before the start", in, before)
 	}
 	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], true)
+}
+
+// TestLesson14_HeadOfAWaitingRecordingPurgedFailsLoudly: recording B waits for A, whose
+// acknowledgements are held, when the archive's retention purges B's first segment. Started
+// later at its new start, B would skip that segment's records without a word; ferry stops
+// the stream, naming B and the positions lost.
+func TestLesson14_HeadOfAWaitingRecordingPurgedFailsLoudly(t *testing.T) {
+	const segment = 1 << 20
+	own, err := infra.StartArchive(context.Background(), infra.ArchiveOptions{Dir: filepath.Join(t.TempDir(), "archive"),
+		Properties: map[string]string{"aeron.archive.segment.file.length": "1m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the test's archive log %s:\n%s", own.Log(), own.LogTail())
+		}
+		_ = own.Stop()
+	})
+	sc := newStreamConfig(t, "")
+	rs := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
+	rs.startRecording(t)
+	a := rs.newPublication(t)
+	a.publish(t, 0, 100)
+	a.close(t)
+	b := rs.newPublication(t)
+	var pb []int64
+	for len(pb) == 0 || pb[len(pb)-1] < 2*segment+segment/2 {
+		pb = append(pb, b.publish(t, 100+len(pb), 100+len(pb)+500)...)
+	}
+	b.close(t)
+	t.Logf("recording A %d stopped; recording B %d stopped at %d (%d messages)", a.recordingID, b.recordingID, pb[len(pb)-1], len(pb))
+
+	aID := strconv.FormatInt(a.recordingID, 10)
+	hold := func(_ int, m *pulsar.ProducerMessage) harness.Fault {
+		if m.Properties[actors.PropRecordingID] == aID {
+			return harness.Hold()
+		}
+		return harness.Deliver()
+	}
+	ip := startInProcess(t, inProcessOptions{aeronDir: own.AeronDir, plan: hold}, sc)
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(st.WaitingRecordings, b.recordingID) {
+			return fmt.Errorf("recording %d is not waiting for %d (state %s, waiting %v)", b.recordingID, a.recordingID, st.State, st.WaitingRecordings)
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if n, err := rs.s.archive.PurgeSegments(ctx, b.recordingID, segment); err != nil || n != 1 {
+		t.Fatalf("purge the first segment of recording %d: %d segment files deleted, %v; want 1", b.recordingID, n, err)
+	}
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		want := fmt.Sprintf("recording %d lost its records from position 0 to %d", b.recordingID, segment)
+		if st.State != "failed" || !strings.Contains(st.Reason, want) {
+			return fmt.Errorf("state %s, %q; want failed, saying %q", st.State, st.Reason, want)
+		}
+		return nil
+	})
 }
 
 // TestLesson14_ConfiguredStartRecordingMissingFailsLoudly (lesson 14: a *configured*

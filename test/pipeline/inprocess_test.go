@@ -74,6 +74,8 @@ type inProcessOptions struct {
 	// maxInflightRecords and maxInflightBytes are the replay's window (zero: ferry's
 	// defaults, 1,000 records and 64 MiB).
 	maxInflightRecords, maxInflightBytes int64
+	// aeronDir connects to a media driver and archive of the test's own (empty: the shared).
+	aeronDir string
 	// noScribble recycles payload buffers as `ferry run` does, without overwriting each one
 	// given back (benchmarks); tests scribble, so that a reuse too early shows in the topic.
 	noScribble bool
@@ -112,7 +114,12 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 	if o.wrapStore != nil {
 		s = o.wrapStore(st)
 	}
-	session := connectArchive(t)
+	var session aeronSession
+	if o.aeronDir != "" {
+		session = failConnectArchiveAt(t, o.aeronDir)
+	} else {
+		session = connectArchive(t)
+	}
 	var arc actors.Archive = session.archive
 	if o.wrapArchive != nil {
 		arc = o.wrapArchive(arc)
