@@ -89,7 +89,9 @@ func (l *live) Receive(ctx actor.Context) {
 			return
 		}
 		if msg.err != nil {
-			panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: subscribe to %s stream %d: %w", l.cfg.Def.Name, l.channel(), l.cfg.Def.StreamID, msg.err)))
+			err := fmt.Errorf("subscribe to %s stream %d: %w", l.channel(), l.cfg.Def.StreamID, msg.err)
+			ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "read", Message: err.Error()}})
+			panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: %w", l.cfg.Def.Name, err)))
 		}
 		l.sub = msg.sub
 		l.asm = aeron.NewFragmentAssembler(maxMessageLength, l.onMessage)

@@ -293,8 +293,12 @@ func (s *streamStatus) build(name, mode string, failed error, waiting []int64, s
 			time.Duration(nowMs-s.saveFailingSinceMs)*time.Millisecond, kinds(st.Failures))
 	case (pending > 0 || lag > 0) && nowMs-since > stallAfter.Milliseconds():
 		st.State, st.Healthy = "stalled", false
-		st.Reason = fmt.Sprintf("stalled: %d records pending, %d bytes behind, and no committed_position moved for %s; see failures%s",
-			pending, lag, time.Duration(nowMs-since)*time.Millisecond, kinds(st.Failures))
+		where := "nothing pending: the replay reads nothing from the archive"
+		if pending > 0 {
+			where = "Pulsar acknowledges nothing (an unreachable broker, an expired token or a missing permission show in the Pulsar client's log lines, lib=pulsar)"
+		}
+		st.Reason = fmt.Sprintf("stalled: %d records pending, %d bytes behind, and no committed_position moved for %s; %s; see failures%s",
+			pending, lag, time.Duration(nowMs-since)*time.Millisecond, where, kinds(st.Failures))
 	case mode == "transport" && !s.reported || mode != "transport" && !s.listed:
 		st.State = "starting"
 		if waited := nowMs - s.startedMs; waited > stallAfter.Milliseconds() {

@@ -140,3 +140,28 @@ func TestCheckpointSavesFailingForTheThresholdAreUnhealthy(t *testing.T) {
 		t.Fatalf("a new incarnation inherited the failing saves: %q", st.Reason)
 	}
 }
+
+// A stalled stream's reason says which side is still: records pending (sent, not
+// acknowledged) point at Pulsar, a lag with nothing pending at the replay.
+func TestTheStallReasonSaysWhichSideIsStill(t *testing.T) {
+	const stall = time.Minute
+	for _, tt := range []struct {
+		name    string
+		pending int64
+		want    string
+	}{
+		{"pending", 10, "Pulsar acknowledges nothing"},
+		{"behind, nothing pending", 0, "the replay reads nothing"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStreamStatus(0)
+			s.listed = true
+			s.known(&messages.RecordingInfo{RecordingId: 1, Live: true, RecordedPosition: 4096}, 0)
+			s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0), PendingRecords: tt.pending}}, 0)
+			st := s.build("orders", "archive", nil, nil, stall, stall.Milliseconds()+1)
+			if st.State != "stalled" || !strings.Contains(st.Reason, tt.want) {
+				t.Fatalf("%s, %q; want stalled, saying %q", st.State, st.Reason, tt.want)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,6 +228,51 @@ func TestTransportReaderRestartedAfterAFailureLosesNothingElse(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestTransportSubscribeFailureIsInTheStatus: the live subscription cannot be added at
+// first (the decorator refuses the first attempt, as a driver refusing it would). The
+// reader is restarted and subscribes; the status keeps the failure (kind read), so that an
+// operator whose stream never goes live sees why.
+func TestTransportSubscribeFailureIsInTheStatus(t *testing.T) {
+	sc := newStreamConfig(t, "")
+	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+	refuse := &refuseFirstSubscription{}
+	ip := startInProcess(t, inProcessOptions{transport: true, wrapAeron: func(real actors.Subscriber) actors.Subscriber {
+		refuse.Subscriber = real
+		return refuse
+	}}, sc)
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		var read *messages.Failure
+		for _, f := range st.Failures {
+			if f.Kind == "read" {
+				read = f
+			}
+		}
+		if st.State != "live" || read == nil || !strings.Contains(read.Message, errRefused.Error()) {
+			return fmt.Errorf("state %s, failures %v; want live, with the refused subscription as a read failure", st.State, st.Failures)
+		}
+		return nil
+	})
+}
+
+var errRefused = errors.New("injected: the subscription was refused")
+
+// refuseFirstSubscription fails the first AddSubscription and passes the others on.
+type refuseFirstSubscription struct {
+	actors.Subscriber
+	calls atomic.Int32
+}
+
+func (r *refuseFirstSubscription) AddSubscription(ctx context.Context, ch string, stream int32, h aeron.ImageHandlers) (*aeron.Subscription, error) {
+	if r.calls.Add(1) == 1 {
+		return nil, errRefused
+	}
+	return r.Subscriber.AddSubscription(ctx, ch, stream, h)
 }
 
 // TestTransportStreamThatCannotPublishTurnsStalled: in transport mode the producer can never
