@@ -47,6 +47,9 @@ type Store struct {
 	path string
 	// file is the file opened at path, to tell when the path names another one or none.
 	file os.FileInfo
+	// rescued is where the store wrote what it holds once its file was deleted or replaced
+	// (empty: not yet, or it could not).
+	rescued string
 	// deleteBucket is Reset's delete: bbolt's, which a test replaces with one that
 	// deletes nothing, to show that the read-back catches it (lesson 15).
 	deleteBucket func(parent *bbolt.Bucket, name []byte) error
@@ -197,9 +200,23 @@ func (s *Store) checkFile() error {
 	if err == nil {
 		what = "replaced by another file"
 	}
-	return fmt.Errorf("checkpoint store %s: %w: the file ferry opened was %s while ferry ran, so what it writes now would not be read at the next start; "+
-		"find out what removed it, put the file back (from a backup) and start ferry again; started without that file, every stream publishes again from its start_position",
-		s.path, store.ErrReplaced, what)
+	return fmt.Errorf("checkpoint store %s: %w: the file ferry opened was %s while ferry ran, so what it writes now would not be read at the next start; %s; "+
+		"started without it, every stream publishes again from its start_position",
+		s.path, store.ErrReplaced, what, s.rescue())
+}
+
+// rescue writes what the store holds — the checkpoints the deleted or replaced file has and
+// no other file does — beside its path, once, and says what to do with the copy.
+func (s *Store) rescue() string {
+	if s.rescued == "" {
+		dst := fmt.Sprintf("%s.rescued-%d", s.path, time.Now().UnixMilli())
+		err := s.view(func(tx *bbolt.Tx) error { return tx.CopyFile(dst, 0o600) })
+		if err != nil {
+			return fmt.Sprintf("ferry could not save a copy of what it holds (%v): find out what removed the file and put it back from a backup before starting ferry again", err)
+		}
+		s.rescued = dst
+	}
+	return fmt.Sprintf("ferry saved what it holds to %s: stop ferry, move that file to %s and start ferry again", s.rescued, s.path)
 }
 
 // Save implements [store.Store.Save].

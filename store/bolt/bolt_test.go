@@ -350,6 +350,19 @@ func TestSaveFailsWhenTheFileWasDeletedOrReplaced(t *testing.T) {
 			if fi, err := os.Stat(path); err == nil && fi.Size() != 0 {
 				t.Fatalf("the file now at %s has %d bytes: the store wrote to it", path, fi.Size())
 			}
+			// What the store held is saved beside the path, once, and named.
+			copies, _ := filepath.Glob(path + ".rescued-*")
+			if len(copies) != 1 {
+				t.Fatalf("copies beside %s: %v, want one", path, copies)
+			}
+			wantMentions(t, err, copies[0])
+			if again := s.Save(def, []store.Checkpoint{ckpt(3, 192)}); !errors.Is(again, store.ErrReplaced) || !strings.Contains(again.Error(), copies[0]) {
+				t.Fatalf("second Save: %v, want ErrReplaced naming %s again", again, copies[0])
+			}
+			if more, _ := filepath.Glob(path + ".rescued-*"); len(more) != 1 {
+				t.Fatalf("copies after a second Save: %v, want the one", more)
+			}
+			storetest.WantCheckpoints(t, openStore(t, copies[0]), def, ckpt(3, 64))
 		})
 	}
 }
