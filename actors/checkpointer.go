@@ -33,12 +33,16 @@ type checkpointer struct {
 	committed map[int64]int64
 	persisted map[int64]store.Checkpoint
 	// origins are the recordings as listed (start time, session), stored with every
-	// checkpoint so that a reused recording id is recognised (stream.go, checkOrigins).
-	origins  map[int64]*messages.ReplayStarted
-	writing  bool
-	flushing bool
-	ticker   *time.Ticker
-	stop     chan struct{}
+	// checkpoint so that a reused recording id is recognised (stream.go, checkOrigin).
+	origins map[int64]*messages.ReplayStarted
+	writing bool
+	// writeStartMs is when the write in flight began; hungReported, that it was reported as
+	// hung (it outlasted the longest pause between retries: see checkHung).
+	writeStartMs int64
+	hungReported bool
+	flushing     bool
+	ticker       *time.Ticker
+	stop         chan struct{}
 }
 
 // saveResult is a finished store write.
@@ -82,6 +86,8 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 	case *messages.WatermarkRequest:
 		cp, ok := c.persisted[msg.RecordingId]
 		ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed})
+	case *messages.SeedCheckpoint:
+		c.seed(ctx, msg)
 	case *messages.ReplayStarted:
 		c.origins[msg.RecordingId] = msg
 		if _, ok := c.policies[msg.RecordingId]; !ok {
@@ -110,6 +116,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		c.committed[msg.RecordingId] = msg.FinalPosition
 		c.flush(ctx, now)
 	case *checkpointTickMsg:
+		c.checkHung(ctx)
 		c.flush(ctx, c.env.nowMs())
 	case *saveResult:
 		c.saved(ctx, msg)
@@ -125,6 +132,32 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 			c.stop = nil
 		}
 	}
+}
+
+// seed stores where a recording the store holds nothing of begins, at once, before its
+// replay's first commit: a seed and the commits after it go out in order, since the stream
+// sends the seed before it spawns the replay.
+func (c *checkpointer) seed(ctx actor.Context, msg *messages.SeedCheckpoint) {
+	id := msg.RecordingId
+	if _, ok := c.persisted[id]; ok {
+		return
+	}
+	if _, ok := c.policies[id]; ok {
+		return
+	}
+	p, err := progress.NewCheckpointPolicy(id, msg.Position, c.cfg.Checkpoint)
+	if err != nil {
+		panic(supervisor.Fail(supervisor.Bug, err))
+	}
+	now := c.env.nowMs()
+	p.Seed(now)
+	if c.flushing {
+		p.Shutdown()
+	}
+	c.policies[id] = p
+	c.committed[id] = msg.Position
+	c.origins[id] = &messages.ReplayStarted{RecordingId: id, FromPosition: msg.Position, StartMs: msg.StartMs, SessionId: msg.SessionId}
+	c.flush(ctx, now)
 }
 
 func (c *checkpointer) policy(rec int64) *progress.CheckpointPolicy {
@@ -170,7 +203,7 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 		c.reportFlushed(ctx)
 		return
 	}
-	c.writing = true
+	c.writing, c.writeStartMs, c.hungReported = true, now, false
 	cps := make([]store.Checkpoint, len(saves))
 	for i, s := range saves {
 		o := c.origins[s.RecordingID] // a commit follows its replay's start
@@ -214,6 +247,23 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 		c.env.Logger.Warn("checkpoint save failed; retrying with back-off", "stream", c.cfg.Def.Name, "consecutive", f.Consecutive, "retry_at_ms", f.RetryAtMs, "error", res.err)
 	}
 	c.flush(ctx, now)
+}
+
+// checkHung reports a write that has not returned for longer than the longest pause between
+// retries (checkpoint.RetryMaxMs) as a failed one: a disk or network file system that hangs
+// loses the checkpoints as surely as one that fails, and the health rule must see it. Its
+// late result is reported as usual.
+func (c *checkpointer) checkHung(ctx actor.Context) {
+	now := c.env.nowMs()
+	if !c.writing || c.hungReported || now-c.writeStartMs <= c.cfg.Checkpoint.RetryMaxMs {
+		return
+	}
+	c.hungReported = true
+	took := time.Duration(now-c.writeStartMs) * time.Millisecond
+	ctx.Send(ctx.Parent(), &messages.StoreWritten{TookUs: took.Microseconds(), Failed: true})
+	ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: now, Kind: "checkpoint",
+		Message: fmt.Sprintf("a checkpoint save has not returned for %s: the store's disk (or network file system) hangs", took)}})
+	c.env.Logger.Warn("a checkpoint save has not returned; waiting for it", "stream", c.cfg.Def.Name, "for", took)
 }
 
 // reportFlushed tells the stream, while it drains, once every commit is persisted.

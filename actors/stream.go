@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -36,7 +37,7 @@ type streamSupervisor struct {
 	latestAnchor    int64 // StartLatest: the recording that starts at its live end, or -1
 	storedCompleted map[int64]bool
 	stored          map[int64]bool
-	storedOrigins   map[int64]store.Checkpoint // stored checkpoints that know their recording's origin
+	origins         storedOrigins // of the stored checkpoints that know their recording's origin
 	completed       map[int64]bool
 	finished        map[int64]bool // final checkpoint persisted, schedule not yet told
 	startChecked    bool           // the configured start recording was found
@@ -145,16 +146,13 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 	s.known = map[int64]*messages.RecordingInfo{}
 	s.storedCompleted = map[int64]bool{}
 	s.stored = map[int64]bool{}
-	s.storedOrigins = map[int64]store.Checkpoint{}
+	s.origins = newStoredOrigins(s.cfg.Stored.Checkpoints)
 	s.completed = map[int64]bool{}
 	s.finished = map[int64]bool{}
 	s.running = map[int64]*recordingPIDs{}
 	s.latestAnchor = -1
 	for _, cp := range s.cfg.Stored.Checkpoints {
 		s.stored[cp.RecordingID] = true
-		if cp.StartMs != 0 {
-			s.storedOrigins[cp.RecordingID] = cp
-		}
 		if cp.Completed {
 			s.storedCompleted[cp.RecordingID] = true
 		}
@@ -258,12 +256,11 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		}
 	}
 	for id := range s.known {
-		if !present[id] && !s.completed[id] {
+		if !present[id] && !s.completed[id] && !s.storedCompleted[id] {
 			s.fail(ctx, fmt.Errorf("recording %d vanished from the archive before ferry published all of it: its unpublished records are lost; %s", id, resetToGoOn(s.cfg.Def.Name)))
 			return
 		}
 	}
-	s.markStoredCompleted()
 	s.completeFinished(ctx)
 }
 
@@ -326,6 +323,10 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	}
 	// Tracker: batches and one outcome per record in flight. Publisher: batches and one
 	// failure notice per record in flight. Replay: at most one credit message per outcome.
+	if !s.stored[id] {
+		// Before the replay exists, so that the seed is stored no later than its commits.
+		ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: id, Position: s.startingPosition(rec), StartMs: rec.StartMs, SessionId: rec.SessionId})
+	}
 	spawn("tracker", newTracker(s.env, s.cfg, id, pids), 2*bound+64)
 	spawn("publisher", newPublisher(s.env, s.cfg, id, pids), 2*bound+64)
 	spawn("replay", newReplay(s.env, s.cfg, rec, pids, id == s.latestAnchor), 2*bound+64)
@@ -372,6 +373,9 @@ func (s *streamSupervisor) completeFinished(ctx actor.Context) {
 		delete(s.finished, id)
 		s.completed[id] = true
 	}
+	// A recording completed before a restart may wait behind an earlier one that is not:
+	// it is marked completed once it may run, and never replayed again.
+	s.markStoredCompleted()
 	if !s.stopping && s.failed == nil {
 		s.startRunnable(ctx)
 	}
@@ -480,24 +484,95 @@ func refuseRestart(who string) {
 }
 
 // checkOrigin fails if the archive lists under r's id another recording than the one ferry
-// checkpointed, or listed before, under it: another start time or session. The archive's
-// catalog was replaced or rebuilt, and its ids start again; taking the new recording for
-// the old would skip it where the old one was completed, and resume it from the old one's
-// position otherwise (lesson 14).
+// checkpointed, or listed before, under it. Another start time: the archive's catalog was
+// replaced or rebuilt and its ids start again, so taking the new recording for the old would
+// skip it where the old one was completed, and resume it from the old one's position
+// otherwise (lesson 14); so it is too when a recording with a lower id than a checkpointed
+// one began after it, as ids are given in start order. The same start in another session:
+// the recording was extended (ExtendRecording) after it stopped, which ferry does not follow.
 func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
-	var was string
-	if cp, ok := s.storedOrigins[r.RecordingId]; ok && !cp.SameRecording(r.StartMs, r.SessionId) {
-		was = fmt.Sprintf("the one ferry checkpointed at %d began at %s in session %d", cp.Position, formatMs(cp.StartMs), cp.SessionID)
+	was, sameStart := "", false
+	if cp, ok := s.origins.byRecording[r.RecordingId]; ok && !cp.SameRecording(r.StartMs, r.SessionId) {
+		was, sameStart = fmt.Sprintf("the one ferry checkpointed at %d began at %s in session %d", cp.Position, formatMs(cp.StartMs), cp.SessionID), cp.StartMs == r.StartMs
 	} else if k, ok := s.known[r.RecordingId]; ok && (k.StartMs != r.StartMs || k.SessionId != r.SessionId) {
-		was = fmt.Sprintf("the one listed before began at %s in session %d", formatMs(k.StartMs), k.SessionId)
+		was, sameStart = fmt.Sprintf("the one listed before began at %s in session %d", formatMs(k.StartMs), k.SessionId), k.StartMs == r.StartMs
+	} else if cp, ok := s.laterCheckpointed(r); ok {
+		return fmt.Errorf("recording %d in the archive began at %s, after recording %d, which ferry checkpointed, began at %s, although the archive gives ids in start order: "+
+			"its catalog was replaced or rebuilt and reuses recording ids; ferry stops the stream rather than take one recording for another (lesson 14). %s",
+			r.RecordingId, formatMs(r.StartMs), cp.RecordingID, formatMs(cp.StartMs), renameToGoOn)
 	} else {
 		return nil
 	}
+	if sameStart {
+		return fmt.Errorf("recording %d was extended after it stopped (the archive's ExtendRecording: %s, the archive's is in session %d): ferry does not follow an extended recording, "+
+			"and stops the stream rather than skip what was appended. To publish the extension, run `%s`: the stream is published again from its configured start_position, "+
+			"and while the topic's deduplication remembers the recording's producer only what was appended is stored; better, record a continuation as a new recording",
+			r.RecordingId, was, r.SessionId, store.ResetCommand(s.cfg.Def.Name))
+	}
 	return fmt.Errorf("recording %d in the archive is not the recording ferry published under that id: %s, the archive's begins at %s in session %d. "+
-		"The archive's catalog was replaced or rebuilt and reuses recording ids; ferry stops the stream rather than take one recording for another (lesson 14). "+
-		"To publish the new archive's recordings, give the stream a new name in the configuration: its producers (ferry-<name>-<recording id>) are then new "+
-		"to the topic's deduplication, which would otherwise drop the reused ids' records as duplicates of the old ones (a checkpoint reset alone would not do)",
-		r.RecordingId, was, formatMs(r.StartMs), r.SessionId)
+		"The archive's catalog was replaced or rebuilt and reuses recording ids; ferry stops the stream rather than take one recording for another (lesson 14). %s",
+		r.RecordingId, was, formatMs(r.StartMs), r.SessionId, renameToGoOn)
+}
+
+// renameToGoOn is the way on after the archive's catalog was replaced.
+const renameToGoOn = "To publish the new archive's recordings, give the stream a new name in the configuration: its producers (ferry-<name>-<recording id>) are then new " +
+	"to the topic's deduplication, which would otherwise drop the reused ids' records as duplicates of the old ones (a checkpoint reset alone would not do)"
+
+// laterCheckpointed returns a checkpoint, of a recording with a higher id than r, whose
+// recording began before r: the archive gives ids in start order, so r is not of the
+// archive ferry checkpointed. laterStarts makes it a binary search.
+func (s *streamSupervisor) laterCheckpointed(r *messages.RecordingInfo) (store.Checkpoint, bool) {
+	o := s.origins
+	i, _ := slices.BinarySearchFunc(o.byID, r.RecordingId+1, func(cp store.Checkpoint, id int64) int { return cmp.Compare(cp.RecordingID, id) })
+	if i == len(o.byID) || o.earliestFrom[i] >= r.StartMs {
+		return store.Checkpoint{}, false
+	}
+	for _, cp := range o.byID[i:] {
+		if cp.StartMs == o.earliestFrom[i] {
+			return cp, true
+		}
+	}
+	return store.Checkpoint{}, false
+}
+
+// storedOrigins are the stored checkpoints that know their recording's origin: by id, and
+// ordered by id with, at each index, the earliest start from there on.
+type storedOrigins struct {
+	byRecording  map[int64]store.Checkpoint
+	byID         []store.Checkpoint
+	earliestFrom []int64
+}
+
+func newStoredOrigins(cps []store.Checkpoint) storedOrigins {
+	o := storedOrigins{byRecording: map[int64]store.Checkpoint{}}
+	for _, cp := range cps {
+		if cp.StartMs != 0 {
+			o.byRecording[cp.RecordingID] = cp
+			o.byID = append(o.byID, cp)
+		}
+	}
+	slices.SortFunc(o.byID, func(a, b store.Checkpoint) int { return cmp.Compare(a.RecordingID, b.RecordingID) })
+	o.earliestFrom = make([]int64, len(o.byID))
+	for i := len(o.byID) - 1; i >= 0; i-- {
+		o.earliestFrom[i] = o.byID[i].StartMs
+		if i+1 < len(o.byID) {
+			o.earliestFrom[i] = min(o.earliestFrom[i], o.earliestFrom[i+1])
+		}
+	}
+	return o
+}
+
+// startingPosition is where the replay of a recording the store holds nothing of begins
+// (see replay.startPosition): the configured position in the configured start recording,
+// the live end as listed in the latest-anchored one, the recording's start otherwise.
+func (s *streamSupervisor) startingPosition(rec *messages.RecordingInfo) int64 {
+	switch st := s.cfg.Start; {
+	case rec.RecordingId == s.latestAnchor:
+		return max(rec.RecordedPosition, rec.StartPosition)
+	case st.Kind == config.StartAt && st.RecordingID == rec.RecordingId:
+		return max(st.Position, rec.StartPosition)
+	}
+	return rec.StartPosition
 }
 
 // checkStart fails if a recording that ferry has not begun to publish lost records at its

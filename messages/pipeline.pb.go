@@ -248,6 +248,79 @@ func (x *ReplayStarted) GetSessionId() int32 {
 	return 0
 }
 
+// SeedCheckpoint asks the checkpointer to store where a recording's replay begins, before
+// it begins, when the store holds nothing of the recording: from then on the store knows
+// ferry took it on, and a restart never skips it (the skip rule keeps every recording from
+// the lowest one stored on).
+type SeedCheckpoint struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	Position    int64                  `protobuf:"varint,2,opt,name=position,proto3" json:"position,omitempty"`
+	// The recording's start time and session as listed, stored with it.
+	StartMs       int64 `protobuf:"varint,3,opt,name=start_ms,json=startMs,proto3" json:"start_ms,omitempty"`
+	SessionId     int32 `protobuf:"varint,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SeedCheckpoint) Reset() {
+	*x = SeedCheckpoint{}
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeedCheckpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeedCheckpoint) ProtoMessage() {}
+
+func (x *SeedCheckpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeedCheckpoint.ProtoReflect.Descriptor instead.
+func (*SeedCheckpoint) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SeedCheckpoint) GetRecordingId() int64 {
+	if x != nil {
+		return x.RecordingId
+	}
+	return 0
+}
+
+func (x *SeedCheckpoint) GetPosition() int64 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *SeedCheckpoint) GetStartMs() int64 {
+	if x != nil {
+		return x.StartMs
+	}
+	return 0
+}
+
+func (x *SeedCheckpoint) GetSessionId() int32 {
+	if x != nil {
+		return x.SessionId
+	}
+	return 0
+}
+
 // ReplayEnded tells the commit tracker that the replay read a stopped recording to its end.
 type ReplayEnded struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -260,7 +333,7 @@ type ReplayEnded struct {
 
 func (x *ReplayEnded) Reset() {
 	*x = ReplayEnded{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[3]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -272,7 +345,7 @@ func (x *ReplayEnded) String() string {
 func (*ReplayEnded) ProtoMessage() {}
 
 func (x *ReplayEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[3]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -285,7 +358,7 @@ func (x *ReplayEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayEnded.ProtoReflect.Descriptor instead.
 func (*ReplayEnded) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{3}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ReplayEnded) GetRecordingId() int64 {
@@ -324,7 +397,7 @@ type Credits struct {
 
 func (x *Credits) Reset() {
 	*x = Credits{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[4]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -336,7 +409,7 @@ func (x *Credits) String() string {
 func (*Credits) ProtoMessage() {}
 
 func (x *Credits) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[4]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -349,7 +422,7 @@ func (x *Credits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Credits.ProtoReflect.Descriptor instead.
 func (*Credits) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{4}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Credits) GetRecordingId() int64 {
@@ -395,7 +468,7 @@ type PublishAcked struct {
 
 func (x *PublishAcked) Reset() {
 	*x = PublishAcked{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[5]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -407,7 +480,7 @@ func (x *PublishAcked) String() string {
 func (*PublishAcked) ProtoMessage() {}
 
 func (x *PublishAcked) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[5]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -420,7 +493,7 @@ func (x *PublishAcked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishAcked.ProtoReflect.Descriptor instead.
 func (*PublishAcked) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{5}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PublishAcked) GetRecordingId() int64 {
@@ -464,7 +537,7 @@ type PublishFailed struct {
 
 func (x *PublishFailed) Reset() {
 	*x = PublishFailed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[6]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +549,7 @@ func (x *PublishFailed) String() string {
 func (*PublishFailed) ProtoMessage() {}
 
 func (x *PublishFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[6]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +562,7 @@ func (x *PublishFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishFailed.ProtoReflect.Descriptor instead.
 func (*PublishFailed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{6}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PublishFailed) GetRecordingId() int64 {
@@ -534,7 +607,7 @@ type RedeliveryRequired struct {
 
 func (x *RedeliveryRequired) Reset() {
 	*x = RedeliveryRequired{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[7]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -546,7 +619,7 @@ func (x *RedeliveryRequired) String() string {
 func (*RedeliveryRequired) ProtoMessage() {}
 
 func (x *RedeliveryRequired) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[7]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -559,7 +632,7 @@ func (x *RedeliveryRequired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedeliveryRequired.ProtoReflect.Descriptor instead.
 func (*RedeliveryRequired) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{7}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RedeliveryRequired) GetRecordingId() int64 {
@@ -597,7 +670,7 @@ type Committed struct {
 
 func (x *Committed) Reset() {
 	*x = Committed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[8]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -609,7 +682,7 @@ func (x *Committed) String() string {
 func (*Committed) ProtoMessage() {}
 
 func (x *Committed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[8]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -622,7 +695,7 @@ func (x *Committed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Committed.ProtoReflect.Descriptor instead.
 func (*Committed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{8}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Committed) GetRecordingId() int64 {
@@ -658,7 +731,7 @@ type RecordingFinished struct {
 
 func (x *RecordingFinished) Reset() {
 	*x = RecordingFinished{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[9]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -670,7 +743,7 @@ func (x *RecordingFinished) String() string {
 func (*RecordingFinished) ProtoMessage() {}
 
 func (x *RecordingFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[9]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -683,7 +756,7 @@ func (x *RecordingFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingFinished.ProtoReflect.Descriptor instead.
 func (*RecordingFinished) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{9}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RecordingFinished) GetRecordingId() int64 {
@@ -712,7 +785,7 @@ type WatermarkRequest struct {
 
 func (x *WatermarkRequest) Reset() {
 	*x = WatermarkRequest{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -724,7 +797,7 @@ func (x *WatermarkRequest) String() string {
 func (*WatermarkRequest) ProtoMessage() {}
 
 func (x *WatermarkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -737,7 +810,7 @@ func (x *WatermarkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatermarkRequest.ProtoReflect.Descriptor instead.
 func (*WatermarkRequest) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{10}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WatermarkRequest) GetRecordingId() int64 {
@@ -769,7 +842,7 @@ type Watermark struct {
 
 func (x *Watermark) Reset() {
 	*x = Watermark{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -781,7 +854,7 @@ func (x *Watermark) String() string {
 func (*Watermark) ProtoMessage() {}
 
 func (x *Watermark) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -794,7 +867,7 @@ func (x *Watermark) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Watermark.ProtoReflect.Descriptor instead.
 func (*Watermark) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{11}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Watermark) GetRecordingId() int64 {
@@ -844,7 +917,7 @@ type CheckpointPersisted struct {
 
 func (x *CheckpointPersisted) Reset() {
 	*x = CheckpointPersisted{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -856,7 +929,7 @@ func (x *CheckpointPersisted) String() string {
 func (*CheckpointPersisted) ProtoMessage() {}
 
 func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -869,7 +942,7 @@ func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointPersisted.ProtoReflect.Descriptor instead.
 func (*CheckpointPersisted) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{12}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CheckpointPersisted) GetRecordingId() int64 {
@@ -913,7 +986,7 @@ type RecordingInfo struct {
 
 func (x *RecordingInfo) Reset() {
 	*x = RecordingInfo{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -925,7 +998,7 @@ func (x *RecordingInfo) String() string {
 func (*RecordingInfo) ProtoMessage() {}
 
 func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -938,7 +1011,7 @@ func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingInfo.ProtoReflect.Descriptor instead.
 func (*RecordingInfo) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{13}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RecordingInfo) GetRecordingId() int64 {
@@ -1008,7 +1081,7 @@ type RecordingsListed struct {
 
 func (x *RecordingsListed) Reset() {
 	*x = RecordingsListed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1093,7 @@ func (x *RecordingsListed) String() string {
 func (*RecordingsListed) ProtoMessage() {}
 
 func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1106,7 @@ func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingsListed.ProtoReflect.Descriptor instead.
 func (*RecordingsListed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{14}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RecordingsListed) GetRecordings() []*RecordingInfo {
@@ -1061,7 +1134,7 @@ type DiscoveryFailed struct {
 
 func (x *DiscoveryFailed) Reset() {
 	*x = DiscoveryFailed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1073,7 +1146,7 @@ func (x *DiscoveryFailed) String() string {
 func (*DiscoveryFailed) ProtoMessage() {}
 
 func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1086,7 +1159,7 @@ func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscoveryFailed.ProtoReflect.Descriptor instead.
 func (*DiscoveryFailed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DiscoveryFailed) GetError() string {
@@ -1118,7 +1191,7 @@ type Drain struct {
 
 func (x *Drain) Reset() {
 	*x = Drain{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1130,7 +1203,7 @@ func (x *Drain) String() string {
 func (*Drain) ProtoMessage() {}
 
 func (x *Drain) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1143,7 +1216,7 @@ func (x *Drain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drain.ProtoReflect.Descriptor instead.
 func (*Drain) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Drain) GetDeadlineMs() int64 {
@@ -1174,7 +1247,7 @@ type RecordingDrained struct {
 
 func (x *RecordingDrained) Reset() {
 	*x = RecordingDrained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1186,7 +1259,7 @@ func (x *RecordingDrained) String() string {
 func (*RecordingDrained) ProtoMessage() {}
 
 func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1199,7 +1272,7 @@ func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingDrained.ProtoReflect.Descriptor instead.
 func (*RecordingDrained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RecordingDrained) GetRecordingId() int64 {
@@ -1225,7 +1298,7 @@ type CheckpointsFlushed struct {
 
 func (x *CheckpointsFlushed) Reset() {
 	*x = CheckpointsFlushed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1237,7 +1310,7 @@ func (x *CheckpointsFlushed) String() string {
 func (*CheckpointsFlushed) ProtoMessage() {}
 
 func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1250,7 +1323,7 @@ func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsFlushed.ProtoReflect.Descriptor instead.
 func (*CheckpointsFlushed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
 }
 
 // Drained answers Drain for a whole stream.
@@ -1266,7 +1339,7 @@ type Drained struct {
 
 func (x *Drained) Reset() {
 	*x = Drained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1278,7 +1351,7 @@ func (x *Drained) String() string {
 func (*Drained) ProtoMessage() {}
 
 func (x *Drained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1291,7 +1364,7 @@ func (x *Drained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drained.ProtoReflect.Descriptor instead.
 func (*Drained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Drained) GetStream() string {
@@ -1334,7 +1407,13 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\rfrom_position\x18\x03 \x01(\x03R\ffromPosition\x12\x19\n" +
 	"\bstart_ms\x18\x04 \x01(\x03R\astartMs\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x05 \x01(\x05R\tsessionId\"u\n" +
+	"session_id\x18\x05 \x01(\x05R\tsessionId\"\x89\x01\n" +
+	"\x0eSeedCheckpoint\x12!\n" +
+	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
+	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x19\n" +
+	"\bstart_ms\x18\x03 \x01(\x03R\astartMs\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x04 \x01(\x05R\tsessionId\"u\n" +
 	"\vReplayEnded\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
@@ -1431,32 +1510,33 @@ func file_ferry_v1_pipeline_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_pipeline_proto_rawDescData
 }
 
-var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_ferry_v1_pipeline_proto_goTypes = []any{
 	(*Record)(nil),              // 0: ferry.v1.Record
 	(*RecordBatch)(nil),         // 1: ferry.v1.RecordBatch
 	(*ReplayStarted)(nil),       // 2: ferry.v1.ReplayStarted
-	(*ReplayEnded)(nil),         // 3: ferry.v1.ReplayEnded
-	(*Credits)(nil),             // 4: ferry.v1.Credits
-	(*PublishAcked)(nil),        // 5: ferry.v1.PublishAcked
-	(*PublishFailed)(nil),       // 6: ferry.v1.PublishFailed
-	(*RedeliveryRequired)(nil),  // 7: ferry.v1.RedeliveryRequired
-	(*Committed)(nil),           // 8: ferry.v1.Committed
-	(*RecordingFinished)(nil),   // 9: ferry.v1.RecordingFinished
-	(*WatermarkRequest)(nil),    // 10: ferry.v1.WatermarkRequest
-	(*Watermark)(nil),           // 11: ferry.v1.Watermark
-	(*CheckpointPersisted)(nil), // 12: ferry.v1.CheckpointPersisted
-	(*RecordingInfo)(nil),       // 13: ferry.v1.RecordingInfo
-	(*RecordingsListed)(nil),    // 14: ferry.v1.RecordingsListed
-	(*DiscoveryFailed)(nil),     // 15: ferry.v1.DiscoveryFailed
-	(*Drain)(nil),               // 16: ferry.v1.Drain
-	(*RecordingDrained)(nil),    // 17: ferry.v1.RecordingDrained
-	(*CheckpointsFlushed)(nil),  // 18: ferry.v1.CheckpointsFlushed
-	(*Drained)(nil),             // 19: ferry.v1.Drained
+	(*SeedCheckpoint)(nil),      // 3: ferry.v1.SeedCheckpoint
+	(*ReplayEnded)(nil),         // 4: ferry.v1.ReplayEnded
+	(*Credits)(nil),             // 5: ferry.v1.Credits
+	(*PublishAcked)(nil),        // 6: ferry.v1.PublishAcked
+	(*PublishFailed)(nil),       // 7: ferry.v1.PublishFailed
+	(*RedeliveryRequired)(nil),  // 8: ferry.v1.RedeliveryRequired
+	(*Committed)(nil),           // 9: ferry.v1.Committed
+	(*RecordingFinished)(nil),   // 10: ferry.v1.RecordingFinished
+	(*WatermarkRequest)(nil),    // 11: ferry.v1.WatermarkRequest
+	(*Watermark)(nil),           // 12: ferry.v1.Watermark
+	(*CheckpointPersisted)(nil), // 13: ferry.v1.CheckpointPersisted
+	(*RecordingInfo)(nil),       // 14: ferry.v1.RecordingInfo
+	(*RecordingsListed)(nil),    // 15: ferry.v1.RecordingsListed
+	(*DiscoveryFailed)(nil),     // 16: ferry.v1.DiscoveryFailed
+	(*Drain)(nil),               // 17: ferry.v1.Drain
+	(*RecordingDrained)(nil),    // 18: ferry.v1.RecordingDrained
+	(*CheckpointsFlushed)(nil),  // 19: ferry.v1.CheckpointsFlushed
+	(*Drained)(nil),             // 20: ferry.v1.Drained
 }
 var file_ferry_v1_pipeline_proto_depIdxs = []int32{
 	0,  // 0: ferry.v1.RecordBatch.records:type_name -> ferry.v1.Record
-	13, // 1: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
+	14, // 1: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
 	2,  // [2:2] is the sub-list for method output_type
 	2,  // [2:2] is the sub-list for method input_type
 	2,  // [2:2] is the sub-list for extension type_name
@@ -1475,7 +1555,7 @@ func file_ferry_v1_pipeline_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_pipeline_proto_rawDesc), len(file_ferry_v1_pipeline_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -85,6 +85,7 @@ type CheckpointPolicy struct {
 	persisted          int64
 	persistedCompleted bool
 	forced             bool
+	seeding            bool // the starting position is to be saved although nothing was committed
 
 	unsavedRecords int
 	dirtySinceMs   int64 // valid if dirty
@@ -163,6 +164,18 @@ func (p *CheckpointPolicy) Complete(final int64, nowMs int64) error {
 // [CheckpointPolicy.NextDeadline] for the next attempt.
 func (p *CheckpointPolicy) Shutdown() { p.forced = true }
 
+// Seed has the starting position saved at the next [CheckpointPolicy.Tick] although
+// nothing was committed yet, for a recording the store holds nothing of: the store then
+// knows every recording ferry took on from the start, before its first acknowledgement.
+// A failed seed is retried with backoff like any save.
+func (p *CheckpointPolicy) Seed(nowMs int64) {
+	p.seeding = true
+	if !p.dirty {
+		p.dirty = true
+		p.dirtySinceMs = nowMs
+	}
+}
+
 // Tick is the only place a save is issued. It returns the save the caller
 // must carry out now, if any, and marks it in flight; the caller must report
 // the result with [CheckpointPolicy.Saved] or [CheckpointPolicy.SaveFailed].
@@ -173,7 +186,7 @@ func (p *CheckpointPolicy) Tick(nowMs int64) (Save, bool) {
 	if p.inFlight || !p.dirty || nowMs < p.retryAtMs() {
 		return Save{}, false
 	}
-	due := p.forced || p.failure.Consecutive > 0 ||
+	due := p.forced || p.seeding || p.failure.Consecutive > 0 ||
 		p.unsavedRecords >= p.cfg.EveryRecords ||
 		nowMs-p.dirtySinceMs >= p.cfg.EveryMs
 	if !due {
@@ -202,7 +215,7 @@ func (p *CheckpointPolicy) NextDeadline() (atMs int64, ok bool) {
 		return 0, false
 	}
 	at := p.dirtySinceMs + p.cfg.EveryMs
-	if p.forced || p.failure.Consecutive > 0 || p.unsavedRecords >= p.cfg.EveryRecords {
+	if p.forced || p.seeding || p.failure.Consecutive > 0 || p.unsavedRecords >= p.cfg.EveryRecords {
 		at = p.dirtySinceMs // due already
 	}
 	return max(at, p.retryAtMs()), true
@@ -223,6 +236,7 @@ func (p *CheckpointPolicy) Saved(s Save, nowMs int64) error {
 	if p.inFlight && s == p.flight {
 		p.inFlight = false
 		p.failure.Consecutive = 0
+		p.seeding = false
 	}
 	return nil
 }

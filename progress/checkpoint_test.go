@@ -27,6 +27,7 @@ var errDiskFull = errors.New("disk full")
 //	commit POS RECORDS NOW   -> ok | err:...
 //	complete POS NOW         -> ok | err:...
 //	shutdown
+//	seed NOW
 //	tick NOW                 -> save POS [final] | none
 //	saved POS [final]        -> ok | err:...   (the save (7, POS, final))
 //	failed POS NOW [final]   -> the store failed with errDiskFull
@@ -49,6 +50,9 @@ func runPolicy(t *testing.T, p *CheckpointPolicy, script string) {
 			got = okOr(p.Complete(atoi(t, f[1]), atoi(t, f[2])))
 		case "shutdown":
 			p.Shutdown()
+			got = "ok"
+		case "seed":
+			p.Seed(atoi(t, f[1]))
 			got = "ok"
 		case "tick":
 			s, ok := p.Tick(atoi(t, f[1]))
@@ -311,6 +315,25 @@ func TestCheckpointPolicy_ShutdownForcesUnsavedCommits(t *testing.T) {
 		tick 1 => none
 		saved 10 => ok
 		tick 1 => save 20
+	`)
+}
+
+// A seeded policy saves its starting position at once, though nothing was committed; a
+// failed seed is retried with backoff; once saved, nothing more until a commit.
+func TestCheckpointPolicy_SeedSavesTheStartingPositionOnce(t *testing.T) {
+	runPolicy(t, newPolicy(t, 64), `
+		tick 0 => none
+		seed 5
+		tick 5 => save 64
+		failed 64 6
+		tick 50 => none
+		tick 106 => save 64
+		saved 64 => ok
+		state => persisted=64 final=false done=false failures=0 deadline=none
+		tick 2000 => none
+		commit 128 1 2000
+		tick 2000 => none
+		tick 3000 => save 128
 	`)
 }
 

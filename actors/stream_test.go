@@ -1,0 +1,59 @@
+package actors
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/store"
+)
+
+// checkOrigin tells a recording from another under the same id (the archive's catalog
+// replaced), from an extended one (the same start, another session), and catches a
+// recording with a lower id than a checkpointed one that began after it (ids are given in
+// start order), which would otherwise be skipped as below the lowest stored recording.
+func TestCheckOriginTellsReplacedFromExtendedRecordings(t *testing.T) {
+	stored := []store.Checkpoint{
+		{RecordingID: 7, Position: 100, StartMs: 7_000, SessionID: 70},
+		{RecordingID: 9, Position: 100, Completed: true, StartMs: 9_000, SessionID: 90},
+		{RecordingID: 8, Position: 100}, // written before origins were stored: matches anything
+	}
+	rec := func(id, startMs int64, session int32) *messages.RecordingInfo {
+		return &messages.RecordingInfo{RecordingId: id, StartMs: startMs, SessionId: session}
+	}
+	for _, tt := range []struct {
+		name string
+		r    *messages.RecordingInfo
+		want string // "" for no error
+	}{
+		{"the same", rec(7, 7_000, 70), ""},
+		{"the same, completed", rec(9, 9_000, 90), ""},
+		{"no origin stored", rec(8, 123, 4), ""},
+		{"a newer recording", rec(10, 10_000, 100), ""},
+		{"a lower id, earlier", rec(3, 3_000, 30), ""},
+		{"another start", rec(7, 20_000, 5), "catalog was replaced"},
+		{"another start, completed", rec(9, 20_000, 5), "catalog was replaced"},
+		{"extended", rec(9, 9_000, 91), "was extended"},
+		{"a lower id, later than a checkpointed one", rec(3, 8_000, 5), "recording 3 in the archive began at"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &streamSupervisor{cfg: &StreamConfig{Def: store.Stream{Name: "orders"}}, known: map[int64]*messages.RecordingInfo{}, origins: newStoredOrigins(stored)}
+			err := s.checkOrigin(tt.r)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("checkOrigin(%v) = %v, want nil", tt.r, err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("checkOrigin(%v) = %v, want an error saying %q", tt.r, err, tt.want)
+			}
+		})
+	}
+
+	// While running: a recording listed again with another origin.
+	s := &streamSupervisor{cfg: &StreamConfig{Def: store.Stream{Name: "orders"}}, known: map[int64]*messages.RecordingInfo{12: rec(12, 12_000, 120)}, origins: newStoredOrigins(nil)}
+	if err := s.checkOrigin(rec(12, 12_000, 120)); err != nil {
+		t.Fatalf("listed again unchanged: %v", err)
+	}
+	if err := s.checkOrigin(rec(12, 30_000, 7)); err == nil || !strings.Contains(err.Error(), "catalog was replaced") {
+		t.Fatalf("listed again with another start: %v", err)
+	}
+}
