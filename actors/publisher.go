@@ -217,6 +217,7 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	}
 	p.attempts = 0
 	p.producer = res.producer
+	p.dedupChecked = false // a producer created again may find the broker's state lost
 	p.producerState(ctx, "ready")
 	p.checkDedupState()
 	p.pump(ctx)

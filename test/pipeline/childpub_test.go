@@ -71,8 +71,15 @@ func runChildPublisher(spec string) int {
 	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
 		return fail(err)
 	}
-	select {} // until killed: the driver is never told the client is gone
+	// Until killed: the driver is never told the client is gone. A child whose test died
+	// without killing it (a timeout's panic skips the cleanups) ends itself, also without a
+	// word to the driver.
+	time.Sleep(childPublisherLifetime)
+	return 3
 }
+
+// childPublisherLifetime bounds a child publisher's life should its test never kill it.
+const childPublisherLifetime = 5 * time.Minute
 
 // childPublisher is a running child: its recording and what it published.
 type childPublisher struct {
@@ -87,6 +94,7 @@ func startChildPublisher(t *testing.T, rs *recordedStream, from, to int) *childP
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d|%d|%d", childPublisherEnv, peers.Archive.AeronDir, rs.channel, rs.streamID, from, to))
 	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the test binary
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

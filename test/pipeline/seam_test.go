@@ -378,13 +378,78 @@ func TestCheckpointStoreFailingIsUnhealthyWhilePublishingGoesOn(t *testing.T) {
 	})
 }
 
+// TestCheckpointSaveThatHangsIsUnhealthy: a save that does not return (a hung disk or
+// network file system) loses checkpoints as surely as one that fails, while Pulsar goes on
+// acknowledging. It is reported as a checkpoint failure once it outlasts the longest pause
+// between retries, and the stream is unhealthy after stall_after; when the save returns,
+// the checkpoint reaches the end and the stream is healthy.
+func TestCheckpointSaveThatHangsIsUnhealthy(t *testing.T) {
+	const stall = 2 * time.Second
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	hs := &hangingStore{release: make(chan struct{})}
+	ip := startInProcess(t, inProcessOptions{stallAfter: stall, wrapStore: func(s store.Store) store.Store { hs.Store = s; return hs }}, sc)
+	t.Cleanup(hs.unhang) // registered after the pipeline's: runs before its stop, which waits for the save
+	first := pub.publish(t, 0, 10)
+	ip.waitCheckpoint(sc, pub.recordingID, first[9], 30*time.Second)
+
+	hs.hang.Store(true)
+	pos := pub.publish(t, 10, 200)
+	eventually.NoError(t, 30*time.Second, func() error {
+		s, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		var cp *messages.Failure
+		for _, f := range s.Failures {
+			if f.Kind == "checkpoint" {
+				cp = f
+			}
+		}
+		if s.Healthy || cp == nil || !strings.Contains(cp.Message, "has not returned") {
+			return fmt.Errorf("a save hanging: healthy %t, state %s, %q, failures %v; want unhealthy, with the hung save as a checkpoint failure", s.Healthy, s.State, s.Reason, s.Failures)
+		}
+		return nil
+	})
+	hs.unhang()
+	ip.waitCheckpoint(sc, pub.recordingID, pos[len(pos)-1], 30*time.Second)
+	eventually.NoError(t, 10*time.Second, func() error {
+		s, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if !s.Healthy {
+			return fmt.Errorf("the save returned, checkpointed to the end: unhealthy, %q", s.Reason)
+		}
+		return nil
+	})
+}
+
+// hangingStore is the real store whose Save blocks, once hang is set, until unhang.
+type hangingStore struct {
+	store.Store
+	hang    atomic.Bool
+	release chan struct{}
+	once    sync.Once
+}
+
+func (h *hangingStore) Save(def store.Stream, cps []store.Checkpoint) error {
+	if h.hang.Load() {
+		<-h.release
+	}
+	return h.Store.Save(def, cps)
+}
+
+func (h *hangingStore) unhang() { h.once.Do(func() { h.hang.Store(false); close(h.release) }) }
+
 // TestARecordTooLargeForTheBrokerStopsTheStreamAtOnce: the client refuses a record larger
 // than the broker's maxMessageSize (ErrMessageTooLarge, here injected on the acknowledgement
-// of message 10). Sending it again fails the same way, and archive mode skips nothing: the
-// stream stops at once, naming the record and the broker setting, instead of re-delivering
-// until the restart limit gives up with the client's bare error.
+// of message 10, the last: the client refuses before sending, so nothing is stored after
+// it). Sending it again fails the same way, and archive mode skips nothing: the stream stops
+// at once, naming the record and the broker setting, instead of re-delivering until the
+// restart limit gives up with the client's bare error.
 func TestARecordTooLargeForTheBrokerStopsTheStreamAtOnce(t *testing.T) {
-	const n = 50
+	const n = 11
 	sc := newStreamConfig(t, "")
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
 	pos := pub.publish(t, 0, n)
@@ -414,6 +479,7 @@ func TestTopicDeletedMidStreamIsCreatedAgainAndResumed(t *testing.T) {
 	const n = 200
 	ns := fmt.Sprintf("ferry-noauto-%d", time.Now().UnixNano())
 	adminMust(t, http.MethodPut, "/admin/v2/namespaces/public/"+ns, "{}")
+	t.Cleanup(func() { _, _ = adminDo(http.MethodDelete, "/admin/v2/namespaces/public/"+ns+"?force=true", "") })
 	adminMust(t, http.MethodPost, "/admin/v2/namespaces/public/"+ns+"/autoTopicCreation", `{"allowAutoTopicCreation": false}`)
 	sc := newStreamConfig(t, "")
 	sc.Topic = fmt.Sprintf("persistent://public/%s/%s", ns, strings.TrimPrefix(sc.Topic, "persistent://public/default/"))
@@ -448,6 +514,7 @@ func TestTopicDeletedMidStreamIsCreatedAgainAndResumed(t *testing.T) {
 	})
 
 	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+	waitDeduplicationEnabled(t, sc.Topic)
 	ip.waitCheckpoint(sc, pub.recordingID, more[n-1], 90*time.Second)
 	if s, err := ip.status(sc.Name); err != nil || s.State == "failed" {
 		t.Fatalf("status %v, %v: want not failed", s, err)
