@@ -109,6 +109,9 @@ type StreamConfig struct {
 	CallTimeout time.Duration
 	// Restart is how failed actors of the stream are restarted.
 	Restart supervisor.Policy
+	// RestartGrace is how long a new recording waits for an earlier live one that stopped
+	// growing (progress.Schedule); zero publishes them side by side at once.
+	RestartGrace time.Duration
 	// StallAfter is how long records may be pending without the committed position moving
 	// before the stream reports itself unhealthy (0: 60 s).
 	StallAfter time.Duration

@@ -142,7 +142,7 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 }
 
 func (s *streamSupervisor) start(ctx actor.Context) {
-	s.schedule = progress.NewSchedule()
+	s.schedule = progress.NewSchedule(s.cfg.RestartGrace.Milliseconds())
 	s.known = map[int64]*messages.RecordingInfo{}
 	s.storedCompleted = map[int64]bool{}
 	s.stored = map[int64]bool{}
@@ -241,7 +241,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		if s.skip(r.RecordingId) {
 			continue
 		}
-		if err := s.schedule.Add(progress.Recording{ID: r.RecordingId, StartMs: r.StartMs, StopMs: r.StopMs, Live: r.Live}); err != nil {
+		if err := s.schedule.Add(progress.Recording{ID: r.RecordingId, StartMs: r.StartMs, StopMs: r.StopMs, Live: r.Live, Recorded: r.RecordedPosition, ListedAtMs: l.ListedAtMs}); err != nil {
 			s.fail(ctx, fmt.Errorf("recording %d: %w", r.RecordingId, err))
 			return
 		}

@@ -16,15 +16,18 @@ const (
 	DefaultResponseChannel  = "aeron:ipc?term-length=64k"
 	DefaultResponseStreamID = 20
 	DefaultMessageTimeout   = 10 * time.Second
-	DefaultReplayChannel    = "aeron:ipc"
-	DefaultReplayStreamID   = 101
-	DefaultStorePath        = "./ferry-data/checkpoints.db"
-	DefaultEveryRecords     = 1000
-	DefaultEvery            = time.Second
-	DefaultMaxMessages      = 1000
-	DefaultMaxBytes         = 64 << 20
-	DefaultListen           = "127.0.0.1:8089"
-	DefaultStallAfter       = 60 * time.Second
+	// DefaultRestartGrace covers a crashed publisher's recording: the archive stops it when
+	// the driver finds the client dead (10 s by default) and the publication's linger ends.
+	DefaultRestartGrace   = 20 * time.Second
+	DefaultReplayChannel  = "aeron:ipc"
+	DefaultReplayStreamID = 101
+	DefaultStorePath      = "./ferry-data/checkpoints.db"
+	DefaultEveryRecords   = 1000
+	DefaultEvery          = time.Second
+	DefaultMaxMessages    = 1000
+	DefaultMaxBytes       = 64 << 20
+	DefaultListen         = "127.0.0.1:8089"
+	DefaultStallAfter     = 60 * time.Second
 )
 
 // Ranges. A value outside them is rejected, never clamped (lesson 19).
@@ -52,6 +55,7 @@ func (p *parser) build() *Config {
 	a.ResponseChannel = decode(p, "archive.response_channel", g("archive.response_channel"), mustChannel(DefaultResponseChannel), parseChannel)
 	a.ResponseStreamID = decode(p, "archive.response_stream_id", g("archive.response_stream_id"), int32(DefaultResponseStreamID), int32Of)
 	a.MessageTimeout = decode(p, "archive.message_timeout", g("archive.message_timeout"), DefaultMessageTimeout, durationIn(minMessageTimeout, maxMessageTimeout))
+	a.RestartGrace = decode(p, "archive.restart_grace", g("archive.restart_grace"), DefaultRestartGrace, durationIn(0, time.Hour))
 	c.Replay.Channel = decode(p, "replay.channel", g("replay.channel"), mustChannel(DefaultReplayChannel), parseChannel)
 	c.Replay.StreamID = decode(p, "replay.stream_id", g("replay.stream_id"), int32(DefaultReplayStreamID), int32Of)
 	c.Transport.Spy = decode(p, "transport.spy", g("transport.spy"), false, boolean)

@@ -92,6 +92,11 @@ type Archive struct {
 	// MessageTimeout bounds the wait for a control response
 	// (archive.message_timeout).
 	MessageTimeout time.Duration
+	// RestartGrace is how long a new recording waits for an earlier live one that
+	// stopped growing when it began — a crashed publisher's, which the archive stops
+	// only seconds later — before taking it for a concurrent publisher's
+	// (archive.restart_grace; 0 publishes them side by side at once).
+	RestartGrace time.Duration
 }
 
 // Replay is where the archive sends replays.

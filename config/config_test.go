@@ -17,7 +17,7 @@ func TestParse_DefaultsOfArchiveMode(t *testing.T) {
 	if c.Aeron.Dir != "" ||
 		c.Archive.ControlChannel.String() != DefaultControlChannel || c.Archive.ControlStreamID != DefaultControlStreamID ||
 		c.Archive.ResponseChannel.String() != DefaultResponseChannel || c.Archive.ResponseStreamID != DefaultResponseStreamID ||
-		c.Archive.MessageTimeout != DefaultMessageTimeout ||
+		c.Archive.MessageTimeout != DefaultMessageTimeout || c.Archive.RestartGrace != DefaultRestartGrace ||
 		c.Replay.Channel.String() != DefaultReplayChannel || c.Replay.StreamID != DefaultReplayStreamID ||
 		c.Store.Path != DefaultStorePath ||
 		c.Checkpoint != (Checkpoint{EveryRecords: DefaultEveryRecords, Every: DefaultEvery}) ||

@@ -27,6 +27,6 @@ func Example() {
 	}
 	fmt.Println(c.Mode, c.Streams[0].Topic, c.Streams[1].Topic, c.Streams[1].Start)
 	// Output:
-	// config: pulsar.auth.token_file = "/etc/ferry/token" (line 34): is set together with pulsar.auth.token (from FERRY_PULSAR_AUTH_TOKEN); fix: unset FERRY_PULSAR_AUTH_TOKEN, or remove pulsar.auth.token_file
+	// config: pulsar.auth.token_file = "/etc/ferry/token" (line 36): is set together with pulsar.auth.token (from FERRY_PULSAR_AUTH_TOKEN); fix: unset FERRY_PULSAR_AUTH_TOKEN, or remove pulsar.auth.token_file
 	// archive persistent://public/default/orders persistent://public/default/fills {position 7 4096}
 }

@@ -191,6 +191,8 @@ func TestLesson19_OutOfRangeValuesAreRejected(t *testing.T) {
 		{"message timeout 0", "archive:\n  message_timeout: 0s\n", "", "archive.message_timeout", "0s"},
 		{"message timeout negative", "archive:\n  message_timeout: -1s\n", "", "archive.message_timeout", "-1s"},
 		{"message timeout without unit", "archive:\n  message_timeout: 10\n", "", "archive.message_timeout", "10"},
+		{"restart grace negative", "archive:\n  restart_grace: -1s\n", "", "archive.restart_grace", "-1s"},
+		{"restart grace above an hour", "archive:\n  restart_grace: 61m\n", "", "archive.restart_grace", "61m"},
 		{"listen port 0", "http:\n  listen: 127.0.0.1:0\n", "", "http.listen", "127.0.0.1:0"},
 		{"listen port 70000", "http:\n  listen: 127.0.0.1:70000\n", "", "http.listen", "127.0.0.1:70000"},
 		{"stall_after 0", "health:\n  stall_after: 0s\n", "", "health.stall_after", "0s"},

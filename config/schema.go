@@ -35,6 +35,7 @@ var globalKeys = []key{
 	{path: "archive.response_channel", mode: ModeArchive},
 	{path: "archive.response_stream_id", mode: ModeArchive},
 	{path: "archive.message_timeout", mode: ModeArchive},
+	{path: "archive.restart_grace", mode: ModeArchive},
 	{path: "replay.channel", mode: ModeArchive},
 	{path: "replay.stream_id", mode: ModeArchive},
 	{path: "transport.spy", mode: ModeTransport},

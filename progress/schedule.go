@@ -17,17 +17,25 @@ type Recording struct {
 	StopMs int64
 	// Live: the recording has no stop yet (lesson 7).
 	Live bool
+	// Recorded is how far the archive had recorded it, and ListedAtMs when discovery
+	// listed these facts (ferry's clock): together they tell whether a live recording
+	// still grows (see [Schedule]).
+	Recorded   int64
+	ListedAtMs int64
 }
 
 type scheduled struct {
 	Recording
 	permitted bool
 	completed bool
+	// firstListedMs is when the recording was first listed; grewAtMs, the listing at
+	// which its recorded position last moved (its first listing to begin with).
+	firstListedMs, grewAtMs int64
 }
 
 // Schedule decides which recordings of one stream may publish now
 // (architecture §3.2). The rule: recording r may publish once every
-// recording with a lower id is completed or still live.
+// recording with a lower id is completed, or live and not holding r back.
 //
 // A live recording with a lower id than r was recording when r began: a
 // concurrent publisher (lesson 11). It may never stop, so r cannot wait for
@@ -43,6 +51,15 @@ type scheduled struct {
 // waiting for it costs time, never data; recordings of concurrent publishers
 // that have both stopped are published one after the other.
 //
+// While the archive has not yet stopped a crashed publisher's recording, it
+// is live but no longer grows. So a live recording holds r back while it has
+// not grown since r was first listed, for at most the restart grace (given to
+// [NewSchedule]; zero holds nothing): if it stops meanwhile, r waits for it as
+// for any stopped recording; if it grows, or the grace ends, it is a
+// concurrent publisher (an idle one, at worst delayed by the grace) and r
+// publishes beside it. Time is the listings' (Recording.ListedAtMs): the
+// grace ends at the first listing after it.
+//
 // The lowest-id recording not completed may always publish, so the schedule
 // never deadlocks, and no recording is ever dropped or removed.
 //
@@ -51,19 +68,21 @@ type scheduled struct {
 // before, or in the same discovery round as, any recording with a higher id;
 // listing recordings from the archive in id order does this. Otherwise a
 // later recording is permitted beside an earlier one taken for live: order
-// is relaxed, nothing is lost. So it is, unavoidably, when the later
-// recording appears while the earlier one is live and not yet published to
-// its end (ferry behind a publisher that restarted before the archive
-// stopped its recording): the earlier one's last records may then be
+// is relaxed, nothing is lost. So it is when a publisher's restart outlasts
+// the grace before the archive stops its old recording, or a recording still
+// grows after a later one began: the earlier one's last records may then be
 // published among the later one's first.
 //
 // A Schedule is not safe for concurrent use; one actor owns it.
 type Schedule struct {
-	recs []scheduled // ascending ID
+	recs    []scheduled // ascending ID
+	graceMs int64
+	nowMs   int64 // the latest ListedAtMs
 }
 
-// NewSchedule returns an empty schedule.
-func NewSchedule() *Schedule { return &Schedule{} }
+// NewSchedule returns an empty schedule with a restart grace of graceMs
+// milliseconds (see [Schedule]; zero or less holds nothing back).
+func NewSchedule(graceMs int64) *Schedule { return &Schedule{graceMs: max(graceMs, 0)} }
 
 func (s *Schedule) find(id int64) (int, bool) {
 	return slices.BinarySearchFunc(s.recs, id, func(e scheduled, id int64) int {
@@ -86,14 +105,19 @@ func (s *Schedule) Add(r Recording) error {
 	if r.ID < 0 {
 		return fmt.Errorf("add recording %d: %w", r.ID, ErrInvalidRecordingID)
 	}
+	s.nowMs = max(s.nowMs, r.ListedAtMs)
 	if i, ok := s.find(r.ID); ok {
-		e := s.recs[i]
+		e := &s.recs[i]
 		switch {
 		case e.StartMs != r.StartMs:
 			return fmt.Errorf("add recording %d started at %d, known start %d: %w", r.ID, r.StartMs, e.StartMs, ErrRecordingConflict)
 		case r.Live && !e.Live:
 			return fmt.Errorf("add recording %d as live, known stopped at %d: %w", r.ID, e.StopMs, ErrRecordingConflict)
 		case r.Live:
+			if r.Recorded > e.Recorded {
+				e.Recorded, e.grewAtMs = r.Recorded, r.ListedAtMs
+			}
+			s.update()
 			return nil
 		}
 		return s.Stopped(r.ID, r.StopMs)
@@ -101,7 +125,7 @@ func (s *Schedule) Add(r Recording) error {
 	if n := len(s.recs); n > 0 && r.ID < s.recs[n-1].ID {
 		return fmt.Errorf("add recording %d after recording %d: %w", r.ID, s.recs[n-1].ID, ErrRecordingOrder)
 	}
-	s.recs = append(s.recs, scheduled{Recording: r})
+	s.recs = append(s.recs, scheduled{Recording: r, firstListedMs: r.ListedAtMs, grewAtMs: r.ListedAtMs})
 	s.update()
 	return nil
 }
@@ -155,8 +179,14 @@ func (s *Schedule) update() {
 		if r.permitted || r.completed {
 			continue
 		}
-		r.permitted = !slices.ContainsFunc(s.recs[:i], func(q scheduled) bool { return !q.completed && !q.Live })
+		r.permitted = !slices.ContainsFunc(s.recs[:i], func(q scheduled) bool { return !q.completed && (!q.Live || s.holds(q, *r)) })
 	}
+}
+
+// holds reports whether the live recording q holds r back: it has not grown since r was
+// first listed, and the grace since then is not over.
+func (s *Schedule) holds(q, r scheduled) bool {
+	return q.grewAtMs <= r.firstListedMs && s.nowMs-r.firstListedMs < s.graceMs
 }
 
 // Runnable returns, in ascending order, the ids of the recordings that may

@@ -28,7 +28,7 @@ func wantIDs(tb testing.TB, what string, got []int64, want ...int64) {
 }
 
 func TestLesson05_NextRecordingWaitsUntilThePreviousIsCompleted(t *testing.T) {
-	s := NewSchedule()
+	s := NewSchedule(0)
 	mustAdd(t, s, stopped(3, 0, 100), live(8, 200))
 	wantIDs(t, "Runnable", s.Runnable(), 3)
 	wantIDs(t, "Waiting", s.Waiting(), 8)
@@ -56,7 +56,7 @@ func TestLesson05_NextRecordingWaitsUntilThePreviousIsCompleted(t *testing.T) {
 // old one (it does when it notices the publisher gone). The two overlap in time, but every
 // record of the old one came first: the new one waits for it like any successor.
 func TestLesson05_PublisherRestartedBeforeItsRecordingStoppedIsPublishedInOrder(t *testing.T) {
-	s := NewSchedule()
+	s := NewSchedule(0)
 	mustAdd(t, s, stopped(1, 0, 30), live(2, 20))
 	wantIDs(t, "Runnable", s.Runnable(), 1)
 	wantIDs(t, "Waiting", s.Waiting(), 2)
@@ -64,6 +64,59 @@ func TestLesson05_PublisherRestartedBeforeItsRecordingStoppedIsPublishedInOrder(
 		t.Fatal(err)
 	}
 	wantIDs(t, "Runnable", s.Runnable(), 2)
+}
+
+// TestLesson05_ALiveRecordingThatStoppedGrowingHoldsALaterOneForTheGrace: while ferry
+// runs, a crashed publisher's recording is still live, but no longer grows, when its
+// restart's recording is first listed; the archive stops it seconds later. A live recording
+// that has not grown since a later one was first listed holds that one back for the grace:
+// if it stops meanwhile, the later one waits for it to complete; if it grows, or the grace
+// ends, it is a concurrent publisher and the later one publishes beside it.
+func TestLesson05_ALiveRecordingThatStoppedGrowingHoldsALaterOneForTheGrace(t *testing.T) {
+	const grace = 20_000
+	listed := func(id, recorded, at int64) Recording {
+		return Recording{ID: id, StartMs: id, Live: true, Recorded: recorded, ListedAtMs: at}
+	}
+	stoppedAt := func(id, recorded, at int64) Recording {
+		return Recording{ID: id, StartMs: id, StopMs: at, Recorded: recorded, ListedAtMs: at}
+	}
+	t.Run("it stops: a restart", func(t *testing.T) {
+		s := NewSchedule(grace)
+		mustAdd(t, s, listed(1, 100, 0))
+		mustAdd(t, s, listed(1, 100, 1_000), listed(2, 10, 1_000))
+		wantIDs(t, "Runnable", s.Runnable(), 1)
+		mustAdd(t, s, listed(1, 100, 1_250), listed(2, 20, 1_250))
+		wantIDs(t, "Runnable", s.Runnable(), 1)
+		mustAdd(t, s, stoppedAt(1, 100, 11_000), listed(2, 500, 11_000))
+		wantIDs(t, "Runnable", s.Runnable(), 1)
+		if err := s.Completed(1); err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, "Runnable", s.Runnable(), 2)
+	})
+	t.Run("it grows: a concurrent publisher", func(t *testing.T) {
+		s := NewSchedule(grace)
+		mustAdd(t, s, listed(1, 100, 0), listed(2, 10, 0)) // both at ferry's first listing
+		wantIDs(t, "Runnable", s.Runnable(), 1)
+		mustAdd(t, s, listed(1, 200, 250), listed(2, 20, 250))
+		wantIDs(t, "Runnable", s.Runnable(), 1, 2)
+	})
+	t.Run("the grace ends: an idle concurrent publisher", func(t *testing.T) {
+		s := NewSchedule(grace)
+		mustAdd(t, s, listed(1, 100, 0), listed(2, 10, 1_000))
+		mustAdd(t, s, listed(1, 100, 20_999), listed(2, 10, 20_999))
+		wantIDs(t, "Runnable", s.Runnable(), 1)
+		mustAdd(t, s, listed(1, 100, 21_000), listed(2, 10, 21_000))
+		wantIDs(t, "Runnable", s.Runnable(), 1, 2)
+		// A permission is never withdrawn: 1 stopping now changes nothing for 2.
+		mustAdd(t, s, stoppedAt(1, 100, 22_000))
+		wantIDs(t, "Runnable", s.Runnable(), 1, 2)
+	})
+	t.Run("no grace", func(t *testing.T) {
+		s := NewSchedule(0)
+		mustAdd(t, s, listed(1, 100, 0), listed(2, 10, 1_000))
+		wantIDs(t, "Runnable", s.Runnable(), 1, 2)
+	})
 }
 
 // TestLesson11_ConcurrentPublishersAreNeverWaitedFor: a recording live when a later one
@@ -86,7 +139,7 @@ func TestLesson11_ConcurrentPublishersAreNeverWaitedFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewSchedule()
+			s := NewSchedule(0)
 			mustAdd(t, s, tt.recs...)
 			wantIDs(t, "Runnable", s.Runnable(), tt.runnable...)
 			if tt.complete < 0 {
@@ -101,7 +154,7 @@ func TestLesson11_ConcurrentPublishersAreNeverWaitedFor(t *testing.T) {
 }
 
 func TestSchedule_StopOfALiveRecordingIsReported(t *testing.T) {
-	s := NewSchedule()
+	s := NewSchedule(0)
 	mustAdd(t, s, live(1, 0))
 	// Discovery reports the stop of 1 with the new recording 2 that started
 	// after it: 2 must wait for 1.
@@ -109,7 +162,7 @@ func TestSchedule_StopOfALiveRecordingIsReported(t *testing.T) {
 	wantIDs(t, "Runnable", s.Runnable(), 1)
 	wantIDs(t, "Waiting", s.Waiting(), 2)
 	// A permission is never withdrawn.
-	s = NewSchedule()
+	s = NewSchedule(0)
 	mustAdd(t, s, live(1, 0), live(2, 60))
 	wantIDs(t, "Runnable", s.Runnable(), 1, 2)
 	if err := s.Stopped(1, 50); err != nil {
@@ -146,12 +199,12 @@ func TestSchedule_ContractViolationsAreErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.run(NewSchedule()); !errors.Is(err, tt.want) {
+			if err := tt.run(NewSchedule(0)); !errors.Is(err, tt.want) {
 				t.Fatalf("got %v, want %v", err, tt.want)
 			}
 		})
 	}
-	s := NewSchedule()
+	s := NewSchedule(0)
 	mustAdd(t, s, stopped(5, 0, 9), stopped(5, 0, 9), live(6, 20), live(6, 20))
 	if err := s.Stopped(5, 9); err != nil {
 		t.Fatalf("repeated facts must be idempotent: %v", err)
@@ -161,7 +214,7 @@ func TestSchedule_ContractViolationsAreErrors(t *testing.T) {
 // TestSchedule_TimesDoNotOrder: the archive's clock may step back (NTP) during a recording or
 // between two: a stop before the start is taken as reported, and the order is the ids'.
 func TestSchedule_TimesDoNotOrder(t *testing.T) {
-	s := NewSchedule()
+	s := NewSchedule(0)
 	mustAdd(t, s, stopped(1, 100, 90), live(2, 50))
 	wantIDs(t, "Runnable", s.Runnable(), 1)
 	mustAdd(t, s, live(3, 40))
@@ -182,7 +235,7 @@ func TestLesson11_NoRecordingIsEverDropped(t *testing.T) {
 	for seed := range uint64(300) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 11))
-			s := NewSchedule()
+			s := NewSchedule(0)
 			n := 1 + r.IntN(12)
 			recs := make([]Recording, n)
 			start := int64(0)

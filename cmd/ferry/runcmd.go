@@ -253,6 +253,7 @@ func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *
 			MaxInflightRecords: cfg.Inflight.MaxMessages,
 			MaxInflightBytes:   cfg.Inflight.MaxBytes,
 			DiscoveryInterval:  discoveryInterval,
+			RestartGrace:       cfg.Archive.RestartGrace,
 			StallAfter:         cfg.Health.StallAfter,
 			CallTimeout:        cfg.Archive.MessageTimeout,
 			Restart:            restartPolicy,

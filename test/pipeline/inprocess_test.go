@@ -65,6 +65,8 @@ type inProcessOptions struct {
 	discovery time.Duration
 	// stallAfter is the health rule's threshold (zero: ferry's default).
 	stallAfter time.Duration
+	// restartGrace is archive.restart_grace (zero: none, the schedule's bare rule).
+	restartGrace time.Duration
 	// start is the configured start position (zero: earliest).
 	start config.StartPosition
 	// createProducer replaces the real producer factory (a decorator around it).
@@ -149,7 +151,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 			Checkpoint:         o.checkpoint,
 			MaxInflightRecords: o.maxInflightRecords, MaxInflightBytes: o.maxInflightBytes,
 			DiscoveryInterval: o.discovery, CallTimeout: 10 * time.Second,
-			Restart: o.restart, StallAfter: o.stallAfter, Transport: o.transport,
+			Restart: o.restart, StallAfter: o.stallAfter, Transport: o.transport, RestartGrace: o.restartGrace,
 		})
 	}
 	log := slog.New(slog.NewTextHandler(ip.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
