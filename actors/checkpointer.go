@@ -1,7 +1,9 @@
 package actors
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -85,7 +87,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		c.startTicker(ctx)
 	case *messages.WatermarkRequest:
 		cp, ok := c.persisted[msg.RecordingId]
-		ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed})
+		ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed})
 	case *messages.SeedCheckpoint:
 		c.seed(ctx, msg)
 	case *messages.ReplayStarted:
@@ -95,11 +97,17 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 			if err != nil {
 				panic(supervisor.Fail(supervisor.Bug, err))
 			}
+			if _, stored := c.persisted[msg.RecordingId]; !stored {
+				// Not seeded by the stream (it could not tell where the replay begins): the
+				// replay's own start is the seed.
+				p.Seed(c.env.nowMs())
+			}
 			if c.flushing {
 				p.Shutdown()
 			}
 			c.policies[msg.RecordingId] = p
 			c.committed[msg.RecordingId] = msg.FromPosition
+			c.flush(ctx, c.env.nowMs())
 		}
 	case *messages.Committed:
 		p, now := c.policy(msg.RecordingId), c.env.nowMs()
@@ -203,12 +211,23 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 		c.reportFlushed(ctx)
 		return
 	}
+	// No recording's checkpoint reaches the store before an earlier recording's seed: the
+	// skip rule keeps recordings from the lowest one stored on (stream.go), so a seed left
+	// behind (waiting out a failure's backoff) goes in this transaction too.
+	highest := slices.MaxFunc(saves, func(a, b progress.Save) int { return cmp.Compare(a.RecordingID, b.RecordingID) }).RecordingID
+	for id, p := range c.policies {
+		if id < highest && p.Seeding() {
+			if s, ok := p.TickSeed(); ok {
+				saves = append(saves, s)
+			}
+		}
+	}
 	c.writing, c.writeStartMs, c.hungReported = true, now, false
 	cps := make([]store.Checkpoint, len(saves))
 	for i, s := range saves {
 		o := c.origins[s.RecordingID] // a commit follows its replay's start
 		cps[i] = store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: now,
-			StartMs: o.GetStartMs(), SessionID: o.GetSessionId()}
+			StartMs: o.GetStartMs(), SessionID: o.GetSessionId(), Seed: s.Seed}
 	}
 	self, system, def, st := ctx.Self(), ctx.ActorSystem(), c.cfg.Def, c.env.Store
 	if !c.env.tasks().Go(func() {
@@ -235,7 +254,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 		}
 		o := c.origins[s.RecordingID]
 		c.persisted[s.RecordingID] = store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: now,
-			StartMs: o.GetStartMs(), SessionID: o.GetSessionId()}
+			StartMs: o.GetStartMs(), SessionID: o.GetSessionId(), Seed: s.Seed}
 		ctx.Send(ctx.Parent(), &messages.CheckpointPersisted{RecordingId: s.RecordingID, Position: s.Position, Completed: s.Completed})
 	}
 	if res.err != nil {
@@ -272,7 +291,8 @@ func (c *checkpointer) reportFlushed(ctx actor.Context) {
 		return
 	}
 	for rec, pos := range c.committed {
-		if persisted, _ := c.policies[rec].Persisted(); persisted < pos {
+		p := c.policies[rec]
+		if persisted, _ := p.Persisted(); persisted < pos || p.Seeding() {
 			return
 		}
 	}

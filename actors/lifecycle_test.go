@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/supervisor"
 	"github.com/ferry-bridge/ferry/test/eventually"
@@ -318,5 +320,59 @@ func TestTheTrackersLastStatusIsPushedWhenItStops(t *testing.T) {
 		if p.Status.Acknowledged == 2 && p.Status.GetCommittedPosition() == 128 {
 			return
 		}
+	}
+}
+
+// saveLog is a store that records every Save and fails the first failFirst of them.
+type saveLog struct {
+	store.Store // not called: the checkpointer only saves
+	failFirst   int
+	saves       chan []store.Checkpoint
+}
+
+func (s *saveLog) Save(_ store.Stream, cps []store.Checkpoint) error {
+	s.saves <- cps
+	if s.failFirst > 0 {
+		s.failFirst--
+		return errors.New("injected: disk full")
+	}
+	return nil
+}
+
+// A seed whose save failed waits out a long backoff; a later recording's seed must not be
+// stored without it (the skip rule would then leave the earlier recording out after a
+// crash): it goes in the same transaction. Nothing is flushed while a seed is unsaved.
+func TestASeedLeftBehindGoesWithTheNextSave(t *testing.T) {
+	env, cfg := testEnv(t)
+	saves := &saveLog{failFirst: 1, saves: make(chan []store.Checkpoint, 16)}
+	env.Store = saves
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 60_000, RetryMaxMs: 60_000}
+	system := testSystem(t)
+	checkpointer, _ := spawnSupervised(t, system, env, cfg, newCheckpointer(env, cfg))
+	ids := func(cps []store.Checkpoint) []int64 {
+		var out []int64
+		for _, c := range cps {
+			out = append(out, c.RecordingID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	nextSave := func() []store.Checkpoint {
+		select {
+		case cps := <-saves.saves:
+			return cps
+		case <-time.After(waitFor):
+			t.Fatalf("no save within %s", waitFor)
+			return nil
+		}
+	}
+
+	system.Root.Send(checkpointer, &messages.SeedCheckpoint{RecordingId: 1, Position: 0, StartMs: 1})
+	if got := nextSave(); !slices.Equal(ids(got), []int64{1}) || !got[0].Seed {
+		t.Fatalf("first save %+v, want recording 1's seed", got)
+	}
+	system.Root.Send(checkpointer, &messages.SeedCheckpoint{RecordingId: 2, Position: 0, StartMs: 2})
+	if got := nextSave(); !slices.Equal(ids(got), []int64{1, 2}) {
+		t.Fatalf("second save %+v, want recording 1's seed (its first save failed) with recording 2's", got)
 	}
 }

@@ -251,8 +251,8 @@ func topicTerminated(topic string, err error) error {
 // state (topic reloaded before a snapshot, producer inactive for hours): records re-sent
 // between the two are stored again. ferry cannot undo that; it says so (lesson 21).
 func (p *publisher) checkDedupState() {
-	if p.dedupChecked || p.producer == nil || p.watermark == nil || !p.watermark.Stored {
-		return
+	if p.dedupChecked || p.producer == nil || p.watermark == nil || !p.watermark.Stored || p.watermark.Seed {
+		return // nothing stored, or only where ferry took the recording on: nothing published
 	}
 	p.dedupChecked = true
 	last := p.producer.LastSequenceID()

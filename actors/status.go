@@ -220,7 +220,7 @@ func (s *streamStatus) written(w *messages.StoreWritten, nowMs int64) {
 		s.storeWrites++
 		s.saveFailingSinceMs = 0
 	case s.saveFailingSinceMs == 0:
-		s.saveFailingSinceMs = nowMs
+		s.saveFailingSinceMs = nowMs - w.TookUs/1000 // since the attempt began (a hung one, long ago)
 	}
 }
 

@@ -32,6 +32,7 @@ type streamSupervisor struct {
 	onFailed func(name string, err error)
 
 	schedule        *progress.Schedule
+	scheduleClock   time.Time // the schedule's listing times count from it (monotonic)
 	known           map[int64]*messages.RecordingInfo
 	skip            func(id int64) bool
 	latestAnchor    int64 // StartLatest: the recording that starts at its live end, or -1
@@ -143,6 +144,7 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 
 func (s *streamSupervisor) start(ctx actor.Context) {
 	s.schedule = progress.NewSchedule(s.cfg.RestartGrace.Milliseconds())
+	s.scheduleClock = time.Now()
 	s.known = map[int64]*messages.RecordingInfo{}
 	s.storedCompleted = map[int64]bool{}
 	s.stored = map[int64]bool{}
@@ -228,6 +230,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		return
 	}
 	present := map[int64]bool{}
+	listedAt := time.Since(s.scheduleClock).Milliseconds() // not l.ListedAtMs: a wall clock may step
 	for _, r := range l.Recordings {
 		present[r.RecordingId] = true
 		if err := s.checkOrigin(r); err != nil {
@@ -241,7 +244,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		if s.skip(r.RecordingId) {
 			continue
 		}
-		if err := s.schedule.Add(progress.Recording{ID: r.RecordingId, StartMs: r.StartMs, StopMs: r.StopMs, Live: r.Live, Recorded: r.RecordedPosition, ListedAtMs: l.ListedAtMs}); err != nil {
+		if err := s.schedule.Add(progress.Recording{ID: r.RecordingId, StartMs: r.StartMs, StopMs: r.StopMs, Live: r.Live, Recorded: r.RecordedPosition, ListedAtMs: listedAt}); err != nil {
 			s.fail(ctx, fmt.Errorf("recording %d: %w", r.RecordingId, err))
 			return
 		}
@@ -275,6 +278,11 @@ func (s *streamSupervisor) checkConfiguredStart(l *messages.RecordingsListed) er
 	var ids []int64
 	for _, r := range l.Recordings {
 		if r.RecordingId == want {
+			// Checked before it is stored (the seed): a stored position outranks the
+			// configuration, so a wrong one could not be corrected there any more.
+			if p := s.cfg.Start.Position; !r.Live && p > r.StopPosition {
+				return fmt.Errorf("start_position %d is beyond the stop position %d of recording %d (start_recording_id): set start_position to a position in the recording", p, r.StopPosition, want)
+			}
 			s.startChecked = true
 			return nil
 		}
@@ -323,9 +331,10 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	}
 	// Tracker: batches and one outcome per record in flight. Publisher: batches and one
 	// failure notice per record in flight. Replay: at most one credit message per outcome.
-	if !s.stored[id] {
+	if pos, ok := s.startingPosition(rec); ok && !s.stored[id] {
 		// Before the replay exists, so that the seed is stored no later than its commits.
-		ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: id, Position: s.startingPosition(rec), StartMs: rec.StartMs, SessionId: rec.SessionId})
+		// Otherwise the checkpointer seeds the replay's own start (ReplayStarted).
+		ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: id, Position: pos, StartMs: rec.StartMs, SessionId: rec.SessionId})
 	}
 	spawn("tracker", newTracker(s.env, s.cfg, id, pids), 2*bound+64)
 	spawn("publisher", newPublisher(s.env, s.cfg, id, pids), 2*bound+64)
@@ -498,8 +507,10 @@ func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
 		was, sameStart = fmt.Sprintf("the one listed before began at %s in session %d", formatMs(k.StartMs), k.SessionId), k.StartMs == r.StartMs
 	} else if cp, ok := s.laterCheckpointed(r); ok {
 		return fmt.Errorf("recording %d in the archive began at %s, after recording %d, which ferry checkpointed, began at %s, although the archive gives ids in start order: "+
-			"its catalog was replaced or rebuilt and reuses recording ids; ferry stops the stream rather than take one recording for another (lesson 14). %s",
-			r.RecordingId, formatMs(r.StartMs), cp.RecordingID, formatMs(cp.StartMs), renameToGoOn)
+			"its catalog was replaced or rebuilt and reuses recording ids, and ferry, which leaves out recordings below the first it took on, would skip this one; it stops the stream instead (lesson 14). %s. "+
+			"If the archive was not replaced (a recording replicated from another archive keeps its original start time, and the archive's clock may have stepped back), run `%s`: "+
+			"the stream is published again from its configured start_position, and what the topic's deduplication remembers is not stored twice",
+			r.RecordingId, formatMs(r.StartMs), cp.RecordingID, formatMs(cp.StartMs), renameToGoOn, store.ResetCommand(s.cfg.Def.Name))
 	} else {
 		return nil
 	}
@@ -518,17 +529,17 @@ func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
 const renameToGoOn = "To publish the new archive's recordings, give the stream a new name in the configuration: its producers (ferry-<name>-<recording id>) are then new " +
 	"to the topic's deduplication, which would otherwise drop the reused ids' records as duplicates of the old ones (a checkpoint reset alone would not do)"
 
-// laterCheckpointed returns a checkpoint, of a recording with a higher id than r, whose
-// recording began before r: the archive gives ids in start order, so r is not of the
-// archive ferry checkpointed. laterStarts makes it a binary search.
+// laterCheckpointed returns, for a recording the skip rule leaves out (an id below the
+// lowest stored one), a stored checkpoint of a recording that began before it: the archive
+// gives ids in start order, so the recording is not of the archive ferry checkpointed, and
+// skipping it would drop a new archive's recording silently.
 func (s *streamSupervisor) laterCheckpointed(r *messages.RecordingInfo) (store.Checkpoint, bool) {
 	o := s.origins
-	i, _ := slices.BinarySearchFunc(o.byID, r.RecordingId+1, func(cp store.Checkpoint, id int64) int { return cmp.Compare(cp.RecordingID, id) })
-	if i == len(o.byID) || o.earliestFrom[i] >= r.StartMs {
+	if len(o.byID) == 0 || len(s.cfg.Stored.Checkpoints) == 0 || r.RecordingId >= s.cfg.Stored.Checkpoints[0].RecordingID || o.earliestFrom[0] >= r.StartMs {
 		return store.Checkpoint{}, false
 	}
-	for _, cp := range o.byID[i:] {
-		if cp.StartMs == o.earliestFrom[i] {
+	for _, cp := range o.byID {
+		if cp.StartMs == o.earliestFrom[0] {
 			return cp, true
 		}
 	}
@@ -564,15 +575,16 @@ func newStoredOrigins(cps []store.Checkpoint) storedOrigins {
 
 // startingPosition is where the replay of a recording the store holds nothing of begins
 // (see replay.startPosition): the configured position in the configured start recording,
-// the live end as listed in the latest-anchored one, the recording's start otherwise.
-func (s *streamSupervisor) startingPosition(rec *messages.RecordingInfo) int64 {
+// the live end as listed in the latest-anchored one (not known if the listing could not
+// read it), the recording's start otherwise.
+func (s *streamSupervisor) startingPosition(rec *messages.RecordingInfo) (int64, bool) {
 	switch st := s.cfg.Start; {
 	case rec.RecordingId == s.latestAnchor:
-		return max(rec.RecordedPosition, rec.StartPosition)
+		return max(rec.RecordedPosition, rec.StartPosition), rec.RecordedPosition >= 0
 	case st.Kind == config.StartAt && st.RecordingID == rec.RecordingId:
-		return max(st.Position, rec.StartPosition)
+		return max(st.Position, rec.StartPosition), true
 	}
-	return rec.StartPosition
+	return rec.StartPosition, true
 }
 
 // checkStart fails if a recording that ferry has not begun to publish lost records at its

@@ -13,10 +13,10 @@ import (
 // recording with a lower id than a checkpointed one that began after it (ids are given in
 // start order), which would otherwise be skipped as below the lowest stored recording.
 func TestCheckOriginTellsReplacedFromExtendedRecordings(t *testing.T) {
-	stored := []store.Checkpoint{
+	stored := []store.Checkpoint{ // as the store returns them, by recording id
 		{RecordingID: 7, Position: 100, StartMs: 7_000, SessionID: 70},
-		{RecordingID: 9, Position: 100, Completed: true, StartMs: 9_000, SessionID: 90},
 		{RecordingID: 8, Position: 100}, // written before origins were stored: matches anything
+		{RecordingID: 9, Position: 100, Completed: true, StartMs: 9_000, SessionID: 90},
 	}
 	rec := func(id, startMs int64, session int32) *messages.RecordingInfo {
 		return &messages.RecordingInfo{RecordingId: id, StartMs: startMs, SessionId: session}
@@ -35,9 +35,12 @@ func TestCheckOriginTellsReplacedFromExtendedRecordings(t *testing.T) {
 		{"another start, completed", rec(9, 20_000, 5), "catalog was replaced"},
 		{"extended", rec(9, 9_000, 91), "was extended"},
 		{"a lower id, later than a checkpointed one", rec(3, 8_000, 5), "recording 3 in the archive began at"},
+		// Replicated into the archive later, it keeps its source's start time: not checked
+		// above the lowest recording stored.
+		{"a replicated recording's old start", rec(10, 1_000, 100), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &streamSupervisor{cfg: &StreamConfig{Def: store.Stream{Name: "orders"}}, known: map[int64]*messages.RecordingInfo{}, origins: newStoredOrigins(stored)}
+			s := &streamSupervisor{cfg: &StreamConfig{Def: store.Stream{Name: "orders"}, Stored: store.State{Stored: true, Checkpoints: stored}}, known: map[int64]*messages.RecordingInfo{}, origins: newStoredOrigins(stored)}
 			err := s.checkOrigin(tt.r)
 			switch {
 			case tt.want == "" && err != nil:

@@ -40,8 +40,10 @@ type Checkpoint struct {
 	// session id — so that a recording id the archive reuses (its catalog replaced) is not
 	// taken for the recording checkpointed. start_ms 0: not known (written before ferry
 	// stored them).
-	StartMs       int64 `protobuf:"varint,5,opt,name=start_ms,json=startMs,proto3" json:"start_ms,omitempty"`
-	SessionId     int32 `protobuf:"varint,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	StartMs   int64 `protobuf:"varint,5,opt,name=start_ms,json=startMs,proto3" json:"start_ms,omitempty"`
+	SessionId int32 `protobuf:"varint,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// A seed: where ferry took the recording on, before anything of it was acknowledged.
+	Seed          bool `protobuf:"varint,7,opt,name=seed,proto3" json:"seed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -118,11 +120,18 @@ func (x *Checkpoint) GetSessionId() int32 {
 	return 0
 }
 
+func (x *Checkpoint) GetSeed() bool {
+	if x != nil {
+		return x.Seed
+	}
+	return false
+}
+
 var File_ferry_v1_checkpoint_proto protoreflect.FileDescriptor
 
 const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\n" +
-	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xc7\x01\n" +
+	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xdb\x01\n" +
 	"\n" +
 	"Checkpoint\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
@@ -131,7 +140,8 @@ const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\rupdated_at_ms\x18\x04 \x01(\x03R\vupdatedAtMs\x12\x19\n" +
 	"\bstart_ms\x18\x05 \x01(\x03R\astartMs\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x06 \x01(\x05R\tsessionIdB(Z&github.com/ferry-bridge/ferry/messagesb\x06proto3"
+	"session_id\x18\x06 \x01(\x05R\tsessionId\x12\x12\n" +
+	"\x04seed\x18\a \x01(\bR\x04seedB(Z&github.com/ferry-bridge/ferry/messagesb\x06proto3"
 
 var (
 	file_ferry_v1_checkpoint_proto_rawDescOnce sync.Once

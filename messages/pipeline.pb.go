@@ -832,10 +832,13 @@ type Watermark struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	RecordingId int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
 	// False when nothing is stored: the replay starts at the stream's configured start.
-	Stored        bool   `protobuf:"varint,2,opt,name=stored,proto3" json:"stored,omitempty"`
-	Position      int64  `protobuf:"varint,3,opt,name=position,proto3" json:"position,omitempty"`
-	Completed     bool   `protobuf:"varint,4,opt,name=completed,proto3" json:"completed,omitempty"`
-	Generation    uint64 `protobuf:"varint,5,opt,name=generation,proto3" json:"generation,omitempty"`
+	Stored     bool   `protobuf:"varint,2,opt,name=stored,proto3" json:"stored,omitempty"`
+	Position   int64  `protobuf:"varint,3,opt,name=position,proto3" json:"position,omitempty"`
+	Completed  bool   `protobuf:"varint,4,opt,name=completed,proto3" json:"completed,omitempty"`
+	Generation uint64 `protobuf:"varint,5,opt,name=generation,proto3" json:"generation,omitempty"`
+	// The stored checkpoint is a seed: where ferry took the recording on, nothing of it
+	// acknowledged yet (so the broker knowing nothing of its producer is no loss, lesson 21).
+	Seed          bool `protobuf:"varint,6,opt,name=seed,proto3" json:"seed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -903,6 +906,13 @@ func (x *Watermark) GetGeneration() uint64 {
 		return x.Generation
 	}
 	return 0
+}
+
+func (x *Watermark) GetSeed() bool {
+	if x != nil {
+		return x.Seed
+	}
+	return false
 }
 
 // CheckpointPersisted tells the stream supervisor what reached the store.
@@ -1454,7 +1464,7 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x02 \x01(\x04R\n" +
-	"generation\"\xa0\x01\n" +
+	"generation\"\xb4\x01\n" +
 	"\tWatermark\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x16\n" +
 	"\x06stored\x18\x02 \x01(\bR\x06stored\x12\x1a\n" +
@@ -1462,7 +1472,8 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\tcompleted\x18\x04 \x01(\bR\tcompleted\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x05 \x01(\x04R\n" +
-	"generation\"r\n" +
+	"generation\x12\x12\n" +
+	"\x04seed\x18\x06 \x01(\bR\x04seed\"r\n" +
 	"\x13CheckpointPersisted\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x1c\n" +

@@ -52,6 +52,9 @@ type Save struct {
 	// Completed marks the recording's final checkpoint: every record is
 	// acknowledged and Position is its stop position (lesson 5).
 	Completed bool
+	// Seed marks a save of the starting position with nothing acknowledged
+	// yet ([CheckpointPolicy.Seed]).
+	Seed bool
 }
 
 // CheckpointFailure is the most recent failed save. It stays visible until a
@@ -80,6 +83,7 @@ type CheckpointPolicy struct {
 	cfg         CheckpointConfig
 	recordingID int64
 
+	start              int64 // the position the policy began at
 	committed          int64
 	completed          bool // committed is the final position
 	persisted          int64
@@ -112,7 +116,7 @@ func NewCheckpointPolicy(recordingID, persisted int64, cfg CheckpointConfig) (*C
 	if persisted < 0 {
 		return nil, fmt.Errorf("new checkpoint policy: position %d: %w", persisted, ErrInvalidPosition)
 	}
-	return &CheckpointPolicy{cfg: cfg, recordingID: recordingID, committed: persisted, persisted: persisted}, nil
+	return &CheckpointPolicy{cfg: cfg, recordingID: recordingID, start: persisted, committed: persisted, persisted: persisted}, nil
 }
 
 // Committed tells the policy that the tracker's committed position is now
@@ -176,6 +180,25 @@ func (p *CheckpointPolicy) Seed(nowMs int64) {
 	}
 }
 
+// Seeding reports whether a [CheckpointPolicy.Seed] is not saved yet: until then the store
+// does not know the recording was taken on.
+func (p *CheckpointPolicy) Seeding() bool { return p.seeding }
+
+// TickSeed issues the save of an unsaved seed now, also while a failure's backoff lasts, for
+// the caller to write in the same transaction as a save that goes out anyway: a later
+// recording's checkpoint must not reach the store before an earlier recording's seed. It
+// issues nothing while a save is in flight or if no seed is pending.
+func (p *CheckpointPolicy) TickSeed() (Save, bool) {
+	if !p.seeding || p.inFlight || !p.dirty {
+		return Save{}, false
+	}
+	p.flight = Save{RecordingID: p.recordingID, Position: p.committed, Completed: p.completed, Seed: p.committed == p.start}
+	p.inFlight = true
+	p.flightRecords, p.flightSinceMs = p.unsavedRecords, p.dirtySinceMs
+	p.unsavedRecords, p.dirty = 0, false
+	return p.flight, true
+}
+
 // Tick is the only place a save is issued. It returns the save the caller
 // must carry out now, if any, and marks it in flight; the caller must report
 // the result with [CheckpointPolicy.Saved] or [CheckpointPolicy.SaveFailed].
@@ -192,7 +215,7 @@ func (p *CheckpointPolicy) Tick(nowMs int64) (Save, bool) {
 	if !due {
 		return Save{}, false
 	}
-	p.flight = Save{RecordingID: p.recordingID, Position: p.committed, Completed: p.completed}
+	p.flight = Save{RecordingID: p.recordingID, Position: p.committed, Completed: p.completed, Seed: p.seeding && p.committed == p.start}
 	p.inFlight = true
 	p.flightRecords, p.flightSinceMs = p.unsavedRecords, p.dirtySinceMs
 	p.unsavedRecords, p.dirty = 0, false

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,9 +29,10 @@ var errDiskFull = errors.New("disk full")
 //	complete POS NOW         -> ok | err:...
 //	shutdown
 //	seed NOW
-//	tick NOW                 -> save POS [final] | none
-//	saved POS [final]        -> ok | err:...   (the save (7, POS, final))
-//	failed POS NOW [final]   -> the store failed with errDiskFull
+//	tick NOW                 -> save POS [final] [seed] | none
+//	tickseed                 -> the same, for TickSeed
+//	saved POS [final] [seed] -> ok | err:...   (the save (7, POS, final, seed))
+//	failed POS NOW [final] [seed] -> the store failed with errDiskFull
 //	state -> persisted=P final=B done=B failures=N deadline=D|none
 func runPolicy(t *testing.T, p *CheckpointPolicy, script string) {
 	t.Helper()
@@ -41,7 +43,7 @@ func runPolicy(t *testing.T, p *CheckpointPolicy, script string) {
 		}
 		cmd, want, hasWant := strings.Cut(line, "=>")
 		f := strings.Fields(cmd)
-		final := f[len(f)-1] == "final"
+		final, seed := slices.Contains(f[1:], "final"), slices.Contains(f[1:], "seed")
 		var got string
 		switch f[0] {
 		case "commit":
@@ -54,22 +56,31 @@ func runPolicy(t *testing.T, p *CheckpointPolicy, script string) {
 		case "seed":
 			p.Seed(atoi(t, f[1]))
 			got = "ok"
-		case "tick":
-			s, ok := p.Tick(atoi(t, f[1]))
+		case "tick", "tickseed":
+			var s Save
+			var ok bool
+			if f[0] == "tick" {
+				s, ok = p.Tick(atoi(t, f[1]))
+			} else {
+				s, ok = p.TickSeed()
+			}
 			got = "none"
 			if ok {
 				got = fmt.Sprintf("save %d", s.Position)
 				if s.Completed {
 					got += " final"
 				}
+				if s.Seed {
+					got += " seed"
+				}
 				if s.RecordingID != 7 {
 					t.Fatalf("line %d: save for recording %d", n+1, s.RecordingID)
 				}
 			}
 		case "saved":
-			got = okOr(p.Saved(Save{RecordingID: 7, Position: atoi(t, f[1]), Completed: final}, 0))
+			got = okOr(p.Saved(Save{RecordingID: 7, Position: atoi(t, f[1]), Completed: final, Seed: seed}, 0))
 		case "failed":
-			p.SaveFailed(Save{RecordingID: 7, Position: atoi(t, f[1]), Completed: final}, errDiskFull, atoi(t, f[2]))
+			p.SaveFailed(Save{RecordingID: 7, Position: atoi(t, f[1]), Completed: final, Seed: seed}, errDiskFull, atoi(t, f[2]))
 			got = "ok"
 		case "state":
 			pos, fin := p.Persisted()
@@ -323,17 +334,40 @@ func TestCheckpointPolicy_ShutdownForcesUnsavedCommits(t *testing.T) {
 func TestCheckpointPolicy_SeedSavesTheStartingPositionOnce(t *testing.T) {
 	runPolicy(t, newPolicy(t, 64), `
 		tick 0 => none
+		tickseed => none
 		seed 5
-		tick 5 => save 64
-		failed 64 6
+		tick 5 => save 64 seed
+		failed 64 6 seed
 		tick 50 => none
-		tick 106 => save 64
-		saved 64 => ok
+		tick 106 => save 64 seed
+		saved 64 seed => ok
 		state => persisted=64 final=false done=false failures=0 deadline=none
 		tick 2000 => none
 		commit 128 1 2000
 		tick 2000 => none
 		tick 3000 => save 128
+	`)
+}
+
+// A seed waiting out a failure's backoff is issued by TickSeed at once (to go in the same
+// transaction as another recording's save); a seed with commits after it is a plain save.
+func TestCheckpointPolicy_TickSeedIgnoresTheBackoff(t *testing.T) {
+	runPolicy(t, newPolicy(t, 64), `
+		seed 0
+		tick 0 => save 64 seed
+		failed 64 0 seed
+		tick 10 => none
+		tickseed => save 64 seed
+		tickseed => none
+		saved 64 seed => ok
+		tickseed => none
+	`)
+	runPolicy(t, newPolicy(t, 64), `
+		seed 0
+		commit 128 1 0
+		tick 0 => save 128
+		saved 128 => ok
+		tickseed => none
 	`)
 }
 

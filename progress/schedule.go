@@ -17,9 +17,9 @@ type Recording struct {
 	StopMs int64
 	// Live: the recording has no stop yet (lesson 7).
 	Live bool
-	// Recorded is how far the archive had recorded it, and ListedAtMs when discovery
-	// listed these facts (ferry's clock): together they tell whether a live recording
-	// still grows (see [Schedule]).
+	// Recorded is how far the archive had recorded it (negative: not known), and
+	// ListedAtMs when discovery listed these facts, on a clock that never steps back:
+	// together they tell whether a live recording still grows (see [Schedule]).
 	Recorded   int64
 	ListedAtMs int64
 }
@@ -114,7 +114,11 @@ func (s *Schedule) Add(r Recording) error {
 		case r.Live && !e.Live:
 			return fmt.Errorf("add recording %d as live, known stopped at %d: %w", r.ID, e.StopMs, ErrRecordingConflict)
 		case r.Live:
-			if r.Recorded > e.Recorded {
+			switch {
+			case r.Recorded < 0: // not read at this listing: no news
+			case e.Recorded < 0: // read for the first time: no growth seen yet
+				e.Recorded = r.Recorded
+			case r.Recorded > e.Recorded:
 				e.Recorded, e.grewAtMs = r.Recorded, r.ListedAtMs
 			}
 			s.update()

@@ -112,6 +112,15 @@ func TestLesson05_ALiveRecordingThatStoppedGrowingHoldsALaterOneForTheGrace(t *t
 		mustAdd(t, s, stoppedAt(1, 100, 22_000))
 		wantIDs(t, "Runnable", s.Runnable(), 1, 2)
 	})
+	t.Run("a position not read is no growth", func(t *testing.T) {
+		s := NewSchedule(grace)
+		mustAdd(t, s, listed(1, -1, 0), listed(2, 10, 1_000))
+		mustAdd(t, s, listed(1, 100, 1_250), listed(2, 20, 1_250)) // read for the first time
+		mustAdd(t, s, listed(1, -1, 1_500), listed(2, 30, 1_500))
+		wantIDs(t, "Runnable", s.Runnable(), 1)
+		mustAdd(t, s, listed(1, 150, 1_750))
+		wantIDs(t, "Runnable", s.Runnable(), 1, 2)
+	})
 	t.Run("no grace", func(t *testing.T) {
 		s := NewSchedule(0)
 		mustAdd(t, s, listed(1, 100, 0), listed(2, 10, 1_000))

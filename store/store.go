@@ -76,6 +76,9 @@ type Checkpoint struct {
 	// checkpoint written before ferry stored them).
 	StartMs   int64
 	SessionID int32
+	// Seed marks where ferry took the recording on, before anything of it was
+	// acknowledged (a later checkpoint of it is not a seed).
+	Seed bool
 }
 
 // SameRecording reports whether c was taken of the recording the archive lists with

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -48,8 +49,9 @@ type Store struct {
 	// file is the file opened at path, to tell when the path names another one or none.
 	file os.FileInfo
 	// rescued is where the store wrote what it holds once its file was deleted or replaced
-	// (empty: not yet, or it could not).
-	rescued string
+	// (empty: not yet, or it could not); rescueMu serializes the streams' attempts.
+	rescueMu sync.Mutex
+	rescued  string
 	// deleteBucket is Reset's delete: bbolt's, which a test replaces with one that
 	// deletes nothing, to show that the read-back catches it (lesson 15).
 	deleteBucket func(parent *bbolt.Bucket, name []byte) error
@@ -208,15 +210,41 @@ func (s *Store) checkFile() error {
 // rescue writes what the store holds — the checkpoints the deleted or replaced file has and
 // no other file does — beside its path, once, and says what to do with the copy.
 func (s *Store) rescue() string {
+	s.rescueMu.Lock()
+	defer s.rescueMu.Unlock()
 	if s.rescued == "" {
 		dst := fmt.Sprintf("%s.rescued-%d", s.path, time.Now().UnixMilli())
-		err := s.view(func(tx *bbolt.Tx) error { return tx.CopyFile(dst, 0o600) })
-		if err != nil {
+		if err := s.writeCopy(dst); err != nil {
 			return fmt.Sprintf("ferry could not save a copy of what it holds (%v): find out what removed the file and put it back from a backup before starting ferry again", err)
 		}
 		s.rescued = dst
 	}
 	return fmt.Sprintf("ferry saved what it holds to %s: stop ferry, move that file to %s and start ferry again", s.rescued, s.path)
+}
+
+// writeCopy writes a consistent copy of the store (one read transaction) to dst: into a
+// temporary file, synced, then renamed, so that dst is whole or absent.
+func (s *Store) writeCopy(dst string) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}()
+	if err = s.view(func(tx *bbolt.Tx) error { _, err := tx.WriteTo(f); return err }); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), dst)
 }
 
 // Save implements [store.Store.Save].

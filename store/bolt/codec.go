@@ -89,6 +89,7 @@ func encodeCheckpoint(c store.Checkpoint) ([]byte, error) {
 		UpdatedAtMs: c.UpdatedAtMs,
 		StartMs:     c.StartMs,
 		SessionId:   c.SessionID,
+		Seed:        c.Seed,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode checkpoint of recording %d: %w", c.RecordingID, err)
@@ -113,6 +114,7 @@ func decodeCheckpoint(want int64, b []byte) (store.Checkpoint, error) {
 		UpdatedAtMs: m.GetUpdatedAtMs(),
 		StartMs:     m.GetStartMs(),
 		SessionID:   m.GetSessionId(),
+		Seed:        m.GetSeed(),
 	}
 	if c.RecordingID != want {
 		return store.Checkpoint{}, errReason(fmt.Sprintf("holds recording %d", c.RecordingID))

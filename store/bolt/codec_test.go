@@ -16,6 +16,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		{RecordingID: 7, Position: 4096, Completed: true, UpdatedAtMs: 1_700_000_000_000},
 		{RecordingID: 1<<63 - 1, Position: 1<<63 - 1, UpdatedAtMs: -1},
 		{RecordingID: 3, Position: 64, StartMs: 1_700_000_000_123, SessionID: -2_000_000_000},
+		{RecordingID: 4, Position: 32, StartMs: 1_700_000_000_124, Seed: true},
 	} {
 		b, err := encodeCheckpoint(c)
 		if err != nil {

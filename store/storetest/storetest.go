@@ -101,6 +101,12 @@ func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 4096, false))
 	MustSave(t, s, def, cp(7, 8192, false))
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false))
+	seed := cp(9, 64, false)
+	seed.Seed = true
+	MustSave(t, s, def, seed)
+	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false), seed)
+	MustSave(t, s, def, cp(9, 64, false)) // the same position, no longer a seed
+	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false), cp(9, 64, false))
 }
 
 func testUnknownStreamIsEmpty(t *testing.T, s store.Store) {
