@@ -150,6 +150,16 @@ func (p *Producer) Held() []Held {
 
 // Release delivers the held acknowledgements whose numbers are listed, in the order
 // listed (the order that reorders them), and forgets them. Unknown numbers are ignored.
+// ReleaseAll releases every held acknowledgement, in the order they were held.
+func (p *Producer) ReleaseAll() {
+	held := p.Held()
+	numbers := make([]int, len(held))
+	for i, h := range held {
+		numbers[i] = h.N
+	}
+	p.Release(numbers...)
+}
+
 func (p *Producer) Release(numbers ...int) { p.release(nil, numbers) }
 
 // ReleaseFailed is [Producer.Release], but each acknowledgement becomes a failure

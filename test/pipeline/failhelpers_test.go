@@ -393,3 +393,20 @@ func (b failBroker) serves(timeout time.Duration) error {
 		time.Sleep(500 * time.Millisecond) // the back-off of a retry loop
 	}
 }
+
+// failOwnArchive starts an archive of the test's own (with properties added to test/infra's
+// defaults), stopped when the test ends; a failed test logs the tail of its log.
+func failOwnArchive(t *testing.T, properties map[string]string) *infra.Archive {
+	t.Helper()
+	own, err := infra.StartArchive(context.Background(), infra.ArchiveOptions{Dir: filepath.Join(t.TempDir(), "archive"), Properties: properties})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the test's archive log %s:\n%s", own.Log(), own.LogTail())
+		}
+		_ = own.Stop()
+	})
+	return own
+}

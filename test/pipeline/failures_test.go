@@ -8,21 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/apache/pulsar-client-go/pulsar"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/test/eventually"
-	"github.com/ferry-bridge/ferry/test/harness"
 	"github.com/ferry-bridge/ferry/test/infra"
 )
 
@@ -249,16 +245,7 @@ func TestLesson14_PurgedCheckpointedRecordingFailsLoudly(t *testing.T) {
 // stream, naming the reused id and the way on, and publishes nothing.
 func TestLesson14_ArchiveReplacedReusingRecordingIDsFailsLoudly(t *testing.T) {
 	const n, offsetB = 300, 1_000_000
-	own, err := infra.StartArchive(context.Background(), infra.ArchiveOptions{Dir: filepath.Join(t.TempDir(), "archive")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the test's archive log %s:\n%s", own.Log(), own.LogTail())
-		}
-		_ = own.Stop()
-	})
+	own := failOwnArchive(t, nil)
 	sc := newStreamConfig(t, "")
 	rs1 := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
 	rs1.startRecording(t)
@@ -314,17 +301,7 @@ func TestLesson14_ArchiveReplacedReusingRecordingIDsFailsLoudly(t *testing.T) {
 // the stream, naming B and the positions lost.
 func TestLesson14_HeadOfAWaitingRecordingPurgedFailsLoudly(t *testing.T) {
 	const segment = 1 << 20
-	own, err := infra.StartArchive(context.Background(), infra.ArchiveOptions{Dir: filepath.Join(t.TempDir(), "archive"),
-		Properties: map[string]string{"aeron.archive.segment.file.length": "1m"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the test's archive log %s:\n%s", own.Log(), own.LogTail())
-		}
-		_ = own.Stop()
-	})
+	own := failOwnArchive(t, map[string]string{"aeron.archive.segment.file.length": "1m"})
 	sc := newStreamConfig(t, "")
 	rs := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
 	rs.startRecording(t)
@@ -339,14 +316,9 @@ func TestLesson14_HeadOfAWaitingRecordingPurgedFailsLoudly(t *testing.T) {
 	b.close(t)
 	t.Logf("recording A %d stopped; recording B %d stopped at %d (%d messages)", a.recordingID, b.recordingID, pb[len(pb)-1], len(pb))
 
-	aID := strconv.FormatInt(a.recordingID, 10)
-	hold := func(_ int, m *pulsar.ProducerMessage) harness.Fault {
-		if m.Properties[actors.PropRecordingID] == aID {
-			return harness.Hold()
-		}
-		return harness.Deliver()
-	}
-	ip := startInProcess(t, inProcessOptions{aeronDir: own.AeronDir, plan: hold}, sc)
+	var holding atomic.Bool
+	holding.Store(true)
+	ip := startInProcess(t, inProcessOptions{aeronDir: own.AeronDir, plan: holdAcksOf(a.recordingID, &holding)}, sc)
 	eventually.NoError(t, 30*time.Second, func() error {
 		st, err := ip.status(sc.Name)
 		if err != nil {
@@ -390,15 +362,9 @@ func TestConcurrentRecordingsSurviveARestartInAnyState(t *testing.T) {
 	pb := b.publish(t, 1000, 1000+n)
 	b.close(t)
 	w := watchTopic(t, sc.Topic)
-	aID := strconv.FormatInt(a.recordingID, 10)
 	var holding atomic.Bool
 	holding.Store(true)
-	plan := func(_ int, m *pulsar.ProducerMessage) harness.Fault {
-		if holding.Load() && m.Properties[actors.PropRecordingID] == aID {
-			return harness.Hold()
-		}
-		return harness.Deliver()
-	}
+	plan := holdAcksOf(a.recordingID, &holding)
 	path := filepath.Join(t.TempDir(), "checkpoints.db")
 	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: path}, sc)
 	eventually.NoError(t, 30*time.Second, func() error {
@@ -430,12 +396,7 @@ func TestConcurrentRecordingsSurviveARestartInAnyState(t *testing.T) {
 		return nil
 	})
 	holding.Store(false)
-	held := ip.producer(0).Held()
-	numbers := make([]int, len(held))
-	for i, h := range held {
-		numbers[i] = h.N
-	}
-	ip.producer(0).Release(numbers...)
+	ip.producer(0).ReleaseAll()
 	w.waitAll(t, nil, a.recordingID, pa, 60*time.Second)
 	ip.waitCheckpoint(sc, a.recordingID, pa[n-1], 30*time.Second)
 	eventually.Always(t, time.Second, func() error {
@@ -786,16 +747,7 @@ func TestASecondSignalStopsAWaitingDrain(t *testing.T) {
 // completed at its stop position.
 func TestArchiveRestartedMidStream(t *testing.T) {
 	const n, offsetB, nB = 1000, 1_000_000, 1000
-	own, err := infra.StartArchive(context.Background(), infra.ArchiveOptions{Dir: filepath.Join(t.TempDir(), "archive")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the test's archive log %s:\n%s", own.Log(), own.LogTail())
-		}
-		_ = own.Stop()
-	})
+	own := failOwnArchive(t, nil)
 	s1 := failConnectArchiveAt(t, own.AeronDir)
 	sc := newStreamConfig(t, "")
 	rs1 := failStreamOn(t, s1, sc.Channel, sc.StreamID)

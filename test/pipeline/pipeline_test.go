@@ -5,17 +5,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/apache/pulsar-client-go/pulsar"
 
-	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/test/eventually"
-	"github.com/ferry-bridge/ferry/test/harness"
 )
 
 // The end-to-end tests. Each runs `ferry run` on a stream of its own (channel alias, stream
@@ -300,15 +297,9 @@ func TestLesson05_PublisherKilledWhileFerryIsBehindIsPublishedInOrder(t *testing
 	rs.startRecording(t)
 	child := startChildPublisher(t, rs, 0, nA)
 	a, pa := child.asPublisher(rs), child.published.positions
-	aID := strconv.FormatInt(a.recordingID, 10)
 	var holding atomic.Bool
 	holding.Store(true)
-	plan := func(_ int, m *pulsar.ProducerMessage) harness.Fault {
-		if holding.Load() && m.Properties[actors.PropRecordingID] == aID {
-			return harness.Hold()
-		}
-		return harness.Deliver()
-	}
+	plan := holdAcksOf(a.recordingID, &holding)
 	w := watchTopic(t, sc.Topic)
 	ip := startInProcess(t, inProcessOptions{plan: plan, restartGrace: 30 * time.Second}, sc)
 	eventually.NoError(t, 30*time.Second, func() error {
@@ -334,12 +325,7 @@ func TestLesson05_PublisherKilledWhileFerryIsBehindIsPublishedInOrder(t *testing
 		return fmt.Errorf("recording B %d neither waiting nor published (waiting %v)", b.recordingID, st.WaitingRecordings)
 	})
 	holding.Store(false)
-	held := ip.producer(0).Held()
-	numbers := make([]int, len(held))
-	for i, h := range held {
-		numbers[i] = h.N
-	}
-	ip.producer(0).Release(numbers...)
+	ip.producer(0).ReleaseAll()
 
 	w.waitAll(t, nil, a.recordingID, pa, 90*time.Second)
 	w.waitAll(t, nil, b.recordingID, pb, 90*time.Second)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/apache/pulsar-client-go/pulsar"
 
+	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
@@ -521,6 +522,18 @@ func TestTopicDeletedMidStreamIsCreatedAgainAndResumed(t *testing.T) {
 	}
 	// The deleted topic took the first messages with it; the new one holds the rest, once.
 	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(n, 2*n))
+}
+
+// holdAcksOf is a plan that holds the acknowledgements of recording id's messages while
+// holding is set, and delivers every other.
+func holdAcksOf(id int64, holding *atomic.Bool) harness.Plan {
+	rec := strconv.FormatInt(id, 10)
+	return func(_ int, m *pulsar.ProducerMessage) harness.Fault {
+		if holding.Load() && m.Properties[actors.PropRecordingID] == rec {
+			return harness.Hold()
+		}
+		return harness.Deliver()
+	}
 }
 
 // failingStore is the real store with Save failing on demand; it counts writes.
