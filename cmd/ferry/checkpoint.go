@@ -48,11 +48,26 @@ func checkpointShow(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s), %s\n", stream.Name, stream.Channel, stream.StreamID, stream.Topic, path)
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "RECORDING\tPOSITION\tCOMPLETED\tUPDATED")
+	fmt.Fprintln(w, "RECORDING\tPOSITION\tSTATE\tRECORDING STARTED\tSESSION\tUPDATED")
 	for _, c := range state.Checkpoints {
-		fmt.Fprintf(w, "%d\t%d\t%t\t%s\n", c.RecordingID, c.Position, c.Completed, time.UnixMilli(c.UpdatedAtMs).UTC().Format(time.RFC3339Nano))
+		started, session := "-", "-"
+		if c.StartMs != 0 {
+			started, session = time.UnixMilli(c.StartMs).UTC().Format(time.RFC3339Nano), fmt.Sprint(c.SessionID)
+		}
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\n", c.RecordingID, c.Position, checkpointState(c), started, session, time.UnixMilli(c.UpdatedAtMs).UTC().Format(time.RFC3339Nano))
 	}
 	return w.Flush()
+}
+
+// checkpointState says what a checkpoint means for its recording.
+func checkpointState(c store.Checkpoint) string {
+	switch {
+	case c.Completed:
+		return "completed"
+	case c.Seed:
+		return "taken on, nothing acknowledged yet"
+	}
+	return "acknowledged up to POSITION"
 }
 
 // checkpointReset deletes a stream's checkpoint; the store verifies the deletion by

@@ -86,15 +86,21 @@ func TestCheckpointShowAndReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
-	if err := st.Save(def, []store.Checkpoint{{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000}}); err != nil {
+	if err := st.Save(def, []store.Checkpoint{
+		{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000, StartMs: 1795970000000, SessionID: -42},
+		{RecordingID: 8, Position: 64, UpdatedAtMs: 1795980000000, Seed: true},
+		{RecordingID: 5, Position: 128, Completed: true, UpdatedAtMs: 1795980000000},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut = ferry("checkpoint", "show", "--config", path, "--stream", "orders")
-	if code != exitOK || !strings.Contains(out, "7  ") || !strings.Contains(out, "4096") {
-		t.Fatalf("show = %d\n%s%s", code, out, errOut)
+	for _, want := range []string{"acknowledged up to POSITION", "taken on, nothing acknowledged yet", "completed", "2026-11-29T16:33:20Z", "-42"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Fatalf("show = %d, want %q in:\n%s%s", code, want, out, errOut)
+		}
 	}
 
 	// While another process holds the store (a running ferry), both say so and what to do.
