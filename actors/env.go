@@ -162,9 +162,29 @@ func (t *tasks) Go(f func()) bool {
 }
 
 // Close refuses new goroutines and waits for the running ones.
-func (t *tasks) Close() {
+func (t *tasks) Close() { t.CloseWithin(-1) }
+
+// CloseWithin refuses new goroutines and waits for the running ones, at most d (d < 0:
+// without a bound); it reports whether they all ended.
+func (t *tasks) CloseWithin(d time.Duration) bool {
 	t.mu.Lock()
 	t.closing = true
 	t.mu.Unlock()
-	t.wg.Wait()
+	if d < 0 {
+		t.wg.Wait()
+		return true
+	}
+	done := make(chan struct{})
+	go func() {
+		t.wg.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+		return false
+	}
 }

@@ -376,3 +376,25 @@ func TestASeedLeftBehindGoesWithTheNextSave(t *testing.T) {
 		t.Fatalf("second save %+v, want recording 1's seed (its first save failed) with recording 2's", got)
 	}
 }
+
+// Stopping waits for the work the actors started, but not for ever: a task that never ends
+// (a store write on a hung disk) is left behind after the bound.
+func TestTasksCloseWithinLeavesAHungTaskBehind(t *testing.T) {
+	var ts tasks
+	release := make(chan struct{})
+	defer close(release)
+	if !ts.Go(func() { <-release }) {
+		t.Fatal("the task was not started")
+	}
+	if ts.CloseWithin(50 * time.Millisecond) {
+		t.Fatal("CloseWithin reported every task ended while one is blocked")
+	}
+	if ts.Go(func() {}) {
+		t.Fatal("a task was started after Close")
+	}
+	var done tasks
+	done.Go(func() {})
+	if !done.CloseWithin(waitFor) {
+		t.Fatal("CloseWithin did not see a finished task end")
+	}
+}

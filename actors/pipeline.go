@@ -106,12 +106,19 @@ func (p *Pipeline) Drain(timeout time.Duration) ([]*messages.Drained, error) {
 	return out, errors.Join(errs...)
 }
 
+// stopWait bounds Stop's wait for the goroutines the actors started: flushes and archive
+// calls end within their own timeouts, but a store write on a hung disk may never return.
+const stopWait = 30 * time.Second
+
 // Stop stops every actor and waits for the goroutines they started (producer flushes,
-// replay closes, store writes).
+// replay closes, store writes), at most stopWait: a store write that does not return is
+// left behind, said at error level, rather than holding up a reconnect or the exit.
 func (p *Pipeline) Stop() {
 	for _, pid := range p.pids {
 		_ = p.system.Root.StopFuture(pid).Wait()
 	}
 	p.system.Shutdown()
-	p.env.bg.Close()
+	if !p.env.bg.CloseWithin(stopWait) {
+		p.env.Logger.Error("stopping: work the actors started has not ended after " + stopWait.String() + " (a checkpoint store write on a hung disk?); going on without it")
+	}
 }
