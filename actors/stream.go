@@ -36,6 +36,8 @@ type streamSupervisor struct {
 	known           map[int64]*messages.RecordingInfo
 	skip            func(id int64) bool
 	latestAnchor    int64 // StartLatest: the recording that starts at its live end, or -1
+	latestFrom      int64 // its live end when it was chosen: where its seed is
+	latestDeferred  bool  // the choice waited for a listing that could read the live end
 	storedCompleted map[int64]bool
 	stored          map[int64]bool
 	origins         storedOrigins // of the stored checkpoints that know their recording's origin
@@ -218,9 +220,18 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 	if s.skip == nil { // StartLatest, first listing
 		newest := int64(-1)
 		if n := len(l.Recordings); n > 0 {
-			newest = l.Recordings[n-1].RecordingId
-			if l.Recordings[n-1].Live {
-				s.latestAnchor = newest
+			last := l.Recordings[n-1]
+			if last.Live && last.RecordedPosition < 0 {
+				// Where it is live now is not known: decided at a listing that reads it.
+				if !s.latestDeferred {
+					s.latestDeferred = true
+					s.env.Logger.Warn("start_position latest: the live end of the newest recording could not be read; deciding at the next listing", "stream", s.cfg.Def.Name, "recording", last.RecordingId)
+				}
+				return
+			}
+			newest = last.RecordingId
+			if last.Live {
+				s.latestAnchor, s.latestFrom = newest, max(last.RecordedPosition, last.StartPosition)
 			}
 		}
 		s.skip = func(id int64) bool { return id < newest || (id == newest && s.latestAnchor != newest) }
@@ -331,10 +342,9 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	}
 	// Tracker: batches and one outcome per record in flight. Publisher: batches and one
 	// failure notice per record in flight. Replay: at most one credit message per outcome.
-	if pos, ok := s.startingPosition(rec); ok && !s.stored[id] {
+	if !s.stored[id] {
 		// Before the replay exists, so that the seed is stored no later than its commits.
-		// Otherwise the checkpointer seeds the replay's own start (ReplayStarted).
-		ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: id, Position: pos, StartMs: rec.StartMs, SessionId: rec.SessionId})
+		ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: id, Position: s.startingPosition(rec), StartMs: rec.StartMs, SessionId: rec.SessionId})
 	}
 	spawn("tracker", newTracker(s.env, s.cfg, id, pids), 2*bound+64)
 	spawn("publisher", newPublisher(s.env, s.cfg, id, pids), 2*bound+64)
@@ -575,16 +585,16 @@ func newStoredOrigins(cps []store.Checkpoint) storedOrigins {
 
 // startingPosition is where the replay of a recording the store holds nothing of begins
 // (see replay.startPosition): the configured position in the configured start recording,
-// the live end as listed in the latest-anchored one (not known if the listing could not
-// read it), the recording's start otherwise.
-func (s *streamSupervisor) startingPosition(rec *messages.RecordingInfo) (int64, bool) {
+// the live end when it was chosen in the latest-anchored one (its replay begins there or
+// later), the recording's start otherwise.
+func (s *streamSupervisor) startingPosition(rec *messages.RecordingInfo) int64 {
 	switch st := s.cfg.Start; {
 	case rec.RecordingId == s.latestAnchor:
-		return max(rec.RecordedPosition, rec.StartPosition), rec.RecordedPosition >= 0
+		return s.latestFrom
 	case st.Kind == config.StartAt && st.RecordingID == rec.RecordingId:
-		return max(st.Position, rec.StartPosition), true
+		return max(st.Position, rec.StartPosition)
 	}
-	return rec.StartPosition, true
+	return rec.StartPosition
 }
 
 // checkStart fails if a recording that ferry has not begun to publish lost records at its

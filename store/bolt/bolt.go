@@ -244,7 +244,15 @@ func (s *Store) writeCopy(dst string) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), dst)
+	if err = os.Rename(f.Name(), dst); err != nil {
+		return err
+	}
+	dir, err := os.Open(filepath.Dir(dst)) // the rename itself, to stable storage
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
 }
 
 // Save implements [store.Store.Save].

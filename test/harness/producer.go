@@ -148,8 +148,6 @@ func (p *Producer) Held() []Held {
 	return slices.Clone(p.held)
 }
 
-// Release delivers the held acknowledgements whose numbers are listed, in the order
-// listed (the order that reorders them), and forgets them. Unknown numbers are ignored.
 // ReleaseAll releases every held acknowledgement, in the order they were held.
 func (p *Producer) ReleaseAll() {
 	held := p.Held()
@@ -160,6 +158,8 @@ func (p *Producer) ReleaseAll() {
 	p.Release(numbers...)
 }
 
+// Release delivers the held acknowledgements whose numbers are listed, in the order
+// listed (the order that reorders them), and forgets them. Unknown numbers are ignored.
 func (p *Producer) Release(numbers ...int) { p.release(nil, numbers) }
 
 // ReleaseFailed is [Producer.Release], but each acknowledgement becomes a failure
