@@ -34,9 +34,9 @@ type checkpointer struct {
 	policies  map[int64]*progress.CheckpointPolicy
 	committed map[int64]int64
 	persisted map[int64]store.Checkpoint
-	// origins are the recordings as listed (start time, session), stored with every
-	// checkpoint so that a reused recording id is recognised (stream.go, checkOrigin).
-	origins map[int64]*messages.ReplayStarted
+	// origins are the recordings as listed, stored with every checkpoint so that a reused
+	// recording id is recognised (stream.go, checkOrigin).
+	origins map[int64]origin
 	writing bool
 	// writeStartMs is when the write in flight began; hungReported, that it was reported as
 	// hung (it outlasted the longest pause between retries: see checkHung).
@@ -65,7 +65,7 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 			policies:  map[int64]*progress.CheckpointPolicy{},
 			committed: map[int64]int64{},
 			persisted: map[int64]store.Checkpoint{},
-			origins:   map[int64]*messages.ReplayStarted{},
+			origins:   map[int64]origin{},
 		}
 		for _, cp := range cfg.Stored.Checkpoints {
 			c.persisted[cp.RecordingID] = cp
@@ -89,26 +89,11 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		cp, ok := c.persisted[msg.RecordingId]
 		ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed})
 	case *messages.SeedCheckpoint:
-		c.seed(ctx, msg)
+		c.track(ctx, msg.RecordingId, msg.Position, origin{msg.StartMs, msg.SessionId})
 	case *messages.ReplayStarted:
-		c.origins[msg.RecordingId] = msg
-		if _, ok := c.policies[msg.RecordingId]; !ok {
-			p, err := progress.NewCheckpointPolicy(msg.RecordingId, msg.FromPosition, c.cfg.Checkpoint)
-			if err != nil {
-				panic(supervisor.Fail(supervisor.Bug, err))
-			}
-			if _, stored := c.persisted[msg.RecordingId]; !stored {
-				// Not seeded by the stream (it could not tell where the replay begins): the
-				// replay's own start is the seed.
-				p.Seed(c.env.nowMs())
-			}
-			if c.flushing {
-				p.Shutdown()
-			}
-			c.policies[msg.RecordingId] = p
-			c.committed[msg.RecordingId] = msg.FromPosition
-			c.flush(ctx, c.env.nowMs())
-		}
+		// The stream seeds a recording before it spawns the replay; one it did not seed
+		// has a stored checkpoint, or has its seed here.
+		c.track(ctx, msg.RecordingId, msg.FromPosition, origin{msg.StartMs, msg.SessionId})
 	case *messages.Committed:
 		p, now := c.policy(msg.RecordingId), c.env.nowMs()
 		if err := p.Committed(msg.Position, int(msg.Records), now); err != nil {
@@ -142,30 +127,41 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 	}
 }
 
-// seed stores where a recording the store holds nothing of begins, at once, before its
-// replay's first commit: a seed and the commits after it go out in order, since the stream
-// sends the seed before it spawns the replay.
-func (c *checkpointer) seed(ctx actor.Context, msg *messages.SeedCheckpoint) {
-	id := msg.RecordingId
-	if _, ok := c.persisted[id]; ok {
-		return
-	}
+// origin is a recording as listed: what tells it from another under the same id.
+type origin struct {
+	startMs int64
+	session int32
+}
+
+// track gives recording id a checkpoint policy starting at from, unless it has one; a
+// recording the store holds nothing of is seeded (its start saved at once). The stream
+// sends a seed before it spawns the replay, so that it is stored no later than its commits.
+func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
+	c.origins[id] = o
 	if _, ok := c.policies[id]; ok {
 		return
 	}
-	p, err := progress.NewCheckpointPolicy(id, msg.Position, c.cfg.Checkpoint)
+	p, err := progress.NewCheckpointPolicy(id, from, c.cfg.Checkpoint)
 	if err != nil {
 		panic(supervisor.Fail(supervisor.Bug, err))
 	}
 	now := c.env.nowMs()
-	p.Seed(now)
+	if _, stored := c.persisted[id]; !stored {
+		p.Seed(now)
+	}
 	if c.flushing {
 		p.Shutdown()
 	}
 	c.policies[id] = p
-	c.committed[id] = msg.Position
-	c.origins[id] = &messages.ReplayStarted{RecordingId: id, FromPosition: msg.Position, StartMs: msg.StartMs, SessionId: msg.SessionId}
+	c.committed[id] = from
 	c.flush(ctx, now)
+}
+
+// checkpoint is what the store keeps of a save.
+func (c *checkpointer) checkpoint(s progress.Save, nowMs int64) store.Checkpoint {
+	o := c.origins[s.RecordingID] // a save follows the recording's seed or replay start
+	return store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: nowMs,
+		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed}
 }
 
 func (c *checkpointer) policy(rec int64) *progress.CheckpointPolicy {
@@ -225,9 +221,7 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 	c.writing, c.writeStartMs, c.hungReported = true, now, false
 	cps := make([]store.Checkpoint, len(saves))
 	for i, s := range saves {
-		o := c.origins[s.RecordingID] // a commit follows its replay's start
-		cps[i] = store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: now,
-			StartMs: o.GetStartMs(), SessionID: o.GetSessionId(), Seed: s.Seed}
+		cps[i] = c.checkpoint(s, now)
 	}
 	self, system, def, st := ctx.Self(), ctx.ActorSystem(), c.cfg.Def, c.env.Store
 	if !c.env.tasks().Go(func() {
@@ -252,9 +246,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 		if err := p.Saved(s, now); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
-		o := c.origins[s.RecordingID]
-		c.persisted[s.RecordingID] = store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: now,
-			StartMs: o.GetStartMs(), SessionID: o.GetSessionId(), Seed: s.Seed}
+		c.persisted[s.RecordingID] = c.checkpoint(s, now)
 		ctx.Send(ctx.Parent(), &messages.CheckpointPersisted{RecordingId: s.RecordingID, Position: s.Position, Completed: s.Completed})
 	}
 	if res.err != nil {

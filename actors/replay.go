@@ -190,10 +190,17 @@ func (r *replay) startPosition(w *messages.Watermark) int64 {
 	if w.Stored {
 		return w.Position
 	}
-	if r.cfg.Start.Kind == config.StartAt && r.cfg.Start.RecordingID == r.rec.RecordingId {
-		return max(r.cfg.Start.Position, r.rec.StartPosition)
+	return configuredStart(r.cfg, r.rec)
+}
+
+// configuredStart is where a recording the store holds nothing of begins by the
+// configuration: start_position in the start_recording_id, its start otherwise (the
+// latest-anchored recording begins at its live end instead: replay.open, stream.go).
+func configuredStart(cfg *StreamConfig, rec *messages.RecordingInfo) int64 {
+	if st := cfg.Start; st.Kind == config.StartAt && st.RecordingID == rec.RecordingId {
+		return max(st.Position, rec.StartPosition)
 	}
-	return r.rec.StartPosition
+	return rec.StartPosition
 }
 
 // openReplay runs on the actor's goroutine: it describes the recording, starts the replay

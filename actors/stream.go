@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -544,57 +543,42 @@ const renameToGoOn = "To publish the new archive's recordings, give the stream a
 // gives ids in start order, so the recording is not of the archive ferry checkpointed, and
 // skipping it would drop a new archive's recording silently.
 func (s *streamSupervisor) laterCheckpointed(r *messages.RecordingInfo) (store.Checkpoint, bool) {
-	o := s.origins
-	if len(o.byID) == 0 || len(s.cfg.Stored.Checkpoints) == 0 || r.RecordingId >= s.cfg.Stored.Checkpoints[0].RecordingID || o.earliestFrom[0] >= r.StartMs {
+	e, cps := s.origins.earliest, s.cfg.Stored.Checkpoints
+	if e.StartMs == 0 || r.RecordingId >= cps[0].RecordingID || e.StartMs >= r.StartMs {
 		return store.Checkpoint{}, false
 	}
-	for _, cp := range o.byID {
-		if cp.StartMs == o.earliestFrom[0] {
-			return cp, true
-		}
-	}
-	return store.Checkpoint{}, false
+	return e, true
 }
 
-// storedOrigins are the stored checkpoints that know their recording's origin: by id, and
-// ordered by id with, at each index, the earliest start from there on.
+// storedOrigins are the stored checkpoints that know their recording's origin, by
+// recording, and the one of them whose recording began first.
 type storedOrigins struct {
-	byRecording  map[int64]store.Checkpoint
-	byID         []store.Checkpoint
-	earliestFrom []int64
+	byRecording map[int64]store.Checkpoint
+	earliest    store.Checkpoint // StartMs 0: none
 }
 
 func newStoredOrigins(cps []store.Checkpoint) storedOrigins {
 	o := storedOrigins{byRecording: map[int64]store.Checkpoint{}}
 	for _, cp := range cps {
-		if cp.StartMs != 0 {
-			o.byRecording[cp.RecordingID] = cp
-			o.byID = append(o.byID, cp)
+		if cp.StartMs == 0 {
+			continue
 		}
-	}
-	slices.SortFunc(o.byID, func(a, b store.Checkpoint) int { return cmp.Compare(a.RecordingID, b.RecordingID) })
-	o.earliestFrom = make([]int64, len(o.byID))
-	for i := len(o.byID) - 1; i >= 0; i-- {
-		o.earliestFrom[i] = o.byID[i].StartMs
-		if i+1 < len(o.byID) {
-			o.earliestFrom[i] = min(o.earliestFrom[i], o.earliestFrom[i+1])
+		o.byRecording[cp.RecordingID] = cp
+		if o.earliest.StartMs == 0 || cp.StartMs < o.earliest.StartMs {
+			o.earliest = cp
 		}
 	}
 	return o
 }
 
-// startingPosition is where the replay of a recording the store holds nothing of begins
-// (see replay.startPosition): the configured position in the configured start recording,
-// the live end when it was chosen in the latest-anchored one (its replay begins there or
-// later), the recording's start otherwise.
+// startingPosition is where the replay of a recording the store holds nothing of begins:
+// in the latest-anchored one, the live end when it was chosen (its replay begins there or
+// later); otherwise where the configuration says.
 func (s *streamSupervisor) startingPosition(rec *messages.RecordingInfo) int64 {
-	switch st := s.cfg.Start; {
-	case rec.RecordingId == s.latestAnchor:
+	if rec.RecordingId == s.latestAnchor {
 		return s.latestFrom
-	case st.Kind == config.StartAt && st.RecordingID == rec.RecordingId:
-		return max(st.Position, rec.StartPosition)
 	}
-	return rec.StartPosition
+	return configuredStart(s.cfg, rec)
 }
 
 // checkStart fails if a recording that ferry has not begun to publish lost records at its

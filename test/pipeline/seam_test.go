@@ -401,12 +401,7 @@ func TestCheckpointSaveThatHangsIsUnhealthy(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		var cp *messages.Failure
-		for _, f := range s.Failures {
-			if f.Kind == "checkpoint" {
-				cp = f
-			}
-		}
+		cp := failureOf(s, "checkpoint")
 		if s.Healthy || cp == nil || !strings.Contains(cp.Message, "has not returned") {
 			return fmt.Errorf("a save hanging: healthy %t, state %s, %q, failures %v; want unhealthy, with the hung save as a checkpoint failure", s.Healthy, s.State, s.Reason, s.Failures)
 		}
@@ -498,12 +493,7 @@ func TestTopicDeletedMidStreamIsCreatedAgainAndResumed(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		var producer *messages.Failure
-		for _, f := range s.Failures {
-			if f.Kind == "producer" {
-				producer = f
-			}
-		}
+		producer := failureOf(s, "producer")
 		switch {
 		case s.State == "failed":
 			t.Fatalf("the stream failed: %s", s.Reason)

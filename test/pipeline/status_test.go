@@ -74,12 +74,7 @@ func TestLesson24_PublishFailureStaysInTheStatusAfterRecovery(t *testing.T) {
 		}
 		return nil
 	})
-	var f *messages.Failure
-	for _, x := range st.Failures {
-		if x.Kind == "publish" {
-			f = x
-		}
-	}
+	f := failureOf(st, "publish")
 	if f == nil || f.AtMs < before || !strings.Contains(f.Message, "injected") {
 		t.Fatalf("the publish failure is not in the status after the recovery: %v", st.Failures)
 	}
@@ -286,6 +281,17 @@ func recordingOf(st *messages.StreamStatus, id int64) *messages.RecordingStatus 
 	for _, r := range st.Recordings {
 		if r.RecordingId == id {
 			return r
+		}
+	}
+	return nil
+}
+
+// failureOf is the stream's last failure of kind (archive, read, publish, producer,
+// checkpoint), or nil.
+func failureOf(st *messages.StreamStatus, kind string) *messages.Failure {
+	for _, f := range st.Failures {
+		if f.Kind == kind {
+			return f
 		}
 	}
 	return nil

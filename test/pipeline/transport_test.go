@@ -247,12 +247,7 @@ func TestTransportSubscribeFailureIsInTheStatus(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		var read *messages.Failure
-		for _, f := range st.Failures {
-			if f.Kind == "read" {
-				read = f
-			}
-		}
+		read := failureOf(st, "read")
 		if st.State != "live" || read == nil || !strings.Contains(read.Message, errRefused.Error()) {
 			return fmt.Errorf("state %s, failures %v; want live, with the refused subscription as a read failure", st.State, st.Failures)
 		}
