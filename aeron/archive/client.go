@@ -317,6 +317,20 @@ func (c *Client) StartRecording(ctx context.Context, ch string, streamID int32, 
 			StreamID: streamID, SourceLocation: source, AutoStop: autoStop, Channel: ch}, c.StopRecordingSubscription, false)
 }
 
+// ExtendRecording asks the archive to append to the stopped recording recordingID what it
+// records of channel and stream, and returns the archive's recording subscription id. The
+// publication must continue the recording: created with the recording's stop position as its
+// initial position (ch's init-term-id, term-id and term-offset, with the recording's term
+// length and MTU); the archive rejects an image that joins anywhere else, which reaches
+// OnError. An EXTEND signal announces the extension; with autoStop, the archive stops the
+// recording subscription when the image ends.
+func (c *Client) ExtendRecording(ctx context.Context, recordingID int64, ch string, streamID int32, source SourceLocation, autoStop bool) (int64, error) {
+	corr := c.correlationID()
+	return c.started(ctx, fmt.Sprintf("extend recording %d with %q stream %d", recordingID, ch, streamID), corr,
+		&codec.ExtendRecordingRequest2{ControlSessionID: c.controlSessionID, CorrelationID: corr, RecordingID: recordingID,
+			StreamID: streamID, SourceLocation: source, AutoStop: autoStop, Channel: ch}, c.StopRecordingSubscription, false)
+}
+
 // StopRecording stops recording channel and stream (the same channel StartRecording got).
 func (c *Client) StopRecording(ctx context.Context, ch string, streamID int32) error {
 	corr := c.correlationID()

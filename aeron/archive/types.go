@@ -1,7 +1,10 @@
 package archive
 
 import (
+	"fmt"
+
 	"github.com/ferry-bridge/ferry/aeron/archive/internal/codec"
+	"github.com/ferry-bridge/ferry/aeron/channel"
 )
 
 // NullPosition is the archive's "no position": the stop position of a live recording, the
@@ -28,6 +31,16 @@ type RecordingDescriptor struct {
 	StrippedChannel   string
 	OriginalChannel   string
 	SourceIdentity    string
+}
+
+// ContinuationChannel returns base set up to continue the stopped recording d (for
+// [Client.ExtendRecording]): a publication on it starts at d's stop position, with d's
+// initial term id, term length and MTU.
+func (d RecordingDescriptor) ContinuationChannel(base channel.URI) (channel.URI, error) {
+	if d.IsLive() {
+		return channel.URI{}, fmt.Errorf("recording %d is live: only a stopped recording can be continued", d.RecordingID)
+	}
+	return channel.BuilderFrom(base).InitialPosition(d.StopPosition, d.InitialTermID, d.TermBufferLength).MTU(d.MTULength).Build()
 }
 
 // IsLive reports whether the recording was still being recorded when described.

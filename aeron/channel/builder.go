@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"math/bits"
 	"strconv"
 	"time"
 )
@@ -108,6 +109,25 @@ func (b *Builder) Interface(iface string) *Builder { return b.Set(KeyInterface, 
 // TTL sets ttl.
 func (b *Builder) TTL(ttl uint8) *Builder {
 	return b.Set(KeyTTL, strconv.FormatUint(uint64(ttl), 10))
+}
+
+// InitialPosition sets init-term-id, term-id, term-offset and term-length so that a
+// publication starts at position in a log of initialTermID and termLength (a power of two,
+// which Build checks), as Aeron's ChannelUriStringBuilder.initialPosition does: to continue a
+// stream, or a recording, where it stopped. position must be frame-aligned and not negative.
+func (b *Builder) InitialPosition(position int64, initialTermID, termLength int32) *Builder {
+	shift := bits.TrailingZeros32(uint32(termLength))
+	b.TermPosition(TermPosition{
+		InitialTermID: initialTermID,
+		TermID:        initialTermID + int32(position>>shift),
+		TermOffset:    int32(position & int64(termLength-1)),
+	})
+	return b.TermLength(termLength)
+}
+
+// BuilderFrom starts a builder with u's media, spy prefix and parameters.
+func BuilderFrom(u URI) *Builder {
+	return &Builder{uri: URI{spy: u.spy, media: u.media, params: u.Params()}}
 }
 
 // TermPosition sets init-term-id, term-id and term-offset together.

@@ -635,3 +635,40 @@ func TestParseEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// InitialPosition places a publication at a position of a log: the term it falls in counted
+// from the initial term id (which may wrap), the offset within it, and the term length, as
+// Aeron's ChannelUriStringBuilder.initialPosition; BuilderFrom keeps the base URI's
+// parameters and replaces those it sets again.
+func TestInitialPositionAndBuilderFrom(t *testing.T) {
+	base, err := Parse("aeron-spy:aeron:udp?endpoint=127.0.0.1:40123|term-length=1m|alias=a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		position           int64
+		initial, length    int32
+		termID, termOffset int32
+	}{
+		{0, 7, 64 << 10, 7, 0},
+		{3<<16 + 128, 7, 64 << 10, 10, 128},
+		{5<<30 + 4096, -2, 1 << 30, 3, 4096},
+		{1<<16 - 32, 2147483647, 64 << 10, 2147483647, 1<<16 - 32},
+		{1 << 16, 2147483647, 64 << 10, -2147483648, 0},
+	} {
+		u, err := BuilderFrom(base).InitialPosition(c.position, c.initial, c.length).Build()
+		if err != nil {
+			t.Fatalf("position %d: %v", c.position, err)
+		}
+		p, ok := u.TermPosition()
+		if !ok || p != (TermPosition{InitialTermID: c.initial, TermID: c.termID, TermOffset: c.termOffset}) {
+			t.Errorf("position %d of a log of %d-byte terms from term %d: %+v, want term %d offset %d", c.position, c.length, c.initial, p, c.termID, c.termOffset)
+		}
+		if l, _ := u.Get(KeyTermLength); l != formatSize(int64(c.length)) {
+			t.Errorf("position %d: term-length %q, want %d", c.position, l, c.length)
+		}
+		if a, _ := u.Get(KeyAlias); a != "a" || !u.IsSpy() || u.Media() != base.Media() {
+			t.Errorf("BuilderFrom lost the base URI's alias, spy prefix or media: %s", u)
+		}
+	}
+}

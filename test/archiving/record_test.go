@@ -1,6 +1,7 @@
 package archiving
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -166,5 +167,91 @@ func TestRecordingsOfChannelSkipsRecordingsOfOtherChannels(t *testing.T) {
 	got, err := s.archive.RecordingsOfChannel(ctx, uri, stream, 10)
 	if err != nil || len(got) != 1 || got[0].RecordingID != mine {
 		t.Fatalf("RecordingsOfChannel(%s) = %+v, %v; want recording %d only", uri, got, err, mine)
+	}
+}
+
+// TestExtendRecordingAppendsToAStoppedRecording: a recording stopped at a position is
+// extended by a publication created at that position (its initial term id, term length and
+// MTU); the archive signals EXTEND, the recording is live again under the same id with the
+// extending publication's session, and on its stop it holds both parts, the second from the
+// old stop position on.
+func TestExtendRecordingAppendsToAStoppedRecording(t *testing.T) {
+	s := connect(t, shared, archive.Options{})
+	ctx := context.Background()
+	const ch = "aeron:ipc?term-length=64k"
+	stream := uniqueStream()
+	subID, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := s.aeron.AddExclusivePublication(ctx, ch, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := nextSignal(t, s.archive, archive.SignalStart).RecordingID
+	first := offerAll(t, pub, 0, 50, nil)
+	waitRecorded(t, s, id, pub.Position())
+	if err := s.archive.StopRecordingSubscription(ctx, subID); err != nil {
+		t.Fatal(err)
+	}
+	stopped := nextSignal(t, s.archive, archive.SignalStop).Position
+	if err := pub.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.archive.Recording(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	at, err := channel.Parse(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, err := d.ContinuationChannel(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.archive.ExtendRecording(ctx, id, ext.String(), stream, archive.SourceLocal, true); err != nil {
+		t.Fatal(err)
+	}
+	pub2, err := s.aeron.AddExclusivePublication(ctx, ext.String(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub2.Position() != stopped {
+		t.Fatalf("the extending publication starts at %d, want the stop position %d", pub2.Position(), stopped)
+	}
+	extend := nextSignal(t, s.archive, archive.SignalExtend)
+	if extend.RecordingID != id || extend.Position != stopped {
+		t.Errorf("EXTEND signal = %+v, want recording %d at %d", extend, id, stopped)
+	}
+	live, err := s.archive.Recording(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !live.IsLive() || live.SessionID != pub2.SessionID() || live.StartTimestampMs != d.StartTimestampMs || live.StartPosition != d.StartPosition {
+		t.Errorf("extended descriptor = %+v; want live, in session %d, with the start of %+v", live, pub2.SessionID(), d)
+	}
+	second := offerAll(t, pub2, 50, 80, nil)
+	waitRecorded(t, s, id, pub2.Position())
+	if err := pub2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	end := nextSignal(t, s.archive, archive.SignalStop)
+	if end.RecordingID != id || end.Position != second[len(second)-1] {
+		t.Errorf("STOP signal after the extension = %+v, want recording %d at %d", end, id, second[len(second)-1])
+	}
+
+	img := startReplay(t, s, id, d.StartPosition, archive.ReplayToEnd)
+	positions := append(first, second...)
+	i := 0
+	readUntilEnd(t, img, func(r replayed) {
+		if i >= len(positions) || !bytes.Equal(r.payload, payloadFor(i)) || r.position != positions[i] {
+			t.Fatalf("replayed message %d: %d bytes at %d", i, len(r.payload), r.position)
+		}
+		i++
+	})
+	if i != len(positions) {
+		t.Errorf("replayed %d messages, want %d", i, len(positions))
 	}
 }

@@ -232,6 +232,8 @@ func FuzzEncodeRequests(f *testing.F) {
 				SourceLocation: SourceLocation(j), Channel: s},
 			StartRecordingRequest2{ControlSessionID: a, CorrelationID: b, StreamID: i,
 				SourceLocation: SourceLocation(j), AutoStop: flag, Channel: s},
+			ExtendRecordingRequest2{ControlSessionID: a, CorrelationID: b, RecordingID: c, StreamID: i,
+				SourceLocation: SourceLocation(j), AutoStop: flag, Channel: s},
 			StopRecordingRequest{ControlSessionID: a, CorrelationID: b, StreamID: i, Channel: s},
 			StopRecordingSubscriptionRequest{ControlSessionID: a, CorrelationID: b, SubscriptionID: c},
 			StopRecordingByIdentityRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c},

@@ -171,6 +171,19 @@ var requestDecoders = map[TemplateID]func([]byte) (Request, error){
 		v.Channel = r.ascii("channel")
 		return finish(&r, v)
 	},
+	TemplateExtendRecordingRequest2: func(msg []byte) (Request, error) {
+		r := openMessage(msg, TemplateExtendRecordingRequest2, extendRecording2BlockLength)
+		v := ExtendRecordingRequest2{
+			ControlSessionID: r.int64(controlSessionIDOffset),
+			CorrelationID:    r.int64(correlationIDOffset),
+			RecordingID:      r.int64(extendRecordingIDOffset),
+			StreamID:         r.int32(extendRecordingStreamIDOffset),
+			SourceLocation:   SourceLocation(r.int32(extendRecordingSourceLocationOffset)),
+			AutoStop:         r.boolean("autoStop", extendRecordingAutoStopOffset),
+		}
+		v.Channel = r.ascii("channel")
+		return finish(&r, v)
+	},
 	TemplateStopRecordingRequest: func(msg []byte) (Request, error) {
 		r := openMessage(msg, TemplateStopRecordingRequest, stopRecordingBlockLength)
 		v := StopRecordingRequest{

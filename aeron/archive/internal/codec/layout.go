@@ -108,6 +108,18 @@ const (
 	startRecording2BlockLength         = startRecording2AutoStopOffset + sizeofInt32
 )
 
+// ExtendRecordingRequest2, + channel:
+//
+//	16            24         28               32         36
+//	| recordingId | streamId | sourceLocation | autoStop |
+const (
+	extendRecordingIDOffset             = sessionPrefixLength
+	extendRecordingStreamIDOffset       = extendRecordingIDOffset + sizeofInt64
+	extendRecordingSourceLocationOffset = extendRecordingStreamIDOffset + sizeofInt32
+	extendRecordingAutoStopOffset       = extendRecordingSourceLocationOffset + sizeofInt32
+	extendRecording2BlockLength         = extendRecordingAutoStopOffset + sizeofInt32
+)
+
 // StopRecordingRequest, + channel:
 //
 //	16         20

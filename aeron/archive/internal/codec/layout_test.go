@@ -71,6 +71,7 @@ func TestTemplateIDs(t *testing.T) {
 		{TemplateKeepAliveRequest, 61, "KeepAliveRequest"},
 		{TemplateStartRecordingRequest2, 63, "StartRecordingRequest2"},
 		{TemplateStopRecordingByIdentityRequest, 65, "StopRecordingByIdentityRequest"},
+		{TemplateExtendRecordingRequest2, 64, "ExtendRecordingRequest2"},
 		{TemplateMaxRecordedPositionRequest, 67, "MaxRecordedPositionRequest"},
 		{TemplateArchiveIDRequest, 68, "ArchiveIdRequest"},
 		{TemplateRecordingStarted, 101, "RecordingStarted"},
@@ -86,7 +87,7 @@ func TestTemplateIDs(t *testing.T) {
 	if got := TemplateID(11).String(); got != "TemplateID(11)" {
 		t.Errorf("TemplateID(11) = %s", got)
 	}
-	if len(templateNames) != 34 {
+	if len(templateNames) != 35 {
 		t.Errorf("%d named templates; a new one needs a golden row above", len(templateNames))
 	}
 }
@@ -123,6 +124,11 @@ func TestLayout(t *testing.T) {
 		{"StartRecordingRequest block", startRecordingBlockLength, 24},
 		{"StartRecordingRequest2.autoStop", startRecording2AutoStopOffset, 24},
 		{"StartRecordingRequest2 block", startRecording2BlockLength, 28},
+		{"ExtendRecordingRequest2.recordingId", extendRecordingIDOffset, 16},
+		{"ExtendRecordingRequest2.streamId", extendRecordingStreamIDOffset, 24},
+		{"ExtendRecordingRequest2.sourceLocation", extendRecordingSourceLocationOffset, 28},
+		{"ExtendRecordingRequest2.autoStop", extendRecordingAutoStopOffset, 32},
+		{"ExtendRecordingRequest2 block", extendRecording2BlockLength, 36},
 		{"StopRecordingRequest.streamId", stopRecordingStreamIDOffset, 16},
 		{"StopRecordingRequest block", stopRecordingBlockLength, 20},
 

@@ -79,6 +79,53 @@ func (r StartRecordingRequest2) AppendTo(dst []byte) ([]byte, error) {
 	return out, nil
 }
 
+// ExtendRecordingRequest2 asks the archive to record every image of Channel
+// and StreamID as a continuation of the stopped recording RecordingID: an
+// image must join at the recording's stop position, with its initial term
+// id, term length and MTU (a publication created with those as its initial
+// position). The archive answers OK with RelevantID = the recording
+// subscription's id, then sends a [RecordingSignalEvent] EXTEND (with this
+// CorrelationID) when an image extends the recording; with AutoStop, the
+// recording subscription stops when that image ends.
+type ExtendRecordingRequest2 struct {
+	ControlSessionID int64
+	CorrelationID    int64
+	RecordingID      int64
+	StreamID         int32
+	SourceLocation   SourceLocation
+	AutoStop         bool
+	// Channel is the channel to record: ASCII, at most [MaxChannelLength]
+	// bytes.
+	Channel string
+}
+
+// TemplateID returns [TemplateExtendRecordingRequest2].
+func (ExtendRecordingRequest2) TemplateID() TemplateID { return TemplateExtendRecordingRequest2 }
+
+// EncodedLength implements [Request].
+func (r ExtendRecordingRequest2) EncodedLength() int {
+	return HeaderLength + extendRecording2BlockLength + varSize(len(r.Channel))
+}
+
+// AppendTo implements [Request].
+func (r ExtendRecordingRequest2) AppendTo(dst []byte) ([]byte, error) {
+	t := r.TemplateID()
+	if err := checkSourceLocation(t, r.SourceLocation); err != nil {
+		return dst, err
+	}
+	if err := checkChannel(t, "channel", r.Channel); err != nil {
+		return dst, err
+	}
+	out, w := appendMessage(dst, t, extendRecording2BlockLength, varSize(len(r.Channel)))
+	w.session(r.ControlSessionID, r.CorrelationID)
+	w.int64(extendRecordingIDOffset, r.RecordingID)
+	w.int32(extendRecordingStreamIDOffset, r.StreamID)
+	w.int32(extendRecordingSourceLocationOffset, int32(r.SourceLocation))
+	w.int32(extendRecordingAutoStopOffset, encodeBoolean(r.AutoStop))
+	w.ascii(r.Channel)
+	return out, nil
+}
+
 // StopRecordingRequest stops the recording started with the same Channel
 // and StreamID (the archive matches its recording key, not the string).
 // The archive answers OK, or ERROR UNKNOWN_SUBSCRIPTION.

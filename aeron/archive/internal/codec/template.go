@@ -39,6 +39,7 @@ const (
 	TemplateStopRecordingSubscriptionRequest TemplateID = 14
 	TemplateStartRecordingRequest2           TemplateID = 63
 	TemplateStopRecordingByIdentityRequest   TemplateID = 65
+	TemplateExtendRecordingRequest2          TemplateID = 64
 
 	// Client → archive: catalog queries and maintenance.
 	TemplateListRecordingsRequest       TemplateID = 8
@@ -80,6 +81,7 @@ var templateNames = map[TemplateID]string{
 	TemplateStopRecordingSubscriptionRequest: "StopRecordingSubscriptionRequest",
 	TemplateStartRecordingRequest2:           "StartRecordingRequest2",
 	TemplateStopRecordingByIdentityRequest:   "StopRecordingByIdentityRequest",
+	TemplateExtendRecordingRequest2:          "ExtendRecordingRequest2",
 	TemplateListRecordingsRequest:            "ListRecordingsRequest",
 	TemplateListRecordingsForURIRequest:      "ListRecordingsForUriRequest",
 	TemplateListRecordingRequest:             "ListRecordingRequest",
