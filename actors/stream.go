@@ -38,13 +38,16 @@ type streamSupervisor struct {
 	latestFrom      int64 // its live end when it was chosen: where its seed is
 	latestDeferred  bool  // the choice waited for a listing that could read the live end
 	storedCompleted map[int64]bool
-	stored          map[int64]bool
-	origins         storedOrigins // of the stored checkpoints that know their recording's origin
-	completed       map[int64]bool
-	finished        map[int64]bool // final checkpoint persisted, schedule not yet told
-	startChecked    bool           // the configured start recording was found
-	running         map[int64]*recordingPIDs
-	checkpointer    *actor.PID
+	// finalAt is where each recording ferry published to its end ended: its final
+	// checkpoint, stored (storedCompleted) or persisted in this run (finished, completed).
+	finalAt      map[int64]int64
+	stored       map[int64]bool
+	origins      storedOrigins // of the stored checkpoints that know their recording's origin
+	completed    map[int64]bool
+	finished     map[int64]bool // final checkpoint persisted, schedule not yet told
+	startChecked bool           // the configured start recording was found
+	running      map[int64]*recordingPIDs
+	checkpointer *actor.PID
 	// checkpointerGone: the strategy gave the checkpointer up (a corrupt store, or a
 	// restart it refused); nothing more can be persisted, so a drain does not wait for
 	// its flush.
@@ -148,6 +151,7 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 	s.scheduleClock = time.Now()
 	s.known = map[int64]*messages.RecordingInfo{}
 	s.storedCompleted = map[int64]bool{}
+	s.finalAt = map[int64]int64{}
 	s.stored = map[int64]bool{}
 	s.origins = newStoredOrigins(s.cfg.Stored.Checkpoints)
 	s.completed = map[int64]bool{}
@@ -158,6 +162,7 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 		s.stored[cp.RecordingID] = true
 		if cp.Completed {
 			s.storedCompleted[cp.RecordingID] = true
+			s.finalAt[cp.RecordingID] = cp.Position
 		}
 		s.status.stored(cp)
 	}
@@ -243,6 +248,10 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 	listedAt := time.Since(s.scheduleClock).Milliseconds() // not l.ListedAtMs: a wall clock may step
 	for _, r := range l.Recordings {
 		present[r.RecordingId] = true
+		if err := s.checkExtended(r); err != nil {
+			s.fail(ctx, err)
+			return
+		}
 		if err := s.checkOrigin(r); err != nil {
 			s.fail(ctx, err)
 			return
@@ -365,6 +374,7 @@ func (s *streamSupervisor) recordingCompleted(ctx actor.Context, p *messages.Che
 	}
 	s.env.Logger.Info("recording published and acknowledged to its end", "stream", s.cfg.Def.Name, "recording", id, "stop_position", p.Position)
 	s.finished[id] = true
+	s.finalAt[id] = p.Position
 	s.completeFinished(ctx)
 	if s.drainWaiting[id] {
 		// A drain asked the tracker just stopped, which may never have seen the request:
@@ -524,14 +534,49 @@ func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
 		return nil
 	}
 	if sameStart {
-		return fmt.Errorf("recording %d was extended after it stopped (the archive's ExtendRecording: %s, the archive's is in session %d): ferry does not follow an extended recording, "+
-			"and stops the stream rather than skip what was appended. To publish the extension, run `%s`: the stream is published again from its configured start_position, "+
-			"and while the topic's deduplication remembers the recording's producer only what was appended is stored; better, record a continuation as a new recording",
-			r.RecordingId, was, r.SessionId, store.ResetCommand(s.cfg.Def.Name))
+		return s.extendedError(r.RecordingId, fmt.Sprintf("%s, the archive's is in session %d", was, r.SessionId))
 	}
 	return fmt.Errorf("recording %d in the archive is not the recording ferry published under that id: %s, the archive's begins at %s in session %d. "+
 		"The archive's catalog was replaced or rebuilt and reuses recording ids; ferry stops the stream rather than take one recording for another (lesson 14). %s",
 		r.RecordingId, was, formatMs(r.StartMs), r.SessionId, renameToGoOn)
+}
+
+// checkExtended fails if a recording ferry published to its end goes on in the archive:
+// live again, recorded or stopped beyond where ferry's final checkpoint put its end. The
+// archive's ExtendRecording appends to a stopped recording under its id, in the extending
+// publication's session or, if it gives its session id, the same one; unnoticed, what was
+// appended would never be published, as the recording is done (lesson 14). A recording
+// finished in this run may still be listed live until the listing that reports its stop, so
+// only growth beyond its end tells an extension there.
+func (s *streamSupervisor) checkExtended(r *messages.RecordingInfo) error {
+	id := r.RecordingId
+	final, ok := s.finalAt[id]
+	if !ok {
+		return nil
+	}
+	done := s.completed[id] || s.storedCompleted[id] // its stop was listed
+	switch {
+	case !r.Live && r.StopPosition > final:
+		return s.extendedError(id, fmt.Sprintf("it now stops at %d", r.StopPosition))
+	case r.Live && r.RecordedPosition > final:
+		return s.extendedError(id, fmt.Sprintf("it is recording again, at %d", r.RecordedPosition))
+	case r.Live && done:
+		return s.extendedError(id, "it is recording again")
+	}
+	return nil
+}
+
+// extendedError is the stream's failure when a recording was extended after it stopped;
+// how names what shows it.
+func (s *streamSupervisor) extendedError(id int64, how string) error {
+	end := ""
+	if final, ok := s.finalAt[id]; ok {
+		end = fmt.Sprintf(", where ferry published it to its end at %d", final)
+	}
+	return fmt.Errorf("recording %d was extended after it stopped%s (the archive's ExtendRecording: %s): ferry does not follow an extended recording, "+
+		"and stops the stream rather than leave what was appended unpublished. To publish the extension, run `%s`: the stream is published again from its configured start_position, "+
+		"and while the topic's deduplication remembers the recording's producer only what was appended is stored; better, record a continuation as a new recording",
+		id, end, how, store.ResetCommand(s.cfg.Def.Name))
 }
 
 // renameToGoOn is the way on after the archive's catalog was replaced.

@@ -60,3 +60,49 @@ func TestCheckOriginTellsReplacedFromExtendedRecordings(t *testing.T) {
 		t.Fatalf("listed again with another start: %v", err)
 	}
 }
+
+// checkExtended tells a recording ferry published to its end that the archive has extended
+// since — stopped further on, or recording again — from one listed as ferry left it, and
+// from one finished in this run whose stop the archive has not listed yet (live, recorded up
+// to ferry's end).
+func TestCheckExtendedTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
+	stopped := func(id, stop int64) *messages.RecordingInfo {
+		return &messages.RecordingInfo{RecordingId: id, StopPosition: stop, RecordedPosition: stop}
+	}
+	live := func(id, recorded int64) *messages.RecordingInfo {
+		return &messages.RecordingInfo{RecordingId: id, Live: true, StopPosition: -1, RecordedPosition: recorded}
+	}
+	s := &streamSupervisor{cfg: &StreamConfig{Def: store.Stream{Name: "orders"}},
+		finalAt:         map[int64]int64{1: 1000, 2: 2000, 3: 3000},
+		storedCompleted: map[int64]bool{1: true},
+		completed:       map[int64]bool{2: true},
+		finished:        map[int64]bool{3: true},
+	}
+	for _, tt := range []struct {
+		name string
+		r    *messages.RecordingInfo
+		want string // "" for no error
+	}{
+		{"stored completed, as left", stopped(1, 1000), ""},
+		{"stored completed, stopped further on", stopped(1, 1500), "it now stops at 1500"},
+		{"stored completed, recording again", live(1, 1000), "it is recording again"},
+		{"stored completed, recording again at a position not read", live(1, -1), "it is recording again"},
+		{"completed in this run, as left", stopped(2, 2000), ""},
+		{"completed in this run, recording again", live(2, 2100), "it is recording again, at 2100"},
+		{"finished, its stop not listed yet", live(3, 3000), ""},
+		{"finished, its stop not listed, position not read", live(3, -1), ""},
+		{"finished, recorded beyond its end", live(3, 3200), "it is recording again, at 3200"},
+		{"finished, stopped further on", stopped(3, 3200), "it now stops at 3200"},
+		{"not published to its end", live(4, 9000), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.checkExtended(tt.r)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("checkExtended(%v) = %v, want nil", tt.r, err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "ferry checkpoint reset")):
+				t.Fatalf("checkExtended(%v) = %v, want an error saying %q and the way on", tt.r, err, tt.want)
+			}
+		})
+	}
+}

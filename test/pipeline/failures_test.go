@@ -295,6 +295,61 @@ func TestLesson14_ArchiveReplacedReusingRecordingIDsFailsLoudly(t *testing.T) {
 	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], true)
 }
 
+// TestLesson14_ExtendedRecordingFailsLoudly: a recording ferry published to its end is
+// extended (the archive's ExtendRecording: a publication at its stop position, recorded under
+// the same id). ferry does not follow an extension; taking the recording for done, it would
+// leave what was appended unpublished without a word. It stops the stream instead, naming
+// the recording and the way on, and publishes nothing of the extension: when the extension
+// begins while ferry runs (in a session of its own), and when ferry starts after a
+// recording was extended and stopped again in the same session, which nothing but the
+// recording's positions tells from the one ferry completed.
+func TestLesson14_ExtendedRecordingFailsLoudly(t *testing.T) {
+	const n, m = 400, 200
+	for _, c := range []struct {
+		name                 string
+		restart, sameSession bool
+	}{
+		{"while ferry runs", false, false},
+		{"while ferry is down, in the same session", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := newStreamConfig(t, "")
+			rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+			w := watchTopic(t, sc.Topic)
+			cfg := newFerryConfig(t, sc)
+			f := startFerry(t, cfg.write(t))
+			pa := a.publish(t, 0, n)
+			rs.stopRecording(t, a)
+			w.waitAll(t, f, a.recordingID, pa, 90*time.Second)
+			failWaitLog(t, f, 60*time.Second, "recording published and acknowledged to its end", fmt.Sprintf("recording=%d ", a.recordingID))
+			a.close(t)
+			if c.restart {
+				f.mustStop()
+			}
+			before := receivedMessages(t, sc.Topic)
+
+			e := rs.extend(t, a, c.sameSession)
+			pe := e.publish(t, n, n+m)
+			if c.restart {
+				e.close(t)
+				f = startFerry(t, cfg.path)
+			}
+			code, log := failMustExit(t, f, 60*time.Second, fmt.Sprintf("recording %d was extended to %d after ferry published it to %d", a.recordingID, pe[m-1], pa[n-1]))
+			if code != 1 {
+				t.Fatalf("exit status %d, want 1; log:\n%s", code, log)
+			}
+			failMustContain(t, log, "ferry's output", fmt.Sprintf("recording %d was extended after it stopped, where ferry published it to its end at %d", a.recordingID, pa[n-1]), store.ResetCommand(sc.Name), "every stream failed")
+			if line, ok := failLogLine(log, "ferry: "); ok {
+				t.Logf("ferry said: %s", line)
+			}
+			if in := receivedMessages(t, sc.Topic); in != before {
+				t.Fatalf("the broker received %d messages, %d before the extension", in, before)
+			}
+			expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], true)
+		})
+	}
+}
+
 // TestLesson14_HeadOfAWaitingRecordingPurgedFailsLoudly: recording B waits for A, whose
 // acknowledgements are held, when the archive's retention purges B's first segment. Started
 // later at its new start, B would skip that segment's records without a word; ferry stops

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
@@ -191,6 +193,59 @@ func (rs *recordedStream) newPublication(t testing.TB) *publisher {
 	if rs.recording {
 		p.awaitRecording(t)
 	}
+	return p
+}
+
+// extend continues the stopped recording of a (whose publication is closed) with a new
+// publication at its stop position, recorded by the archive's ExtendRecording; sameSession
+// gives the new publication a's session id, as a publisher resuming its stream may. The
+// archive stops the extension when the new publication closes.
+func (rs *recordedStream) extend(t testing.TB, a *publisher, sameSession bool) *publisher {
+	t.Helper()
+	if rs.recording {
+		t.Fatal("extend: stop the stream's recording first (the archive records a channel once)")
+	}
+	d := a.descriptor(t)
+	base, err := channel.Parse(rs.channel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sameSession {
+		if base, err = channel.BuilderFrom(base).SessionID(d.SessionID).Build(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ext, err := d.ContinuationChannel(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := rs.s.archive.ExtendRecording(ctx, d.RecordingID, ext.String(), rs.streamID, archive.SourceLocal, true); err != nil {
+		t.Fatalf("extend recording %d: %v", d.RecordingID, err)
+	}
+	// In a's session once the driver has let a's closed publication go (after its linger).
+	var pub *aeron.ExclusivePublication
+	eventually.NoError(t, 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		pub, err = rs.s.aeron.AddExclusivePublication(ctx, ext.String(), rs.streamID)
+		if err != nil && !(sameSession && strings.Contains(err.Error(), "clashing sessionId")) {
+			t.Fatalf("publication on %s stream %d: %v", ext, rs.streamID, err)
+		}
+		return err
+	})
+	t.Cleanup(func() { _ = pub.Close() })
+	if pub.Position() != d.StopPosition || sameSession && pub.SessionID() != d.SessionID {
+		t.Fatalf("the extending publication is at %d in session %d; want the stop position %d (and session %d: %t)", pub.Position(), pub.SessionID(), d.StopPosition, d.SessionID, sameSession)
+	}
+	p := &publisher{rs: rs, pub: pub, recordingID: d.RecordingID}
+	eventually.NoError(t, 10*time.Second, func() error {
+		if now := p.descriptor(t); !now.IsLive() || now.SessionID != pub.SessionID() {
+			return fmt.Errorf("recording %d is not yet live in session %d: %+v", d.RecordingID, pub.SessionID(), now)
+		}
+		return nil
+	})
 	return p
 }
 
