@@ -547,9 +547,19 @@ func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
 // publication's session or, if it gives its session id, the same one; unnoticed, what was
 // appended would never be published, as the recording is done (lesson 14). A recording
 // finished in this run may still be listed live until the listing that reports its stop, so
-// only growth beyond its end tells an extension there.
+// only growth beyond its end tells an extension there. So does a recording listed stopped
+// before and live again, or stopped further on, whether or not ferry is still publishing it:
+// the schedule takes a stop as final.
 func (s *streamSupervisor) checkExtended(r *messages.RecordingInfo) error {
 	id := r.RecordingId
+	if k, ok := s.known[id]; ok && !k.Live {
+		switch {
+		case r.Live:
+			return s.extendedError(id, fmt.Sprintf("listed stopped at %d before, it is recording again", k.StopPosition))
+		case r.StopPosition > k.StopPosition:
+			return s.extendedError(id, fmt.Sprintf("listed stopped at %d before, it now stops at %d", k.StopPosition, r.StopPosition))
+		}
+	}
 	final, ok := s.finalAt[id]
 	if !ok {
 		return nil

@@ -77,6 +77,7 @@ func TestCheckExtendedTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
 		storedCompleted: map[int64]bool{1: true},
 		completed:       map[int64]bool{2: true},
 		finished:        map[int64]bool{3: true},
+		known:           map[int64]*messages.RecordingInfo{5: stopped(5, 500), 6: live(6, 400)},
 	}
 	for _, tt := range []struct {
 		name string
@@ -94,6 +95,10 @@ func TestCheckExtendedTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
 		{"finished, recorded beyond its end", live(3, 3200), "it is recording again, at 3200"},
 		{"finished, stopped further on", stopped(3, 3200), "it now stops at 3200"},
 		{"not published to its end", live(4, 9000), ""},
+		{"listed stopped before, as then", stopped(5, 500), ""},
+		{"listed stopped before, recording again", live(5, 500), "listed stopped at 500 before, it is recording again"},
+		{"listed stopped before, stopped further on", stopped(5, 700), "it now stops at 700"},
+		{"listed live before, stopped", stopped(6, 600), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := s.checkExtended(tt.r)
