@@ -248,11 +248,11 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 	listedAt := time.Since(s.scheduleClock).Milliseconds() // not l.ListedAtMs: a wall clock may step
 	for _, r := range l.Recordings {
 		present[r.RecordingId] = true
-		if err := s.checkExtended(r); err != nil {
+		if err := s.checkOrigin(r); err != nil {
 			s.fail(ctx, err)
 			return
 		}
-		if err := s.checkOrigin(r); err != nil {
+		if err := s.checkEnd(r); err != nil {
 			s.fail(ctx, err)
 			return
 		}
@@ -517,7 +517,8 @@ func refuseRestart(who string) {
 // skip it where the old one was completed, and resume it from the old one's position
 // otherwise (lesson 14); so it is too when a recording with a lower id than a checkpointed
 // one began after it, as ids are given in start order. The same start in another session:
-// the recording was extended (ExtendRecording) after it stopped, which ferry does not follow.
+// the recording was extended (ExtendRecording) after it stopped, which ferry follows unless
+// it had published the recording to its end (checkEnd).
 func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
 	was, sameStart := "", false
 	if cp, ok := s.origins.byRecording[r.RecordingId]; ok && !cp.SameRecording(r.StartMs, r.SessionId) {
@@ -534,32 +535,29 @@ func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
 		return nil
 	}
 	if sameStart {
-		return s.extendedError(r.RecordingId, fmt.Sprintf("%s, the archive's is in session %d", was, r.SessionId))
+		// Extended. Followed unless ferry published it to its end: checkEnd.
+		if _, done := s.finalAt[r.RecordingId]; done {
+			return s.extendedError(r.RecordingId, fmt.Sprintf("%s, the archive's is in session %d", was, r.SessionId))
+		}
+		return nil
 	}
 	return fmt.Errorf("recording %d in the archive is not the recording ferry published under that id: %s, the archive's begins at %s in session %d. "+
 		"The archive's catalog was replaced or rebuilt and reuses recording ids; ferry stops the stream rather than take one recording for another (lesson 14). %s",
 		r.RecordingId, was, formatMs(r.StartMs), r.SessionId, renameToGoOn)
 }
 
-// checkExtended fails if a recording ferry published to its end goes on in the archive:
-// live again, recorded or stopped beyond where ferry's final checkpoint put its end. The
-// archive's ExtendRecording appends to a stopped recording under its id, in the extending
-// publication's session or, if it gives its session id, the same one; unnoticed, what was
-// appended would never be published, as the recording is done (lesson 14). A recording
-// finished in this run may still be listed live until the listing that reports its stop, so
-// only growth beyond its end tells an extension there. So does a recording listed stopped
-// before and live again, or stopped further on, whether or not ferry is still publishing it:
-// the schedule takes a stop as final.
-func (s *streamSupervisor) checkExtended(r *messages.RecordingInfo) error {
+// checkEnd fails if a recording ferry published to its end no longer ends there in the
+// archive (lesson 14). Extended (the archive's ExtendRecording appends to a stopped
+// recording under its id, in the extending publication's session or, if it gives its
+// session id, the same one): it is live again, or recorded or stopped beyond the end; what
+// was appended would never be published, as the recording is done. Truncated: it stops
+// before the end; records ferry published are gone from the archive, and an extension from
+// there would reuse positions the topic's deduplication has seen. A recording finished in
+// this run may still be listed live until the listing that reports its stop, so only growth
+// beyond its end tells an extension there. (A recording extended before ferry finished it
+// is followed: its replay reads on, or starts again from the checkpoint.)
+func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) error {
 	id := r.RecordingId
-	if k, ok := s.known[id]; ok && !k.Live {
-		switch {
-		case r.Live:
-			return s.extendedError(id, fmt.Sprintf("listed stopped at %d before, it is recording again", k.StopPosition))
-		case r.StopPosition > k.StopPosition:
-			return s.extendedError(id, fmt.Sprintf("listed stopped at %d before, it now stops at %d", k.StopPosition, r.StopPosition))
-		}
-	}
 	final, ok := s.finalAt[id]
 	if !ok {
 		return nil
@@ -572,21 +570,38 @@ func (s *streamSupervisor) checkExtended(r *messages.RecordingInfo) error {
 		return s.extendedError(id, fmt.Sprintf("it is recording again, at %d", r.RecordedPosition))
 	case r.Live && done:
 		return s.extendedError(id, "it is recording again")
+	case !r.Live && r.StopPosition < final:
+		return fmt.Errorf("recording %d now stops at %d, before %d, where ferry published it to its end: the archive truncated it (TruncateRecording), and the records after %d that ferry published are no longer in the archive. "+
+			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
+			"Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position)",
+			id, r.StopPosition, final, r.StopPosition, final)
 	}
 	return nil
 }
 
-// extendedError is the stream's failure when a recording was extended after it stopped;
-// how names what shows it.
+// extendedError is the stream's failure when a recording ferry published to its end was
+// extended; how names what shows it.
 func (s *streamSupervisor) extendedError(id int64, how string) error {
 	end := ""
 	if final, ok := s.finalAt[id]; ok {
 		end = fmt.Sprintf(", where ferry published it to its end at %d", final)
 	}
-	return fmt.Errorf("recording %d was extended after it stopped%s (the archive's ExtendRecording: %s): ferry does not follow an extended recording, "+
-		"and stops the stream rather than leave what was appended unpublished. To publish the extension, run `%s`: the stream is published again from its configured start_position, "+
-		"and while the topic's deduplication remembers the recording's producer only what was appended is stored; better, record a continuation as a new recording",
-		id, end, how, store.ResetCommand(s.cfg.Def.Name))
+	producer, err := progress.ProducerName(s.cfg.Def.Name, id)
+	if err != nil {
+		producer = "of the recording"
+	}
+	unsure := ""
+	if _, known := s.known[id]; !known && s.origins.byRecording[id].StartMs == 0 {
+		// A checkpoint of an older ferry, which stored no start time: an archive that
+		// reuses recording ids looks the same.
+		unsure = fmt.Sprintf(" (If the archive was replaced and reuses recording ids instead, the reset would not do: %s.)", renameToGoOn)
+	}
+	return fmt.Errorf("recording %d was extended after it stopped%s (the archive's ExtendRecording: %s): ferry does not follow a recording it has published to its end, "+
+		"and stops the stream rather than leave what was appended unpublished. To publish the extension, run `%s`: the stream is then published again from its configured start_position. "+
+		"Only what was appended is stored if that start includes recording %d (start_position earliest, or a start_recording_id at or below %d; from latest it would be skipped) "+
+		"and the topic's deduplication still remembers the recording's producer %s (Pulsar forgets a producer idle for brokerDeduplicationProducerInactivityTimeoutMinutes, 6 hours by default): "+
+		"records it no longer remembers are stored again. Better, record a continuation as a new recording.%s",
+		id, end, how, store.ResetCommand(s.cfg.Def.Name), id, id, producer, unsure)
 }
 
 // renameToGoOn is the way on after the archive's catalog was replaced.

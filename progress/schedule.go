@@ -98,9 +98,12 @@ func (s *Schedule) find(id int64) (int, bool) {
 
 // Add registers a recording found by discovery. Adding a known id again is
 // idempotent and may report its stop; new ids must be added in ascending
-// order ([ErrRecordingOrder]). Facts that contradict what is known (another
-// start time, a stopped recording turned live, another stop time) return
-// [ErrRecordingConflict]: the archive was replaced or is corrupt (lesson 14).
+// order ([ErrRecordingOrder]). Another start time returns
+// [ErrRecordingConflict]: the archive was replaced (lesson 14). A stopped
+// recording turned live, or stopped at another time, was extended (the
+// archive's ExtendRecording): a recording not yet completed is live again,
+// or stopped anew, and keeps its permission; one completed returns
+// [ErrRecordingConflict], as its end was final.
 func (s *Schedule) Add(r Recording) error {
 	if r.ID < 0 {
 		return fmt.Errorf("add recording %d: %w", r.ID, ErrInvalidRecordingID)
@@ -111,9 +114,12 @@ func (s *Schedule) Add(r Recording) error {
 		switch {
 		case e.StartMs != r.StartMs:
 			return fmt.Errorf("add recording %d started at %d, known start %d: %w", r.ID, r.StartMs, e.StartMs, ErrRecordingConflict)
-		case r.Live && !e.Live:
-			return fmt.Errorf("add recording %d as live, known stopped at %d: %w", r.ID, e.StopMs, ErrRecordingConflict)
+		case r.Live && !e.Live && e.completed:
+			return fmt.Errorf("add recording %d as live, completed and stopped at %d: %w", r.ID, e.StopMs, ErrRecordingConflict)
 		case r.Live:
+			if !e.Live { // extended
+				e.Live, e.StopMs, e.Recorded, e.grewAtMs = true, 0, r.Recorded, r.ListedAtMs
+			}
 			switch {
 			case r.Recorded < 0: // not read at this listing: no news
 			case e.Recorded < 0: // read for the first time: no growth seen yet
@@ -135,7 +141,8 @@ func (s *Schedule) Add(r Recording) error {
 }
 
 // Stopped records that a live recording stopped at stopMs. Reporting the
-// same stop again is a no-op.
+// same stop again is a no-op; another stop of a recording not yet completed
+// is the stop of its extension.
 func (s *Schedule) Stopped(id, stopMs int64) error {
 	i, ok := s.find(id)
 	if !ok {
@@ -145,8 +152,8 @@ func (s *Schedule) Stopped(id, stopMs int64) error {
 	switch {
 	case !e.Live && e.StopMs == stopMs:
 		return nil
-	case !e.Live:
-		return fmt.Errorf("stop recording %d at %d, known stop %d: %w", id, stopMs, e.StopMs, ErrRecordingConflict)
+	case !e.Live && e.completed:
+		return fmt.Errorf("stop completed recording %d at %d, known stop %d: %w", id, stopMs, e.StopMs, ErrRecordingConflict)
 	}
 	e.Live, e.StopMs = false, stopMs
 	s.update()

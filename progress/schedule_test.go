@@ -195,14 +195,27 @@ func TestSchedule_ContractViolationsAreErrors(t *testing.T) {
 			mustAdd(t, s, live(5, 0))
 			return s.Add(live(5, 1))
 		}, ErrRecordingConflict},
-		{"stopped turned live", func(s *Schedule) error {
+		{"completed, then live", func(s *Schedule) error {
 			mustAdd(t, s, stopped(5, 0, 9))
+			if err := s.Completed(5); err != nil {
+				t.Fatal(err)
+			}
 			return s.Add(live(5, 0))
 		}, ErrRecordingConflict},
-		{"other stop time", func(s *Schedule) error {
+		{"completed, then another stop time", func(s *Schedule) error {
 			mustAdd(t, s, stopped(5, 0, 9))
+			if err := s.Completed(5); err != nil {
+				t.Fatal(err)
+			}
 			return s.Stopped(5, 10)
 		}, ErrRecordingConflict},
+		{"extended before completed: live again, stopped anew", func(s *Schedule) error {
+			mustAdd(t, s, stopped(5, 0, 9))
+			if err := s.Add(live(5, 0)); err != nil {
+				return err
+			}
+			return s.Stopped(5, 12)
+		}, nil},
 		{"unknown stop", func(s *Schedule) error { return s.Stopped(1, 9) }, ErrUnknownRecording},
 		{"unknown complete", func(s *Schedule) error { return s.Completed(1) }, ErrUnknownRecording},
 	}

@@ -114,7 +114,9 @@ func (b *Builder) TTL(ttl uint8) *Builder {
 // InitialPosition sets init-term-id, term-id, term-offset and term-length so that a
 // publication starts at position in a log of initialTermID and termLength (a power of two,
 // which Build checks), as Aeron's ChannelUriStringBuilder.initialPosition does: to continue a
-// stream, or a recording, where it stopped. position must be frame-aligned and not negative.
+// stream, or a recording, where it stopped. Build rejects a position that is not
+// frame-aligned or is negative (its term would come before the initial one); as in Java, a
+// position of 2^31 terms or more wraps the term id.
 func (b *Builder) InitialPosition(position int64, initialTermID, termLength int32) *Builder {
 	shift := bits.TrailingZeros32(uint32(termLength))
 	b.TermPosition(TermPosition{

@@ -672,3 +672,12 @@ func TestInitialPositionAndBuilderFrom(t *testing.T) {
 		}
 	}
 }
+
+// A negative or unaligned position cannot be a publication's initial position.
+func TestInitialPositionRejectsImpossiblePositions(t *testing.T) {
+	for _, position := range []int64{-32, 16} {
+		if u, err := NewBuilder(MediaIPC).InitialPosition(position, 7, 64<<10).Build(); err == nil {
+			t.Errorf("position %d built %s", position, u)
+		}
+	}
+}

@@ -350,6 +350,36 @@ func TestLesson14_ExtendedRecordingFailsLoudly(t *testing.T) {
 	}
 }
 
+// TestARecordingExtendedBeforeFerryFinishedItIsFollowed: ferry publishes part of a live
+// recording and stops; the recording stops and is extended (in another session) while ferry
+// is down. The next start takes the recording on from its checkpoint over the extension:
+// every message once, in order, and the recording completed at the extension's end.
+func TestARecordingExtendedBeforeFerryFinishedItIsFollowed(t *testing.T) {
+	const n, m = 300, 200
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	f := startFerry(t, cfg.write(t))
+	pa := a.publish(t, 0, n)
+	w.waitAll(t, f, a.recordingID, pa, 90*time.Second)
+	f.mustStop()
+	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], false)
+
+	rs.stopRecording(t, a)
+	a.close(t)
+	e := rs.extend(t, a, false)
+	pe := e.publish(t, n, n+m)
+	e.close(t)
+
+	f = startFerry(t, cfg.path)
+	w.waitAll(t, f, a.recordingID, pe, 90*time.Second)
+	failWaitLog(t, f, 60*time.Second, "recording published and acknowledged to its end", fmt.Sprintf("recording=%d ", a.recordingID))
+	f.mustStop()
+	expectTopic(t, sc, a.published(0, pa), e.published(n, pe))
+	expectCheckpoint(t, cfg, sc, a.recordingID, pe[m-1], true)
+}
+
 // TestLesson14_HeadOfAWaitingRecordingPurgedFailsLoudly: recording B waits for A, whose
 // acknowledgements are held, when the archive's retention purges B's first segment. Started
 // later at its new start, B would skip that segment's records without a word; ferry stops

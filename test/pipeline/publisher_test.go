@@ -221,9 +221,15 @@ func (rs *recordedStream) extend(t testing.TB, a *publisher, sameSession bool) *
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := rs.s.archive.ExtendRecording(ctx, d.RecordingID, ext.String(), rs.streamID, archive.SourceLocal, true); err != nil {
+	subID, err := rs.s.archive.ExtendRecording(ctx, d.RecordingID, ext.String(), rs.streamID, archive.SourceLocal, true)
+	if err != nil {
 		t.Fatalf("extend recording %d: %v", d.RecordingID, err)
 	}
+	t.Cleanup(func() { // stopped already (auto-stop) unless the publication never joined
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = rs.s.archive.StopRecordingSubscription(ctx, subID)
+	})
 	// In a's session once the driver has let a's closed publication go (after its linger).
 	var pub *aeron.ExclusivePublication
 	eventually.NoError(t, 30*time.Second, func() error {
