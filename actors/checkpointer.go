@@ -37,7 +37,10 @@ type checkpointer struct {
 	// origins are the recordings as listed, stored with every checkpoint so that a reused
 	// recording id is recognised (stream.go, checkOrigin).
 	origins map[int64]origin
-	writing bool
+	// reopened are completed recordings published again from their end (extended): their
+	// next replay start replaces the completed policy.
+	reopened map[int64]bool
+	writing  bool
 	// writeStartMs is when the write in flight began; hungReported, that it was reported as
 	// hung (it outlasted the longest pause between retries: see checkHung).
 	writeStartMs int64
@@ -66,6 +69,7 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 			committed: map[int64]int64{},
 			persisted: map[int64]store.Checkpoint{},
 			origins:   map[int64]origin{},
+			reopened:  map[int64]bool{},
 		}
 		for _, cp := range cfg.Stored.Checkpoints {
 			c.persisted[cp.RecordingID] = cp
@@ -90,6 +94,8 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed})
 	case *messages.SeedCheckpoint:
 		c.track(ctx, msg.RecordingId, msg.Position, origin{msg.StartMs, msg.SessionId})
+	case *messages.RecordingReopened:
+		c.reopened[msg.RecordingId] = true
 	case *messages.ReplayStarted:
 		// The stream seeds a recording before it spawns the replay; one it did not seed
 		// has a stored checkpoint, or has its seed here.
@@ -133,14 +139,16 @@ type origin struct {
 	session int32
 }
 
-// track gives recording id a checkpoint policy starting at from, unless it has one; a
-// recording the store holds nothing of is seeded (its start saved at once). The stream
-// sends a seed before it spawns the replay, so that it is stored no later than its commits.
+// track gives recording id a checkpoint policy starting at from, unless it has one (not
+// completed and reopened since); a recording the store holds nothing of is seeded (its
+// start saved at once). The stream sends a seed before it spawns the replay, so that it is
+// stored no later than its commits.
 func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 	c.origins[id] = o
-	if _, ok := c.policies[id]; ok {
+	if _, ok := c.policies[id]; ok && !c.reopened[id] {
 		return
 	}
+	delete(c.reopened, id)
 	p, err := progress.NewCheckpointPolicy(id, from, c.cfg.Checkpoint)
 	if err != nil {
 		panic(supervisor.Fail(supervisor.Bug, err))

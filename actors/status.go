@@ -211,6 +211,12 @@ func (s *streamStatus) persisted(c *messages.CheckpointPersisted, nowMs int64) {
 	}
 }
 
+// reopened takes a completed recording back to publishing (extended after it was completed).
+func (s *streamStatus) reopened(id int64) {
+	r := s.recording(id)
+	r.Completed = false
+}
+
 // written takes the checkpointer's report of a store write. A failed one is a checkpoint
 // failure, reported as such, and not counted.
 func (s *streamStatus) written(w *messages.StoreWritten, nowMs int64) {

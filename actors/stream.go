@@ -40,7 +40,9 @@ type streamSupervisor struct {
 	storedCompleted map[int64]bool
 	// finalAt is where each recording ferry published to its end ended: its final
 	// checkpoint, stored (storedCompleted) or persisted in this run (finished, completed).
-	finalAt      map[int64]int64
+	finalAt map[int64]int64
+	// reopenings counts how often each recording was published again after an extension.
+	reopenings   map[int64]int
 	stored       map[int64]bool
 	origins      storedOrigins // of the stored checkpoints that know their recording's origin
 	completed    map[int64]bool
@@ -152,6 +154,7 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 	s.known = map[int64]*messages.RecordingInfo{}
 	s.storedCompleted = map[int64]bool{}
 	s.finalAt = map[int64]int64{}
+	s.reopenings = map[int64]int{}
 	s.stored = map[int64]bool{}
 	s.origins = newStoredOrigins(s.cfg.Stored.Checkpoints)
 	s.completed = map[int64]bool{}
@@ -246,13 +249,17 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 	}
 	present := map[int64]bool{}
 	listedAt := time.Since(s.scheduleClock).Milliseconds() // not l.ListedAtMs: a wall clock may step
-	for _, r := range l.Recordings {
+	for i, r := range l.Recordings {
 		present[r.RecordingId] = true
 		if err := s.checkOrigin(r); err != nil {
 			s.fail(ctx, err)
 			return
 		}
-		if err := s.checkEnd(r); err != nil {
+		extended, err := s.checkEnd(r)
+		if err == nil && extended != "" {
+			err = s.reopen(ctx, r, i == len(l.Recordings)-1, extended, listedAt)
+		}
+		if err != nil {
 			s.fail(ctx, err)
 			return
 		}
@@ -337,6 +344,11 @@ func (s *streamSupervisor) startRunnable(ctx actor.Context) {
 func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.RecordingInfo) {
 	id := rec.RecordingId
 	name := func(role string) string { return fmt.Sprintf("r%d-%s", id, role) }
+	if n := s.reopenings[id]; n > 0 {
+		// Published again after an extension: new names, as the stopped actors of the
+		// earlier run may not have let go of theirs yet.
+		name = func(role string) string { return fmt.Sprintf("r%d.%d-%s", id, n, role) }
+	}
 	pid := func(role string) *actor.PID {
 		return actor.NewPID(ctx.ActorSystem().Address(), ctx.Self().Id+"/"+name(role))
 	}
@@ -517,8 +529,8 @@ func refuseRestart(who string) {
 // skip it where the old one was completed, and resume it from the old one's position
 // otherwise (lesson 14); so it is too when a recording with a lower id than a checkpointed
 // one began after it, as ids are given in start order. The same start in another session:
-// the recording was extended (ExtendRecording) after it stopped, which ferry follows unless
-// it had published the recording to its end (checkEnd).
+// the recording was extended (ExtendRecording) after it stopped, which ferry follows (see
+// checkEnd).
 func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
 	was, sameStart := "", false
 	if cp, ok := s.origins.byRecording[r.RecordingId]; ok && !cp.SameRecording(r.StartMs, r.SessionId) {
@@ -535,47 +547,83 @@ func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
 		return nil
 	}
 	if sameStart {
-		// Extended. Followed unless ferry published it to its end: checkEnd.
-		if _, done := s.finalAt[r.RecordingId]; done {
-			return s.extendedError(r.RecordingId, fmt.Sprintf("%s, the archive's is in session %d", was, r.SessionId))
-		}
-		return nil
+		return nil // extended: followed, or reopened (checkEnd)
 	}
 	return fmt.Errorf("recording %d in the archive is not the recording ferry published under that id: %s, the archive's begins at %s in session %d. "+
 		"The archive's catalog was replaced or rebuilt and reuses recording ids; ferry stops the stream rather than take one recording for another (lesson 14). %s",
 		r.RecordingId, was, formatMs(r.StartMs), r.SessionId, renameToGoOn)
 }
 
-// checkEnd fails if a recording ferry published to its end no longer ends there in the
-// archive (lesson 14). Extended (the archive's ExtendRecording appends to a stopped
+// checkEnd tells whether a recording ferry published to its end no longer ends there in
+// the archive (lesson 14). Extended (the archive's ExtendRecording appends to a stopped
 // recording under its id, in the extending publication's session or, if it gives its
-// session id, the same one): it is live again, or recorded or stopped beyond the end; what
-// was appended would never be published, as the recording is done. Truncated: it stops
-// before the end; records ferry published are gone from the archive, and an extension from
-// there would reuse positions the topic's deduplication has seen. A recording finished in
-// this run may still be listed live until the listing that reports its stop, so only growth
-// beyond its end tells an extension there. (A recording extended before ferry finished it
-// is followed: its replay reads on, or starts again from the checkpoint.)
-func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) error {
+// session id, the same one): it is live again, or recorded or stopped beyond the end, and
+// checkEnd says how (for reopen); unnoticed, what was appended would never be published, as
+// the recording is done. Truncated: it stops before the end, an error; records ferry
+// published are gone from the archive, and an extension from there would reuse positions
+// the topic's deduplication has seen. A recording finished in this run may still be listed
+// live until the listing that reports its stop, so only growth beyond its end tells an
+// extension there. (A recording extended before ferry finished it is followed as it is: its
+// replay reads on, or starts again from the checkpoint.)
+func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string, err error) {
 	id := r.RecordingId
 	final, ok := s.finalAt[id]
 	if !ok {
-		return nil
+		return "", nil
 	}
 	done := s.completed[id] || s.storedCompleted[id] // its stop was listed
 	switch {
 	case !r.Live && r.StopPosition > final:
-		return s.extendedError(id, fmt.Sprintf("it now stops at %d", r.StopPosition))
+		return fmt.Sprintf("it now stops at %d", r.StopPosition), nil
 	case r.Live && r.RecordedPosition > final:
-		return s.extendedError(id, fmt.Sprintf("it is recording again, at %d", r.RecordedPosition))
+		return fmt.Sprintf("it is recording again, at %d", r.RecordedPosition), nil
 	case r.Live && done:
-		return s.extendedError(id, "it is recording again")
+		return "it is recording again", nil
 	case !r.Live && r.StopPosition < final:
-		return fmt.Errorf("recording %d now stops at %d, before %d, where ferry published it to its end: the archive truncated it (TruncateRecording), and the records after %d that ferry published are no longer in the archive. "+
+		return "", fmt.Errorf("recording %d now stops at %d, before %d, where ferry published it to its end: the archive truncated it (TruncateRecording), and the records after %d that ferry published are no longer in the archive. "+
 			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
 			"Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position)",
 			id, r.StopPosition, final, r.StopPosition, final)
 	}
+	return "", nil
+}
+
+// reopen publishes the extension of recording r, which ferry had published to its end
+// (checkEnd says how it was extended), from that end on: under the same producer, whose
+// sequence ids (positions) go on from there, so the topic's deduplication stores each
+// record once. Only the newest recording of the stream is reopened (newest: the last of
+// this listing): recordings after it may already be published, and its extension would
+// land among theirs, out of the order the schedule keeps; for one of those the stream stops
+// and says what to do.
+func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, newest bool, how string, listedAt int64) error {
+	id := r.RecordingId
+	if !newest {
+		return s.extendedError(id, how)
+	}
+	for k := range s.known {
+		if k > id {
+			return s.extendedError(id, how)
+		}
+	}
+	for k := range s.stored {
+		if k > id {
+			return s.extendedError(id, how)
+		}
+	}
+	err := s.schedule.Reopen(progress.Recording{ID: id, StartMs: r.StartMs, StopMs: r.StopMs, Live: r.Live, Recorded: r.RecordedPosition, ListedAtMs: listedAt})
+	if err != nil && !errors.Is(err, progress.ErrUnknownRecording) { // unknown: not scheduled yet (a restart)
+		return fmt.Errorf("recording %d was extended after ferry published it to its end: %w", id, err)
+	}
+	final := s.finalAt[id]
+	delete(s.completed, id)
+	delete(s.finished, id)
+	delete(s.storedCompleted, id)
+	delete(s.finalAt, id)
+	s.stored[id] = true // its completed checkpoint is where the replay resumes, no seed
+	s.reopenings[id]++
+	ctx.Send(s.checkpointer, &messages.RecordingReopened{RecordingId: id})
+	s.status.reopened(id)
+	s.env.Logger.Info("recording extended after ferry published it to its end: publishing the extension", "stream", s.cfg.Def.Name, "recording", id, "from", final, "extension", how)
 	return nil
 }
 
@@ -596,8 +644,8 @@ func (s *streamSupervisor) extendedError(id int64, how string) error {
 		// reuses recording ids looks the same.
 		unsure = fmt.Sprintf(" (If the archive was replaced and reuses recording ids instead, the reset would not do: %s.)", renameToGoOn)
 	}
-	return fmt.Errorf("recording %d was extended after it stopped%s (the archive's ExtendRecording: %s): ferry does not follow a recording it has published to its end, "+
-		"and stops the stream rather than leave what was appended unpublished. To publish the extension, run `%s`: the stream is then published again from its configured start_position. "+
+	return fmt.Errorf("recording %d was extended after it stopped%s (the archive's ExtendRecording: %s), and recordings after it came first: ferry follows the extension of the stream's newest recording only, "+
+		"and stops the stream rather than leave what was appended unpublished or put it among the later recordings. To publish the extension, run `%s`: the stream is then published again from its configured start_position. "+
 		"Only what was appended is stored if that start includes recording %d (start_position earliest, or a start_recording_id at or below %d; from latest it would be skipped) "+
 		"and the topic's deduplication still remembers the recording's producer %s (Pulsar forgets a producer idle for brokerDeduplicationProducerInactivityTimeoutMinutes, 6 hours by default): "+
 		"records it no longer remembers are stored again. Better, record a continuation as a new recording.%s",

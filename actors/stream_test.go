@@ -33,7 +33,7 @@ func TestCheckOriginTellsReplacedFromExtendedRecordings(t *testing.T) {
 		{"a lower id, earlier", rec(3, 3_000, 30), ""},
 		{"another start", rec(7, 20_000, 5), "catalog was replaced"},
 		{"another start, completed", rec(9, 20_000, 5), "catalog was replaced"},
-		{"extended after ferry completed it", rec(9, 9_000, 91), "was extended"},
+		{"extended after ferry completed it: reopened if the newest (checkEnd)", rec(9, 9_000, 91), ""},
 		{"extended before ferry completed it: followed", rec(7, 7_000, 71), ""},
 		{"a lower id, later than a checkpointed one", rec(3, 8_000, 5), "recording 3 in the archive began at"},
 		// Replicated into the archive later, it keeps its source's start time: not checked
@@ -63,9 +63,9 @@ func TestCheckOriginTellsReplacedFromExtendedRecordings(t *testing.T) {
 }
 
 // checkEnd tells a recording ferry published to its end that the archive has extended
-// since — stopped further on, or recording again — or truncated, from one listed as ferry
-// left it, and from one finished in this run whose stop the archive has not listed yet (live,
-// recorded up to ferry's end).
+// since — stopped further on, or recording again — from one listed as ferry left it, and
+// from one finished in this run whose stop the archive has not listed yet (live, recorded up
+// to ferry's end); a truncated one is an error.
 func TestCheckEndTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
 	stopped := func(id, stop int64) *messages.RecordingInfo {
 		return &messages.RecordingInfo{RecordingId: id, StopPosition: stop, RecordedPosition: stop}
@@ -83,7 +83,7 @@ func TestCheckEndTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		r    *messages.RecordingInfo
-		want string // "" for no error
+		want string // what checkEnd says of the extension or in its error; "" for nothing
 	}{
 		{"stored completed, as left", stopped(1, 1000), ""},
 		{"stored completed, stopped further on", stopped(1, 1500), "it now stops at 1500"},
@@ -100,12 +100,13 @@ func TestCheckEndTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
 		{"not published to its end, listed stopped before, recording again", live(5, 500), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.checkEnd(tt.r)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Fatalf("checkEnd(%v) = %v, want nil", tt.r, err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Fatalf("checkEnd(%v) = %v, want an error saying %q", tt.r, err, tt.want)
+			how, err := s.checkEnd(tt.r)
+			said := how
+			if err != nil {
+				said = err.Error()
+			}
+			if tt.want == "" && said != "" || !strings.Contains(said, tt.want) || how != "" && err != nil {
+				t.Fatalf("checkEnd(%v) = %q, %v; want it to say %q", tt.r, how, err, tt.want)
 			}
 		})
 	}

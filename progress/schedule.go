@@ -183,6 +183,35 @@ func (s *Schedule) Completed(id int64) error {
 	return nil
 }
 
+// Reopen takes back the completion of the newest recording, extended after it
+// was completed (the archive's ExtendRecording): it may publish again, live
+// again or stopped anew as r says (r.StartMs must be its start). It returns
+// [ErrRecordingConflict] for another start, and [ErrNotRunnable] for a
+// recording that is not the newest, which recordings after it may already
+// have followed: publishing it again would put its extension among theirs.
+// Reopening a recording not completed only updates it (as [Schedule.Add]).
+func (s *Schedule) Reopen(r Recording) error {
+	i, ok := s.find(r.ID)
+	if !ok {
+		return fmt.Errorf("reopen recording %d: %w", r.ID, ErrUnknownRecording)
+	}
+	e := &s.recs[i]
+	switch {
+	case e.StartMs != r.StartMs:
+		return fmt.Errorf("reopen recording %d started at %d, known start %d: %w", r.ID, r.StartMs, e.StartMs, ErrRecordingConflict)
+	case e.completed && i != len(s.recs)-1:
+		return fmt.Errorf("reopen recording %d with recording %d after it: %w", r.ID, s.recs[len(s.recs)-1].ID, ErrNotRunnable)
+	}
+	e.completed, e.permitted = false, true
+	e.Live, e.StopMs, e.Recorded = r.Live, r.StopMs, r.Recorded
+	if r.Live {
+		e.grewAtMs = r.ListedAtMs
+	}
+	s.nowMs = max(s.nowMs, r.ListedAtMs)
+	s.update()
+	return nil
+}
+
 // update grants every permission the rule allows.
 func (s *Schedule) update() {
 	for i := range s.recs {

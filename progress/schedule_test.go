@@ -315,3 +315,45 @@ func TestLesson11_NoRecordingIsEverDropped(t *testing.T) {
 		})
 	}
 }
+
+// Reopen takes back the completion of the newest recording, extended after it was
+// completed: it may publish again (and complete again once stopped), live or stopped as the
+// extension is. An older recording, another start or an unknown id is refused.
+func TestReopenTheNewestCompletedRecording(t *testing.T) {
+	s := NewSchedule(0)
+	mustAdd(t, s, stopped(1, 10, 11), stopped(2, 20, 21))
+	for _, id := range []int64{1, 2} {
+		if err := s.Completed(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.Runnable(); len(got) != 0 {
+		t.Fatalf("Runnable() = %v with both completed", got)
+	}
+	if err := s.Reopen(live(1, 10)); !errors.Is(err, ErrNotRunnable) {
+		t.Errorf("reopening recording 1 with recording 2 after it: %v, want ErrNotRunnable", err)
+	}
+	if err := s.Reopen(live(2, 99)); !errors.Is(err, ErrRecordingConflict) {
+		t.Errorf("reopening recording 2 with another start: %v, want ErrRecordingConflict", err)
+	}
+	if err := s.Reopen(live(3, 30)); !errors.Is(err, ErrUnknownRecording) {
+		t.Errorf("reopening an unknown recording: %v, want ErrUnknownRecording", err)
+	}
+	if err := s.Reopen(live(2, 20)); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Runnable(); !slices.Equal(got, []int64{2}) {
+		t.Fatalf("Runnable() = %v after reopening recording 2, want [2]", got)
+	}
+	if err := s.Completed(2); !errors.Is(err, ErrNotRunnable) {
+		t.Errorf("completing recording 2 while its extension is live: %v, want ErrNotRunnable", err)
+	}
+	mustAdd(t, s, stopped(2, 20, 25))
+	if err := s.Completed(2); err != nil {
+		t.Fatalf("completing recording 2 once its extension stopped: %v", err)
+	}
+	mustAdd(t, s, live(4, 40))
+	if got := s.Runnable(); !slices.Equal(got, []int64{4}) {
+		t.Fatalf("Runnable() = %v, want [4]", got)
+	}
+}

@@ -136,9 +136,11 @@ func ValidateName(name string) error {
 }
 
 // CheckAdvance returns a [*PositionRegressedError] (File left empty) if next would move
-// stored backwards, and nil otherwise. Implementations call it for every saved checkpoint.
+// stored backwards, and nil otherwise: a lower position, or a completed recording not
+// completed at its end. (A completed recording goes on only beyond its end: extended after it
+// was completed.) Implementations call it for every saved checkpoint.
 func CheckAdvance(stream string, stored, next Checkpoint) error {
-	if next.Position < stored.Position || (stored.Completed && !next.Completed) {
+	if next.Position < stored.Position || (stored.Completed && !next.Completed && next.Position == stored.Position) {
 		return &PositionRegressedError{Stream: stream, Stored: stored, Attempted: next}
 	}
 	return nil

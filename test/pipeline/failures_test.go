@@ -295,15 +295,15 @@ func TestLesson14_ArchiveReplacedReusingRecordingIDsFailsLoudly(t *testing.T) {
 	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], true)
 }
 
-// TestLesson14_ExtendedRecordingFailsLoudly: a recording ferry published to its end is
-// extended (the archive's ExtendRecording: a publication at its stop position, recorded under
-// the same id). ferry does not follow an extension; taking the recording for done, it would
-// leave what was appended unpublished without a word. It stops the stream instead, naming
-// the recording and the way on, and publishes nothing of the extension: when the extension
-// begins while ferry runs (in a session of its own), and when ferry starts after a
+// TestAnExtendedRecordingIsPublishedOnFromItsEnd: the stream's newest recording, which
+// ferry published to its end, is extended (the archive's ExtendRecording: a publication at
+// its stop position, recorded under the same id). Taken for done, what was appended would
+// never be published. ferry publishes it on from the end, under the same producer: when the
+// extension begins while ferry runs (in a session of its own), and when ferry starts after the
 // recording was extended and stopped again in the same session, which nothing but the
-// recording's positions tells from the one ferry completed.
-func TestLesson14_ExtendedRecordingFailsLoudly(t *testing.T) {
+// recording's positions tells from the one ferry completed. Every message once, in order;
+// the recording completed at the extension's end.
+func TestAnExtendedRecordingIsPublishedOnFromItsEnd(t *testing.T) {
 	const n, m = 400, 200
 	for _, c := range []struct {
 		name                 string
@@ -325,8 +325,8 @@ func TestLesson14_ExtendedRecordingFailsLoudly(t *testing.T) {
 			a.close(t)
 			if c.restart {
 				f.mustStop()
+				expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], true)
 			}
-			before := receivedMessages(t, sc.Topic)
 
 			e := rs.extend(t, a, c.sameSession)
 			pe := e.publish(t, n, n+m)
@@ -334,20 +334,58 @@ func TestLesson14_ExtendedRecordingFailsLoudly(t *testing.T) {
 				e.close(t)
 				f = startFerry(t, cfg.path)
 			}
-			code, log := failMustExit(t, f, 60*time.Second, fmt.Sprintf("recording %d was extended to %d after ferry published it to %d", a.recordingID, pe[m-1], pa[n-1]))
-			if code != 1 {
-				t.Fatalf("exit status %d, want 1; log:\n%s", code, log)
+			w.waitAll(t, f, a.recordingID, pe, 90*time.Second)
+			failWaitLog(t, f, 60*time.Second, "publishing the extension", fmt.Sprintf("recording=%d ", a.recordingID), fmt.Sprintf("from=%d ", pa[n-1]))
+			if !c.restart {
+				e.close(t)
 			}
-			failMustContain(t, log, "ferry's output", fmt.Sprintf("recording %d was extended after it stopped, where ferry published it to its end at %d", a.recordingID, pa[n-1]), store.ResetCommand(sc.Name), "every stream failed")
-			if line, ok := failLogLine(log, "ferry: "); ok {
-				t.Logf("ferry said: %s", line)
-			}
-			if in := receivedMessages(t, sc.Topic); in != before {
-				t.Fatalf("the broker received %d messages, %d before the extension", in, before)
-			}
-			expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], true)
+			failWaitLog(t, f, 60*time.Second, "recording published and acknowledged to its end", fmt.Sprintf("recording=%d ", a.recordingID), fmt.Sprintf("stop_position=%d", pe[m-1]))
+			f.mustStop()
+			expectCheckpoint(t, cfg, sc, a.recordingID, pe[m-1], true)
+			expectTopic(t, sc, a.published(0, pa), e.published(n, pe))
 		})
 	}
+}
+
+// TestLesson14_ExtensionOfARecordingFollowedByAnotherFailsLoudly: recording A, then B, both
+// published to their ends; then A is extended. Its extension came after B's records, which
+// are in the topic: ferry stops the stream, naming A and the way on, and publishes nothing of
+// the extension.
+func TestLesson14_ExtensionOfARecordingFollowedByAnotherFailsLoudly(t *testing.T) {
+	const n, m = 300, 100
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, n)
+	rs.stopRecording(t, a)
+	a.close(t)
+	rs.startRecording(t)
+	b := rs.newPublication(t)
+	pb := b.publish(t, n, 2*n)
+	rs.stopRecording(t, b)
+	b.close(t)
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	f := startFerry(t, cfg.write(t))
+	w.waitAll(t, f, b.recordingID, pb, 90*time.Second)
+	failWaitLog(t, f, 60*time.Second, "recording published and acknowledged to its end", fmt.Sprintf("recording=%d ", b.recordingID))
+	before := receivedMessages(t, sc.Topic)
+
+	e := rs.extend(t, a, false)
+	e.publish(t, 2*n, 2*n+m)
+	code, log := failMustExit(t, f, 60*time.Second, fmt.Sprintf("recording %d was extended after recording %d was published", a.recordingID, b.recordingID))
+	if code != 1 {
+		t.Fatalf("exit status %d, want 1; log:\n%s", code, log)
+	}
+	failMustContain(t, log, "ferry's output", fmt.Sprintf("recording %d was extended after it stopped, where ferry published it to its end at %d", a.recordingID, pa[n-1]),
+		"recordings after it came first", store.ResetCommand(sc.Name), "every stream failed")
+	if line, ok := failLogLine(log, "ferry: "); ok {
+		t.Logf("ferry said: %s", line)
+	}
+	if in := receivedMessages(t, sc.Topic); in != before {
+		t.Fatalf("the broker received %d messages, %d before the extension", in, before)
+	}
+	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], true)
+	expectCheckpoint(t, cfg, sc, b.recordingID, pb[n-1], true)
 }
 
 // TestARecordingExtendedBeforeFerryFinishedItIsFollowed: ferry publishes part of a live

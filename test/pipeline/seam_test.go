@@ -18,6 +18,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/eventually"
@@ -265,7 +266,8 @@ func TestLesson22_ARecordStoredAboveAFailureStopsTheStream(t *testing.T) {
 	pos := pub.publish(t, 0, n)
 	watchTopic(t, sc.Topic)
 	plan := harness.Faults(map[int]harness.Fault{failed: harness.Fail(nil)})
-	ip := startInProcess(t, inProcessOptions{plan: plan}, sc)
+	opts := &producerOptionsSeen{}
+	ip := startInProcess(t, inProcessOptions{plan: plan, createProducer: opts.wrap}, sc)
 	select {
 	case f := <-ip.p.Failures():
 		if !strings.Contains(f.Err.Error(), "lesson 22") {
@@ -274,6 +276,10 @@ func TestLesson22_ARecordStoredAboveAFailureStopsTheStream(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the stream went on after a record was stored above a failed one; checkpoint %+v", ip.checkpoint(sc, pub.recordingID))
 	}
+	// What keeps a failure from being followed by a stored later record in the first place:
+	// no send ever times out, one message per sequence id, a full queue fails rather than
+	// blocks or drops, and the producer's name is the recording's.
+	opts.check(t, sc, pub.recordingID)
 	// The failed stream's checkpointer outlives it: watch that no later flush passes the
 	// failed message either.
 	eventually.Always(t, time.Second, func() error {
@@ -514,6 +520,41 @@ func TestTopicDeletedMidStreamIsCreatedAgainAndResumed(t *testing.T) {
 	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(n, 2*n))
 }
 
+// producerOptionsSeen notes the options of every producer the pipeline creates.
+type producerOptionsSeen struct {
+	mu  sync.Mutex
+	all []pulsar.ProducerOptions
+}
+
+func (o *producerOptionsSeen) wrap(create actors.ProducerFactory) actors.ProducerFactory {
+	return func(opts pulsar.ProducerOptions) (pulsar.Producer, error) {
+		o.mu.Lock()
+		o.all = append(o.all, opts)
+		o.mu.Unlock()
+		return create(opts)
+	}
+}
+
+// check fails unless at least one producer was created and every one has the options
+// lesson 22 needs, and the name of recording id's producer.
+func (o *producerOptionsSeen) check(t *testing.T, sc streamConfig, id int64) {
+	t.Helper()
+	name, err := progress.ProducerName(sc.Name, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.all) == 0 {
+		t.Fatal("no producer was created")
+	}
+	for _, p := range o.all {
+		if p.SendTimeout >= 0 || !p.DisableBatching || !p.DisableBlockIfQueueFull || p.MaxPendingMessages <= 0 || p.Name != name || p.Topic != sc.Topic {
+			t.Errorf("producer options %+v; want SendTimeout < 0 (never), batching off, a bounded queue that fails when full, name %q on %s", p, name, sc.Topic)
+		}
+	}
+}
+
 // holdAcksOf is a plan that holds the acknowledgements of recording id's messages while
 // holding is set, and delivers every other.
 func holdAcksOf(id int64, holding *atomic.Bool) harness.Plan {
@@ -625,6 +666,57 @@ func TestLesson05_TheSuccessorWaitsForThePredecessorsFinalCheckpoint(t *testing.
 	if first := sends.at; !first.After(savedAt) {
 		t.Fatalf("B's first send at %s, before A's final checkpoint was persisted at %s", first.Format(time.StampMicro), savedAt.Format(time.StampMicro))
 	}
+	if cp := ip.checkpoint(sc, a.recordingID); cp.Position != pa[nA-1] || !cp.Completed {
+		t.Fatalf("A's checkpoint %+v, want completed at %d", cp, pa[nA-1])
+	}
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, nA+nB, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, nA+nB))
+}
+
+// TestLesson05_TheSuccessorWaitsForEveryAcknowledgementOfThePredecessor: recording A
+// stopped and B is live. Every record of A is sent and stored by the broker, but the
+// acknowledgements are held: replayed to its end and sent is not enough, so A is not
+// completed and B publishes nothing, for as long as they are held. Released, A completes and
+// B follows, every message once and in order.
+func TestLesson05_TheSuccessorWaitsForEveryAcknowledgementOfThePredecessor(t *testing.T) {
+	const nA, nB = 300, 100
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, nA)
+	rs.stopRecording(t, a)
+	a.close(t)
+	rs.startRecording(t)
+	b := rs.newPublication(t)
+	pb := b.publish(t, nA, nA+nB)
+	b.waitRecorded(t, pb[nB-1])
+	watchTopic(t, sc.Topic)
+
+	var holding atomic.Bool
+	holding.Store(true)
+	sends := &firstSend{recording: strconv.FormatInt(b.recordingID, 10), sent: make(chan struct{})}
+	ip := startInProcess(t, inProcessOptions{plan: holdAcksOf(a.recordingID, &holding), createProducer: sends.wrap}, sc)
+	t.Cleanup(func() { holding.Store(false); ip.producer(0).ReleaseAll() }) // after the pipeline's stop: LIFO
+	prodA := ip.producer(0)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if held := len(prodA.Held()); held != nA {
+			return fmt.Errorf("the broker answered %d of A's %d messages", held, nA)
+		}
+		return nil
+	})
+	eventually.Always(t, 2*time.Second, func() error {
+		select {
+		case <-sends.sent:
+			return errors.New("B was sent while acknowledgements of A were held")
+		default:
+		}
+		if cp := ip.checkpoint(sc, a.recordingID); cp.Completed {
+			return fmt.Errorf("A was completed (%+v) while acknowledgements of it were held", cp)
+		}
+		return nil
+	})
+	holding.Store(false)
+	prodA.ReleaseAll()
+	ip.waitCheckpoint(sc, b.recordingID, pb[nB-1], 60*time.Second)
 	if cp := ip.checkpoint(sc, a.recordingID); cp.Position != pa[nA-1] || !cp.Completed {
 		t.Fatalf("A's checkpoint %+v, want completed at %d", cp, pa[nA-1])
 	}
