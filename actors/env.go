@@ -38,13 +38,27 @@ type Subscriber interface {
 // client's CreateProducer; tests wrap the real producer in a fault-injecting decorator.
 type ProducerFactory func(pulsar.ProducerOptions) (pulsar.Producer, error)
 
+// LastStoredFunc reads the last message the broker stored in the partition recording rec's
+// producer publishes to (rec modulo the topic's partitions): ok is false for an empty one.
+// [LastStoredWith] makes one of a Pulsar client.
+type LastStoredFunc func(ctx context.Context, topic string, rec int64) (msg StoredMessage, ok bool, err error)
+
+// StoredMessage is what the deduplication check (lesson 21) needs of a stored message.
+type StoredMessage struct {
+	Producer   string
+	Properties map[string]string
+}
+
 // Env is what every actor of the pipeline shares. Each field is safe for concurrent use.
 type Env struct {
 	Archive        Archive
 	Aeron          Subscriber
 	CreateProducer ProducerFactory
-	Store          store.Store
-	Logger         *slog.Logger
+	// LastStored lets a publisher resuming from a checkpoint check that the broker still
+	// deduplicates what it stored before (lesson 21); nil: no check.
+	LastStored LastStoredFunc
+	Store      store.Store
+	Logger     *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Board receives each stream's status, pushed every statusPushInterval; nil: none.
@@ -186,5 +200,33 @@ func (t *tasks) CloseWithin(d time.Duration) bool {
 		return true
 	case <-timer.C:
 		return false
+	}
+}
+
+// LastStoredWith reads the last stored message with a reader of client on the recording's
+// partition (the publisher's router: rec modulo the partitions), from the latest message
+// inclusive. The reader needs permission to consume the topic.
+func LastStoredWith(client pulsar.Client) LastStoredFunc {
+	return func(ctx context.Context, topic string, rec int64) (StoredMessage, bool, error) {
+		parts, err := client.TopicPartitions(topic)
+		if err != nil {
+			return StoredMessage{}, false, fmt.Errorf("partitions of %s: %w", topic, err)
+		}
+		if len(parts) > 1 {
+			topic = parts[rec%int64(len(parts))]
+		}
+		r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.LatestMessageID(), StartMessageIDInclusive: true})
+		if err != nil {
+			return StoredMessage{}, false, fmt.Errorf("reader on %s: %w", topic, err)
+		}
+		defer r.Close()
+		if !r.HasNext() {
+			return StoredMessage{}, false, nil
+		}
+		m, err := r.Next(ctx)
+		if err != nil {
+			return StoredMessage{}, false, fmt.Errorf("reading the last message of %s: %w", topic, err)
+		}
+		return StoredMessage{Producer: m.ProducerName(), Properties: m.Properties()}, true, nil
 	}
 }

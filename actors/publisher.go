@@ -67,11 +67,31 @@ type publisher struct {
 	recordingStr string
 	streamIDStr  string
 	// watermark is what the store held for the recording when the publisher started;
-	// dedupChecked is set once the broker's state was compared with it (lesson 21).
-	watermark    *messages.Watermark
-	dedupChecked bool
-	incarnation  int
+	// dedupChecked is set once the check of the broker's deduplication state began for the
+	// current producer (lesson 21); verifying, while it reads what the broker stored last,
+	// holds the sends back. verifyUpTo (shared with the callbacks; -1: nothing to verify)
+	// is the last position the broker stored from the producer before it was created:
+	// every record re-sent up to there must come back as a duplicate.
+	watermark     *messages.Watermark
+	dedupChecked  bool
+	verifying     bool
+	verifyUpTo    *atomic.Int64
+	dedupReported bool
+	name          string // the producer's name ("" in transport mode)
+	incarnation   int
 }
+
+// lastStoredRead is what the broker stored last in the recording's partition, read for the
+// deduplication check.
+type lastStoredRead struct {
+	msg StoredMessage
+	ok  bool
+	err error
+}
+
+// storedAgain is a callback's news that a record at or below verifyUpTo was stored, not
+// recognised as a duplicate: the broker does not deduplicate what ferry published.
+type storedAgain struct{ end int64 }
 
 // producerCreated is the result of creating the producer on the actor's goroutine.
 type producerCreated struct {
@@ -114,8 +134,11 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 	incarnations := 0
 	return func() actor.Actor {
 		incarnations++
-		return &publisher{env: env, cfg: cfg, rec: rec, pids: pids, outstanding: new(atomic.Int64), parked: new(atomic.Bool), failedEpoch: new(atomic.Uint64),
+		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, outstanding: new(atomic.Int64), parked: new(atomic.Bool), failedEpoch: new(atomic.Uint64),
+			verifyUpTo:   new(atomic.Int64),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations}
+		p.verifyUpTo.Store(-1)
+		return p
 	}
 }
 
@@ -137,7 +160,11 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.create(ctx)
 	case *messages.Watermark:
 		p.watermark = msg
-		p.checkDedupState()
+		p.checkDedupState(ctx)
+	case *lastStoredRead:
+		p.lastStoredRead(ctx, msg)
+	case *storedAgain:
+		p.reportStoredAgain(ctx, msg.end)
 	case *producerCreated:
 		p.created(ctx, msg)
 	case *producerLost:
@@ -165,6 +192,7 @@ func (p *publisher) create(ctx actor.Context) {
 		if name, err = progress.ProducerName(p.cfg.Def.Name, p.rec); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
+		p.name = name
 	}
 	opts := pulsar.ProducerOptions{
 		Topic: p.cfg.Def.Topic,
@@ -219,7 +247,7 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	p.producer = res.producer
 	p.dedupChecked = false // a producer created again may find the broker's state lost
 	p.producerState(ctx, "ready")
-	p.checkDedupState()
+	p.checkDedupState(ctx)
 	p.pump(ctx)
 }
 
@@ -246,21 +274,73 @@ func topicTerminated(topic string, err error) error {
 	return fmt.Errorf("topic %s is terminated: it takes no more messages (pulsar-admin topics terminate); point the stream at another topic, which needs a new stream name or `ferry checkpoint reset` (%w)", topic, err)
 }
 
-// checkDedupState compares the broker's last sequence id for this producer name with what
-// the store says was acknowledged. A broker that knows less has lost its deduplication
-// state (topic reloaded before a snapshot, producer inactive for hours): records re-sent
-// between the two are stored again. ferry cannot undo that; it says so (lesson 21).
-func (p *publisher) checkDedupState() {
-	if p.dedupChecked || p.producer == nil || p.watermark == nil || !p.watermark.Stored || p.watermark.Seed {
-		return // nothing stored, or only where ferry took the recording on: nothing published
-	}
-	p.dedupChecked = true
-	last := p.producer.LastSequenceID()
-	if last >= p.watermark.Position {
+// checkDedupState begins the check of the broker's deduplication state for a producer that
+// resumes from a stored checkpoint (lesson 21): it reads the last message the broker stored
+// in the recording's partition, holding the sends back meanwhile. pulsar-client-go v0.19.0
+// does not tell the broker's last sequence id for the producer's name (LastSequenceID is
+// -1 until a receipt: docs/findings.md), so the check watches the receipts instead.
+func (p *publisher) checkDedupState(ctx actor.Context) {
+	if p.dedupChecked || p.cfg.Transport || p.producer == nil || p.watermark == nil || p.env.LastStored == nil {
 		return
 	}
-	p.env.Logger.Error("the broker does not know what ferry published: its deduplication state for this producer was lost (topic reloaded before a snapshot, or the producer was inactive longer than the broker keeps it); records re-sent from the checkpoint may be stored twice, effectively-once does not hold for them (lesson 21)",
-		"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "broker_last_sequence_id", last, "checkpoint", p.watermark.Position)
+	p.dedupChecked = true
+	p.verifyUpTo.Store(-1)
+	if !p.watermark.Stored || p.watermark.Seed {
+		return // nothing stored, or only where ferry took the recording on: nothing published
+	}
+	p.verifying = true
+	self, system, read, topic, rec, timeout := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, p.cfg.CallTimeout
+	if !p.env.tasks().Go(func() {
+		call, cancel := context.WithTimeout(context.Background(), max(timeout, time.Second))
+		defer cancel()
+		msg, ok, err := read(call, topic, rec)
+		system.Root.Send(self, &lastStoredRead{msg: msg, ok: ok, err: err})
+	}) {
+		p.verifying = false
+	}
+}
+
+// lastStoredRead takes what the broker stored last and lets the sends go. The last message
+// from this recording's producer at position X, past the checkpoint: the records re-sent up
+// to X were stored before, and each must come back as a duplicate (the callbacks watch for
+// it). An empty partition, or another producer's message last, tells nothing.
+func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
+	p.verifying = false
+	defer p.pump(ctx)
+	checkpoint := p.watermark.Position
+	switch {
+	case r.err != nil:
+		p.env.Logger.Warn("cannot read what the broker stored last, to check that it deduplicates the records ferry sends again from its checkpoint (lesson 21); going on unchecked",
+			"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
+		return
+	case !r.ok || r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr:
+		return
+	}
+	last, err := strconv.ParseInt(r.msg.Properties[PropPosition], 10, 64)
+	switch {
+	case err != nil:
+		return // not ferry's message after all
+	case last < checkpoint:
+		msg := fmt.Sprintf("the broker's last message from producer %s is at position %d, before ferry's checkpoint %d: the topic lost messages ferry had published and Pulsar acknowledged (deleted and created again, or truncated), and so did its deduplication state (lesson 21)", p.name, last, checkpoint)
+		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
+		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
+	case last > checkpoint:
+		p.verifyUpTo.Store(last)
+	}
+}
+
+// reportStoredAgain says, once per producer, that the broker stored a record again.
+func (p *publisher) reportStoredAgain(ctx actor.Context, end int64) {
+	if p.dedupReported {
+		return
+	}
+	p.dedupReported = true
+	last := p.verifyUpTo.Load()
+	msg := fmt.Sprintf("the broker stored again the record at %d, which it had stored before from producer %s (up to %d): deduplication is off for the topic, or its state for this producer was lost "+
+		"(topic reloaded before a snapshot, or the producer was inactive longer than the broker keeps it); the records ferry sends again from its checkpoint %d up to %d are stored twice, effectively-once does not hold for them (lesson 21)",
+		end, p.name, last, p.watermark.Position, last)
+	p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
+	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
 }
 
 // producerState tells the stream's status what the producer is doing (in transport mode,
@@ -274,7 +354,7 @@ type resumeSends struct{}
 
 // pump sends the waiting batches that may go now, in order.
 func (p *publisher) pump(ctx actor.Context) {
-	for len(p.waiting) > 0 && p.producer != nil {
+	for len(p.waiting) > 0 && p.producer != nil && !p.verifying {
 		b := p.waiting[0]
 		if b.Epoch != p.sentEpoch && p.outstanding.Load() > 0 {
 			// Park first, then look again: a callback that brings outstanding to zero
@@ -296,7 +376,7 @@ func isProducerBusy(err error) bool { return strings.Contains(err.Error(), "Prod
 
 func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	system, self, tracker, payloads := ctx.ActorSystem(), ctx.Self(), p.pids.tracker, p.env.Payloads
-	outstanding, parked, failedEpoch := p.outstanding, p.parked, p.failedEpoch
+	outstanding, parked, failedEpoch, verifyUpTo := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo
 	prod := p.producer
 	stopped := func() bool { return b.Epoch < failedEpoch.Load() }
 	// skip reports records of a failed epoch as not sent: every record handed to the
@@ -365,6 +445,9 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			// buffer given back and compare the topics byte for byte (ferry_scribble).
 			payloads.Put(payload)
 			dup := id != nil && id.LedgerID() == -1 && id.EntryID() == -1
+			if !dup && end <= verifyUpTo.Load() {
+				system.Root.Send(self, &storedAgain{end: end})
+			}
 			system.Root.Send(tracker, &messages.PublishAcked{RecordingId: p.rec, Epoch: epoch, End: end, Duplicate: dup})
 		})
 	}

@@ -113,6 +113,7 @@ func runPipeline(args []string, stderr io.Writer) error {
 		Connect:        func(ctx context.Context) (*actors.Connection, error) { return connectAeron(ctx, cfg, log) },
 		Streams:        streams,
 		CreateProducer: pc.CreateProducer,
+		LastStored:     actors.LastStoredWith(pc),
 		Store:          st,
 		Reconnect:      reconnectBackoff,
 		DrainTimeout:   drainTimeout,

@@ -173,6 +173,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 		Archive:        arc,
 		Aeron:          sub,
 		CreateProducer: create,
+		LastStored:     actors.LastStoredWith(client),
 		Store:          s,
 		Logger:         log,
 		Board:          ip.board,

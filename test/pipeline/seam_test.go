@@ -20,7 +20,6 @@ import (
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
-	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/harness"
 )
@@ -330,6 +329,10 @@ func TestLesson02_LostAckStallsAndTheNextStartRepublishes(t *testing.T) {
 	if got := first(); got != pos[lost] {
 		t.Fatalf("the next start sent sequence id %d first, want %d (message %d, the first unacknowledged)", got, pos[lost], lost)
 	}
+	// The broker kept its deduplication state: no lesson 21 report.
+	if line, ok := failLogLine(again.logs.String(), "lesson 21"); ok {
+		t.Fatalf("a restart with the broker's deduplication state intact reported it lost: %s", line)
+	}
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
 	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
 }
@@ -597,36 +600,69 @@ func (s *failingStore) failedAttempts() []time.Time {
 	return append([]time.Time(nil), s.failedAt...)
 }
 
-// TestLesson21_LostBrokerDedupStateIsReported: the store says ferry published recording r
-// up to message 49, but the topic is new: the broker knows no sequence id for the producer,
-// as after it lost its deduplication state. ferry cannot make the re-sends effectively once;
-// it says so, at error level, naming the broker's and its own positions, and goes on from
-// its checkpoint.
+// TestLesson21_LostBrokerDedupStateIsReported: the broker stored all 300 messages of a
+// recording, but the acknowledgement of message 30 was lost, so ferry's checkpoint is at
+// message 29; the topic does not deduplicate (its namespace has deduplication off, as a
+// broker that lost its state for the producer behaves). The next start sends messages 30–299
+// again and the broker stores them again. ferry cannot undo that; it says so, at error level
+// and in the stream's status (a "deduplication" failure), naming the first record stored
+// again, the producer and its checkpoint — once, not per record — and goes on. (With the
+// broker's state intact, TestLesson02_LostAckStallsAndTheNextStartRepublishes shows the
+// same restart reporting nothing.)
 func TestLesson21_LostBrokerDedupStateIsReported(t *testing.T) {
-	const n = 100
+	const n, lost = 300, 30
+	ns := dedupOffNamespace(t)
 	sc := newStreamConfig(t, "")
+	sc.Topic = fmt.Sprintf("persistent://public/%s/%s", ns, sc.Name)
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
 	pos := pub.publish(t, 0, n)
-	watchTopic(t, sc.Topic)
+	watchTopicDedupOff(t, sc.Topic)
+	answered := &answers{}
+	plan := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
+		answered.note(msg)
+		if k == lost {
+			return harness.Lose()
+		}
+		return harness.Deliver()
+	}
 	storePath := t.TempDir() + "/checkpoints.db"
-	seed, err := bolt.Open(storePath, nil)
+	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: storePath}, sc)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[lost-1], 30*time.Second)
+	answered.wait(t, n, 30*time.Second)
+	if _, err := ip.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if line, ok := failLogLine(ip.logs.String(), "lesson 21"); ok {
+		t.Fatalf("the first run, with nothing stored before, reported lost deduplication state: %s", line)
+	}
+
+	again := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
+	again.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
+	name, err := progress.ProducerName(sc.Name, pub.recordingID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = seed.Save(sc.definition(), []store.Checkpoint{{RecordingID: pub.recordingID, Position: pos[49], UpdatedAtMs: time.Now().UnixMilli()}})
-	if cerr := seed.Close(); err == nil {
-		err = cerr
+	want := []string{"level=ERROR", "lesson 21", fmt.Sprintf("stored again the record at %d", pos[lost]), name, fmt.Sprintf("checkpoint %d", pos[lost-1])}
+	if _, ok := failLogLine(again.logs.String(), want...); !ok {
+		t.Fatalf("the broker storing re-sent records again was not reported at error level with %q:\n%s", want, again.logs.String())
 	}
-	if err != nil {
-		t.Fatal(err)
+	if got := strings.Count(again.logs.String(), "lesson 21"); got != 1 {
+		t.Errorf("lesson 21 reported %d times, want once", got)
 	}
-	ip := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
-	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
-	if _, ok := failLogLine(ip.logs.String(), "level=ERROR", "lesson 21", fmt.Sprintf("checkpoint=%d", pos[49])); !ok {
-		t.Fatalf("the lost deduplication state was not reported at error level with ferry's checkpoint:\n%s", ip.logs.String())
-	}
-	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n-50, 30*time.Second)
-	assertExactlyOnceInOrder(t, msgs, payloads(50, n))
+	eventually.NoError(t, 10*time.Second, func() error {
+		st, err := again.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(st.Failures, func(f *messages.Failure) bool {
+			return f.Kind == "deduplication" && strings.Contains(f.Message, "lesson 21")
+		}) {
+			return fmt.Errorf("the stream's status has no deduplication failure: %+v", st.Failures)
+		}
+		return nil
+	})
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, 2*n-lost, 30*time.Second)
+	assertInOrderNoGaps(t, msgs, payloads(0, n))
 }
 
 // TestLesson05_TheSuccessorWaitsForThePredecessorsFinalCheckpoint: recording A stopped and
