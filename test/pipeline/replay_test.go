@@ -3,9 +3,11 @@ package pipeline
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/harness"
 )
@@ -115,4 +117,54 @@ func countFragmented(n int) int {
 		}
 	}
 	return k
+}
+
+// TestLesson09_ARecordingThatEndsWithPaddingCompletesAndTheNextFollows: recording A's
+// publication offers until its term is full, so that its last frame is a padding frame (the
+// offer that finds no room pads the term and answers "admin action"), and A stops right
+// there: its stop position lies beyond its last message's end. ferry completes A at its stop
+// position — the image's position, not the last message's end (lesson 9), or it would wait
+// for a message that never comes — and publishes the next recording B after it: every
+// message once, in order.
+func TestLesson09_ARecordingThatEndsWithPaddingCompletesAndTheNextFollows(t *testing.T) {
+	const nB = 100
+	sc := newStreamConfig(t, "")
+	sc.Channel += "|term-length=64k"
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	var pa []int64
+	for i := 0; ; {
+		pos, err := a.pub.Offer(payloadFor(i))
+		switch {
+		case err == nil:
+			pa = append(pa, pos)
+			i++
+			continue
+		case errors.Is(err, aeron.ErrAdminAction):
+		case retryable(err):
+			continue
+		default:
+			t.Fatal(err)
+		}
+		break // the term is padded to its end
+	}
+	nA := len(pa)
+	rs.stopRecording(t, a) // at the publication's position: the term's end, past the padding
+	stop := a.descriptor(t).StopPosition
+	if stop <= pa[nA-1] || stop%(64<<10) != 0 {
+		t.Fatalf("recording A stops at %d, its last message ends at %d: the test needs a padding frame at the end of a term", stop, pa[nA-1])
+	}
+	t.Logf("recording A: %d messages, the last ending at %d, then %d bytes of padding to its stop at %d", nA, pa[nA-1], stop-pa[nA-1], stop)
+	a.close(t)
+	rs.startRecording(t)
+	b := rs.newPublication(t)
+	pb := b.publish(t, nA, nA+nB)
+	b.waitRecorded(t, pb[nB-1])
+	watchTopic(t, sc.Topic)
+
+	ip := startInProcess(t, inProcessOptions{}, sc)
+	ip.waitCheckpoint(sc, b.recordingID, pb[nB-1], 60*time.Second)
+	if cp := ip.checkpoint(sc, a.recordingID); cp.Position != stop || !cp.Completed {
+		t.Fatalf("A's checkpoint %+v, want completed at its stop position %d", cp, stop)
+	}
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, nA+nB, 30*time.Second), payloads(0, nA+nB))
 }
