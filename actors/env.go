@@ -205,7 +205,8 @@ func (t *tasks) CloseWithin(d time.Duration) bool {
 
 // LastStoredWith reads the last stored message with a reader of client on the recording's
 // partition (the publisher's router: rec modulo the partitions), from the latest message
-// inclusive. The reader needs permission to consume the topic.
+// inclusive. The reader needs permission to consume the topic. (Not HasNext: v0.19.0's
+// answers false for an error as for an empty topic.)
 func LastStoredWith(client pulsar.Client) LastStoredFunc {
 	return func(ctx context.Context, topic string, rec int64) (StoredMessage, bool, error) {
 		parts, err := client.TopicPartitions(topic)
@@ -219,9 +220,13 @@ func LastStoredWith(client pulsar.Client) LastStoredFunc {
 		if err != nil {
 			return StoredMessage{}, false, fmt.Errorf("reader on %s: %w", topic, err)
 		}
-		defer r.Close()
-		if !r.HasNext() {
-			return StoredMessage{}, false, nil
+		defer func() { go r.Close() }() // a close waits for the broker: not the caller
+		last, err := r.GetLastMessageID()
+		if err != nil {
+			return StoredMessage{}, false, fmt.Errorf("the last message id of %s: %w", topic, err)
+		}
+		if last.EntryID() < 0 {
+			return StoredMessage{}, false, nil // empty
 		}
 		m, err := r.Next(ctx)
 		if err != nil {

@@ -72,18 +72,22 @@ type publisher struct {
 	// holds the sends back. verifyUpTo (shared with the callbacks; -1: nothing to verify)
 	// is the last position the broker stored from the producer before it was created:
 	// every record re-sent up to there must come back as a duplicate.
-	watermark     *messages.Watermark
-	dedupChecked  bool
-	verifying     bool
-	verifyUpTo    *atomic.Int64
-	dedupReported bool
-	name          string // the producer's name ("" in transport mode)
-	incarnation   int
+	watermark    *messages.Watermark
+	dedupChecked bool
+	verifying    bool
+	verifyGen    uint64 // numbers the reads, so that a late answer is ignored
+	verifyUpTo   *atomic.Int64
+	// storedAgainSent is set by the first callback that finds a record stored again: one
+	// report per publisher.
+	storedAgainSent *atomic.Bool
+	name            string // the producer's name ("" in transport mode)
+	incarnation     int
 }
 
 // lastStoredRead is what the broker stored last in the recording's partition, read for the
 // deduplication check.
 type lastStoredRead struct {
+	gen uint64
 	msg StoredMessage
 	ok  bool
 	err error
@@ -135,7 +139,7 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 	return func() actor.Actor {
 		incarnations++
 		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, outstanding: new(atomic.Int64), parked: new(atomic.Bool), failedEpoch: new(atomic.Uint64),
-			verifyUpTo:   new(atomic.Int64),
+			verifyUpTo: new(atomic.Int64), storedAgainSent: new(atomic.Bool),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations}
 		p.verifyUpTo.Store(-1)
 		return p
@@ -289,15 +293,23 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 		return // nothing stored, or only where ferry took the recording on: nothing published
 	}
 	p.verifying = true
-	self, system, read, topic, rec, timeout := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, p.cfg.CallTimeout
+	p.verifyGen++
+	self, system, read, topic, rec, gen := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, p.verifyGen
+	timeout := max(p.cfg.CallTimeout, time.Second)
 	if !p.env.tasks().Go(func() {
-		call, cancel := context.WithTimeout(context.Background(), max(timeout, time.Second))
+		call, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		msg, ok, err := read(call, topic, rec)
-		system.Root.Send(self, &lastStoredRead{msg: msg, ok: ok, err: err})
+		system.Root.Send(self, &lastStoredRead{gen: gen, msg: msg, ok: ok, err: err})
 	}) {
 		p.verifying = false
+		return
 	}
+	// The client's calls can outlast their own timeouts (a reader reconnecting retries
+	// without end): the sends wait no longer than this.
+	time.AfterFunc(timeout+time.Second, func() {
+		system.Root.Send(self, &lastStoredRead{gen: gen, err: fmt.Errorf("no answer within %s", timeout+time.Second)})
+	})
 }
 
 // lastStoredRead takes what the broker stored last and lets the sends go. The last message
@@ -305,9 +317,11 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 // to X were stored before, and each must come back as a duplicate (the callbacks watch for
 // it). An empty partition, or another producer's message last, tells nothing.
 func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
+	if !p.verifying || r.gen != p.verifyGen {
+		return // answered already (a late answer, or the timeout after one)
+	}
 	p.verifying = false
 	defer p.pump(ctx)
-	checkpoint := p.watermark.Position
 	switch {
 	case r.err != nil:
 		p.env.Logger.Warn("cannot read what the broker stored last, to check that it deduplicates the records ferry sends again from its checkpoint (lesson 21); going on unchecked",
@@ -316,25 +330,17 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 	case !r.ok || r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr:
 		return
 	}
-	last, err := strconv.ParseInt(r.msg.Properties[PropPosition], 10, 64)
-	switch {
-	case err != nil:
-		return // not ferry's message after all
-	case last < checkpoint:
-		msg := fmt.Sprintf("the broker's last message from producer %s is at position %d, before ferry's checkpoint %d: the topic lost messages ferry had published and Pulsar acknowledged (deleted and created again, or truncated), and so did its deduplication state (lesson 21)", p.name, last, checkpoint)
-		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
-		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
-	case last > checkpoint:
+	// (A last message before the checkpoint is no news: a completed checkpoint is the
+	// recording's stop, which can lie past its last record — padding, or a fragmented
+	// message the publisher never finished.)
+	if last, err := strconv.ParseInt(r.msg.Properties[PropPosition], 10, 64); err == nil && last > p.watermark.Position {
 		p.verifyUpTo.Store(last)
+		p.env.Logger.Info("resuming past what the broker stored: the records sent again up to there must come back as duplicates", "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position, "broker_last", last)
 	}
 }
 
-// reportStoredAgain says, once per producer, that the broker stored a record again.
+// reportStoredAgain says that the broker stored a record again (once per publisher).
 func (p *publisher) reportStoredAgain(ctx actor.Context, end int64) {
-	if p.dedupReported {
-		return
-	}
-	p.dedupReported = true
 	last := p.verifyUpTo.Load()
 	msg := fmt.Sprintf("the broker stored again the record at %d, which it had stored before from producer %s (up to %d): deduplication is off for the topic, or its state for this producer was lost "+
 		"(topic reloaded before a snapshot, or the producer was inactive longer than the broker keeps it); the records ferry sends again from its checkpoint %d up to %d are stored twice, effectively-once does not hold for them (lesson 21)",
@@ -376,7 +382,7 @@ func isProducerBusy(err error) bool { return strings.Contains(err.Error(), "Prod
 
 func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	system, self, tracker, payloads := ctx.ActorSystem(), ctx.Self(), p.pids.tracker, p.env.Payloads
-	outstanding, parked, failedEpoch, verifyUpTo := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo
+	outstanding, parked, failedEpoch, verifyUpTo, storedAgainSent := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo, p.storedAgainSent
 	prod := p.producer
 	stopped := func() bool { return b.Epoch < failedEpoch.Load() }
 	// skip reports records of a failed epoch as not sent: every record handed to the
@@ -445,7 +451,7 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			// buffer given back and compare the topics byte for byte (ferry_scribble).
 			payloads.Put(payload)
 			dup := id != nil && id.LedgerID() == -1 && id.EntryID() == -1
-			if !dup && end <= verifyUpTo.Load() {
+			if !dup && end <= verifyUpTo.Load() && storedAgainSent.CompareAndSwap(false, true) {
 				system.Root.Send(self, &storedAgain{end: end})
 			}
 			system.Root.Send(tracker, &messages.PublishAcked{RecordingId: p.rec, Epoch: epoch, End: end, Duplicate: dup})

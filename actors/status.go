@@ -211,10 +211,12 @@ func (s *streamStatus) persisted(c *messages.CheckpointPersisted, nowMs int64) {
 	}
 }
 
-// reopened takes a completed recording back to publishing (extended after it was completed).
+// reopened takes a completed recording back to publishing (extended after it was completed):
+// its new tracker counts from zero, on top of what the finished one counted.
 func (s *streamStatus) reopened(id int64) {
 	r := s.recording(id)
 	r.Completed = false
+	s.carried[id] = counts{r.Published, r.Acknowledged, r.Duplicates, r.Failed}
 }
 
 // written takes the checkpointer's report of a store write. A failed one is a checkpoint

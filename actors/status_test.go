@@ -165,3 +165,17 @@ func TestTheStallReasonSaysWhichSideIsStill(t *testing.T) {
 		})
 	}
 }
+
+// A recording published again after an extension is no longer completed, and its counts go
+// on from the finished tracker's: the new tracker counts from zero.
+func TestAReopenedRecordingsCountsGoOn(t *testing.T) {
+	s := newStreamStatus(0)
+	s.progress(&messages.RecordingProgress{RecordingId: 3, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(640), Published: 10, Acknowledged: 10, Duplicates: 1}}, 1)
+	s.persisted(&messages.CheckpointPersisted{RecordingId: 3, Position: 640, Completed: true}, 2)
+	s.reopened(3)
+	s.progress(&messages.RecordingProgress{RecordingId: 3, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(704), Published: 2, Acknowledged: 1}}, 3)
+	r := s.recording(3)
+	if r.Completed || r.Published != 12 || r.Acknowledged != 11 || r.Duplicates != 1 {
+		t.Fatalf("reopened recording's status %+v; want not completed, 12 published, 11 acknowledged, 1 duplicate", r)
+	}
+}

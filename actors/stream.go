@@ -595,6 +595,12 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 // this listing): recordings after it may already be published, and its extension would
 // land among theirs, out of the order the schedule keeps; for one of those the stream stops
 // and says what to do.
+//
+// Not seen: a recording truncated and then extended beyond ferry's end between two listings
+// (or while ferry was down). The listing shows only the new stop; the records appended
+// between the truncation and ferry's end are not published (their positions are ones the
+// topic's deduplication has seen). Telling it would need the last record ferry published
+// compared with what the archive now holds at that position.
 func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, newest bool, how string, listedAt int64) error {
 	id := r.RecordingId
 	if !newest {
@@ -708,7 +714,7 @@ func (s *streamSupervisor) startingPosition(rec *messages.RecordingInfo) int64 {
 func (s *streamSupervisor) checkStart(r *messages.RecordingInfo) error {
 	id := r.RecordingId
 	k, ok := s.known[id]
-	if !ok || r.StartPosition <= k.StartPosition || s.running[id] != nil || s.completed[id] || s.finished[id] || s.storedCompleted[id] || id == s.latestAnchor {
+	if !ok || r.StartPosition <= k.StartPosition || s.running[id] != nil || s.completed[id] || s.finished[id] || s.storedCompleted[id] || s.reopenings[id] > 0 || id == s.latestAnchor {
 		return nil
 	}
 	for _, cp := range s.cfg.Stored.Checkpoints {

@@ -202,7 +202,9 @@ func (s *Schedule) Reopen(r Recording) error {
 	case e.completed && i != len(s.recs)-1:
 		return fmt.Errorf("reopen recording %d with recording %d after it: %w", r.ID, s.recs[len(s.recs)-1].ID, ErrNotRunnable)
 	}
-	e.completed, e.permitted = false, true
+	if e.completed { // permitted before it completed
+		e.completed, e.permitted = false, true
+	}
 	e.Live, e.StopMs, e.Recorded = r.Live, r.StopMs, r.Recorded
 	if r.Live {
 		e.grewAtMs = r.ListedAtMs

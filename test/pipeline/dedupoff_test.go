@@ -91,9 +91,11 @@ func TestCrashWithDedupOffHasNoGapAndFewDuplicates(t *testing.T) {
 		}
 		return nil
 	})
-	// The restart cannot be effectively-once, and says so (lesson 21): the broker knows no
-	// sequence id of the producer although the checkpoint says it stored records.
-	failWaitLog(t, f, 30*time.Second, "level=ERROR", "lesson 21", "deduplication is off", "stored again the record at", fmt.Sprintf("recording=%d ", pub.recordingID))
+	// The restart cannot be effectively-once, and says so (lesson 21): the records the broker
+	// stored beyond the checkpoint are stored again.
+	if firstRun > int64(covered) {
+		failWaitLog(t, f, 30*time.Second, "level=ERROR", "lesson 21", "deduplication is off", "stored again the record at", fmt.Sprintf("recording=%d ", pub.recordingID))
+	}
 	positions := slices.Concat(head, bg.stop(t))
 	last := positions[len(positions)-1]
 	pub.waitRecorded(t, last)

@@ -343,6 +343,10 @@ func TestAnExtendedRecordingIsPublishedOnFromItsEnd(t *testing.T) {
 			f.mustStop()
 			expectCheckpoint(t, cfg, sc, a.recordingID, pe[m-1], true)
 			expectTopic(t, sc, a.published(0, pa), e.published(n, pe))
+			// Nothing sent twice either (deduplication would hide it from the topic).
+			if in := receivedMessages(t, sc.Topic); in != int64(n+m) {
+				t.Fatalf("the broker received %d messages, want the %d published", in, n+m)
+			}
 		})
 	}
 }
