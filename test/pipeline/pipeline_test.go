@@ -567,3 +567,45 @@ func spin(n int) (stop func()) {
 	}
 	return func() { close(done) }
 }
+
+// TestLesson08_ASuccessorThatStartsMidStreamIsPublishedFromItsOwnStart: one publication,
+// recorded (A), then not recorded while it goes on publishing, then recorded again (B): B
+// starts at a non-zero position of the same session, where A's records do not reach. ferry
+// publishes A, then B from B's start under B's own producer — neither from 0 nor from where A
+// left off — and the messages published while nothing recorded are not in the topic.
+func TestLesson08_ASuccessorThatStartsMidStreamIsPublishedFromItsOwnStart(t *testing.T) {
+	const nA, gap, nB = 300, 200, 300
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	keep := rs.plainSubscriber(t) // keeps the publication connected while nothing records it
+	pa := a.publish(t, 0, nA)
+	rs.stopRecording(t, a)
+	idA := a.recordingID
+	a.meanwhile = keep.drain
+	unrecorded := a.publish(t, nA, nA+gap)
+	a.meanwhile = nil
+	at := keep.consumePast(t, a, unrecorded[gap-1]-1) // all of it: B starts after the gap
+	if err := keep.close(); err != nil {
+		t.Fatal(err)
+	}
+	rs.startRecording(t)
+	dB := a.awaitRecording(t)
+	if dB.StartPosition != at || at != unrecorded[gap-1] {
+		t.Fatalf("recording B starts at %d; want the end of the unrecorded messages, %d (the subscriber left at %d)", dB.StartPosition, unrecorded[gap-1], at)
+	}
+	pb := a.publish(t, nA+gap, nA+gap+nB)
+	a.waitRecorded(t, pb[nB-1])
+	t.Logf("recording A %d: 0..%d; not recorded: ..%d; recording B %d: %d..%d, the same session", idA, pa[nA-1], unrecorded[gap-1], dB.RecordingID, dB.StartPosition, pb[nB-1])
+
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	f := startFerry(t, cfg.write(t))
+	w.waitAll(t, f, dB.RecordingID, pb, 90*time.Second)
+	f.mustStop()
+	session := a.pub.SessionID()
+	expectTopic(t, sc,
+		published{from: 0, positions: pa, recordingID: idA, sessionID: session},
+		published{from: nA + gap, positions: pb, recordingID: dB.RecordingID, sessionID: session})
+	expectCheckpoint(t, cfg, sc, idA, pa[nA-1], true)
+	expectCheckpoint(t, cfg, sc, dB.RecordingID, pb[nB-1], false)
+}
