@@ -208,30 +208,54 @@ func (t *tasks) CloseWithin(d time.Duration) bool {
 // inclusive. The reader needs permission to consume the topic. (Not HasNext: v0.19.0's
 // answers false for an error as for an empty topic.)
 func LastStoredWith(client pulsar.Client) LastStoredFunc {
-	return func(ctx context.Context, topic string, rec int64) (StoredMessage, bool, error) {
-		parts, err := client.TopicPartitions(topic)
-		if err != nil {
-			return StoredMessage{}, false, fmt.Errorf("partitions of %s: %w", topic, err)
-		}
-		if len(parts) > 1 {
-			topic = parts[rec%int64(len(parts))]
-		}
-		r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.LatestMessageID(), StartMessageIDInclusive: true})
-		if err != nil {
-			return StoredMessage{}, false, fmt.Errorf("reader on %s: %w", topic, err)
-		}
-		defer func() { go r.Close() }() // a close waits for the broker: not the caller
-		last, err := r.GetLastMessageID()
-		if err != nil {
-			return StoredMessage{}, false, fmt.Errorf("the last message id of %s: %w", topic, err)
-		}
-		if last.EntryID() < 0 {
-			return StoredMessage{}, false, nil // empty
-		}
-		m, err := r.Next(ctx)
-		if err != nil {
-			return StoredMessage{}, false, fmt.Errorf("reading the last message of %s: %w", topic, err)
-		}
-		return StoredMessage{Producer: m.ProducerName(), Properties: m.Properties()}, true, nil
+	type result struct {
+		msg StoredMessage
+		ok  bool
+		err error
 	}
+	return func(ctx context.Context, topic string, rec int64) (StoredMessage, bool, error) {
+		// The client's calls here do not take ctx (and a reader reconnecting retries without
+		// end): they run on a goroutine of their own, which the caller does not wait for.
+		done := make(chan result, 1)
+		go func() {
+			msg, ok, err := lastStored(ctx, client, topic, rec)
+			done <- result{msg, ok, err}
+		}()
+		select {
+		case r := <-done:
+			return r.msg, r.ok, r.err
+		case <-ctx.Done():
+			return StoredMessage{}, false, fmt.Errorf("reading the last message of %s: %w", topic, ctx.Err())
+		}
+	}
+}
+
+func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int64) (StoredMessage, bool, error) {
+	parts, err := client.TopicPartitions(topic)
+	if err != nil {
+		return StoredMessage{}, false, fmt.Errorf("partitions of %s: %w", topic, err)
+	}
+	if len(parts) > 1 {
+		topic = parts[rec%int64(len(parts))]
+	}
+	r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.LatestMessageID(), StartMessageIDInclusive: true})
+	if err != nil {
+		return StoredMessage{}, false, fmt.Errorf("reader on %s: %w", topic, err)
+	}
+	// Closed when done, or when ctx ends first: a close ends the reader's reconnect loop.
+	// (Close is idempotent.)
+	stop := context.AfterFunc(ctx, r.Close)
+	defer func() { stop(); r.Close() }()
+	last, err := r.GetLastMessageID()
+	if err != nil {
+		return StoredMessage{}, false, fmt.Errorf("the last message id of %s: %w", topic, err)
+	}
+	if last.EntryID() < 0 {
+		return StoredMessage{}, false, nil // empty
+	}
+	m, err := r.Next(ctx)
+	if err != nil {
+		return StoredMessage{}, false, fmt.Errorf("reading the last message of %s: %w", topic, err)
+	}
+	return StoredMessage{Producer: m.ProducerName(), Properties: m.Properties()}, true, nil
 }

@@ -75,7 +75,8 @@ type publisher struct {
 	watermark    *messages.Watermark
 	dedupChecked bool
 	verifying    bool
-	verifyGen    uint64 // numbers the reads, so that a late answer is ignored
+	verifyGen    uint64 // numbers the reads, so that an earlier read's answer is ignored
+	verifyTimer  *time.Timer
 	verifyUpTo   *atomic.Int64
 	// storedAgainSent is set by the first callback that finds a record stored again: one
 	// report per publisher.
@@ -87,10 +88,11 @@ type publisher struct {
 // lastStoredRead is what the broker stored last in the recording's partition, read for the
 // deduplication check.
 type lastStoredRead struct {
-	gen uint64
-	msg StoredMessage
-	ok  bool
-	err error
+	gen      uint64
+	msg      StoredMessage
+	ok       bool
+	err      error
+	timedOut bool // sent by the timer, not the read
 }
 
 // storedAgain is a callback's news that a record at or below verifyUpTo was stored, not
@@ -307,8 +309,8 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	}
 	// The client's calls can outlast their own timeouts (a reader reconnecting retries
 	// without end): the sends wait no longer than this.
-	time.AfterFunc(timeout+time.Second, func() {
-		system.Root.Send(self, &lastStoredRead{gen: gen, err: fmt.Errorf("no answer within %s", timeout+time.Second)})
+	p.verifyTimer = time.AfterFunc(timeout+time.Second, func() {
+		system.Root.Send(self, &lastStoredRead{gen: gen, timedOut: true, err: fmt.Errorf("no answer within %s", timeout+time.Second)})
 	})
 }
 
@@ -317,25 +319,38 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 // to X were stored before, and each must come back as a duplicate (the callbacks watch for
 // it). An empty partition, or another producer's message last, tells nothing.
 func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
-	if !p.verifying || r.gen != p.verifyGen {
-		return // answered already (a late answer, or the timeout after one)
+	if r.gen != p.verifyGen || r.timedOut && !p.verifying {
+		return // an earlier read's, or the timer after the answer
 	}
-	p.verifying = false
-	defer p.pump(ctx)
+	if p.verifyTimer != nil {
+		p.verifyTimer.Stop()
+	}
+	if p.verifying {
+		p.verifying = false
+		defer p.pump(ctx)
+	} // else: the answer after the timer let the sends go; the records not yet acknowledged are still checked
 	switch {
 	case r.err != nil:
-		p.env.Logger.Warn("cannot read what the broker stored last, to check that it deduplicates the records ferry sends again from its checkpoint (lesson 21); going on unchecked",
+		p.env.Logger.Warn("cannot read what the broker stored last, to check that it deduplicates the records ferry sends again from its checkpoint; going on unchecked",
 			"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
 		return
 	case !r.ok || r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr:
+		p.env.Logger.Debug("deduplication not checked: the partition's last message is not this recording's", "stream", p.cfg.Def.Name, "recording", p.rec, "empty", !r.ok)
 		return
 	}
-	// (A last message before the checkpoint is no news: a completed checkpoint is the
-	// recording's stop, which can lie past its last record — padding, or a fragmented
-	// message the publisher never finished.)
-	if last, err := strconv.ParseInt(r.msg.Properties[PropPosition], 10, 64); err == nil && last > p.watermark.Position {
+	last, err := strconv.ParseInt(r.msg.Properties[PropPosition], 10, 64)
+	switch {
+	case err != nil:
+		return // not ferry's message after all
+	case last > p.watermark.Position:
 		p.verifyUpTo.Store(last)
 		p.env.Logger.Info("resuming past what the broker stored: the records sent again up to there must come back as duplicates", "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position, "broker_last", last)
+	case last < p.watermark.Position && !p.watermark.Completed:
+		// (A completed checkpoint is the recording's stop, which can lie past its last
+		// record: padding, or a fragmented message its publisher never finished.)
+		msg := fmt.Sprintf("the broker's last message from producer %s is at position %d, before ferry's checkpoint %d: the topic lost messages ferry had published and Pulsar acknowledged (truncated, or trimmed by retention), and its deduplication state for them (lesson 21)", p.name, last, p.watermark.Position)
+		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
+		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
 	}
 }
 

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/harness"
 )
@@ -670,6 +672,58 @@ func TestLesson21_LostBrokerDedupStateIsReported(t *testing.T) {
 	})
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, 2*n-lost, 30*time.Second)
 	assertInOrderNoGaps(t, msgs, payloads(0, n))
+}
+
+// TestLesson21_ATopicThatLostAcknowledgedMessagesIsReported: ferry's checkpoint says Pulsar
+// acknowledged messages 0–49 of a recording, but the last message the topic holds from the
+// recording's producer is message 19 (the topic was truncated, or retention trimmed it): the
+// broker's deduplication state for 20–49 is gone with them. ferry says so, at error level and
+// in the status, and goes on from its checkpoint.
+func TestLesson21_ATopicThatLostAcknowledgedMessagesIsReported(t *testing.T) {
+	const n, kept, checkpointed = 100, 20, 50
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	watchTopic(t, sc.Topic)
+	name, err := progress.ProducerName(sc.Name, pub.recordingID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the topic kept: messages 0–19 as ferry's producer sent them.
+	client := newPulsarClient(t, peers.Pulsar.ServiceURL)
+	prod, err := client.CreateProducer(pulsar.ProducerOptions{Topic: sc.Topic, Name: name, DisableBatching: true, SendTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range kept {
+		seq := pos[i]
+		if _, err := prod.Send(context.Background(), &pulsar.ProducerMessage{Payload: payloadFor(i), SequenceID: &seq,
+			Properties: map[string]string{actors.PropRecordingID: strconv.FormatInt(pub.recordingID, 10), actors.PropPosition: strconv.FormatInt(seq, 10)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prod.Close()
+	storePath := t.TempDir() + "/checkpoints.db"
+	seed, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = seed.Save(sc.definition(), []store.Checkpoint{{RecordingID: pub.recordingID, Position: pos[checkpointed-1], UpdatedAtMs: time.Now().UnixMilli()}})
+	if cerr := seed.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ip := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
+	want := []string{"level=ERROR", "lesson 21", fmt.Sprintf("at position %d, before ferry's checkpoint %d", pos[kept-1], pos[checkpointed-1])}
+	if _, ok := failLogLine(ip.logs.String(), want...); !ok {
+		t.Fatalf("the topic's lost messages were not reported with %q:\n%s", want, ip.logs.String())
+	}
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, kept+n-checkpointed, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, append(payloads(0, kept), payloads(checkpointed, n)...))
 }
 
 // TestLesson05_TheSuccessorWaitsForThePredecessorsFinalCheckpoint: recording A stopped and
