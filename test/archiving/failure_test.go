@@ -37,16 +37,7 @@ func TestArchiveKilledThenRestarted(t *testing.T) {
 		archive.Options{MessageTimeout: deadline, OnError: func(error) {}})
 	ctx := context.Background()
 	const ch, total = "aeron:ipc?term-length=64k", 50
-	stream := uniqueStream()
-	subID, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := s.aeron.AddExclusivePublication(ctx, ch, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := nextSignal(t, s.archive, archive.SignalStart).RecordingID
+	_, subID, pub, id := recorded(t, s, ch)
 	positions := offerAll(t, pub, 0, total, nil)
 	waitRecorded(t, s, id, positions[len(positions)-1])
 	if err := s.archive.StopRecordingSubscription(ctx, subID); err != nil {
@@ -109,16 +100,7 @@ func TestReplayFailingAfterItWasAcceptedIsReported(t *testing.T) {
 	}})
 	ctx := context.Background()
 	const ch = "aeron:ipc?term-length=64k"
-	stream := uniqueStream()
-	subID, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := s.aeron.AddExclusivePublication(ctx, ch, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := nextSignal(t, s.archive, archive.SignalStart).RecordingID
+	_, subID, pub, id := recorded(t, s, ch)
 	positions := offerAll(t, pub, 0, 5, nil)
 	waitRecorded(t, s, id, positions[len(positions)-1])
 	if err := s.archive.StopRecordingSubscription(ctx, subID); err != nil {

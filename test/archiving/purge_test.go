@@ -15,16 +15,7 @@ func TestTruncateAndPurge(t *testing.T) {
 	s := connect(t, shared, archive.Options{})
 	ctx := context.Background()
 	const ch, total = "aeron:ipc?term-length=64k", 20
-	stream := uniqueStream()
-	subID, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := s.aeron.AddExclusivePublication(ctx, ch, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := nextSignal(t, s.archive, archive.SignalStart).RecordingID
+	stream, subID, pub, id := recorded(t, s, ch)
 	positions := offerAll(t, pub, 0, total, nil)
 	waitRecorded(t, s, id, positions[len(positions)-1])
 	if err := s.archive.StopRecordingSubscription(ctx, subID); err != nil {

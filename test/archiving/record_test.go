@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/test/eventually"
@@ -112,6 +113,23 @@ func TestRecordListDescribeStop(t *testing.T) {
 	}
 }
 
+// recorded starts recording ch on a new stream id and adds a publication to it; it returns
+// the stream id, the recording subscription and the publication's recording id (from the
+// archive's START signal).
+func recorded(t *testing.T, s session, ch string) (stream int32, subID int64, pub *aeron.ExclusivePublication, id int64) {
+	t.Helper()
+	ctx := context.Background()
+	stream = uniqueStream()
+	subID, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub, err = s.aeron.AddExclusivePublication(ctx, ch, stream); err != nil {
+		t.Fatal(err)
+	}
+	return stream, subID, pub, nextSignal(t, s.archive, archive.SignalStart).RecordingID
+}
+
 // nextSignal waits for the next signal of kind, skipping others.
 func nextSignal(t *testing.T, c *archive.Client, kind archive.SignalKind) archive.Signal {
 	t.Helper()
@@ -179,16 +197,7 @@ func TestExtendRecordingAppendsToAStoppedRecording(t *testing.T) {
 	s := connect(t, shared, archive.Options{})
 	ctx := context.Background()
 	const ch = "aeron:ipc?term-length=64k"
-	stream := uniqueStream()
-	subID, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := s.aeron.AddExclusivePublication(ctx, ch, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := nextSignal(t, s.archive, archive.SignalStart).RecordingID
+	stream, subID, pub, id := recorded(t, s, ch)
 	first := offerAll(t, pub, 0, 50, nil)
 	waitRecorded(t, s, id, pub.Position())
 	if err := s.archive.StopRecordingSubscription(ctx, subID); err != nil {

@@ -358,13 +358,7 @@ func TestAnExtendedRecordingIsPublishedOnFromItsEnd(t *testing.T) {
 func TestLesson14_ExtensionOfARecordingFollowedByAnotherFailsLoudly(t *testing.T) {
 	const n, m = 300, 100
 	sc := newStreamConfig(t, "")
-	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
-	pa := a.publish(t, 0, n)
-	rs.stopRecording(t, a)
-	a.close(t)
-	rs.startRecording(t)
-	b := rs.newPublication(t)
-	pb := b.publish(t, n, 2*n)
+	rs, a, pa, b, pb := stoppedThenLive(t, sc, n, n)
 	rs.stopRecording(t, b)
 	b.close(t)
 	w := watchTopic(t, sc.Topic)

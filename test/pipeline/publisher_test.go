@@ -255,6 +255,22 @@ func (rs *recordedStream) extend(t testing.TB, a *publisher, sameSession bool) *
 	return p
 }
 
+// stoppedThenLive records two recordings of a stream: A, nA messages (0..nA-1) from a
+// publication now closed, its recording stopped at its end; then B, from a new publication,
+// the next nB messages, live and recorded up to its last.
+func stoppedThenLive(t testing.TB, sc streamConfig, nA, nB int) (rs *recordedStream, a *publisher, pa []int64, b *publisher, pb []int64) {
+	t.Helper()
+	rs, a = newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa = a.publish(t, 0, nA)
+	rs.stopRecording(t, a)
+	a.close(t)
+	rs.startRecording(t)
+	b = rs.newPublication(t)
+	pb = b.publish(t, nA, nA+nB)
+	b.waitRecorded(t, pb[nB-1])
+	return rs, a, pa, b, pb
+}
+
 // awaitRecording waits until the archive lists a live recording of this publication's
 // session other than the one already known, and takes its id.
 func (p *publisher) awaitRecording(t testing.TB) archive.RecordingDescriptor {

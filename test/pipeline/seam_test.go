@@ -734,14 +734,7 @@ func TestLesson21_ATopicThatLostAcknowledgedMessagesIsReported(t *testing.T) {
 func TestLesson05_TheSuccessorWaitsForThePredecessorsFinalCheckpoint(t *testing.T) {
 	const nA, nB = 500, 200
 	sc := newStreamConfig(t, "")
-	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
-	pa := a.publish(t, 0, nA)
-	rs.stopRecording(t, a)
-	a.close(t)
-	rs.startRecording(t)
-	b := rs.newPublication(t)
-	pb := b.publish(t, nA, nA+nB)
-	b.waitRecorded(t, pb[nB-1])
+	_, a, pa, b, pb := stoppedThenLive(t, sc, nA, nB)
 	watchTopic(t, sc.Topic)
 
 	fs := &finalSaveFailing{recording: a.recordingID, failures: 3}
@@ -778,14 +771,7 @@ func TestLesson05_TheSuccessorWaitsForThePredecessorsFinalCheckpoint(t *testing.
 func TestLesson05_TheSuccessorWaitsForEveryAcknowledgementOfThePredecessor(t *testing.T) {
 	const nA, nB = 300, 100
 	sc := newStreamConfig(t, "")
-	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
-	pa := a.publish(t, 0, nA)
-	rs.stopRecording(t, a)
-	a.close(t)
-	rs.startRecording(t)
-	b := rs.newPublication(t)
-	pb := b.publish(t, nA, nA+nB)
-	b.waitRecorded(t, pb[nB-1])
+	_, a, pa, b, pb := stoppedThenLive(t, sc, nA, nB)
 	watchTopic(t, sc.Topic)
 
 	var holding atomic.Bool
