@@ -246,16 +246,28 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 	// (Close is idempotent.)
 	stop := context.AfterFunc(ctx, r.Close)
 	defer func() { stop(); r.Close() }()
-	last, err := r.GetLastMessageID()
-	if err != nil {
-		return StoredMessage{}, false, fmt.Errorf("the last message id of %s: %w", topic, err)
+	// Read first: on a topic that is not empty, creating the reader sought to its last
+	// message, which reconnects the reader; asked for the last message id meanwhile, the
+	// broker answers "consumer not found" and the client logs errors while it retries.
+	first, cancel := context.WithTimeout(ctx, emptyAfter)
+	m, err := r.Next(first)
+	cancel()
+	if err == nil {
+		return StoredMessage{Producer: m.ProducerName(), Properties: m.Properties()}, true, nil
 	}
-	if last.EntryID() < 0 {
+	if ctx.Err() != nil {
+		return StoredMessage{}, false, fmt.Errorf("reading the last message of %s: %w", topic, ctx.Err())
+	}
+	last, lerr := r.GetLastMessageID()
+	switch {
+	case lerr != nil:
+		return StoredMessage{}, false, fmt.Errorf("the last message id of %s: %w", topic, lerr)
+	case last.EntryID() < 0:
 		return StoredMessage{}, false, nil // empty
 	}
-	m, err := r.Next(ctx)
-	if err != nil {
-		return StoredMessage{}, false, fmt.Errorf("reading the last message of %s: %w", topic, err)
-	}
-	return StoredMessage{Producer: m.ProducerName(), Properties: m.Properties()}, true, nil
+	return StoredMessage{}, false, fmt.Errorf("reading the last message of %s (%v): %w", topic, last, err)
 }
+
+// emptyAfter is how long a read of the last message waits before it asks whether the
+// partition is empty.
+const emptyAfter = 3 * time.Second

@@ -351,6 +351,44 @@ func TestAnExtendedRecordingIsPublishedOnFromItsEnd(t *testing.T) {
 	}
 }
 
+// TestARecordingExtendedTwiceIsPublishedAcrossAKill: the newest recording, published to its
+// end, is extended, published on to the extension's end, and extended again; ferry is killed
+// with kill -9 while the second extension is live and half published, which goes on while
+// ferry is down, and started again. Every message of the recording and both extensions
+// reaches the topic once, in order, and the checkpoint is completed at the second
+// extension's end.
+func TestARecordingExtendedTwiceIsPublishedAcrossAKill(t *testing.T) {
+	const n, m, k = 300, 200, 2000
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	f := startFerry(t, cfg.write(t))
+	pa := a.publish(t, 0, n)
+	rs.stopRecording(t, a)
+	w.waitAll(t, f, a.recordingID, pa, 90*time.Second)
+	a.close(t)
+
+	e1 := rs.extend(t, a, false)
+	p1 := e1.publish(t, n, n+m)
+	e1.close(t)
+	w.waitAll(t, f, a.recordingID, p1, 90*time.Second)
+	failWaitLog(t, f, 60*time.Second, "recording published and acknowledged to its end", fmt.Sprintf("recording=%d ", a.recordingID), fmt.Sprintf("stop_position=%d", p1[m-1]))
+
+	e2 := rs.extend(t, e1, false)
+	p2 := e2.publish(t, n+m, n+m+k/2)
+	w.waitAll(t, f, a.recordingID, p2, 90*time.Second)
+	f.Kill() // the extension is live: ferry cannot have completed it
+	p2 = append(p2, e2.publish(t, n+m+k/2, n+m+k)...)
+	e2.close(t)
+	f = startFerry(t, cfg.path)
+	w.waitAll(t, f, a.recordingID, p2, 90*time.Second)
+	failWaitLog(t, f, 60*time.Second, "recording published and acknowledged to its end", fmt.Sprintf("recording=%d ", a.recordingID), fmt.Sprintf("stop_position=%d", p2[k-1]))
+	f.mustStop()
+	expectCheckpoint(t, cfg, sc, a.recordingID, p2[k-1], true)
+	expectTopic(t, sc, a.published(0, pa), e1.published(n, p1), e2.published(n+m, p2))
+}
+
 // TestLesson14_ExtensionOfARecordingFollowedByAnotherFailsLoudly: recording A, then B, both
 // published to their ends; then A is extended. Its extension came after B's records, which
 // are in the topic: ferry stops the stream, naming A and the way on, and publishes nothing of
