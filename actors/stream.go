@@ -594,7 +594,8 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 // record once. Only the newest recording of the stream is reopened (newest: the last of
 // this listing): recordings after it may already be published, and its extension would
 // land among theirs, out of the order the schedule keeps; for one of those the stream stops
-// and says what to do.
+// and says what to do; so it does for a recording whose checkpoint, of an older ferry, does
+// not tell it from another archive's.
 //
 // Not seen: a recording truncated and then extended beyond ferry's end between two listings
 // (or while ferry was down). The listing shows only the new stop; the records appended
@@ -604,6 +605,12 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, newest bool, how string, listedAt int64) error {
 	id := r.RecordingId
 	if !newest {
+		return s.extendedError(id, how)
+	}
+	if _, listed := s.known[id]; !listed && s.origins.byRecording[id].StartMs == 0 {
+		// A checkpoint of an older ferry, which stored no start time: the recording may be
+		// another archive's under a reused id (checkOrigin cannot tell), whose records up to
+		// ferry's end would be skipped. The stream stops and says both.
 		return s.extendedError(id, how)
 	}
 	for k := range s.known {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
 )
 
@@ -109,5 +110,23 @@ func TestCheckEndTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
 				t.Fatalf("checkEnd(%v) = %q, %v; want it to say %q", tt.r, how, err, tt.want)
 			}
 		})
+	}
+}
+
+// reopen publishes only the newest recording's extension, and only when the recording is
+// known to be the one ferry published: from this run's listings, or by the origin its
+// checkpoint stored. A checkpoint of an older ferry, without an origin, stops the stream
+// naming both an extension and a replaced archive.
+func TestReopenRefusesWhatItCannotTellApart(t *testing.T) {
+	stored := []store.Checkpoint{{RecordingID: 4, Position: 100, Completed: true}} // no origin: an older ferry's
+	s := &streamSupervisor{cfg: &StreamConfig{Def: store.Stream{Name: "orders"}}, known: map[int64]*messages.RecordingInfo{},
+		stored: map[int64]bool{4: true}, origins: newStoredOrigins(stored), finalAt: map[int64]int64{4: 100},
+		schedule: progress.NewSchedule(0)}
+	r := &messages.RecordingInfo{RecordingId: 4, StopPosition: 200}
+	if err := s.reopen(nil, r, true, "it now stops at 200", 0); err == nil || !strings.Contains(err.Error(), "reuses recording ids") {
+		t.Fatalf("reopening a recording whose checkpoint has no origin: %v, want the stream stopped naming a replaced archive", err)
+	}
+	if err := s.reopen(nil, r, false, "it now stops at 200", 0); err == nil || !strings.Contains(err.Error(), "recordings after it came first") {
+		t.Fatalf("reopening a recording that is not the newest: %v", err)
 	}
 }
