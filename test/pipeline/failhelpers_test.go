@@ -410,3 +410,15 @@ func failOwnArchive(t *testing.T, properties map[string]string) *infra.Archive {
 	})
 	return own
 }
+
+// publishedToItsEnd publishes messages from..to-1 on p, stops the stream's recording, and
+// waits until the running ferry f has published the recording to its end; it returns the
+// messages' positions.
+func publishedToItsEnd(t *testing.T, f *ferryProc, w *topicWatcher, p *publisher, from, to int) []int64 {
+	t.Helper()
+	positions := p.publish(t, from, to)
+	p.rs.stopRecording(t, p)
+	w.waitAll(t, f, p.recordingID, positions, 90*time.Second)
+	failWaitLog(t, f, 60*time.Second, "recording published and acknowledged to its end", fmt.Sprintf("recording=%d ", p.recordingID))
+	return positions
+}

@@ -206,10 +206,7 @@ func TestLesson14_PurgedCheckpointedRecordingFailsLoudly(t *testing.T) {
 		w := watchTopic(t, sc.Topic)
 		cfg := newFerryConfig(t, sc)
 		f := startFerry(t, cfg.write(t))
-		pa := a.publish(t, 0, nA)
-		rs.stopRecording(t, a)
-		w.waitAll(t, f, a.recordingID, pa, 90*time.Second)
-		failWaitLog(t, f, 60*time.Second, "recording published and acknowledged to its end", fmt.Sprintf("recording=%d ", a.recordingID))
+		pa := publishedToItsEnd(t, f, w, a, 0, nA)
 
 		// Purged while ferry runs: the stream goes on with B.
 		a.close(t) // or the next recording subscription records it again
@@ -318,10 +315,7 @@ func TestAnExtendedRecordingIsPublishedOnFromItsEnd(t *testing.T) {
 			w := watchTopic(t, sc.Topic)
 			cfg := newFerryConfig(t, sc)
 			f := startFerry(t, cfg.write(t))
-			pa := a.publish(t, 0, n)
-			rs.stopRecording(t, a)
-			w.waitAll(t, f, a.recordingID, pa, 90*time.Second)
-			failWaitLog(t, f, 60*time.Second, "recording published and acknowledged to its end", fmt.Sprintf("recording=%d ", a.recordingID))
+			pa := publishedToItsEnd(t, f, w, a, 0, n)
 			a.close(t)
 			if c.restart {
 				f.mustStop()

@@ -301,14 +301,7 @@ func TestLesson02_LostAckStallsAndTheNextStartRepublishes(t *testing.T) {
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
 	pos := pub.publish(t, 0, n)
 	watchTopic(t, sc.Topic) // creates the topic and waits until the broker deduplicates on it
-	answered := &answers{}
-	plan := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
-		answered.note(msg)
-		if k == lost {
-			return harness.Lose()
-		}
-		return harness.Deliver()
-	}
+	plan, answered := loseAck(lost)
 	storePath := t.TempDir() + "/checkpoints.db"
 	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: storePath}, sc)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[lost-1], 30*time.Second)
@@ -623,14 +616,7 @@ func TestLesson21_LostBrokerDedupStateIsReported(t *testing.T) {
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
 	pos := pub.publish(t, 0, n)
 	watchTopicDedupOff(t, sc.Topic)
-	answered := &answers{}
-	plan := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
-		answered.note(msg)
-		if k == lost {
-			return harness.Lose()
-		}
-		return harness.Deliver()
-	}
+	plan, answered := loseAck(lost)
 	storePath := t.TempDir() + "/checkpoints.db"
 	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: storePath}, sc)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[lost-1], 30*time.Second)
@@ -849,6 +835,19 @@ func firstSequenceID() (plan harness.Plan, first func() int64) {
 		}
 		return harness.Deliver()
 	}, seq.Load
+}
+
+// loseAck is a plan that loses the acknowledgement of message lost and delivers every
+// other, and the answers it saw.
+func loseAck(lost int) (harness.Plan, *answers) {
+	answered := &answers{}
+	return func(k int, msg *pulsar.ProducerMessage) harness.Fault {
+		answered.note(msg)
+		if k == lost {
+			return harness.Lose()
+		}
+		return harness.Deliver()
+	}, answered
 }
 
 // answers counts the distinct messages (by sequence id) the broker answered, whichever
