@@ -74,8 +74,12 @@ func (f *Failure) Error() string {
 func (f *Failure) Unwrap() error { return f.Err }
 
 // Fail returns a Failure of class c caused by err. An actor fails with
-// panic(supervisor.Fail(supervisor.Transient, err)).
+// panic(supervisor.Fail(supervisor.Transient, err)). A Failure of class c already is one:
+// it is returned as it is, so that its class is said once.
 func Fail(c Class, err error) *Failure {
+	if f, ok := err.(*Failure); ok && f != nil && f.Class == c {
+		return f
+	}
 	return &Failure{Class: c, Err: err}
 }
 

@@ -122,4 +122,11 @@ func TestFailure(t *testing.T) {
 	if got := Fail(Poison, nil).Error(); got != "poison" {
 		t.Errorf("Fail(Poison, nil).Error() = %q, want %q", got, "poison")
 	}
+	// A failure handed on in the class it has is not wrapped again; in another, it is.
+	if again := Fail(Corrupt, f); again != f {
+		t.Errorf("Fail(Corrupt, Fail(Corrupt, cause)) = %q, want the failure itself", again)
+	}
+	if got, want := Fail(Poison, f).Error(), "poison: corrupt: "+cause.Error(); got != want {
+		t.Errorf("Fail(Poison, Fail(Corrupt, cause)).Error() = %q, want %q", got, want)
+	}
 }
