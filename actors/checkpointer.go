@@ -33,7 +33,10 @@ type checkpointer struct {
 
 	policies  map[int64]*progress.CheckpointPolicy
 	committed map[int64]int64
-	persisted map[int64]store.Checkpoint
+	// lastRecords are the last records committed (the tracker's marks), or stored, per
+	// recording: each goes with a save of its recording's committed position.
+	lastRecords map[int64]store.RecordMark
+	persisted   map[int64]store.Checkpoint
 	// origins are the recordings as listed, stored with every checkpoint so that a reused
 	// recording id is recognised (stream.go, checkOrigin).
 	origins map[int64]origin
@@ -53,6 +56,7 @@ type checkpointer struct {
 // saveResult is a finished store write.
 type saveResult struct {
 	saves []progress.Save
+	cps   []store.Checkpoint // what was written of each save
 	err   error
 	took  time.Duration
 }
@@ -65,11 +69,12 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 	return func() actor.Actor {
 		incarnations++
 		c := &checkpointer{env: env, cfg: cfg, incarnation: incarnations,
-			policies:  map[int64]*progress.CheckpointPolicy{},
-			committed: map[int64]int64{},
-			persisted: map[int64]store.Checkpoint{},
-			origins:   map[int64]origin{},
-			reopened:  map[int64]bool{},
+			policies:    map[int64]*progress.CheckpointPolicy{},
+			committed:   map[int64]int64{},
+			lastRecords: map[int64]store.RecordMark{},
+			persisted:   map[int64]store.Checkpoint{},
+			origins:     map[int64]origin{},
+			reopened:    map[int64]bool{},
 		}
 		for _, cp := range cfg.Stored.Checkpoints {
 			c.persisted[cp.RecordingID] = cp
@@ -91,7 +96,11 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		c.startTicker(ctx)
 	case *messages.WatermarkRequest:
 		cp, ok := c.persisted[msg.RecordingId]
-		ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed})
+		w := &messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed}
+		if m := cp.LastRecord; m.Known() {
+			w.LastRecord = &messages.RecordMark{Start: m.Start, End: m.End, Checksum: m.Checksum}
+		}
+		ctx.Respond(w)
 	case *messages.SeedCheckpoint:
 		c.track(ctx, msg.RecordingId, msg.Position, origin{msg.StartMs, msg.SessionId})
 	case *messages.RecordingReopened:
@@ -106,6 +115,9 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
 		c.committed[msg.RecordingId] = msg.Position
+		if m := msg.LastRecord; m != nil {
+			c.lastRecords[msg.RecordingId] = store.RecordMark{Start: m.Start, End: m.End, Checksum: m.Checksum}
+		}
 		c.flush(ctx, now)
 	case *messages.RecordingFinished:
 		p, now := c.policy(msg.RecordingId), c.env.nowMs()
@@ -154,6 +166,9 @@ func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 		panic(supervisor.Fail(supervisor.Bug, err))
 	}
 	now := c.env.nowMs()
+	if _, ok := c.lastRecords[id]; !ok {
+		c.lastRecords[id] = c.persisted[id].LastRecord // what the replay resumes after
+	}
 	if _, stored := c.persisted[id]; !stored {
 		p.Seed(now)
 	}
@@ -168,8 +183,14 @@ func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 // checkpoint is what the store keeps of a save.
 func (c *checkpointer) checkpoint(s progress.Save, nowMs int64) store.Checkpoint {
 	o := c.origins[s.RecordingID] // a save follows the recording's seed or replay start
-	return store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: nowMs,
+	cp := store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: nowMs,
 		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed}
+	// A save is of the committed position the last mark came with (Tick saves the latest);
+	// a mark beyond it would not be the save's, and the checkpoint goes without one.
+	if m := c.lastRecords[s.RecordingID]; !s.Seed && m.End <= s.Position {
+		cp.LastRecord = m
+	}
+	return cp
 }
 
 func (c *checkpointer) policy(rec int64) *progress.CheckpointPolicy {
@@ -235,7 +256,7 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 	if !c.env.tasks().Go(func() {
 		start := time.Now()
 		err := st.Save(def, cps)
-		system.Root.Send(self, &saveResult{saves: saves, err: err, took: time.Since(start)})
+		system.Root.Send(self, &saveResult{saves: saves, cps: cps, err: err, took: time.Since(start)})
 	}) {
 		c.writing = false
 	}
@@ -245,7 +266,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 	c.writing = false
 	ctx.Send(ctx.Parent(), &messages.StoreWritten{TookUs: res.took.Microseconds(), Failed: res.err != nil})
 	now := c.env.nowMs()
-	for _, s := range res.saves {
+	for i, s := range res.saves {
 		p := c.policies[s.RecordingID]
 		if res.err != nil {
 			p.SaveFailed(s, res.err, now)
@@ -254,7 +275,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 		if err := p.Saved(s, now); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
-		c.persisted[s.RecordingID] = c.checkpoint(s, now)
+		c.persisted[s.RecordingID] = res.cps[i] // as written: marks may have moved on since
 		ctx.Send(ctx.Parent(), &messages.CheckpointPersisted{RecordingId: s.RecordingID, Position: s.Position, Completed: s.Completed})
 	}
 	if res.err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/messages"
@@ -397,4 +398,97 @@ func TestTasksCloseWithinLeavesAHungTaskBehind(t *testing.T) {
 	if !done.CloseWithin(waitFor) {
 		t.Fatal("CloseWithin did not see a finished task end")
 	}
+}
+
+// gatedStore is a store whose every Save is handed to the test and returns only when the
+// test releases it, or has ended (done closed).
+type gatedStore struct {
+	store.Store // not called: the checkpointer only saves
+	saves       chan []store.Checkpoint
+	release     chan struct{}
+	done        chan struct{}
+}
+
+func (s *gatedStore) Save(_ store.Stream, cps []store.Checkpoint) error {
+	select {
+	case s.saves <- cps:
+	case <-s.done:
+		return nil
+	}
+	select {
+	case <-s.release:
+	case <-s.done:
+	}
+	return nil
+}
+
+// Each checkpoint keeps the last record it covers, the one the tracker reported with its
+// position — not a later one that arrived while the save was in flight — and the watermark
+// a restarted replay asks for hands back the pair as stored. After the recording's end
+// (padding beyond the last record) the completed checkpoint keeps that record.
+func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
+	env, cfg := testEnv(t)
+	gate := &gatedStore{saves: make(chan []store.Checkpoint), release: make(chan struct{}), done: make(chan struct{})}
+	t.Cleanup(func() { close(gate.done) }) // before the actors' work is waited for
+	env.Store = gate
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 10, RetryMaxMs: 10}
+	system := testSystem(t)
+	checkpointer, _ := spawnSupervised(t, system, env, cfg, newCheckpointer(env, cfg))
+	nextSave := func() store.Checkpoint {
+		t.Helper()
+		select {
+		case cps := <-gate.saves:
+			if len(cps) != 1 {
+				t.Fatalf("save of %+v, want one checkpoint", cps)
+			}
+			return cps[0]
+		case <-time.After(waitFor):
+			t.Fatalf("no save within %s", waitFor)
+			return store.Checkpoint{}
+		}
+	}
+	watermark := func(position int64) *messages.Watermark {
+		t.Helper()
+		var w *messages.Watermark
+		eventually.NoError(t, waitFor, func() error {
+			res, err := system.Root.RequestFuture(checkpointer, &messages.WatermarkRequest{RecordingId: 7, Generation: 1}, waitFor).Result()
+			if err != nil {
+				return err
+			}
+			if w = res.(*messages.Watermark); w.Position != position {
+				return fmt.Errorf("watermark at %d, want %d", w.Position, position)
+			}
+			return nil
+		})
+		return w
+	}
+	a := &messages.RecordMark{Start: 64, End: 100, Checksum: 0xa}
+	b := &messages.RecordMark{Start: 100, End: 200, Checksum: 0xb}
+
+	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 1, FromPosition: 0})
+	if seed := nextSave(); !seed.Seed || seed.LastRecord.Known() {
+		t.Fatalf("first save %+v, want a seed without a record", seed)
+	}
+	gate.release <- struct{}{}
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 100, Records: 2, LastRecord: a})
+	if got := nextSave(); got.Position != 100 || got.LastRecord != (store.RecordMark{Start: 64, End: 100, Checksum: 0xa}) {
+		t.Fatalf("save %+v, want position 100 with record a", got)
+	}
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 200, Records: 1, LastRecord: b}) // while a's save is in flight
+	gate.release <- struct{}{}
+	if w := watermark(100); !proto.Equal(w.LastRecord, a) {
+		t.Fatalf("watermark %v after the save of 100, want record a with it", w)
+	}
+	if got := nextSave(); got.Position != 200 || got.LastRecord != (store.RecordMark{Start: 100, End: 200, Checksum: 0xb}) {
+		t.Fatalf("save %+v, want position 200 with record b", got)
+	}
+	gate.release <- struct{}{}
+	if w := watermark(200); !proto.Equal(w.LastRecord, b) {
+		t.Fatalf("watermark %v after the save of 200, want record b with it", w)
+	}
+	system.Root.Send(checkpointer, &messages.RecordingFinished{RecordingId: 7, FinalPosition: 256}) // padding after b
+	if got := nextSave(); !got.Completed || got.Position != 256 || got.LastRecord != (store.RecordMark{Start: 100, End: 200, Checksum: 0xb}) {
+		t.Fatalf("final save %+v, want completed at 256 with record b", got)
+	}
+	gate.release <- struct{}{}
 }

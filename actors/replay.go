@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +36,9 @@ const (
 // batch of the current replay from one read before a restart.
 var generations atomic.Uint64
 
+// castagnoli is the table of the records' checksums (CRC-32C: the CPU computes it).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // replay is the Replay[r] actor: one continuous, open-ended replay (length -1) of one
 // recording from the persisted watermark, read into RecordBatch messages for the commit
 // tracker, never more than its credits allow (architecture §2).
@@ -42,6 +47,10 @@ var generations atomic.Uint64
 // Credits and RedeliveryRequired messages (one per acknowledgement at worst, bounded by its
 // credits), Watermark and Drain. Lifecycle: Started → WatermarkRequest → open (goroutine:
 // describe, StartReplay, AddSubscription) → polling until end of stream.
+//
+// A replay resumed from a checkpoint that marks its last record starts at that record and
+// reads it again first (see check): the archive must still hold it, byte for byte, before
+// anything after the checkpoint is published.
 //
 // It fails (and is restarted from the persisted watermark by the stream's strategy) when
 // the replay cannot be opened, its image closes before the recording's end, a poll fails,
@@ -72,6 +81,7 @@ type replay struct {
 	asm     *aeron.FragmentAssembler
 	lastEnd int64
 	batch   *messages.RecordBatch
+	check   recordCheck
 
 	sentRecords, sentBytes int64
 	relRecords, relBytes   int64
@@ -93,6 +103,7 @@ type recordingPIDs struct {
 type openedReplay struct {
 	gen          uint64
 	from         int64
+	check        *messages.RecordMark // the record read again first (from its start), or nil
 	sub          *aeron.Subscription
 	session      int64
 	replaying    bool  // the archive accepted the replay: it must be stopped
@@ -172,12 +183,16 @@ func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
 	if lf := r.liveFrom.Load(); live && lf >= 0 {
 		from, live = lf, false
 	}
+	var mark *messages.RecordMark
+	if w.Stored && !w.Seed {
+		mark = w.LastRecord // nil for a checkpoint of an older ferry, or with no record below it
+	}
 	callCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	self, system, gen := ctx.Self(), ctx.ActorSystem(), r.gen
 	id := r.rec.RecordingId
 	started := r.env.tasks().Go(func() {
-		res := r.openReplay(callCtx, gen, id, from, live)
+		res := r.openReplay(callCtx, gen, id, from, live, mark)
 		system.Root.Send(self, res)
 	})
 	if !started {
@@ -204,8 +219,10 @@ func configuredStart(cfg *StreamConfig, rec *messages.RecordingInfo) int64 {
 }
 
 // openReplay runs on the actor's goroutine: it describes the recording, starts the replay
-// and subscribes to it.
-func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, live bool) *openedReplay {
+// and subscribes to it. With mark, the last record of the checkpoint at from, the replay
+// starts at the record's start, to read it again (see check), unless the archive no longer
+// holds its start (retention purged it: nothing below the checkpoint is needed then).
+func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, live bool, mark *messages.RecordMark) *openedReplay {
 	res := &openedReplay{gen: gen}
 	call, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
 	defer cancel()
@@ -229,13 +246,27 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, liv
 	case desc.StopPosition != archive.NullPosition && from > desc.StopPosition:
 		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d stops at %d, before the committed position %d: it was truncated, or the archive is not the one ferry published from; if it was truncated, ferry has published more of it than the archive still holds, and `%s` publishes the stream again from its configured start_position", id, desc.StopPosition, from, store.ResetCommand(r.cfg.Def.Name)))
 		return res
-	case desc.StopPosition != archive.NullPosition && from == desc.StopPosition:
+	}
+	replayFrom := from
+	switch {
+	case mark == nil:
+	case mark.Start < desc.StartPosition:
+		r.env.Logger.Warn("the last record before the checkpoint is no longer in the archive (purged): whether the archive changed the recording below the checkpoint is not checked", "stream", r.cfg.Def.Name, "recording", id, "record_start", mark.Start, "recording_start", desc.StartPosition, "checkpoint", from)
+	default:
+		res.check, replayFrom = mark, mark.Start
+	}
+	if res.check == nil && desc.StopPosition != archive.NullPosition && from == desc.StopPosition {
 		res.nothingLeft = true
 		return res
 	}
-	session, err := r.env.Archive.StartReplay(call, id, from, archive.ReplayToEnd, r.cfg.ReplayChannel.String(), r.cfg.ReplayStreamID)
-	if err != nil {
-		res.err = fmt.Errorf("start replay of recording %d at %d: %w", id, from, err)
+	session, err := r.env.Archive.StartReplay(call, id, replayFrom, archive.ReplayToEnd, r.cfg.ReplayChannel.String(), r.cfg.ReplayStreamID)
+	var refused *archive.Error
+	switch {
+	case err != nil && res.check != nil && errors.As(err, &refused) && strings.Contains(refused.Message, "not aligned to a data header"):
+		res.err = changedBelowCheckpoint(id, from, fmt.Sprintf("no frame begins at %d, where the last record ferry published began, or the padding before it (the archive: %s)", mark.Start, refused.Message))
+		return res
+	case err != nil:
+		res.err = fmt.Errorf("start replay of recording %d at %d: %w", id, replayFrom, err)
 		return res
 	}
 	res.session, res.replaying = session, true
@@ -267,6 +298,10 @@ func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
 		r.liveFrom.CompareAndSwap(-1, res.from)
 	}
 	r.lastEnd = r.from
+	if res.check != nil {
+		r.check = recordCheck{mark: res.check, pending: true}
+		r.lastEnd = res.check.Start
+	}
 	r.joinBy = time.Now().Add(imageJoinTimeout)
 	r.asm = aeron.NewFragmentAssembler(maxMessageLength, r.onMessage)
 	r.asm.UsePool(r.env.Payloads)
@@ -318,9 +353,16 @@ func (r *replay) poll(ctx actor.Context) {
 	// less than one message: the one whose fragments straddle it. A read takes at least a
 	// frame, so that a message longer than the room left still arrives.
 	limit := max(r.lastEnd+r.cfg.MaxInflightBytes-(r.sentBytes-r.relBytes), before+1)
-	_, err := r.image.BoundedPoll(r.asm.OnFragment, limit, int(credits))
+	handler := r.asm.OnFragment
+	if r.check.pending {
+		handler = r.checkFragment
+	}
+	_, err := r.image.BoundedPoll(handler, limit, int(credits))
 	batch := r.batch
 	r.batch = nil
+	if r.check.err != nil {
+		r.fail(ctx, "archive", supervisor.Poison, r.check.err) // nothing was read after it
+	}
 	if n := len(batch.Records); n > 0 {
 		r.sentRecords += int64(n)
 		r.sentBytes += batch.Records[n-1].End - batch.Records[0].Start
@@ -349,8 +391,94 @@ func (r *replay) poll(ctx actor.Context) {
 // message of one fragment, which is a view of the log.
 func (r *replay) onMessage(_ []byte, h aeron.Header) {
 	end := h.Position()
-	r.batch.Records = append(r.batch.Records, &messages.Record{Start: r.lastEnd, End: end, Payload: r.asm.Detach()})
+	payload := r.asm.Detach()
+	if r.check.pending && !r.checked(end, payload) {
+		r.env.Payloads.Put(payload) // read again to check, or after a mismatch: not published
+		return
+	}
+	sum := crc32.Checksum(payload, castagnoli)
+	r.batch.Records = append(r.batch.Records, &messages.Record{Start: r.lastEnd, End: end, Payload: payload, Checksum: sum})
 	r.lastEnd = end
+}
+
+// recordCheck is a replay's check of the last record its checkpoint covers (its mark),
+// read again before anything after the checkpoint is published. The archive's
+// TruncateRecording followed by ExtendRecording — Aeron Cluster does it to its log after an
+// election — puts other records below a position ferry checkpointed, and a listing shows
+// only the new stop: resumed from the checkpoint, the records from the truncation up to it
+// would never be published. They are not the ones published if the record at the mark is
+// not there, byte for byte, or if a record lies where the checkpoint saw only padding.
+//
+// A mark's start is where the record before it ended (Record.Start): padding at a term's end
+// counts to the record after it, and the poll steps over padding without a fragment. So the
+// marked record is the first message read — its first fragment the first one delivered —
+// and it ends at the mark's end with its checksum.
+type recordCheck struct {
+	mark    *messages.RecordMark
+	pending bool  // checking: no message before the checkpoint is published
+	found   bool  // the marked record was read, and matched
+	read    bool  // a fragment was delivered since the replay began
+	first   bool  // the message being assembled began with the first fragment delivered
+	start   int64 // where the message being assembled began (its first fragment's frame)
+	err     error // the mismatch, once found
+}
+
+// checkFragment is the fragment handler while the check is pending: it notes where each
+// message begins, which a reassembled message's header does not tell.
+func (r *replay) checkFragment(payload []byte, h aeron.Header) {
+	if c := &r.check; c.pending {
+		if h.Flags().IsBegin() {
+			c.start, c.first = h.FramePosition(), !c.read
+		}
+		c.read = true
+	}
+	r.asm.OnFragment(payload, h)
+}
+
+// checked takes one message read while the check is pending, ending at end, and reports
+// whether it is to be published: the first message at or after the checkpoint ends the
+// check, and is. A mismatch is kept in r.check.err; the poll fails the replay with it.
+func (r *replay) checked(end int64, payload []byte) bool {
+	c := &r.check
+	m := c.mark
+	switch {
+	case c.err != nil:
+		return false
+	case !c.found:
+		if sum := crc32.Checksum(payload, castagnoli); !c.first || end != m.End || sum != m.Checksum {
+			found := fmt.Sprintf("the record [%d, %d) with %08x", c.start, end, sum)
+			if !c.first {
+				found += ", after a fragment of another record"
+			}
+			c.err = changedBelowCheckpoint(r.rec.RecordingId, r.from, fmt.Sprintf(
+				"where ferry published the record ending at %d with CRC-32C %08x (after what ended at %d), the archive now holds %s", m.End, m.Checksum, m.Start, found))
+			return false
+		}
+		c.found = true
+		if end < r.from {
+			return false // padding up to the checkpoint: no record may begin before it
+		}
+	case c.start < r.from:
+		c.err = changedBelowCheckpoint(r.rec.RecordingId, r.from, fmt.Sprintf(
+			"the archive now holds a record at [%d, %d), where ferry's checkpoint saw only padding after the record ending at %d", c.start, end, m.End))
+		return false
+	}
+	c.pending = false
+	r.lastEnd = r.from
+	r.env.Logger.Info("the last record before the checkpoint is the one published; resuming after it", "stream", r.cfg.Def.Name,
+		"recording", r.rec.RecordingId, "checkpoint", r.from, "record_start", m.Start, "record_end", m.End)
+	return end > r.from
+}
+
+// changedBelowCheckpoint is the failure of a recording whose records below ferry's
+// checkpoint are not the ones ferry published: how it tells (what), and the way on.
+func changedBelowCheckpoint(id, checkpoint int64, what string) error {
+	return supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d changed below ferry's checkpoint at %d: %s. "+
+		"The archive truncated it (TruncateRecording) and recorded on from there (ExtendRecording, as Aeron Cluster does with its log after an election), or its files were replaced: "+
+		"the records it now holds from the truncation up to %d were never published, and resuming from the checkpoint would skip them. "+
+		"Their positions are sequence ids the topic's deduplication has seen, so they cannot be published under the stream's producers; "+
+		"to publish what the archive holds now, give the stream a new name in the configuration (new producers, published from its start_position)",
+		id, checkpoint, what, checkpoint))
 }
 
 // endChecked is the archive's description of the recording at an end of stream.
@@ -389,6 +517,10 @@ func (r *replay) onEndChecked(ctx actor.Context, c *endChecked) {
 		r.fail(ctx, "archive", supervisor.Classify(c.err), fmt.Errorf("recording %d: describe at the replay's end: %w", r.rec.RecordingId, c.err))
 	case c.stop != c.position:
 		r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: the replay ended at %d, but the recording stops at %d (live: %t): the archive aborted the replay", r.rec.RecordingId, c.position, c.stop, c.stop == archive.NullPosition))
+	case r.check.pending && !r.check.found:
+		m := r.check.mark
+		r.fail(ctx, "archive", supervisor.Poison, changedBelowCheckpoint(r.rec.RecordingId, r.from,
+			fmt.Sprintf("the recording ends at %d, and the replay from %d read no record [%d, %d) there", c.position, m.Start, m.Start, m.End)))
 	default:
 		r.end(ctx, c.position)
 	}

@@ -597,11 +597,9 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 // and says what to do; so it does for a recording whose checkpoint, of an older ferry, does
 // not tell it from another archive's.
 //
-// Not seen: a recording truncated and then extended beyond ferry's end between two listings
-// (or while ferry was down). The listing shows only the new stop; the records appended
-// between the truncation and ferry's end are not published (their positions are ones the
-// topic's deduplication has seen). Telling it would need the last record ferry published
-// compared with what the archive now holds at that position.
+// A recording truncated and then extended beyond ferry's end between two listings (or while
+// ferry was down) shows only the new stop here; its replay tells it, reading the last record
+// ferry published again before it publishes anything after it (replay.go, recordCheck).
 func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, newest bool, how string, listedAt int64) error {
 	id := r.RecordingId
 	if !newest {

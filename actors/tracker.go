@@ -184,7 +184,7 @@ func (t *tracker) batch(ctx actor.Context, b *messages.RecordBatch) {
 	send := b.Records[:0:0]
 	for _, r := range b.Records {
 		committed := t.core.Committed()
-		err := t.core.Emit(r.Start, r.End)
+		err := t.core.Emit(r.Start, r.End, r.Checksum)
 		if errors.Is(err, progress.ErrStalled) {
 			break // a failure awaits re-delivery; the rest is read again after it
 		}
@@ -306,7 +306,11 @@ func (t *tracker) reportCommits(ctx actor.Context) {
 	if t.unreportedCommits == 0 || t.core == nil {
 		return
 	}
-	ctx.Send(t.pids.checkpointer, &messages.Committed{RecordingId: t.rec, Position: t.core.Committed(), Records: t.unreportedCommits})
+	c := &messages.Committed{RecordingId: t.rec, Position: t.core.Committed(), Records: t.unreportedCommits}
+	if m, ok := t.core.LastCommitted(); ok {
+		c.LastRecord = &messages.RecordMark{Start: m.Start, End: m.End, Checksum: m.Checksum}
+	}
+	ctx.Send(t.pids.checkpointer, c)
 	t.unreportedCommits = 0
 }
 

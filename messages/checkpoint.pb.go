@@ -43,7 +43,10 @@ type Checkpoint struct {
 	StartMs   int64 `protobuf:"varint,5,opt,name=start_ms,json=startMs,proto3" json:"start_ms,omitempty"`
 	SessionId int32 `protobuf:"varint,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// A seed: where ferry took the recording on, before anything of it was acknowledged.
-	Seed          bool `protobuf:"varint,7,opt,name=seed,proto3" json:"seed,omitempty"`
+	Seed bool `protobuf:"varint,7,opt,name=seed,proto3" json:"seed,omitempty"`
+	// The last record the checkpoint covers: unset for a seed, for a recording with no record
+	// below position, and in checkpoints of a ferry before this field.
+	LastRecord    *RecordMark `protobuf:"bytes,8,opt,name=last_record,json=lastRecord,proto3" json:"last_record,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -127,11 +130,82 @@ func (x *Checkpoint) GetSeed() bool {
 	return false
 }
 
+func (x *Checkpoint) GetLastRecord() *RecordMark {
+	if x != nil {
+		return x.LastRecord
+	}
+	return nil
+}
+
+// RecordMark is one record of a recording as ferry published it: where it starts and ends
+// and the CRC-32C (Castagnoli) of its payload. A replay resumed from a checkpoint reads the
+// record again and compares: an archive recording truncated below the checkpoint and
+// extended again holds other records there, which ferry never published.
+type RecordMark struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Start         int64                  `protobuf:"varint,1,opt,name=start,proto3" json:"start,omitempty"`
+	End           int64                  `protobuf:"varint,2,opt,name=end,proto3" json:"end,omitempty"`
+	Checksum      uint32                 `protobuf:"fixed32,3,opt,name=checksum,proto3" json:"checksum,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordMark) Reset() {
+	*x = RecordMark{}
+	mi := &file_ferry_v1_checkpoint_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordMark) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordMark) ProtoMessage() {}
+
+func (x *RecordMark) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_checkpoint_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordMark.ProtoReflect.Descriptor instead.
+func (*RecordMark) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_checkpoint_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RecordMark) GetStart() int64 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *RecordMark) GetEnd() int64 {
+	if x != nil {
+		return x.End
+	}
+	return 0
+}
+
+func (x *RecordMark) GetChecksum() uint32 {
+	if x != nil {
+		return x.Checksum
+	}
+	return 0
+}
+
 var File_ferry_v1_checkpoint_proto protoreflect.FileDescriptor
 
 const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\n" +
-	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xdb\x01\n" +
+	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\x92\x02\n" +
 	"\n" +
 	"Checkpoint\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
@@ -141,7 +215,14 @@ const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\bstart_ms\x18\x05 \x01(\x03R\astartMs\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x06 \x01(\x05R\tsessionId\x12\x12\n" +
-	"\x04seed\x18\a \x01(\bR\x04seedB(Z&github.com/ferry-bridge/ferry/messagesb\x06proto3"
+	"\x04seed\x18\a \x01(\bR\x04seed\x125\n" +
+	"\vlast_record\x18\b \x01(\v2\x14.ferry.v1.RecordMarkR\n" +
+	"lastRecord\"P\n" +
+	"\n" +
+	"RecordMark\x12\x14\n" +
+	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
+	"\x03end\x18\x02 \x01(\x03R\x03end\x12\x1a\n" +
+	"\bchecksum\x18\x03 \x01(\aR\bchecksumB(Z&github.com/ferry-bridge/ferry/messagesb\x06proto3"
 
 var (
 	file_ferry_v1_checkpoint_proto_rawDescOnce sync.Once
@@ -155,16 +236,18 @@ func file_ferry_v1_checkpoint_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_checkpoint_proto_rawDescData
 }
 
-var file_ferry_v1_checkpoint_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_ferry_v1_checkpoint_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_ferry_v1_checkpoint_proto_goTypes = []any{
 	(*Checkpoint)(nil), // 0: ferry.v1.Checkpoint
+	(*RecordMark)(nil), // 1: ferry.v1.RecordMark
 }
 var file_ferry_v1_checkpoint_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	1, // 0: ferry.v1.Checkpoint.last_record:type_name -> ferry.v1.RecordMark
+	1, // [1:1] is the sub-list for method output_type
+	1, // [1:1] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_ferry_v1_checkpoint_proto_init() }
@@ -178,7 +261,7 @@ func file_ferry_v1_checkpoint_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_checkpoint_proto_rawDesc), len(file_ferry_v1_checkpoint_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   1,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -31,7 +31,10 @@ type Record struct {
 	// within the recording and identical on every replay.
 	End int64 `protobuf:"varint,2,opt,name=end,proto3" json:"end,omitempty"`
 	// The message, byte for byte.
-	Payload       []byte `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	Payload []byte `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	// CRC-32C (Castagnoli) of the payload: kept with a checkpoint at the record's end, so
+	// that a resumed replay can tell the record it finds there from the one ferry published.
+	Checksum      uint32 `protobuf:"fixed32,4,opt,name=checksum,proto3" json:"checksum,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -85,6 +88,13 @@ func (x *Record) GetPayload() []byte {
 		return x.Payload
 	}
 	return nil
+}
+
+func (x *Record) GetChecksum() uint32 {
+	if x != nil {
+		return x.Checksum
+	}
+	return 0
 }
 
 // RecordBatch carries the records one replay poll read, in position order.
@@ -663,7 +673,10 @@ type Committed struct {
 	RecordingId int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
 	Position    int64                  `protobuf:"varint,2,opt,name=position,proto3" json:"position,omitempty"`
 	// How many records this advance committed.
-	Records       int64 `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"`
+	Records int64 `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"`
+	// The last record committed: it ends at position, or before it where only padding
+	// follows.
+	LastRecord    *RecordMark `protobuf:"bytes,4,opt,name=last_record,json=lastRecord,proto3" json:"last_record,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -717,6 +730,13 @@ func (x *Committed) GetRecords() int64 {
 		return x.Records
 	}
 	return 0
+}
+
+func (x *Committed) GetLastRecord() *RecordMark {
+	if x != nil {
+		return x.LastRecord
+	}
+	return nil
 }
 
 // RecordingFinished tells the checkpointer that every record of a stopped recording is
@@ -885,7 +905,11 @@ type Watermark struct {
 	Generation uint64 `protobuf:"varint,5,opt,name=generation,proto3" json:"generation,omitempty"`
 	// The stored checkpoint is a seed: where ferry took the recording on, nothing of it
 	// acknowledged yet (so the broker knowing nothing of its producer is no loss, lesson 21).
-	Seed          bool `protobuf:"varint,6,opt,name=seed,proto3" json:"seed,omitempty"`
+	Seed bool `protobuf:"varint,6,opt,name=seed,proto3" json:"seed,omitempty"`
+	// The last record the stored checkpoint covers, unset when not known (a seed, a
+	// checkpoint of an older ferry): the replay reads it again first and checks that the
+	// archive still holds it (see checkpoint.proto, RecordMark).
+	LastRecord    *RecordMark `protobuf:"bytes,7,opt,name=last_record,json=lastRecord,proto3" json:"last_record,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -960,6 +984,13 @@ func (x *Watermark) GetSeed() bool {
 		return x.Seed
 	}
 	return false
+}
+
+func (x *Watermark) GetLastRecord() *RecordMark {
+	if x != nil {
+		return x.LastRecord
+	}
+	return nil
 }
 
 // CheckpointPersisted tells the stream supervisor what reached the store.
@@ -1442,11 +1473,12 @@ var File_ferry_v1_pipeline_proto protoreflect.FileDescriptor
 
 const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\n" +
-	"\x17ferry/v1/pipeline.proto\x12\bferry.v1\"J\n" +
+	"\x17ferry/v1/pipeline.proto\x12\bferry.v1\x1a\x19ferry/v1/checkpoint.proto\"f\n" +
 	"\x06Record\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\x12\x18\n" +
-	"\apayload\x18\x03 \x01(\fR\apayload\"\xb1\x01\n" +
+	"\apayload\x18\x03 \x01(\fR\apayload\x12\x1a\n" +
+	"\bchecksum\x18\x04 \x01(\aR\bchecksum\"\xb1\x01\n" +
 	"\vRecordBatch\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
@@ -1499,11 +1531,13 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x03 \x01(\x04R\n" +
-	"generation\"d\n" +
+	"generation\"\x9b\x01\n" +
 	"\tCommitted\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x18\n" +
-	"\arecords\x18\x03 \x01(\x03R\arecords\"]\n" +
+	"\arecords\x18\x03 \x01(\x03R\arecords\x125\n" +
+	"\vlast_record\x18\x04 \x01(\v2\x14.ferry.v1.RecordMarkR\n" +
+	"lastRecord\"]\n" +
 	"\x11RecordingFinished\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12%\n" +
 	"\x0efinal_position\x18\x02 \x01(\x03R\rfinalPosition\"6\n" +
@@ -1513,7 +1547,7 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x02 \x01(\x04R\n" +
-	"generation\"\xb4\x01\n" +
+	"generation\"\xeb\x01\n" +
 	"\tWatermark\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x16\n" +
 	"\x06stored\x18\x02 \x01(\bR\x06stored\x12\x1a\n" +
@@ -1522,7 +1556,9 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\n" +
 	"generation\x18\x05 \x01(\x04R\n" +
 	"generation\x12\x12\n" +
-	"\x04seed\x18\x06 \x01(\bR\x04seed\"r\n" +
+	"\x04seed\x18\x06 \x01(\bR\x04seed\x125\n" +
+	"\vlast_record\x18\a \x01(\v2\x14.ferry.v1.RecordMarkR\n" +
+	"lastRecord\"r\n" +
 	"\x13CheckpointPersisted\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x1c\n" +
@@ -1594,15 +1630,18 @@ var file_ferry_v1_pipeline_proto_goTypes = []any{
 	(*RecordingDrained)(nil),    // 19: ferry.v1.RecordingDrained
 	(*CheckpointsFlushed)(nil),  // 20: ferry.v1.CheckpointsFlushed
 	(*Drained)(nil),             // 21: ferry.v1.Drained
+	(*RecordMark)(nil),          // 22: ferry.v1.RecordMark
 }
 var file_ferry_v1_pipeline_proto_depIdxs = []int32{
 	0,  // 0: ferry.v1.RecordBatch.records:type_name -> ferry.v1.Record
-	15, // 1: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
-	2,  // [2:2] is the sub-list for method output_type
-	2,  // [2:2] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	22, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
+	22, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
+	15, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
+	4,  // [4:4] is the sub-list for method output_type
+	4,  // [4:4] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_ferry_v1_pipeline_proto_init() }
@@ -1610,6 +1649,7 @@ func file_ferry_v1_pipeline_proto_init() {
 	if File_ferry_v1_pipeline_proto != nil {
 		return
 	}
+	file_ferry_v1_checkpoint_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

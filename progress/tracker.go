@@ -118,7 +118,16 @@ const (
 
 type record struct {
 	start, end int64
+	checksum   uint32
 	state      recordState
+}
+
+// RecordMark is one record as it was emitted: where it starts and ends, and the checksum of
+// its payload (CRC-32C). The mark of the last record committed goes with a checkpoint, so that
+// a replay resumed from it can check that the archive still holds that record.
+type RecordMark struct {
+	Start, End int64
+	Checksum   uint32
 }
 
 // CommitTracker tracks the records of one recording from emission to Pulsar
@@ -143,7 +152,10 @@ type CommitTracker struct {
 	earlierFailures map[Epoch]int64
 	finished        bool
 	stop            int64 // valid if finished
-	stats           TrackerStats
+	// last is the last record committed; valid if lastOK.
+	last   RecordMark
+	lastOK bool
+	stats  TrackerStats
 }
 
 // maxEarlierFailures bounds how many failed epochs a tracker remembers. Outcomes of an
@@ -173,6 +185,11 @@ func (t *CommitTracker) Epoch() Epoch { return t.epoch }
 // It is the only position that may be checkpointed.
 func (t *CommitTracker) Committed() int64 { return t.committed }
 
+// LastCommitted returns the last record this tracker committed: it ends at the committed
+// position, or below it where only padding follows. ok is false until a record is
+// committed (what was committed before the tracker was made is not known to it).
+func (t *CommitTracker) LastCommitted() (mark RecordMark, ok bool) { return t.last, t.lastOK }
+
 // Pending returns the records held above the committed position. Callers
 // bound it (credits, lesson P4): it only shrinks as the prefix advances.
 func (t *CommitTracker) Pending() Pending {
@@ -182,8 +199,8 @@ func (t *CommitTracker) Pending() Pending {
 // Stats returns the outcome counters.
 func (t *CommitTracker) Stats() TrackerStats { return t.stats }
 
-// Emit records that the record [start, end) of the recording is about to be
-// handed to the producer in the current epoch. It must be called before the
+// Emit records that the record [start, end) of the recording, whose payload has
+// checksum, is about to be handed to the producer in the current epoch. It must be called before the
 // send, so that no outcome can arrive for an unknown record.
 //
 // Records must be emitted in position order: start must not be below the end
@@ -194,7 +211,7 @@ func (t *CommitTracker) Stats() TrackerStats { return t.stats }
 //
 // Emit returns [ErrStalled] after a failure until Reset, and [ErrFinished]
 // after [CommitTracker.Finish].
-func (t *CommitTracker) Emit(start, end int64) error {
+func (t *CommitTracker) Emit(start, end int64, checksum uint32) error {
 	switch {
 	case t.failed:
 		return fmt.Errorf("emit [%d,%d) of recording %d: %w", start, end, t.recordingID, ErrStalled)
@@ -211,7 +228,7 @@ func (t *CommitTracker) Emit(start, end int64) error {
 	if end <= t.committed {
 		return nil
 	}
-	t.pending = append(t.pending, record{start: start, end: end})
+	t.pending = append(t.pending, record{start: start, end: end, checksum: checksum})
 	t.bytes += end - start
 	return nil
 }
@@ -280,8 +297,10 @@ func (t *CommitTracker) Ack(epoch Epoch, end int64) (AckResult, error) {
 func (t *CommitTracker) advance() int {
 	n := 0
 	for n < len(t.pending) && t.pending[n].state == acked {
-		t.bytes -= t.pending[n].end - t.pending[n].start
-		t.committed = t.pending[n].end
+		r := t.pending[n]
+		t.bytes -= r.end - r.start
+		t.committed = r.end
+		t.last, t.lastOK = RecordMark{Start: r.start, End: r.end, Checksum: r.checksum}, true
 		n++
 	}
 	t.pending = t.pending[n:]

@@ -39,12 +39,13 @@ func atoi(tb testing.TB, s string) int64 {
 // followed by "=> want"; when want is present the command's printed result
 // must equal it. Commands:
 //
-//	emit START END            -> ok | err:...
+//	emit START END [SUM]      -> ok | err:...     (SUM: the payload's checksum, END if absent)
 //	ack EPOCH END             -> OUTCOME committed=C new=N | err:...
 //	fail EPOCH END            -> OUTCOME redeliver=B | err:...
 //	reset FROM                -> epoch=E | err:...
 //	finish STOP               -> ok | err:...
 //	state                     -> committed=C pending=N/B redeliver=B completed=B
+//	last                      -> last=START-END/SUM | last=none
 func runTracker(t *testing.T, tr *CommitTracker, script string) {
 	t.Helper()
 	for n, line := range strings.Split(strings.TrimSpace(script), "\n") {
@@ -57,7 +58,11 @@ func runTracker(t *testing.T, tr *CommitTracker, script string) {
 		var got string
 		switch f[0] {
 		case "emit":
-			got = okOr(tr.Emit(atoi(t, f[1]), atoi(t, f[2])))
+			sum := atoi(t, f[2])
+			if len(f) > 3 {
+				sum = atoi(t, f[3])
+			}
+			got = okOr(tr.Emit(atoi(t, f[1]), atoi(t, f[2]), uint32(sum)))
 		case "ack":
 			r, err := tr.Ack(Epoch(atoi(t, f[1])), atoi(t, f[2]))
 			got = fmt.Sprintf("%s committed=%d new=%d", r.Outcome, r.Committed, r.NewlyCommitted)
@@ -87,6 +92,11 @@ func runTracker(t *testing.T, tr *CommitTracker, script string) {
 			_, redeliver := tr.Redelivery()
 			got = fmt.Sprintf("committed=%d pending=%d/%d redeliver=%t completed=%t",
 				tr.Committed(), p.Records, p.Bytes, redeliver, tr.Completed())
+		case "last":
+			got = "last=none"
+			if m, ok := tr.LastCommitted(); ok {
+				got = fmt.Sprintf("last=%d-%d/%d", m.Start, m.End, m.Checksum)
+			}
 		default:
 			t.Fatalf("line %d: unknown command %q", n+1, f[0])
 		}
@@ -286,6 +296,32 @@ func TestLesson05_CompletedOnlyWhenEveryRecordIsAcknowledged(t *testing.T) {
 	`)
 }
 
+// TestCommitTrackerMarksTheLastCommittedRecord: the mark a checkpoint keeps is the record
+// the committed position ends — not one above a gap, not the padding after it — and it
+// survives a reset and re-emissions below the committed position.
+func TestCommitTrackerMarksTheLastCommittedRecord(t *testing.T) {
+	runTracker(t, newTracker(t, 64), `
+		last => last=none
+		emit 64 128 11
+		emit 160 192 12
+		emit 192 256 13
+		ack 0 192 => buffered committed=64 new=0
+		last => last=none
+		ack 0 128 => advanced committed=192 new=2
+		last => last=160-192/12
+		fail 0 256 => stalled redeliver=true
+		reset 128 => epoch=1
+		# a re-emission up to the committed position is not tracked: the mark stays
+		emit 128 192 99 => ok
+		last => last=160-192/12
+		emit 192 256 13 => ok
+		finish 320 => ok
+		ack 1 256 => advanced committed=320 new=1
+		# the padding after the last record is committed; the mark stays the record's
+		last => last=192-256/13
+	`)
+}
+
 func TestCommitTracker_ContractViolationsAreErrors(t *testing.T) {
 	tests := []struct{ name, script string }{
 		{"empty record", `emit 10 10 => err:invalid position`},
@@ -347,7 +383,7 @@ func checkAgainstModel(t *testing.T, ops []byte) {
 	emitFrom := func(from int64) {
 		for i := range n {
 			if starts[i] >= from {
-				if err := tr.Emit(starts[i], ends[i]); err != nil {
+				if err := tr.Emit(starts[i], ends[i], uint32(i)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -408,19 +444,23 @@ func checkAgainstModel(t *testing.T, ops []byte) {
 				}
 			}
 		}
-		want := int64(resume)
+		want, wantLast := int64(resume), -1
 		failedAny := false
 		prefix := true
 		for j := range n {
 			prefix = prefix && state[j] == ackedM
 			if prefix {
-				want = ends[j]
+				want, wantLast = ends[j], j
 			}
 			failedAny = failedAny || state[j] == failedM
 		}
 		got := tr.Committed()
 		if got != want {
 			t.Fatalf("step %d: committed %d, model %d (states %v)", step, got, want, state)
+		}
+		// The mark is the record ending at the committed position (its checksum: its index).
+		if m, ok := tr.LastCommitted(); ok != (wantLast >= 0) || ok && m != (RecordMark{starts[wantLast], ends[wantLast], uint32(wantLast)}) {
+			t.Fatalf("step %d: last committed %+v (%t), model record %d", step, m, ok, wantLast)
 		}
 		if got < prev {
 			t.Fatalf("step %d: committed moved backwards %d -> %d", step, prev, got)
@@ -464,7 +504,7 @@ func TestLesson02_PermutationsOfAcksConvergeToTheLastEnd(t *testing.T) {
 			count++
 			tr := newTracker(t, 0)
 			for i := range perm {
-				if err := tr.Emit(int64(i*10), int64(i*10+10)); err != nil {
+				if err := tr.Emit(int64(i*10), int64(i*10+10), 0); err != nil {
 					t.Fatal(err)
 				}
 			}

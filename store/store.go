@@ -79,7 +79,24 @@ type Checkpoint struct {
 	// Seed marks where ferry took the recording on, before anything of it was
 	// acknowledged (a later checkpoint of it is not a seed).
 	Seed bool
+	// LastRecord is the last record the checkpoint covers: it ends at Position, or before it
+	// where only padding follows. The zero value: not known (a seed, a recording with no
+	// record below Position, a checkpoint written before ferry stored it).
+	LastRecord RecordMark
 }
+
+// RecordMark is one record of a recording as ferry published it: its start and end
+// positions and the CRC-32C (Castagnoli) of its payload. A replay resumed from a checkpoint
+// reads the record again and compares, so that a recording truncated below the checkpoint
+// and extended again (its records there are not the ones published) is not taken up where
+// ferry left the old one.
+type RecordMark struct {
+	Start, End int64
+	Checksum   uint32
+}
+
+// Known reports whether m marks a record (the zero value does not).
+func (m RecordMark) Known() bool { return m != RecordMark{} }
 
 // SameRecording reports whether c was taken of the recording the archive lists with
 // startMs and sessionID, as far as c knows: a checkpoint without StartMs matches any.
@@ -120,6 +137,8 @@ func (c Checkpoint) Validate() error {
 		return invalidf("recording id %d is negative", c.RecordingID)
 	case c.Position < 0:
 		return invalidf("recording %d: position %d is negative", c.RecordingID, c.Position)
+	case c.LastRecord.Known() && (c.LastRecord.Start < 0 || c.LastRecord.End <= c.LastRecord.Start || c.LastRecord.End > c.Position):
+		return invalidf("recording %d: last record [%d, %d) is not a record at or below position %d", c.RecordingID, c.LastRecord.Start, c.LastRecord.End, c.Position)
 	}
 	return nil
 }

@@ -48,13 +48,16 @@ func checkpointShow(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s), %s\n", stream.Name, stream.Channel, stream.StreamID, stream.Topic, path)
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "RECORDING\tPOSITION\tSTATE\tRECORDING STARTED\tSESSION\tUPDATED")
+	fmt.Fprintln(w, "RECORDING\tPOSITION\tSTATE\tRECORDING STARTED\tSESSION\tLAST RECORD (CRC-32C)\tUPDATED")
 	for _, c := range state.Checkpoints {
-		started, session := "-", "-"
+		started, session, last := "-", "-", "-"
 		if c.StartMs != 0 {
 			started, session = time.UnixMilli(c.StartMs).UTC().Format(time.RFC3339Nano), fmt.Sprint(c.SessionID)
 		}
-		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\n", c.RecordingID, c.Position, checkpointState(c), started, session, time.UnixMilli(c.UpdatedAtMs).UTC().Format(time.RFC3339Nano))
+		if m := c.LastRecord; m.Known() {
+			last = fmt.Sprintf("[%d, %d) %08x", m.Start, m.End, m.Checksum)
+		}
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%s\n", c.RecordingID, c.Position, checkpointState(c), started, session, last, time.UnixMilli(c.UpdatedAtMs).UTC().Format(time.RFC3339Nano))
 	}
 	return w.Flush()
 }

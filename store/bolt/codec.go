@@ -90,11 +90,20 @@ func encodeCheckpoint(c store.Checkpoint) ([]byte, error) {
 		StartMs:     c.StartMs,
 		SessionId:   c.SessionID,
 		Seed:        c.Seed,
+		LastRecord:  encodeMark(c.LastRecord),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode checkpoint of recording %d: %w", c.RecordingID, err)
 	}
 	return seal(kindCheckpoint, payload), nil
+}
+
+// encodeMark is m as stored: nothing when it is not known.
+func encodeMark(m store.RecordMark) *messages.RecordMark {
+	if !m.Known() {
+		return nil
+	}
+	return &messages.RecordMark{Start: m.Start, End: m.End, Checksum: m.Checksum}
 }
 
 // decodeCheckpoint decodes a value stored under recording id want.
@@ -115,6 +124,9 @@ func decodeCheckpoint(want int64, b []byte) (store.Checkpoint, error) {
 		StartMs:     m.GetStartMs(),
 		SessionID:   m.GetSessionId(),
 		Seed:        m.GetSeed(),
+	}
+	if l := m.GetLastRecord(); l != nil {
+		c.LastRecord = store.RecordMark{Start: l.GetStart(), End: l.GetEnd(), Checksum: l.GetChecksum()}
 	}
 	if c.RecordingID != want {
 		return store.Checkpoint{}, errReason(fmt.Sprintf("holds recording %d", c.RecordingID))

@@ -89,10 +89,15 @@ func WantEmpty(t testing.TB, s store.Store, def store.Stream) {
 }
 
 // cp is a checkpoint with every field set, its recording's origin included (a negative
-// session id, as Aeron's often are).
+// session id, as Aeron's often are) and its last record (a checksum with the high bit set),
+// unless pos is 0: no record ends there.
 func cp(id, pos int64, completed bool) store.Checkpoint {
-	return store.Checkpoint{RecordingID: id, Position: pos, Completed: completed, UpdatedAtMs: 1_700_000_000_000 + pos,
+	c := store.Checkpoint{RecordingID: id, Position: pos, Completed: completed, UpdatedAtMs: 1_700_000_000_000 + pos,
 		StartMs: 1_600_000_000_000 + id, SessionID: int32(-1_000_000 - id)}
+	if pos > 0 {
+		c.LastRecord = store.RecordMark{Start: pos / 2, End: pos, Checksum: 0x9e3779b9 ^ uint32(pos)}
+	}
+	return c
 }
 
 func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
@@ -102,7 +107,7 @@ func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
 	MustSave(t, s, def, cp(7, 8192, false))
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false))
 	seed := cp(9, 64, false)
-	seed.Seed = true
+	seed.Seed, seed.LastRecord = true, store.RecordMark{}
 	MustSave(t, s, def, seed)
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false), seed)
 	MustSave(t, s, def, cp(9, 64, false)) // the same position, no longer a seed
@@ -206,7 +211,11 @@ func testInvalidInputRefused(t *testing.T, s store.Store) {
 			t.Errorf("Save(%+v): err = %v, want ErrInvalid", bad, err)
 		}
 	}
-	for _, bad := range []store.Checkpoint{cp(-1, 10, false), cp(1, -10, false)} {
+	beyond, empty, negative := cp(1, 10, false), cp(1, 10, false), cp(1, 10, false)
+	beyond.LastRecord.End = 11
+	empty.LastRecord.Start = empty.LastRecord.End
+	negative.LastRecord.Start = -1
+	for _, bad := range []store.Checkpoint{cp(-1, 10, false), cp(1, -10, false), beyond, empty, negative} {
 		if err := s.Save(def, []store.Checkpoint{cp(2, 10, false), bad}); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("Save(%+v): err = %v, want ErrInvalid", bad, err)
 		}

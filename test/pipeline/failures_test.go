@@ -330,6 +330,7 @@ func TestAnExtendedRecordingIsPublishedOnFromItsEnd(t *testing.T) {
 			}
 			w.waitAll(t, f, a.recordingID, pe, 90*time.Second)
 			failWaitLog(t, f, 60*time.Second, "publishing the extension", fmt.Sprintf("recording=%d ", a.recordingID), fmt.Sprintf("from=%d ", pa[n-1]))
+			failWaitLog(t, f, 60*time.Second, "the last record before the checkpoint is the one published", fmt.Sprintf("recording=%d ", a.recordingID), fmt.Sprintf("checkpoint=%d ", pa[n-1]))
 			if !c.restart {
 				e.close(t)
 			}
@@ -418,6 +419,90 @@ func TestLesson14_ExtensionOfARecordingFollowedByAnotherFailsLoudly(t *testing.T
 	expectCheckpoint(t, cfg, sc, b.recordingID, pb[n-1], true)
 }
 
+// TestLesson14_RecordingTruncatedAndExtendedBelowTheCheckpointFailsLoudly: while ferry is
+// down, the archive truncates a recording below ferry's checkpoint and records on from there
+// (TruncateRecording, then ExtendRecording: what Aeron Cluster does to its log after an
+// election). The listing shows only a stop beyond the checkpoint. Resumed from it — the
+// recording's records laid out as before, other bytes in them — ferry would publish the
+// extension after the checkpoint and never the records from the truncation up to it. It
+// reads the record before its checkpoint again, finds it changed, and stops the stream
+// saying so, with nothing published: for a completed checkpoint (the extension reopens the
+// recording) with the same sizes and with other sizes, and for one ferry had not completed.
+func TestLesson14_RecordingTruncatedAndExtendedBelowTheCheckpointFailsLoudly(t *testing.T) {
+	const n, cut, m = 200, 180, 50
+	for _, c := range []struct {
+		name                string
+		completed, sameSize bool
+	}{
+		{"completed, rewritten in the same sizes", true, true},
+		{"completed, rewritten in other sizes", true, false},
+		{"not completed, rewritten in the same sizes", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := newStreamConfig(t, "")
+			rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+			w := watchTopic(t, sc.Topic)
+			cfg := newFerryConfig(t, sc)
+			f := startFerry(t, cfg.write(t))
+			var pa []int64
+			if c.completed {
+				pa = publishedToItsEnd(t, f, w, a, 0, n)
+			} else {
+				pa = a.publish(t, 0, n)
+				w.waitAll(t, f, a.recordingID, pa, 90*time.Second)
+			}
+			f.mustStop()
+			if !c.completed {
+				rs.stopRecording(t, a)
+			}
+			a.close(t)
+			expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], c.completed)
+			before := receivedMessages(t, sc.Topic)
+
+			// Cut after message cut-1 and record the messages after it again, with other
+			// bytes, then more.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
+				t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
+			}
+			e := rs.extend(t, a, false)
+			var again [][]byte
+			for i := cut; i < n; i++ {
+				msg := payloadFor(i)
+				if !c.sameSize {
+					msg = append(msg, make([]byte, 100)...) // longer by three or four frame alignments
+				}
+				for j := range msg {
+					msg[j] ^= 0x5a
+				}
+				again = append(again, msg)
+			}
+			pe := e.publishPayloads(t, again)
+			if c.sameSize && !slices.Equal(pe, pa[cut:]) {
+				t.Fatalf("the rewritten messages end at %v, not where the published ones did (%v)", pe, pa[cut:])
+			}
+			pe = append(pe, e.publish(t, n, n+m)...)
+			e.close(t)
+
+			f = startFerry(t, cfg.path)
+			code, log := failMustExit(t, f, 60*time.Second, fmt.Sprintf("recording %d holds other records below the checkpoint %d", a.recordingID, pa[n-1]))
+			if code != 1 {
+				t.Fatalf("exit status %d, want 1; log:\n%s", code, log)
+			}
+			failMustContain(t, log, "ferry's output", fmt.Sprintf("recording %d changed below ferry's checkpoint at %d", a.recordingID, pa[n-1]),
+				"TruncateRecording", "give the stream a new name", "every stream failed")
+			if line, ok := failLogLine(log, "ferry: "); ok {
+				t.Logf("ferry said: %s", line)
+			}
+			if in := receivedMessages(t, sc.Topic); in != before {
+				t.Fatalf("the broker received %d messages, %d before the restart", in, before)
+			}
+			expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], c.completed)
+		})
+	}
+}
+
 // TestARecordingExtendedBeforeFerryFinishedItIsFollowed: ferry publishes part of a live
 // recording and stops; the recording stops and is extended (in another session) while ferry
 // is down. The next start takes the recording on from its checkpoint over the extension:
@@ -442,6 +527,7 @@ func TestARecordingExtendedBeforeFerryFinishedItIsFollowed(t *testing.T) {
 
 	f = startFerry(t, cfg.path)
 	w.waitAll(t, f, a.recordingID, pe, 90*time.Second)
+	failWaitLog(t, f, 60*time.Second, "the last record before the checkpoint is the one published", fmt.Sprintf("recording=%d ", a.recordingID), fmt.Sprintf("checkpoint=%d ", pa[n-1]))
 	failWaitLog(t, f, 60*time.Second, "recording published and acknowledged to its end", fmt.Sprintf("recording=%d ", a.recordingID))
 	f.mustStop()
 	expectTopic(t, sc, a.published(0, pa), e.published(n, pe))

@@ -413,9 +413,22 @@ func (p *publisher) offer(msg []byte, timeout time.Duration) (int64, error) {
 // after each message: its end position in the stream, and so in the recording.
 func (p *publisher) publish(t testing.TB, from, to int) []int64 {
 	t.Helper()
-	positions := make([]int64, 0, to-from)
-	for i := from; i < to; i++ {
-		msg := payloadFor(i)
+	return p.publishEach(t, to-from, func(k int) []byte { return payloadFor(from + k) })
+}
+
+// publishPayloads offers each of msgs in turn, as publish does, and returns the position
+// after each.
+func (p *publisher) publishPayloads(t testing.TB, msgs [][]byte) []int64 {
+	t.Helper()
+	return p.publishEach(t, len(msgs), func(k int) []byte { return msgs[k] })
+}
+
+// publishEach offers msg(0..n-1), made one at a time, retrying back pressure.
+func (p *publisher) publishEach(t testing.TB, n int, msg func(k int) []byte) []int64 {
+	t.Helper()
+	positions := make([]int64, 0, n)
+	for k := range n {
+		msg := msg(k)
 		eventually.NoError(t, 20*time.Second, func() error {
 			pos, err := p.offer(msg, 5*time.Millisecond)
 			if err != nil && !retryable(err) {

@@ -20,8 +20,23 @@ import (
 // before it: the position of the padding frame. The next start resumes from there: the
 // replay begins with the padding, skips it, and sends the held message first; every message
 // reaches the topic once, and the checkpoint reaches the recording's end (lesson 9: the
-// image's position, not the last delivered header, is where the replay stands).
+// image's position, not the last delivered header, is where the replay stands). Held one
+// message later instead, the checkpoint is the end of the message after the padding: the
+// replay reads that message again first (it is the checkpoint's last record, which counts
+// the padding before it), finds it unchanged, and goes on.
 func TestLesson09_ACheckpointAtAPaddingFrameResumesPastIt(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		after int // the message held is the gap's message + after
+	}{
+		{"checkpoint at the padding", 1},
+		{"checkpoint at the message after the padding", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkpointAroundPadding(t, c.after) })
+	}
+}
+
+func checkpointAroundPadding(t *testing.T, after int) {
 	const n, size = 200, 1000
 	sc := newStreamConfig(t, "")
 	sc.Channel += "|term-length=64k"
@@ -53,9 +68,10 @@ func TestLesson09_ACheckpointAtAPaddingFrameResumesPastIt(t *testing.T) {
 	watchTopic(t, sc.Topic)
 
 	storePath := t.TempDir() + "/checkpoints.db"
-	hold := harness.Faults(map[int]harness.Fault{gap + 1: harness.Hold()})
+	held := gap + after
+	hold := harness.Faults(map[int]harness.Fault{held: harness.Hold()})
 	ip := startInProcess(t, inProcessOptions{plan: hold, storePath: storePath}, sc)
-	ip.waitCheckpoint(sc, pub.recordingID, pos[gap], 30*time.Second)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[held-1], 30*time.Second)
 	_, _ = ip.stop() // the held acknowledgement keeps the drain from completing (5 s)
 	st, err := bolt.Open(storePath, nil)
 	if err != nil {
@@ -65,15 +81,15 @@ func TestLesson09_ACheckpointAtAPaddingFrameResumesPastIt(t *testing.T) {
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil || len(state.Checkpoints) != 1 || state.Checkpoints[0].Position != pos[gap] {
-		t.Fatalf("stored after the first run: %+v, %v; want the checkpoint at the padding frame, %d", state.Checkpoints, err, pos[gap])
+	if err != nil || len(state.Checkpoints) != 1 || state.Checkpoints[0].Position != pos[held-1] {
+		t.Fatalf("stored after the first run: %+v, %v; want the checkpoint at message %d's end, %d", state.Checkpoints, err, held-1, pos[held-1])
 	}
 
 	resend, first := firstSequenceID()
 	again := startInProcess(t, inProcessOptions{plan: resend, storePath: storePath}, sc)
 	again.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
-	if got := first(); got != pos[gap+1] {
-		t.Fatalf("resumed at the padding frame, the first send carried sequence id %d, want %d (message %d)", got, pos[gap+1], gap+1)
+	if got := first(); got != pos[held] {
+		t.Fatalf("resumed at %d, the first send carried sequence id %d, want %d (message %d)", pos[held-1], got, pos[held], held)
 	}
 	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), want)
 }

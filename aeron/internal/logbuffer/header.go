@@ -89,6 +89,13 @@ func (h Header) ReservedValue() int64 {
 // reassembled message, the position after its last fragment.
 func (h Header) Position() int64 { return h.position }
 
+// FramePosition is the stream position of the fragment's frame, where its
+// header begins: Position less the frame's aligned length. Of a fragment as
+// polled only; a reassembled message's header does not tell where it began.
+func (h Header) FramePosition() int64 {
+	return h.position - int64(align(int(h.FrameLength()), FrameAlignment))
+}
+
 // PayloadLength is FrameLength − HeaderLength: the length of the
 // fragment's (or the reassembled message's) payload.
 func (h Header) PayloadLength() int { return int(h.FrameLength()) - HeaderLength }

@@ -55,6 +55,27 @@ func TestPollDeliversFragmentsWithHeaders(t *testing.T) {
 	}
 }
 
+// TestFramePositionIsWhereTheFrameBegins: each polled fragment's FramePosition is the
+// position after the fragment before it — unfragmented, and the fragments of a message
+// longer than the MTU, whose frames end unaligned.
+func TestFramePositionIsWhereTheFrameBegins(t *testing.T) {
+	l := newTestLog(t, testParams())
+	a := newTestAppender(t, l)
+	for _, m := range [][]byte{[]byte("a"), make([]byte, 2*testMTU+5), []byte("bcd")} {
+		mustOffer(t, a, openFlow, m)
+	}
+	var prev int64
+	n, _, err := l.Poll(0, noLimit, func(_ []byte, h Header) {
+		if h.FramePosition() != prev {
+			t.Errorf("fragment ending at %d (length %d, flags %s): FramePosition %d, want %d", h.Position(), h.FrameLength(), h.Flags(), h.FramePosition(), prev)
+		}
+		prev = h.Position()
+	})
+	if err != nil || n < 5 {
+		t.Fatalf("Poll = %d fragments, %v; want at least 5", n, err)
+	}
+}
+
 func TestPollRespectsFragmentLimit(t *testing.T) {
 	l := newTestLog(t, testParams())
 	offerAll(t, l, "a", "b", "c")
