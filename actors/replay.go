@@ -220,8 +220,9 @@ func configuredStart(cfg *StreamConfig, rec *messages.RecordingInfo) int64 {
 
 // openReplay runs on the actor's goroutine: it describes the recording, starts the replay
 // and subscribes to it. With mark, the last record of the checkpoint at from, the replay
-// starts at the record's start, to read it again (see check), unless the archive no longer
-// holds its start (retention purged it: nothing below the checkpoint is needed then).
+// starts at the record's start, to read it again (see check) — at the recording's start if
+// retention purged the padding before the record — unless the archive no longer holds the
+// record (nothing below the checkpoint is needed then: it goes unchecked).
 func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, live bool, mark *messages.RecordMark) *openedReplay {
 	res := &openedReplay{gen: gen}
 	call, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
@@ -250,10 +251,11 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, liv
 	replayFrom := from
 	switch {
 	case mark == nil:
-	case mark.Start < desc.StartPosition:
-		r.env.Logger.Warn("the last record before the checkpoint is no longer in the archive (purged): whether the archive changed the recording below the checkpoint is not checked", "stream", r.cfg.Def.Name, "recording", id, "record_start", mark.Start, "recording_start", desc.StartPosition, "checkpoint", from)
+	case mark.End <= desc.StartPosition:
+		r.env.Logger.Warn("the last record before the checkpoint is no longer in the archive (purged): whether the archive changed the recording below the checkpoint is not checked", "stream", r.cfg.Def.Name, "recording", id, "record_end", mark.End, "recording_start", desc.StartPosition, "checkpoint", from)
 	default:
-		res.check, replayFrom = mark, mark.Start
+		// A purge ends at a segment's start, a term's: never inside a frame.
+		res.check, replayFrom = mark, max(mark.Start, desc.StartPosition)
 	}
 	if res.check == nil && desc.StopPosition != archive.NullPosition && from == desc.StopPosition {
 		res.nothingLeft = true
@@ -263,7 +265,7 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, liv
 	var refused *archive.Error
 	switch {
 	case err != nil && res.check != nil && errors.As(err, &refused) && strings.Contains(refused.Message, "not aligned to a data header"):
-		res.err = changedBelowCheckpoint(id, from, fmt.Sprintf("no frame begins at %d, where the last record ferry published began, or the padding before it (the archive: %s)", mark.Start, refused.Message))
+		res.err = changedBelowCheckpoint(id, from, fmt.Sprintf("no frame begins at %d, where the last record ferry published began, or the padding before it (the archive: %s)", replayFrom, refused.Message))
 		return res
 	case err != nil:
 		res.err = fmt.Errorf("start replay of recording %d at %d: %w", id, replayFrom, err)

@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net/http"
@@ -584,6 +586,73 @@ func TestLesson14_HeadOfAWaitingRecordingPurgedFailsLoudly(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestTheRecordBeforeACheckpointIsCheckedAfterRetentionPurgedThePaddingBeforeIt: recording
+// A of 1,000-byte messages in 1 MiB terms and segments stops just after its first message of
+// the second segment; ferry publishes it to its end. That message's record, the checkpoint's
+// last, counts from the end of the message before it: the padding at the first term's end is
+// its. Retention purges the first segment (the recording now starts at 1 MiB, inside what
+// the record counts), A is extended, and ferry starts again: it reads the record again from
+// the recording's new start — the record is still there — instead of leaving it unchecked,
+// and publishes the extension: every message once, in order.
+func TestTheRecordBeforeACheckpointIsCheckedAfterRetentionPurgedThePaddingBeforeIt(t *testing.T) {
+	const segment, size, m = 1 << 20, 1000, 50
+	own := failOwnArchive(t, map[string]string{"aeron.archive.segment.file.length": "1m"})
+	sc := newStreamConfig(t, "")
+	sc.Channel += "|term-length=1m"
+	rs := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
+	rs.startRecording(t)
+	a := rs.newPublication(t)
+	var want [][]byte
+	var pa []int64
+	for len(pa) == 0 || pa[len(pa)-1] <= segment {
+		msg := bytes.Repeat([]byte{byte(len(pa))}, size)
+		binary.BigEndian.PutUint64(msg, uint64(len(pa)))
+		want = append(want, msg)
+		pa = append(pa, a.publishPayloads(t, [][]byte{msg})...)
+	}
+	k := len(pa) - 1 // the first message of the second segment
+	if pa[k-1] >= segment {
+		t.Fatalf("message %d ends at %d: no padding before the second segment", k-1, pa[k-1])
+	}
+	rs.stopRecording(t, a)
+	a.close(t)
+
+	watchTopic(t, sc.Topic)
+	storePath := t.TempDir() + "/checkpoints.db"
+	ip := startInProcess(t, inProcessOptions{aeronDir: own.AeronDir, storePath: storePath}, sc)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if cp := ip.checkpoint(sc, a.recordingID); !cp.Completed || cp.Position != pa[k] || cp.LastRecord.Start != pa[k-1] || cp.LastRecord.End != pa[k] {
+			return fmt.Errorf("checkpoint %+v, want completed at %d with the record [%d, %d)", cp, pa[k], pa[k-1], pa[k])
+		}
+		return nil
+	})
+	if _, err := ip.stop(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if n, err := rs.s.archive.PurgeSegments(ctx, a.recordingID, segment); err != nil || n != 1 {
+		t.Fatalf("purge the first segment of recording %d: %d segment files deleted, %v; want 1", a.recordingID, n, err)
+	}
+	e := rs.extend(t, a, false)
+	var more [][]byte
+	for i := len(want); i < len(want)+m; i++ {
+		msg := bytes.Repeat([]byte{byte(i)}, size)
+		binary.BigEndian.PutUint64(msg, uint64(i))
+		more = append(more, msg)
+	}
+	pe := e.publishPayloads(t, more)
+	e.close(t)
+
+	starts := &replayStarts{}
+	again := startInProcess(t, inProcessOptions{aeronDir: own.AeronDir, storePath: storePath, wrapArchive: starts.wrap}, sc)
+	again.waitCheckpoint(sc, a.recordingID, pe[m-1], 30*time.Second)
+	if calls := starts.get(); len(calls) != 1 || calls[0].position != segment {
+		t.Fatalf("replays started at %v; want one, at the recording's new start %d (the record [%d, %d) read again)", calls, segment, pa[k-1], pa[k])
+	}
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, len(want)+m, 30*time.Second), append(want, more...))
 }
 
 // TestConcurrentRecordingsSurviveARestartInAnyState: two publishers, so recordings A and B
