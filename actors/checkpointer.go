@@ -167,7 +167,7 @@ func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 	}
 	now := c.env.nowMs()
 	if _, ok := c.lastRecords[id]; !ok {
-		c.lastRecords[id] = c.persisted[id].LastRecord // what the replay resumes after
+		c.lastRecords[id] = c.persisted[id].LastRecord // what the replay resumes after (zero if none)
 	}
 	if _, stored := c.persisted[id]; !stored {
 		p.Seed(now)
@@ -185,9 +185,13 @@ func (c *checkpointer) checkpoint(s progress.Save, nowMs int64) store.Checkpoint
 	o := c.origins[s.RecordingID] // a save follows the recording's seed or replay start
 	cp := store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: nowMs,
 		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed}
-	// A save is of the committed position the last mark came with (Tick saves the latest);
-	// a mark beyond it would not be the save's, and the checkpoint goes without one.
-	if m := c.lastRecords[s.RecordingID]; !s.Seed && m.End <= s.Position {
+	// A save is of the committed position the last mark came with (Tick saves the latest,
+	// and a recording's end only adds padding): a mark beyond it is a bug, which would store
+	// a checkpoint the next start cannot check.
+	if m := c.lastRecords[s.RecordingID]; !s.Seed {
+		if m.End > s.Position {
+			panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("checkpointer: recording %d: the last record committed [%d, %d) ends beyond the position %d saved", s.RecordingID, m.Start, m.End, s.Position)))
+		}
 		cp.LastRecord = m
 	}
 	return cp

@@ -79,6 +79,9 @@ type replay struct {
 	image   *aeron.Image
 	joinBy  time.Time
 	asm     *aeron.FragmentAssembler
+	// readFragment and checkFragments are the poll's fragment handlers, made once: the
+	// assembler's, and checkFragment while the check is pending.
+	readFragment, checkFragments aeron.FragmentHandler
 	lastEnd int64
 	batch   *messages.RecordBatch
 	check   recordCheck
@@ -99,7 +102,7 @@ type recordingPIDs struct {
 	stream, checkpointer, replay, tracker, publisher *actor.PID
 }
 
-// openedReplay is the result of opening a replay on the actor's goroutine.
+// openedReplay is the result of opening a replay, on a task goroutine of its own.
 type openedReplay struct {
 	gen          uint64
 	from         int64
@@ -218,8 +221,8 @@ func configuredStart(cfg *StreamConfig, rec *messages.RecordingInfo) int64 {
 	return rec.StartPosition
 }
 
-// openReplay runs on the actor's goroutine: it describes the recording, starts the replay
-// and subscribes to it. With mark, the last record of the checkpoint at from, the replay
+// openReplay runs on a task goroutine, not the actor's (so it reads none of the actor's
+// mutable fields): it describes the recording, starts the replay and subscribes to it. With mark, the last record of the checkpoint at from, the replay
 // starts at the record's start, to read it again (see check) — at the recording's start if
 // retention purged the padding before the record — unless the archive no longer holds the
 // record (nothing below the checkpoint is needed then: it goes unchecked).
@@ -264,6 +267,8 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, liv
 	session, err := r.env.Archive.StartReplay(call, id, replayFrom, archive.ReplayToEnd, r.cfg.ReplayChannel.String(), r.cfg.ReplayStreamID)
 	var refused *archive.Error
 	switch {
+	// The archive's words for a replay asked to start inside a frame (ReplaySession.init,
+	// 1.47.3: before its OK, so StartReplay fails; docs/findings.md).
 	case err != nil && res.check != nil && errors.As(err, &refused) && strings.Contains(refused.Message, "not aligned to a data header"):
 		res.err = changedBelowCheckpoint(id, from, fmt.Sprintf("no frame begins at %d, where the last record ferry published began, or the padding before it (the archive: %s)", replayFrom, refused.Message))
 		return res
@@ -307,6 +312,7 @@ func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
 	r.joinBy = time.Now().Add(imageJoinTimeout)
 	r.asm = aeron.NewFragmentAssembler(maxMessageLength, r.onMessage)
 	r.asm.UsePool(r.env.Payloads)
+	r.readFragment, r.checkFragments = r.asm.OnFragment, r.checkFragment
 	// The tracker and checkpointer hear of the new incarnation before any of its batches.
 	started := &messages.ReplayStarted{RecordingId: r.rec.RecordingId, Generation: r.gen, FromPosition: r.from, StartMs: r.rec.StartMs, SessionId: r.rec.SessionId}
 	ctx.Send(r.pids.checkpointer, started)
@@ -355,9 +361,9 @@ func (r *replay) poll(ctx actor.Context) {
 	// less than one message: the one whose fragments straddle it. A read takes at least a
 	// frame, so that a message longer than the room left still arrives.
 	limit := max(r.lastEnd+r.cfg.MaxInflightBytes-(r.sentBytes-r.relBytes), before+1)
-	handler := r.asm.OnFragment
+	handler := r.readFragment
 	if r.check.pending {
-		handler = r.checkFragment
+		handler = r.checkFragments
 	}
 	_, err := r.image.BoundedPoll(handler, limit, int(credits))
 	batch := r.batch
@@ -438,8 +444,10 @@ func (r *replay) checkFragment(payload []byte, h aeron.Header) {
 }
 
 // checked takes one message read while the check is pending, ending at end, and reports
-// whether it is to be published: the first message at or after the checkpoint ends the
-// check, and is. A mismatch is kept in r.check.err; the poll fails the replay with it.
+// whether it is to be published. The check ends with the marked record when that ends at the
+// checkpoint, or else (padding up to the checkpoint) with the first record after it; only a
+// record beyond the checkpoint is published. A mismatch is kept in r.check.err; the poll
+// fails the replay with it.
 func (r *replay) checked(end int64, payload []byte) bool {
 	c := &r.check
 	m := c.mark
