@@ -79,12 +79,13 @@ type replay struct {
 	image   *aeron.Image
 	joinBy  time.Time
 	asm     *aeron.FragmentAssembler
-	// readFragment and checkFragments are the poll's fragment handlers, made once: the
-	// assembler's, and checkFragment while the check is pending.
-	readFragment, checkFragments aeron.FragmentHandler
 	lastEnd int64
 	batch   *messages.RecordBatch
 	check   recordCheck
+
+	// readFragment and checkFragments are the poll's fragment handlers, made once: the
+	// assembler's, and checkFragment while the check is pending.
+	readFragment, checkFragments aeron.FragmentHandler
 
 	sentRecords, sentBytes int64
 	relRecords, relBytes   int64
