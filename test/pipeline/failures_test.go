@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"net/http"
@@ -613,8 +611,7 @@ func TestTheRecordBeforeACheckpointIsCheckedAfterRetentionPurgedThePaddingBefore
 	var want [][]byte
 	var pa []int64
 	for len(pa) == 0 || pa[len(pa)-1] <= segment {
-		msg := bytes.Repeat([]byte{byte(len(pa))}, size)
-		binary.BigEndian.PutUint64(msg, uint64(len(pa)))
+		msg := sizedPayload(len(pa), size)
 		want = append(want, msg)
 		pa = append(pa, a.publishPayloads(t, [][]byte{msg})...)
 	}
@@ -645,9 +642,7 @@ func TestTheRecordBeforeACheckpointIsCheckedAfterRetentionPurgedThePaddingBefore
 	e := rs.extend(t, a, false)
 	var more [][]byte
 	for i := len(want); i < len(want)+m; i++ {
-		msg := bytes.Repeat([]byte{byte(i)}, size)
-		binary.BigEndian.PutUint64(msg, uint64(i))
-		more = append(more, msg)
+		more = append(more, sizedPayload(i, size))
 	}
 	pe := e.publishPayloads(t, more)
 	e.close(t)

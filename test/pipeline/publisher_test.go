@@ -54,6 +54,14 @@ func payloadFor(i int) []byte {
 	return b
 }
 
+// sizedPayload is message i of size bytes (at least 8): its index (8 bytes, big-endian),
+// then the byte i repeated.
+func sizedPayload(i, size int) []byte {
+	b := bytes.Repeat([]byte{byte(i)}, size)
+	binary.BigEndian.PutUint64(b, uint64(i))
+	return b
+}
+
 // indexOf is the index payloadFor wrote into a payload, or -1 if it has none.
 func indexOf(payload []byte) int {
 	if len(payload) < 8 {

@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"testing"
 	"time"
@@ -44,8 +42,7 @@ func checkpointAroundPadding(t *testing.T, after int) {
 	want := make([][]byte, n)
 	pos := make([]int64, n)
 	for i := range want {
-		want[i] = bytes.Repeat([]byte{byte(i)}, size)
-		binary.BigEndian.PutUint64(want[i], uint64(i))
+		want[i] = sizedPayload(i, size)
 		p, err := pub.offer(want[i], 10*time.Second)
 		if err != nil {
 			t.Fatal(err)

@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
@@ -99,8 +97,7 @@ func TestInflightLimitsBoundWhatAwaitsAcknowledgement(t *testing.T) {
 			want := make([][]byte, c.n)
 			var last int64
 			for i := range want {
-				want[i] = bytes.Repeat([]byte{byte(i)}, c.size)
-				binary.BigEndian.PutUint64(want[i], uint64(i))
+				want[i] = sizedPayload(i, c.size)
 				p, err := pub.offer(want[i], 10*time.Second)
 				if err != nil {
 					t.Fatal(err)
