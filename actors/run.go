@@ -163,6 +163,11 @@ wait:
 	}
 	drained, derr := p.Drain(o.DrainTimeout)
 	for _, d := range drained {
+		if d.Unacknowledged > 0 {
+			log.Warn("stream stopped with records sent and not acknowledged: in archive mode the next start re-publishes them from the persisted checkpoint; in transport mode they are lost",
+				"stream", d.Stream, "unacknowledged", d.Unacknowledged)
+			continue
+		}
 		log.Info("stream drained", "stream", d.Stream, "unacknowledged", d.Unacknowledged)
 	}
 	if derr != nil {

@@ -1046,6 +1046,46 @@ func TestASecondSignalStopsAWaitingDrain(t *testing.T) {
 	}
 }
 
+// TestAStopWaitingForTheBrokerEndsWithinItsBound: with the broker down, one SIGTERM starts a
+// drain that waits for acknowledgements that cannot come. It waits no longer than its bound
+// (30 s), then ferry exits 0, warning that the records in flight were not acknowledged and
+// that the next start re-publishes them from the checkpoint, which holds nothing
+// acknowledged.
+func TestAStopWaitingForTheBrokerEndsWithinItsBound(t *testing.T) {
+	const bound, margin = 30 * time.Second, 15 * time.Second
+	port := freePort(t)
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	cfg := newFerryConfig(t, sc)
+	cfg.Pulsar.ServiceURL = fmt.Sprintf("pulsar://%s:%d", infra.Loopback, port) // nothing listens
+	f := startFerry(t, cfg.write(t))
+	pub.publish(t, 0, 100)
+	failWaitLog(t, f, 60*time.Second, "level=WARN", "cannot create the Pulsar producer; retrying", fmt.Sprintf("recording=%d ", pub.recordingID))
+
+	signalled := time.Now()
+	if err := f.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exitErr, ok := f.WaitExit(bound + margin)
+	if !ok {
+		t.Fatalf("ferry still running %s after SIGTERM, its drain bound %s; log:\n%s", bound+margin, bound, f.LogTail(3000))
+	}
+	t.Logf("ferry exited %s after SIGTERM: %v", time.Since(signalled).Round(time.Millisecond), exitErr)
+	if code := failExitCode(exitErr); code != 0 {
+		t.Fatalf("exit status %d after a drain that ran out of time, want 0 (a requested stop); log:\n%s", code, f.LogTail(3000))
+	}
+	if _, found := failLogLine(f.Log(), "level=WARN", "not acknowledged", "re-publishes them from the persisted checkpoint", "unacknowledged=100"); !found {
+		t.Fatalf("no warning that the 100 records in flight were not acknowledged; log:\n%s", f.LogTail(3000))
+	}
+	start := pub.descriptor(t).StartPosition
+	cps, _ := cfg.storedCheckpoints(t, sc)
+	for id, cp := range cps {
+		if id != pub.recordingID || cp.Position != start || cp.Completed {
+			t.Fatalf("checkpoints %v with nothing acknowledged; want at most recording %d at its start %d", cps, pub.recordingID, start)
+		}
+	}
+}
+
 // TestArchiveRestartedMidStream: the archive (media driver included) is killed with kill -9
 // while ferry follows a live recording A, and restarted on the same directories. The
 // publisher's publication dies with the driver; after the restart the stream goes on in a
