@@ -93,12 +93,24 @@ type topicWatcher struct {
 // (until then it would store every message as new), and starts watching it.
 func watchTopic(t testing.TB, topic string) *topicWatcher {
 	t.Helper()
+	return watchPartitionedTopic(t, topic, 0)
+}
+
+// watchPartitionedTopic is watchTopic for a topic of n partitions (0: not partitioned): the
+// broker deduplicates per partition, so each one is waited for.
+func watchPartitionedTopic(t testing.TB, topic string, n int64) *topicWatcher {
+	t.Helper()
 	client := newPulsarClient(t, peers.Pulsar.ServiceURL)
 	reader, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.EarliestMessageID()})
 	if err != nil {
 		t.Fatalf("reader on %s: %v", topic, err)
 	}
-	waitDeduplicationEnabled(t, topic)
+	if n == 0 {
+		waitDeduplicationEnabled(t, topic)
+	}
+	for k := range n {
+		waitDeduplicationEnabled(t, fmt.Sprintf("%s-partition-%d", topic, k))
+	}
 	return watchReader(t, topic, reader)
 }
 

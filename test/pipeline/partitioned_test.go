@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/apache/pulsar-client-go/pulsar"
 )
 
 // TestAPartitionedTopicKeepsEachRecordingInOnePartitionAcrossAKill: the stream's topic has
@@ -92,19 +90,4 @@ func TestAPartitionedTopicKeepsEachRecordingInOnePartitionAcrossAKill(t *testing
 		assertExactlyOnceInOrder(t, msgs, want)
 		t.Logf("partition %d: %d messages", k, len(msgs))
 	}
-}
-
-// watchPartitionedTopic is watchTopic for a topic of n partitions: the broker deduplicates
-// per partition, so each one is waited for.
-func watchPartitionedTopic(t testing.TB, topic string, n int64) *topicWatcher {
-	t.Helper()
-	client := newPulsarClient(t, peers.Pulsar.ServiceURL)
-	reader, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.EarliestMessageID()})
-	if err != nil {
-		t.Fatalf("reader on %s: %v", topic, err)
-	}
-	for k := range n {
-		waitDeduplicationEnabled(t, fmt.Sprintf("%s-partition-%d", topic, k))
-	}
-	return watchReader(t, topic, reader)
 }
