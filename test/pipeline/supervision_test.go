@@ -67,15 +67,17 @@ func TestReplayFailureMidStreamRestartsFromThePersistedWatermark(t *testing.T) {
 	if len(calls) < 2 {
 		t.Fatalf("%d replays started, want the first and the restart's", len(calls))
 	}
-	// The restart replays from a checkpoint persisted at or after the close: one of the
-	// messages' end positions, between the checkpoint at the close and the one stored when
-	// it asked the archive.
+	// The restart replays from a checkpoint persisted at or after the close: it reads again
+	// the record that ends at that checkpoint (to check it is the one published), so it
+	// begins at that record's start — the end of the message before it — and the record
+	// ends between the checkpoint at the close and the one stored when it asked the archive.
 	restart := calls[1]
-	if restart.position < atClose || restart.position > restart.stored || !slices.Contains(head, restart.position) {
-		t.Fatalf("the restarted replay began at %d; want a message end between the checkpoint at the close (%d) and the one stored then (%d)",
+	i := slices.Index(head, restart.position) + 1 // the checkpoint's record; 0 if it began at 0
+	if (i == 0 && restart.position != 0) || i >= len(head) || head[i] < atClose || head[i] > restart.stored {
+		t.Fatalf("the restarted replay began at %d; want the start of a record ending between the checkpoint at the close (%d) and the one stored then (%d)",
 			restart.position, atClose, restart.stored)
 	}
-	t.Logf("closed with %d persisted; the restart replayed from %d (%d stored then)", atClose, restart.position, restart.stored)
+	t.Logf("closed with %d persisted; the restart replayed from %d, the record ending at the checkpoint %d (%d stored then)", atClose, restart.position, head[i], restart.stored)
 	if !ip.logs.contains("closed at position") {
 		t.Errorf("the replay failure was not logged")
 	}
