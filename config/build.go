@@ -170,6 +170,7 @@ func (p *parser) buildPulsar(ps *Pulsar) {
 	t.ValidateHostname = decode(p, "pulsar.tls.validate_hostname", g("pulsar.tls.validate_hostname"), true, boolean)
 	ps.Auth.Token = Secret(decode(p, "pulsar.auth.token", g("pulsar.auth.token"), "", nonEmpty))
 	ps.Auth.TokenFile = decode(p, "pulsar.auth.token_file", g("pulsar.auth.token_file"), "", nonEmpty)
+	ps.AdminURL = decode(p, "pulsar.admin_url", g("pulsar.admin_url"), "", adminURL)
 
 	cert, key := g("pulsar.tls.cert_file"), g("pulsar.tls.key_file")
 	switch {
@@ -196,13 +197,13 @@ func (p *parser) buildPulsar(ps *Pulsar) {
 		p.add(p.keyError(ErrConflict, "pulsar.auth.token_file", file, what, fix))
 	}
 	scheme, _, _ := strings.Cut(ps.ServiceURL, "://")
-	if ps.ServiceURL == "" || isTLSScheme(scheme) {
+	if ps.ServiceURL == "" || isTLSScheme(scheme) || strings.HasPrefix(ps.AdminURL, "https://") {
 		return
 	}
 	for _, path := range []string{"pulsar.tls.ca_file", "pulsar.tls.cert_file", "pulsar.tls.key_file", "pulsar.tls.insecure_skip_verify", "pulsar.tls.validate_hostname"} {
 		if s := g(path); s != nil {
 			p.add(p.keyError(ErrConflict, path, s, "is a TLS setting, but pulsar.service_url uses "+scheme+"://",
-				"use pulsar+ssl:// or https:// in pulsar.service_url, or remove "+path))
+				"use pulsar+ssl:// or https:// in pulsar.service_url (or https:// in pulsar.admin_url), or remove "+path))
 		}
 	}
 }

@@ -39,7 +39,7 @@ func TestParse_ExampleFileIsValid(t *testing.T) {
 	}
 	if c.Mode != ModeArchive || c.Aeron.Dir != "/dev/shm/aeron-ferry" || c.Archive.MessageTimeout != 10*time.Second ||
 		c.Pulsar.ServiceURL != "pulsar+ssl://pulsar.example.com:6651" || c.Pulsar.TLS.KeyFile != "/etc/ferry/client-key.pem" ||
-		c.Pulsar.Auth.TokenFile != "/etc/ferry/token" || c.Inflight.MaxBytes != 64<<20 || len(c.Streams) != 2 ||
+		c.Pulsar.Auth.TokenFile != "/etc/ferry/token" || c.Pulsar.AdminURL != "https://pulsar.example.com:8443" || c.Inflight.MaxBytes != 64<<20 || len(c.Streams) != 2 ||
 		c.Streams[1].Start != (StartPosition{Kind: StartAt, RecordingID: 7, Position: 4096}) {
 		t.Fatalf("example: %+v", c)
 	}
@@ -136,6 +136,10 @@ func TestParse_InvalidConfigurations(t *testing.T) {
 		{"service url scheme", strings.Replace(doc("archive", "", ""), "pulsar://localhost", "kafka://localhost", 1), "pulsar.service_url", ErrInvalid},
 		{"token and token file", doc("archive", "", "")[:0] + strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  auth:\n    token: abc\n    token_file: /t\n", 1), "pulsar.auth.token_file", ErrConflict},
 		{"empty token", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  auth:\n    token: ''\n", 1), "pulsar.auth.token", ErrInvalid},
+		{"admin url scheme", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: pulsar://localhost:8080\n", 1), "pulsar.admin_url", ErrInvalid},
+		{"admin url without host", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http:///admin\n", 1), "pulsar.admin_url", ErrInvalid},
+		{"admin url with a query", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080?x=1\n", 1), "pulsar.admin_url", ErrInvalid},
+		{"admin url in transport mode", strings.Replace(doc("transport", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080\n", 1), "pulsar.admin_url", ErrWrongMode},
 		{"tls without tls url", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  tls:\n    ca_file: /ca.pem\n", 1), "pulsar.tls.ca_file", ErrConflict},
 		{"cert without key", strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650\n", "pulsar+ssl://localhost:6651\n  tls:\n    cert_file: /c.pem\n", 1), "pulsar.tls.cert_file", ErrConflict},
 		{"boolean yes", strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650\n", "pulsar+ssl://localhost:6651\n  tls:\n    validate_hostname: yes\n", 1), "pulsar.tls.validate_hostname", ErrInvalid},
@@ -348,4 +352,12 @@ func TestParse_StreamsThatCannotShareARecordingAreAccepted(t *testing.T) {
 	// In transport mode, other sessions of one address are other messages.
 	mustParse(t, strings.Replace(doc("transport", "", "  - name: fills\n    channel: aeron:ipc?session-id=2\n    stream_id: 1001\n    topic: fills\n"),
 		"aeron:udp?endpoint=localhost:40123", "aeron:ipc?session-id=1", 1), nil)
+}
+
+// TLS settings serve an https:// admin URL too, beside a plain pulsar:// service URL.
+func TestParse_TLSSettingsWithAnHTTPSAdminURL(t *testing.T) {
+	c := mustParse(t, strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: https://localhost:8443/\n  tls:\n    ca_file: /ca.pem\n", 1), nil)
+	if c.Pulsar.AdminURL != "https://localhost:8443" || c.Pulsar.TLS.CAFile != "/ca.pem" {
+		t.Fatalf("pulsar: %+v", c.Pulsar)
+	}
 }

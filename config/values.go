@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -208,6 +209,22 @@ func serviceURL(s string) (string, *problem) {
 		return "", &problem{what: "contains white space or control characters", fix: fix}
 	}
 	return s, nil
+}
+
+// adminURL is the broker's admin REST API: http:// or https://, a host, nothing after the
+// path.
+func adminURL(s string) (string, *problem) {
+	fix := "write the broker's web service URL, http://host:8080 or https://host:8443 (its webServicePort)"
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || u.Host == "" || u.Opaque != "":
+		return "", &problem{what: "is not a URL", fix: fix}
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", &problem{what: "has the scheme " + strconv.Quote(u.Scheme) + ", not http or https", fix: fix}
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return "", &problem{what: "has a query, fragment or user", fix: fix}
+	}
+	return strings.TrimSuffix(s, "/"), nil
 }
 
 func isTLSScheme(scheme string) bool {
