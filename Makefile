@@ -65,4 +65,4 @@ demo: deps ## the main job live: real archive + Pulsar, a sample publisher, ferr
 	$(GO) build -o .bin/ferry ./cmd/ferry
 	$(GO) build -o .bin/peers ./test/infra/cmd/peers
 	@# The built peers, not `go run`: go run turns the Ctrl-C that ends the demo into exit 1.
-	.bin/peers run -- bash -c 'exec .bin/ferry demo --aeron-dir "$$FERRYTEST_AERON_DIR" --pulsar "$$FERRYTEST_PULSAR_URL"'
+	.bin/peers run -- bash -c 'exec .bin/ferry demo --aeron-dir "$$FERRYTEST_AERON_DIR" --pulsar "$$FERRYTEST_PULSAR_URL" --pulsar-admin "$$FERRYTEST_PULSAR_ADMIN_URL"'

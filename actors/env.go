@@ -43,6 +43,39 @@ type ProducerFactory func(pulsar.ProducerOptions) (pulsar.Producer, error)
 // [LastStoredWith] makes one of a Pulsar client.
 type LastStoredFunc func(ctx context.Context, topic string, rec int64) (msg StoredMessage, ok bool, err error)
 
+// Admin is what the deduplication check asks of the broker's admin API.
+// *pulsaradmin.Client implements it.
+type Admin interface {
+	// Partitions returns how many partitions topic has: 0 if it is not partitioned.
+	Partitions(ctx context.Context, topic string) (int, error)
+	// Deduplication returns the broker's deduplication status of a topic or partition as
+	// its stats report it ("Enabled", "Disabled", ...).
+	Deduplication(ctx context.Context, topic string) (string, error)
+}
+
+// DeduplicationFunc returns the broker's deduplication status ("Enabled", "Disabled", ...)
+// of the partition recording rec's producer publishes to. [DeduplicationWith] makes one of
+// an [Admin].
+type DeduplicationFunc func(ctx context.Context, topic string, rec int64) (string, error)
+
+// DeduplicationWith asks a for the deduplication status of the recording's partition.
+func DeduplicationWith(a Admin) DeduplicationFunc {
+	return func(ctx context.Context, topic string, rec int64) (string, error) {
+		n, err := a.Partitions(ctx, topic)
+		if err != nil {
+			return "", err
+		}
+		if n > 0 {
+			topic = fmt.Sprintf("%s-partition-%d", topic, recordingPartition(rec, n))
+		}
+		return a.Deduplication(ctx, topic)
+	}
+}
+
+// recordingPartition is the partition recording rec is published to, of n: a recording
+// stays in one partition, so that order and deduplication hold on partitioned topics.
+func recordingPartition(rec int64, n int) int { return int(rec % int64(max(n, 1))) }
+
 // StoredMessage is what the deduplication check (lesson 21) needs of a stored message.
 type StoredMessage struct {
 	Producer   string
@@ -57,8 +90,12 @@ type Env struct {
 	// LastStored lets a publisher resuming from a checkpoint check that the broker still
 	// deduplicates what it stored before (lesson 21); nil: no check.
 	LastStored LastStoredFunc
-	Store      store.Store
-	Logger     *slog.Logger
+	// Deduplication lets a publisher ask whether the broker deduplicates its recording's
+	// partition (lesson 21: ferry promises effectively-once only where it holds); nil: not
+	// asked, and the status says unchecked.
+	Deduplication DeduplicationFunc
+	Store         store.Store
+	Logger        *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Board receives each stream's status, pushed every statusPushInterval; nil: none.
@@ -236,7 +273,7 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		return StoredMessage{}, false, fmt.Errorf("partitions of %s: %w", topic, err)
 	}
 	if len(parts) > 1 {
-		topic = parts[rec%int64(len(parts))]
+		topic = parts[recordingPartition(rec, len(parts))]
 	}
 	r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.LatestMessageID(), StartMessageIDInclusive: true})
 	if err != nil {

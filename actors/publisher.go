@@ -105,6 +105,14 @@ type producerCreated struct {
 	err      error
 }
 
+// deduplicationRead is the broker's answer, for the producer that asked, to whether it
+// deduplicates the recording's partition.
+type deduplicationRead struct {
+	producer pulsar.Producer
+	status   string
+	err      error
+}
+
 // retryProducer is the publisher's self-message to try creating the producer again.
 type retryProducer struct{}
 
@@ -173,6 +181,8 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.reportStoredAgain(ctx, msg.end)
 	case *producerCreated:
 		p.created(ctx, msg)
+	case *deduplicationRead:
+		p.deduplicationRead(ctx, msg)
 	case *producerLost:
 		p.lost(ctx, msg)
 	case *recordTooLarge:
@@ -214,7 +224,7 @@ func (p *publisher) create(ctx actor.Context) {
 		DisableBlockIfQueueFull: true,
 		// A recording stays in one partition, so order and dedup hold on partitioned topics.
 		MessageRouter: func(_ *pulsar.ProducerMessage, tm pulsar.TopicMetadata) int {
-			return int(p.rec % int64(max(tm.NumPartitions(), 1)))
+			return recordingPartition(p.rec, int(tm.NumPartitions()))
 		},
 	}
 	p.creating = true
@@ -253,8 +263,57 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	p.producer = res.producer
 	p.dedupChecked = false // a producer created again may find the broker's state lost
 	p.producerState(ctx, "ready")
+	p.askDeduplication(ctx)
 	p.checkDedupState(ctx)
 	p.pump(ctx)
+}
+
+// askDeduplication asks the broker's admin API whether it deduplicates the partition the new
+// producer publishes to (the producer exists, so the topic does): if not, effectively-once
+// does not hold, and the stream says so (lesson 21). The sends do not wait for the answer:
+// the records are published either way, at least once.
+func (p *publisher) askDeduplication(ctx actor.Context) {
+	if p.cfg.Transport {
+		return // no sequence ids: nothing to deduplicate by (at most once)
+	}
+	if p.env.Deduplication == nil {
+		ctx.Send(p.pids.stream, &messages.DeduplicationChecked{RecordingId: p.rec, State: "unchecked"})
+		return
+	}
+	self, system, ask, topic, rec, prod := ctx.Self(), ctx.ActorSystem(), p.env.Deduplication, p.cfg.Def.Topic, p.rec, p.producer
+	timeout := max(p.cfg.CallTimeout, time.Second)
+	p.env.tasks().Go(func() {
+		call, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		status, err := ask(call, topic, rec)
+		system.Root.Send(self, &deduplicationRead{producer: prod, status: status, err: err})
+	})
+}
+
+// deduplicationRead says what the broker answered: in the status always, in the log and as
+// a failure when it does not deduplicate or could not be asked.
+func (p *publisher) deduplicationRead(ctx actor.Context, r *deduplicationRead) {
+	if r.producer != p.producer {
+		return // asked for a producer since replaced: its successor asks again
+	}
+	state := "unknown"
+	switch {
+	case r.err != nil:
+		p.env.Logger.Warn("cannot ask the broker's admin API whether it deduplicates the topic; going on unchecked (set pulsar.admin_url to the broker's web service, and give ferry's role permission to look the topic up)",
+			"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
+	case r.status == "Enabled" || r.status == "Recovering": // Recovering: enabled, its state being read back
+		state = "enabled"
+	case r.status == "Disabled" || r.status == "Removing":
+		state = "disabled"
+		msg := fmt.Sprintf("the broker does not deduplicate %s (its deduplication status is %s): ferry publishes recording %d at least once, not effectively once; a record sent again after a crash, a restart or a failed publish is stored twice (lesson 21). "+
+			"Turn deduplication on for the topic (pulsar-admin topics set-deduplication --enable), its namespace (pulsar-admin namespaces set-deduplication --enable) or the broker (brokerDeduplicationEnabled=true)",
+			p.cfg.Def.Topic, r.status, p.rec)
+		p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
+		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
+	default: // Failed (the broker could not set it up), or a status this version does not know
+		p.env.Logger.Warn("the broker's deduplication of the topic is neither enabled nor disabled", "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "status", r.status)
+	}
+	ctx.Send(p.pids.stream, &messages.DeduplicationChecked{RecordingId: p.rec, State: state})
 }
 
 // lost replaces a producer the client closed for good. The sends that failed on it were

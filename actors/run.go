@@ -36,6 +36,7 @@ type RunOptions struct {
 	Streams        func() ([]StreamConfig, error)
 	CreateProducer ProducerFactory
 	LastStored     LastStoredFunc
+	Deduplication  DeduplicationFunc
 	Store          store.Store
 	// Board receives the streams' status (nil: none).
 	Board StatusBoard
@@ -126,7 +127,7 @@ func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *stat
 	if err != nil {
 		return false, err
 	}
-	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, LastStored: o.LastStored, Store: o.Store, Logger: log, Board: o.Board, statuses: statuses,
+	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, LastStored: o.LastStored, Deduplication: o.Deduplication, Store: o.Store, Logger: log, Board: o.Board, statuses: statuses,
 		Payloads: &aeron.BufferPool{Scribble: scribblePayloads}}
 	p, err := NewPipeline(env, streams)
 	if err != nil {

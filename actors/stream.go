@@ -108,6 +108,8 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 		s.status.written(msg, s.env.nowMs())
 	case *messages.ProducerChanged:
 		s.status.recording(msg.RecordingId).Producer = msg.State
+	case *messages.DeduplicationChecked:
+		s.status.recording(msg.RecordingId).Deduplication = msg.State
 	case *messages.RecordingsListed:
 		s.status.listed = true
 		s.listed(ctx, msg)

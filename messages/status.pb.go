@@ -184,9 +184,9 @@ type StreamStatus struct {
 	Recordings []*RecordingStatus `protobuf:"bytes,6,rep,name=recordings,proto3" json:"recordings,omitempty"`
 	// Recordings known but not yet allowed to publish (they wait for an earlier one).
 	WaitingRecordings []int64 `protobuf:"varint,7,rep,packed,name=waiting_recordings,json=waitingRecordings,proto3" json:"waiting_recordings,omitempty"`
-	// The last failure of each kind (archive, read, publish, producer, checkpoint), kept
-	// until a newer one of the same kind supersedes it: a later success does not erase it
-	// (lesson 24).
+	// The last failure of each kind (archive, read, publish, producer, checkpoint,
+	// deduplication), kept until a newer one of the same kind supersedes it: a later
+	// success does not erase it (lesson 24).
 	Failures []*Failure `protobuf:"bytes,8,rep,name=failures,proto3" json:"failures,omitempty"`
 	// Actor restarts by the stream's supervisor.
 	Restarts uint64 `protobuf:"varint,9,opt,name=restarts,proto3" json:"restarts,omitempty"`
@@ -405,7 +405,13 @@ type RecordingStatus struct {
 	EtaMs         *int64  `protobuf:"varint,22,opt,name=eta_ms,json=etaMs,proto3,oneof" json:"eta_ms,omitempty"`
 	// The producer: creating, ready, retrying (the failure is under failures), or closed
 	// (the recording is completed).
-	Producer      string `protobuf:"bytes,23,opt,name=producer,proto3" json:"producer,omitempty"`
+	Producer string `protobuf:"bytes,23,opt,name=producer,proto3" json:"producer,omitempty"`
+	// Whether the broker deduplicates the recording's topic partition, as its admin API
+	// answered when the producer was created (lesson 21): enabled (a record sent again is
+	// stored once), disabled (stored again: at least once, the failure is under failures),
+	// unknown (the question failed, or the broker's status was another: see the log), or
+	// unchecked (pulsar.admin_url is not set). Empty in transport mode.
+	Deduplication string `protobuf:"bytes,24,opt,name=deduplication,proto3" json:"deduplication,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -601,11 +607,18 @@ func (x *RecordingStatus) GetProducer() string {
 	return ""
 }
 
+func (x *RecordingStatus) GetDeduplication() string {
+	if x != nil {
+		return x.Deduplication
+	}
+	return ""
+}
+
 // Failure is the last failure of one kind.
 type Failure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	AtMs  int64                  `protobuf:"varint,1,opt,name=at_ms,json=atMs,proto3" json:"at_ms,omitempty"`
-	// archive, read, publish, producer, checkpoint.
+	// archive, read, publish, producer, checkpoint, deduplication.
 	Kind          string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -769,6 +782,60 @@ func (x *ProducerChanged) GetState() string {
 	return ""
 }
 
+// DeduplicationChecked is what a publisher learnt of the broker's deduplication of its
+// recording's partition, pushed to its stream supervisor.
+type DeduplicationChecked struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	State         string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeduplicationChecked) Reset() {
+	*x = DeduplicationChecked{}
+	mi := &file_ferry_v1_status_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeduplicationChecked) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeduplicationChecked) ProtoMessage() {}
+
+func (x *DeduplicationChecked) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_status_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeduplicationChecked.ProtoReflect.Descriptor instead.
+func (*DeduplicationChecked) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *DeduplicationChecked) GetRecordingId() int64 {
+	if x != nil {
+		return x.RecordingId
+	}
+	return 0
+}
+
+func (x *DeduplicationChecked) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
 // FailureObserved is a failure an actor pushes to its stream supervisor for status.
 type FailureObserved struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -779,7 +846,7 @@ type FailureObserved struct {
 
 func (x *FailureObserved) Reset() {
 	*x = FailureObserved{}
-	mi := &file_ferry_v1_status_proto_msgTypes[8]
+	mi := &file_ferry_v1_status_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -791,7 +858,7 @@ func (x *FailureObserved) String() string {
 func (*FailureObserved) ProtoMessage() {}
 
 func (x *FailureObserved) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[8]
+	mi := &file_ferry_v1_status_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -804,7 +871,7 @@ func (x *FailureObserved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailureObserved.ProtoReflect.Descriptor instead.
 func (*FailureObserved) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{8}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FailureObserved) GetFailure() *Failure {
@@ -852,7 +919,7 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\x14_last_store_write_us\"?\n" +
 	"\fStoreWritten\x12\x17\n" +
 	"\atook_us\x18\x01 \x01(\x03R\x06tookUs\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xc3\b\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xe9\b\n" +
 	"\x0fRecordingStatus\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1d\n" +
 	"\n" +
@@ -881,7 +948,8 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\tlag_bytes\x18\x14 \x01(\x03R\blagBytes\x12'\n" +
 	"\x10rate_bytes_per_s\x18\x15 \x01(\x01R\rrateBytesPerS\x12\x1a\n" +
 	"\x06eta_ms\x18\x16 \x01(\x03H\tR\x05etaMs\x88\x01\x01\x12\x1a\n" +
-	"\bproducer\x18\x17 \x01(\tR\bproducerB\x10\n" +
+	"\bproducer\x18\x17 \x01(\tR\bproducer\x12$\n" +
+	"\rdeduplication\x18\x18 \x01(\tR\rdeduplicationB\x10\n" +
 	"\x0e_stop_positionB\x12\n" +
 	"\x10_replay_positionB\x15\n" +
 	"\x13_committed_positionB\x18\n" +
@@ -901,6 +969,9 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\x06status\x18\x02 \x01(\v2\x19.ferry.v1.RecordingStatusR\x06status\"J\n" +
 	"\x0fProducerChanged\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\"O\n" +
+	"\x14DeduplicationChecked\x12!\n" +
+	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\">\n" +
 	"\x0fFailureObserved\x12+\n" +
 	"\afailure\x18\x01 \x01(\v2\x11.ferry.v1.FailureR\afailureB(Z&github.com/ferry-bridge/ferry/messagesb\x06proto3"
@@ -917,17 +988,18 @@ func file_ferry_v1_status_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_status_proto_rawDescData
 }
 
-var file_ferry_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_ferry_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_ferry_v1_status_proto_goTypes = []any{
-	(*Status)(nil),            // 0: ferry.v1.Status
-	(*Connection)(nil),        // 1: ferry.v1.Connection
-	(*StreamStatus)(nil),      // 2: ferry.v1.StreamStatus
-	(*StoreWritten)(nil),      // 3: ferry.v1.StoreWritten
-	(*RecordingStatus)(nil),   // 4: ferry.v1.RecordingStatus
-	(*Failure)(nil),           // 5: ferry.v1.Failure
-	(*RecordingProgress)(nil), // 6: ferry.v1.RecordingProgress
-	(*ProducerChanged)(nil),   // 7: ferry.v1.ProducerChanged
-	(*FailureObserved)(nil),   // 8: ferry.v1.FailureObserved
+	(*Status)(nil),               // 0: ferry.v1.Status
+	(*Connection)(nil),           // 1: ferry.v1.Connection
+	(*StreamStatus)(nil),         // 2: ferry.v1.StreamStatus
+	(*StoreWritten)(nil),         // 3: ferry.v1.StoreWritten
+	(*RecordingStatus)(nil),      // 4: ferry.v1.RecordingStatus
+	(*Failure)(nil),              // 5: ferry.v1.Failure
+	(*RecordingProgress)(nil),    // 6: ferry.v1.RecordingProgress
+	(*ProducerChanged)(nil),      // 7: ferry.v1.ProducerChanged
+	(*DeduplicationChecked)(nil), // 8: ferry.v1.DeduplicationChecked
+	(*FailureObserved)(nil),      // 9: ferry.v1.FailureObserved
 }
 var file_ferry_v1_status_proto_depIdxs = []int32{
 	2, // 0: ferry.v1.Status.streams:type_name -> ferry.v1.StreamStatus
@@ -956,7 +1028,7 @@ func file_ferry_v1_status_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_status_proto_rawDesc), len(file_ferry_v1_status_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

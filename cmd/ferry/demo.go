@@ -40,11 +40,12 @@ const (
 // archive record a sample publisher (about 1,000 messages a second), runs the pipeline in
 // archive mode, and prints once a second how far each stage got. Ctrl-C stops it.
 func demo(args []string, stdout, stderr io.Writer) error {
-	var aeronDir, pulsarURL, dir string
+	var aeronDir, pulsarURL, adminURL, dir string
 	var rate int
 	err := flags("demo", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&aeronDir, "aeron-dir", aeron.DefaultDir(), "the ArchivingMediaDriver's aeron.dir")
 		fs.StringVar(&pulsarURL, "pulsar", "pulsar://127.0.0.1:6650", "Pulsar service URL")
+		fs.StringVar(&adminURL, "pulsar-admin", "http://127.0.0.1:8080", "Pulsar admin URL (the broker's web service), asked whether the topic is deduplicated; empty: not asked")
 		fs.StringVar(&dir, "dir", "", "where the demo keeps its configuration and checkpoints (default: a new temp dir)")
 		fs.IntVar(&rate, "rate", 1000, "messages per second the sample publisher offers")
 	})
@@ -63,7 +64,7 @@ aeron:
 archive:
   response_stream_id: 2001
 pulsar:
-  service_url: %s
+  service_url: %s%s
 store:
   path: %s
 checkpoint:
@@ -74,7 +75,7 @@ streams:
     channel: %s
     stream_id: %d
     topic: %s
-`, aeronDir, pulsarURL, filepath.Join(dir, "checkpoints.db"), demoChannel, demoStreamID, demoTopic)
+`, aeronDir, pulsarURL, adminKey(adminURL), filepath.Join(dir, "checkpoints.db"), demoChannel, demoStreamID, demoTopic)
 	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o644); err != nil {
 		return err
 	}
@@ -117,6 +118,14 @@ streams:
 			return <-ran // runPipeline saw the same signal and drains
 		}
 	}
+}
+
+// adminKey is the demo configuration's pulsar.admin_url line, if there is a URL.
+func adminKey(url string) string {
+	if url == "" {
+		return ""
+	}
+	return "\n  admin_url: " + url
 }
 
 // demoPublisher offers messages to the demo stream, which the archive records.

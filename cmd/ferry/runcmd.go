@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,6 +26,7 @@ import (
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/observe"
 	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/pulsaradmin"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/supervisor"
@@ -102,6 +106,10 @@ func runPipeline(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer pc.Close()
+	dedup, err := deduplicationCheck(cfg, log)
+	if err != nil {
+		return err
+	}
 	board := observe.NewBoard(version)
 	stopHTTP, err := serveHTTP(cfg, board, log)
 	if err != nil {
@@ -114,6 +122,7 @@ func runPipeline(args []string, stderr io.Writer) error {
 		Streams:        streams,
 		CreateProducer: pc.CreateProducer,
 		LastStored:     actors.LastStoredWith(pc),
+		Deduplication:  dedup,
 		Store:          st,
 		Reconnect:      reconnectBackoff,
 		DrainTimeout:   drainTimeout,
@@ -281,6 +290,76 @@ func transportConfigs(cfg *config.Config) []actors.StreamConfig {
 		})
 	}
 	return out
+}
+
+// deduplicationCheck asks the broker's admin API, when pulsar.admin_url is set, whether it
+// deduplicates each recording's partition; nil otherwise (and in transport mode).
+func deduplicationCheck(cfg *config.Config, log *slog.Logger) (actors.DeduplicationFunc, error) {
+	if cfg.Mode != config.ModeArchive {
+		return nil, nil
+	}
+	if cfg.Pulsar.AdminURL == "" {
+		log.Info("pulsar.admin_url is not set: ferry does not check that the broker deduplicates the topics, which effectively-once needs (without it, at least once); the status shows deduplication: unchecked")
+		return nil, nil
+	}
+	var tc *tls.Config
+	if strings.HasPrefix(cfg.Pulsar.AdminURL, "https://") {
+		var err error
+		if tc, err = tlsConfig(cfg.Pulsar.TLS); err != nil {
+			return nil, err
+		}
+	}
+	var token func() (string, error)
+	switch a := cfg.Pulsar.Auth; {
+	case a.Token != "":
+		token = func() (string, error) { return string(a.Token), nil }
+	case a.TokenFile != "":
+		token = func() (string, error) { // read at every question: the file may be renewed
+			b, err := os.ReadFile(a.TokenFile)
+			return strings.TrimSpace(string(b)), err
+		}
+	}
+	admin := pulsaradmin.New(pulsaradmin.Options{URL: cfg.Pulsar.AdminURL, TLS: tc, Token: token})
+	return actors.DeduplicationWith(admin), nil
+}
+
+// tlsConfig is the admin API's TLS configuration, from the settings the Pulsar client uses.
+func tlsConfig(t config.TLS) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("pulsar.tls.ca_file: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("pulsar.tls.ca_file %s holds no PEM certificate", t.CAFile)
+		}
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("pulsar.tls.cert_file and key_file: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	if !t.ValidateHostname && !t.InsecureSkipVerify {
+		// The chain is verified, the host name not (pulsar.tls.validate_hostname: false).
+		roots := tc.RootCAs
+		tc.InsecureSkipVerify = true
+		tc.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("the admin API presented no certificate")
+			}
+			opts := x509.VerifyOptions{Roots: roots, Intermediates: x509.NewCertPool()}
+			for _, c := range cs.PeerCertificates[1:] {
+				opts.Intermediates.AddCert(c)
+			}
+			_, err := cs.PeerCertificates[0].Verify(opts)
+			return err
+		}
+	}
+	return tc, nil
 }
 
 func pulsarClient(cfg *config.Config, stderr io.Writer) (pulsar.Client, error) {

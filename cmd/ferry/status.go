@@ -105,7 +105,7 @@ func printStatus(w io.Writer, st *messages.Status) {
 			fmt.Fprintf(w, "  waiting: recordings %v\n", s.WaitingRecordings)
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  RECORDING\tSTOP\tRECORDED\tCOMMITTED\tCHECKPOINT\tLAG\tRATE/s\tETA\tPENDING\tACKED\tDUPS\tFAILED\tPRODUCER\tLAST ACK\t")
+		fmt.Fprintln(tw, "  RECORDING\tSTOP\tRECORDED\tCOMMITTED\tCHECKPOINT\tLAG\tRATE/s\tETA\tPENDING\tACKED\tDUPS\tFAILED\tPRODUCER\tDEDUP\tLAST ACK\t")
 		for _, r := range s.Recordings {
 			stop := "live"
 			if r.StopPosition != nil {
@@ -118,8 +118,8 @@ func printStatus(w io.Writer, st *messages.Status) {
 			if r.EtaMs != nil {
 				eta = (time.Duration(*r.EtaMs) * time.Millisecond).Round(100 * time.Millisecond).String()
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.RecordingId, stop, opt(recorded(r)), opt(r.CommittedPosition),
-				opt(r.CheckpointedPosition), r.LagBytes, bytesText(r.RateBytesPerS), eta, r.PendingRecords, r.Acknowledged, r.Duplicates, r.Failed, orDash(r.Producer), ago(at, r.LastAckMs))
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", r.RecordingId, stop, opt(recorded(r)), opt(r.CommittedPosition),
+				opt(r.CheckpointedPosition), r.LagBytes, bytesText(r.RateBytesPerS), eta, r.PendingRecords, r.Acknowledged, r.Duplicates, r.Failed, orDash(r.Producer), orDash(r.Deduplication), ago(at, r.LastAckMs))
 		}
 		_ = tw.Flush()
 		for _, f := range s.Failures {

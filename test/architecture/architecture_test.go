@@ -30,8 +30,9 @@ var rules = []rule{
 	{"store", []string{"store", "messages", "progress"}},               // checkpoint stores and their contract suite
 	{"supervisor", []string{"messages", "progress", "store", "aeron"}}, // classifies the store's and the archive's errors
 	{"observe", []string{"messages", "progress", "store"}},             // HTTP status, metrics, health
+	{"pulsaradmin", nil},                                               // the broker's admin API; the standard library only
 	{"actors", []string{"actors", "messages", "progress", "config", "store", "supervisor", "observe", "aeron"}},
-	{"cmd", []string{"cmd", "actors", "messages", "progress", "config", "store", "supervisor", "observe", "aeron"}},
+	{"cmd", []string{"cmd", "actors", "messages", "progress", "config", "store", "supervisor", "observe", "aeron", "pulsaradmin"}},
 	{"test", []string{""}}, // tests may use everything
 }
 

@@ -295,6 +295,7 @@ type replaySection struct {
 
 type pulsarSection struct {
 	ServiceURL string `yaml:"service_url"`
+	AdminURL   string `yaml:"admin_url,omitempty"` // archive mode only
 }
 
 type storeSection struct {
@@ -336,7 +337,7 @@ func newFerryConfig(t testing.TB, streams ...streamConfig) *ferryConfig {
 			ResponseStreamID: uniqueStreamID(),
 		},
 		Replay:     replaySection{Channel: "aeron:ipc", StreamID: uniqueStreamID()},
-		Pulsar:     pulsarSection{ServiceURL: peers.Pulsar.ServiceURL},
+		Pulsar:     pulsarSection{ServiceURL: peers.Pulsar.ServiceURL, AdminURL: peers.Pulsar.AdminURL},
 		Store:      storeSection{Path: filepath.Join(dir, "checkpoints.db")},
 		Checkpoint: checkpointConfig{EveryRecords: 100, EveryMs: 200},
 		HTTP:       httpSection{Listen: fmt.Sprintf("127.0.0.1:%d", freePort(t))},

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/observe"
 	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/pulsaradmin"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/supervisor"
@@ -78,6 +80,10 @@ type inProcessOptions struct {
 	maxInflightRecords, maxInflightBytes int64
 	// aeronDir connects to a media driver and archive of the test's own (empty: the shared).
 	aeronDir string
+	// adminURL is the broker's admin API the publishers ask whether it deduplicates (empty:
+	// the shared broker's); noAdmin asks none, as without pulsar.admin_url.
+	adminURL string
+	noAdmin  bool
 	// noScribble recycles payload buffers as `ferry run` does, without overwriting each one
 	// given back (benchmarks); tests scribble, so that a reuse too early shows in the topic.
 	noScribble bool
@@ -169,11 +175,16 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 	if o.createProducer != nil {
 		create = o.createProducer(create)
 	}
+	var dedup actors.DeduplicationFunc
+	if !o.noAdmin {
+		dedup = actors.DeduplicationWith(pulsaradmin.New(pulsaradmin.Options{URL: cmp.Or(o.adminURL, peers.Pulsar.AdminURL)}))
+	}
 	p, err := actors.NewPipeline(&actors.Env{
 		Archive:        arc,
 		Aeron:          sub,
 		CreateProducer: create,
 		LastStored:     actors.LastStoredWith(client),
+		Deduplication:  dedup,
 		Store:          s,
 		Logger:         log,
 		Board:          ip.board,

@@ -97,18 +97,21 @@ func TestLesson01And04_Kill9MidStreamThenRestart(t *testing.T) {
 	bg := pub.publishInBackground(t, backlog, 5, 5*time.Millisecond) // ~1,000 messages a second
 	f := startFerry(t, path)
 	w.waitDistinct(t, f, backlog/2, 60*time.Second)
-	// A checkpoint persisted before the kill, so that lesson 1 below checks something.
-	waitFor(t, f, 30*time.Second, "a persisted checkpoint", func() error {
+	// A checkpoint persisted before the kill, so that lesson 1 below checks something; and
+	// the broker's answer (pulsar.admin_url) that it deduplicates the topic, which the
+	// exactly-once below relies on.
+	waitFor(t, f, 30*time.Second, "a persisted checkpoint, deduplication enabled", func() error {
 		st, err := findStream(t, "http://"+cfg.HTTP.Listen, sc.Name)
 		if err != nil {
 			return err
 		}
-		for _, r := range st.Recordings {
-			if r.RecordingId == pub.recordingID && r.GetCheckpointedPosition() > 0 {
-				return nil
-			}
+		switch r := recordingOf(st, pub.recordingID); {
+		case r == nil || r.GetCheckpointedPosition() == 0:
+			return errors.New("no checkpoint persisted yet")
+		case r.Deduplication != "enabled":
+			return fmt.Errorf("deduplication %q in the status, want enabled", r.Deduplication)
 		}
-		return errors.New("no checkpoint persisted yet")
+		return nil
 	})
 	f.Kill()
 	seen, published := w.distinct(), bg.count()

@@ -604,7 +604,9 @@ func (s *failingStore) failedAttempts() []time.Time {
 // and in the stream's status (a "deduplication" failure), naming the first record stored
 // again, the producer and its checkpoint — once, not per record — and goes on. (With the
 // broker's state intact, TestLesson02_LostAckStallsAndTheNextStartRepublishes shows the
-// same restart reporting nothing.)
+// same restart reporting nothing.) The publishers do not ask the admin API here: it would
+// answer "disabled" for the namespace (TestLesson21_ATopicWithoutDeduplicationIsReported...),
+// where a broker that lost its state answers "enabled"; the receipts are what tell.
 func TestLesson21_LostBrokerDedupStateIsReported(t *testing.T) {
 	const n, lost = 300, 30
 	ns := dedupOffNamespace(t)
@@ -615,7 +617,7 @@ func TestLesson21_LostBrokerDedupStateIsReported(t *testing.T) {
 	watchTopicDedupOff(t, sc.Topic)
 	plan, answered := loseAck(lost)
 	storePath := t.TempDir() + "/checkpoints.db"
-	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: storePath}, sc)
+	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: storePath, noAdmin: true}, sc)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[lost-1], 30*time.Second)
 	answered.wait(t, n, 30*time.Second)
 	if _, err := ip.stop(); err != nil {
@@ -625,7 +627,7 @@ func TestLesson21_LostBrokerDedupStateIsReported(t *testing.T) {
 		t.Fatalf("the first run, with nothing stored before, reported lost deduplication state: %s", line)
 	}
 
-	again := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
+	again := startInProcess(t, inProcessOptions{storePath: storePath, noAdmin: true}, sc)
 	again.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
 	name, err := progress.ProducerName(sc.Name, pub.recordingID)
 	if err != nil {

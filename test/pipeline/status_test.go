@@ -287,7 +287,7 @@ func recordingOf(st *messages.StreamStatus, id int64) *messages.RecordingStatus 
 }
 
 // failureOf is the stream's last failure of kind (archive, read, publish, producer,
-// checkpoint), or nil.
+// checkpoint, deduplication), or nil.
 func failureOf(st *messages.StreamStatus, kind string) *messages.Failure {
 	for _, f := range st.Failures {
 		if f.Kind == kind {

@@ -112,6 +112,7 @@ func newTransportConfig(t *testing.T) (streamConfig, *ferryConfig) {
 	cfg := newFerryConfig(t, sc)
 	cfg.Mode = "transport"
 	cfg.Archive, cfg.Replay, cfg.Store, cfg.Checkpoint = archiveSection{}, replaySection{}, storeSection{}, checkpointConfig{}
+	cfg.Pulsar.AdminURL = ""
 	return sc, cfg
 }
 

@@ -1,0 +1,158 @@
+// Package pulsaradmin asks a Pulsar broker's admin REST API what ferry needs to know of a
+// topic and cannot learn over the binary protocol: how many partitions it has, and whether
+// the broker deduplicates it (lesson 21). It reads, and changes nothing.
+package pulsaradmin
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Client is an admin API client. Safe for concurrent use.
+type Client struct {
+	base  string
+	http  *http.Client
+	token func() (string, error)
+}
+
+// Options configure a Client.
+type Options struct {
+	// URL is the broker's web service, http://host:8080 or https://host:8443.
+	URL string
+	// TLS configures https; nil: the system's defaults.
+	TLS *tls.Config
+	// Token returns the bearer token of each request; nil: none.
+	Token func() (string, error)
+}
+
+// New returns a client of the admin API at o.URL.
+func New(o Options) *Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if o.TLS != nil {
+		tr.TLSClientConfig = o.TLS
+	}
+	// Each request also has its caller's context; this bounds one that has none.
+	return &Client{base: strings.TrimSuffix(o.URL, "/"), http: &http.Client{Transport: tr, Timeout: time.Minute}, token: o.Token}
+}
+
+// Partitions returns how many partitions topic has: 0 for a non-partitioned topic (or one
+// that does not exist yet).
+func (c *Client) Partitions(ctx context.Context, topic string) (int, error) {
+	var meta struct {
+		Partitions int `json:"partitions"`
+	}
+	if err := c.get(ctx, topic, "partitions", &meta); err != nil {
+		return 0, err
+	}
+	return meta.Partitions, nil
+}
+
+// Deduplication returns the broker's deduplication status of a topic (a partition of a
+// partitioned one) as its stats report it: "Enabled" or "Disabled", while it changes
+// "Recovering" or "Removing", "Failed" when the broker could not set it up.
+func (c *Client) Deduplication(ctx context.Context, topic string) (string, error) {
+	var stats struct {
+		DeduplicationStatus *string `json:"deduplicationStatus"`
+	}
+	if err := c.get(ctx, topic, "stats", &stats); err != nil {
+		return "", err
+	}
+	if stats.DeduplicationStatus == nil {
+		return "", fmt.Errorf("the stats of %s do not report deduplicationStatus (a partitioned topic's own stats do not; ask a partition)", topic)
+	}
+	return *stats.DeduplicationStatus, nil
+}
+
+// get decodes the JSON answer to GET /admin/v2/<domain>/<tenant>/<namespace>/<topic>/<what>.
+func (c *Client) get(ctx context.Context, topic, what string, into any) error {
+	path, err := topicPath(topic)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/admin/v2/"+path+"/"+what, nil)
+	if err != nil {
+		return err
+	}
+	if c.token != nil {
+		tok, err := c.token()
+		if err != nil {
+			return fmt.Errorf("the token for the admin API: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("admin API: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("admin API: reading the answer to GET %s: %w", req.URL.Path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return &StatusError{Code: resp.StatusCode, Path: req.URL.Path, Reason: reason(body)}
+	}
+	if err := json.Unmarshal(body, into); err != nil {
+		return fmt.Errorf("admin API: the answer to GET %s is not what Pulsar sends: %w", req.URL.Path, err)
+	}
+	return nil
+}
+
+// StatusError is an answer other than 200 OK.
+type StatusError struct {
+	Code   int
+	Path   string
+	Reason string // the broker's, when it gave one
+}
+
+func (e *StatusError) Error() string {
+	msg := fmt.Sprintf("admin API: GET %s: %d %s", e.Path, e.Code, http.StatusText(e.Code))
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	switch e.Code {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		msg += " (ferry's token or certificate needs permission to produce to or consume the topic)"
+	}
+	return msg
+}
+
+// reason is the broker's explanation in an error answer ({"reason": "..."}), or the start
+// of the body.
+func reason(body []byte) string {
+	var r struct {
+		Reason string `json:"reason"`
+	}
+	if json.Unmarshal(body, &r) == nil && r.Reason != "" {
+		return r.Reason
+	}
+	s := strings.TrimSpace(string(body))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// topicPath turns persistent://tenant/namespace/topic into persistent/tenant/namespace/topic,
+// each part escaped.
+func topicPath(topic string) (string, error) {
+	domain, rest, ok := strings.Cut(topic, "://")
+	parts := strings.Split(rest, "/")
+	if !ok || (domain != "persistent" && domain != "non-persistent") || len(parts) != 3 || slices.Contains(parts, "") {
+		return "", errors.New("pulsaradmin: " + topic + " is not a full topic name (persistent://tenant/namespace/topic)")
+	}
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return domain + "/" + strings.Join(parts, "/"), nil
+}
