@@ -30,13 +30,15 @@ type streamSupervisor struct {
 	cfg      *StreamConfig
 	onFailed func(name string, err error)
 
-	schedule        *progress.Schedule
-	scheduleClock   time.Time // the schedule's listing times count from it (monotonic)
-	known           map[int64]*messages.RecordingInfo
-	skip            func(id int64) bool
-	latestAnchor    int64 // StartLatest: the recording that starts at its live end, or -1
-	latestFrom      int64 // its live end when it was chosen: where its seed is
-	latestDeferred  bool  // the choice waited for a listing that could read the live end
+	schedule      *progress.Schedule
+	scheduleClock time.Time // the schedule's listing times count from it (monotonic)
+	known         map[int64]*messages.RecordingInfo
+	skip          func(id int64) bool
+	// latestFrom: with StartLatest, each recording live at the first listing, begun at its
+	// live end as read then (where its seed is); every live one, so that no concurrent
+	// publisher is left out (lesson 11).
+	latestFrom      map[int64]int64
+	latestDeferred  bool // the choice waited for a listing that could read the live ends
 	storedCompleted map[int64]bool
 	// finalAt is where each recording ferry published to its end ended: its final
 	// checkpoint, stored (storedCompleted) or persisted in this run (finished, completed).
@@ -162,7 +164,7 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 	s.completed = map[int64]bool{}
 	s.finished = map[int64]bool{}
 	s.running = map[int64]*recordingPIDs{}
-	s.latestAnchor = -1
+	s.latestFrom = map[int64]int64{}
 	for _, cp := range s.cfg.Stored.Checkpoints {
 		s.stored[cp.RecordingID] = true
 		if cp.Completed {
@@ -227,23 +229,9 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		s.env.Logger.Info("listing the stream's recordings works again", "stream", s.cfg.Def.Name)
 	}
 	if s.skip == nil { // StartLatest, first listing
-		newest := int64(-1)
-		if n := len(l.Recordings); n > 0 {
-			last := l.Recordings[n-1]
-			if last.Live && last.RecordedPosition < 0 {
-				// Where it is live now is not known: decided at a listing that reads it.
-				if !s.latestDeferred {
-					s.latestDeferred = true
-					s.env.Logger.Warn("start_position latest: the live end of the newest recording could not be read; deciding at the next listing", "stream", s.cfg.Def.Name, "recording", last.RecordingId)
-				}
-				return
-			}
-			newest = last.RecordingId
-			if last.Live {
-				s.latestAnchor, s.latestFrom = newest, max(last.RecordedPosition, last.StartPosition)
-			}
+		if !s.decideLatest(l) {
+			return
 		}
-		s.skip = func(id int64) bool { return id < newest || (id == newest && s.latestAnchor != newest) }
 	}
 	if err := s.checkConfiguredStart(l); err != nil {
 		s.fail(ctx, err)
@@ -293,6 +281,43 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		}
 	}
 	s.completeFinished(ctx)
+}
+
+// atLatest reports whether recording id is published from its live end (start_position
+// latest).
+func (s *streamSupervisor) atLatest(id int64) bool {
+	_, ok := s.latestFrom[id]
+	return ok
+}
+
+// decideLatest makes the skip rule of start_position latest at the first listing: every
+// recording live then is published from its live end (concurrent publishers each have one,
+// lesson 11); the stopped ones are left out, and every later one is published in full.
+// false: a live end could not be read, and the next listing decides.
+func (s *streamSupervisor) decideLatest(l *messages.RecordingsListed) bool {
+	newest := int64(-1)
+	from := map[int64]int64{}
+	for _, r := range l.Recordings {
+		newest = max(newest, r.RecordingId)
+		if !r.Live {
+			continue
+		}
+		if r.RecordedPosition < 0 {
+			// Where it is live now is not known: decided at a listing that reads it.
+			if !s.latestDeferred {
+				s.latestDeferred = true
+				s.env.Logger.Warn("start_position latest: the live end of a live recording could not be read; deciding at the next listing", "stream", s.cfg.Def.Name, "recording", r.RecordingId)
+			}
+			return false
+		}
+		from[r.RecordingId] = max(r.RecordedPosition, r.StartPosition)
+	}
+	s.latestFrom = from
+	s.skip = func(id int64) bool {
+		_, live := from[id]
+		return id <= newest && !live
+	}
+	return true
 }
 
 // checkConfiguredStart fails a stream whose configured start recording is not in the
@@ -370,7 +395,7 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	}
 	spawn("tracker", newTracker(s.env, s.cfg, id, pids), 2*bound+64)
 	spawn("publisher", newPublisher(s.env, s.cfg, id, pids), 2*bound+64)
-	spawn("replay", newReplay(s.env, s.cfg, rec, pids, id == s.latestAnchor), 2*bound+64)
+	spawn("replay", newReplay(s.env, s.cfg, rec, pids, s.atLatest(id)), 2*bound+64)
 	s.running[id] = pids
 	s.env.Logger.Info("publishing recording", "stream", s.cfg.Def.Name, "recording", id, "live", rec.Live, "start_position", rec.StartPosition)
 }
@@ -703,11 +728,11 @@ func newStoredOrigins(cps []store.Checkpoint) storedOrigins {
 }
 
 // startingPosition is where the replay of a recording the store holds nothing of begins:
-// in the latest-anchored one, the live end when it was chosen (its replay begins there or
-// later); otherwise where the configuration says.
+// in one live at start_position latest's first listing, the live end when it was chosen
+// (its replay begins there or later); otherwise where the configuration says.
 func (s *streamSupervisor) startingPosition(rec *messages.RecordingInfo) int64 {
-	if rec.RecordingId == s.latestAnchor {
-		return s.latestFrom
+	if from, ok := s.latestFrom[rec.RecordingId]; ok {
+		return from
 	}
 	return configuredStart(s.cfg, rec)
 }
@@ -721,7 +746,7 @@ func (s *streamSupervisor) startingPosition(rec *messages.RecordingInfo) int64 {
 func (s *streamSupervisor) checkStart(r *messages.RecordingInfo) error {
 	id := r.RecordingId
 	k, ok := s.known[id]
-	if !ok || r.StartPosition <= k.StartPosition || s.running[id] != nil || s.completed[id] || s.finished[id] || s.storedCompleted[id] || s.reopenings[id] > 0 || id == s.latestAnchor {
+	if !ok || r.StartPosition <= k.StartPosition || s.running[id] != nil || s.completed[id] || s.finished[id] || s.storedCompleted[id] || s.reopenings[id] > 0 || s.atLatest(id) {
 		return nil
 	}
 	for _, cp := range s.cfg.Stored.Checkpoints {

@@ -239,7 +239,9 @@ const (
 	// StartEarliest begins at the start of the oldest recording (the
 	// default in archive mode).
 	StartEarliest StartKind = iota + 1
-	// StartLatest begins at the live end of the newest recording.
+	// StartLatest leaves out the recordings stopped at the first start and begins each
+	// live one (several, with concurrent publishers) at its live end; later recordings
+	// are published in full.
 	StartLatest
 	// StartAt begins at Position in the recording RecordingID.
 	StartAt

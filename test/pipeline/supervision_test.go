@@ -576,3 +576,29 @@ func TestStartLatestPublishesWhatComesAfterTheStart(t *testing.T) {
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
 	assertExactlyOnceInOrder(t, msgs, payloads(n, 2*n))
 }
+
+// TestLesson11_StartLatestTakesOnEveryLivePublisher: two publishers on the stream, so two
+// live recordings, A and the newer B, each with 100 messages recorded before ferry starts
+// with start_position latest. Each is published from its live end: what both publish after
+// the start arrives, once each, in order; nothing from before. (Until session 12 only the
+// newest, B, was taken on: A's publisher was dropped for good, lesson 11.)
+func TestLesson11_StartLatestTakesOnEveryLivePublisher(t *testing.T) {
+	const n = 100
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	b := rs.newPublication(t)
+	beforeA, beforeB := a.publish(t, 0, n), b.publish(t, 1000, 1000+n)
+	a.waitRecorded(t, beforeA[n-1])
+	b.waitRecorded(t, beforeB[n-1])
+	watchTopic(t, sc.Topic)
+	subs := &subscriptions{}
+	ip := startInProcess(t, inProcessOptions{start: config.StartPosition{Kind: config.StartLatest}, wrapAeron: subs.wrap}, sc)
+	subs.get(t, 0)
+	subs.get(t, 1) // both replays are open: their start positions were taken before they subscribed
+	afterA, afterB := a.publish(t, n, 2*n), b.publish(t, 1000+n, 1000+2*n)
+	ip.waitCheckpoint(sc, a.recordingID, afterA[n-1], 30*time.Second)
+	ip.waitCheckpoint(sc, b.recordingID, afterB[n-1], 30*time.Second)
+	groups := byRecording(readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, 2*n, 30*time.Second))
+	assertExactlyOnceInOrder(t, groups[a.recordingID], payloads(n, 2*n))
+	assertExactlyOnceInOrder(t, groups[b.recordingID], payloads(1000+n, 1000+2*n))
+}
