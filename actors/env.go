@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"sync"
 	"time"
@@ -80,6 +81,7 @@ func recordingPartition(rec int64, n int) int { return int(rec % int64(max(n, 1)
 type StoredMessage struct {
 	Producer   string
 	Properties map[string]string
+	Checksum   uint32 // CRC-32C of the payload
 }
 
 // Env is what every actor of the pipeline shares. Each field is safe for concurrent use.
@@ -290,7 +292,7 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 	m, err := r.Next(first)
 	cancel()
 	if err == nil {
-		return StoredMessage{Producer: m.ProducerName(), Properties: m.Properties()}, true, nil
+		return StoredMessage{Producer: m.ProducerName(), Properties: m.Properties(), Checksum: crc32.Checksum(m.Payload(), castagnoli)}, true, nil
 	}
 	if ctx.Err() != nil {
 		return StoredMessage{}, false, fmt.Errorf("reading the last message of %s: %w", topic, ctx.Err())

@@ -78,11 +78,23 @@ type publisher struct {
 	verifyGen    uint64 // numbers the reads, so that an earlier read's answer is ignored
 	verifyTimer  *time.Timer
 	verifyUpTo   *atomic.Int64
+	// stored is the broker's last message from the producer when it lies past the
+	// checkpoint (end -1: none, or checked): the record the archive holds ending there must
+	// be the same, or the records re-sent up to it are other records the broker answers as
+	// duplicates of the old ones. sentEnd is the end of the last record sent.
+	stored  storedMark
+	sentEnd int64
 	// storedAgainSent is set by the first callback that finds a record stored again: one
 	// report per publisher.
 	storedAgainSent *atomic.Bool
 	name            string // the producer's name ("" in transport mode)
 	incarnation     int
+}
+
+// storedMark is the end and CRC-32C of a message the broker stored.
+type storedMark struct {
+	end      int64
+	checksum uint32
 }
 
 // lastStoredRead is what the broker stored last in the recording's partition, read for the
@@ -150,7 +162,8 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 		incarnations++
 		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, outstanding: new(atomic.Int64), parked: new(atomic.Bool), failedEpoch: new(atomic.Uint64),
 			verifyUpTo: new(atomic.Int64), storedAgainSent: new(atomic.Bool),
-			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations}
+			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations,
+			stored: storedMark{end: -1}, sentEnd: -1}
 		p.verifyUpTo.Store(-1)
 		return p
 	}
@@ -350,6 +363,7 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	}
 	p.dedupChecked = true
 	p.verifyUpTo.Store(-1)
+	p.stored.end = -1
 	if !p.watermark.Stored || p.watermark.Seed {
 		return // nothing stored, or only where ferry took the recording on: nothing published
 	}
@@ -403,6 +417,9 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		return // not ferry's message after all
 	case last > p.watermark.Position:
 		p.verifyUpTo.Store(last)
+		if p.sentEnd < last { // else sent already, the answer came after the timer
+			p.stored = storedMark{end: last, checksum: r.msg.Checksum}
+		}
 		p.env.Logger.Info("resuming past what the broker stored: the records sent again up to there must come back as duplicates", "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position, "broker_last", last)
 	case last < p.watermark.Position && !p.watermark.Completed:
 		// (A completed checkpoint is the recording's stop, which can lie past its last
@@ -482,6 +499,10 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			skip(b.Records[i:])
 			return
 		}
+		if r.End >= p.stored.end && p.stored.end >= 0 {
+			p.checkStored(r)
+		}
+		p.sentEnd = r.End
 		end, epoch, payload := r.End, b.Epoch, r.Payload
 		msg := &pulsar.ProducerMessage{
 			Payload: r.Payload,
@@ -531,6 +552,24 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			system.Root.Send(tracker, &messages.PublishAcked{RecordingId: p.rec, Epoch: epoch, End: end, Duplicate: dup})
 		})
 	}
+}
+
+// checkStored compares the first record that reaches the end of the broker's last message
+// from the producer with that message (once). Below it the records sent again are answered
+// as duplicates: if the archive now holds other records there (truncated and recorded on
+// above ferry's checkpoint), they would be dropped as duplicates of the old ones and
+// counted as published. The stream stops instead. (One record: other records before it
+// with it unchanged go unseen.)
+func (p *publisher) checkStored(r *messages.Record) {
+	s := p.stored
+	p.stored.end = -1
+	if r.End == s.end && r.Checksum == s.checksum {
+		return
+	}
+	found := fmt.Sprintf("the record [%d, %d) with CRC-32C %08x", r.Start, r.End, r.Checksum)
+	panic(changedRecording(p.rec, fmt.Sprintf("what the topic stored from its producer %s (up to %d)", p.name, s.end),
+		fmt.Sprintf("the topic's last message from it ends at %d with CRC-32C %08x; the archive now holds there %s", s.end, s.checksum, found),
+		s.end, "sent again, they are answered as duplicates of the old records and dropped"))
 }
 
 // close flushes and closes the producer on a goroutine: Close alone drops the callbacks of

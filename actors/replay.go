@@ -484,12 +484,19 @@ func (r *replay) checked(end int64, payload []byte) bool {
 // changedBelowCheckpoint is the failure of a recording whose records below ferry's
 // checkpoint are not the ones ferry published: how it tells (what), and the way on.
 func changedBelowCheckpoint(id, checkpoint int64, what string) error {
-	return supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d changed below ferry's checkpoint at %d: %s. "+
+	return changedRecording(id, fmt.Sprintf("ferry's checkpoint at %d", checkpoint), what, checkpoint, "resuming from the checkpoint would skip them")
+}
+
+// changedRecording is the failure of a recording whose records below a point ferry
+// published up to (below) are not the ones it published: how it tells (what), up to where
+// (upTo), what would become of the new records (fate), and the way on.
+func changedRecording(id int64, below, what string, upTo int64, fate string) error {
+	return supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d changed below %s: %s. "+
 		"The archive truncated it (TruncateRecording) and recorded on from there (ExtendRecording, as Aeron Cluster does with its log after an election), or its files were replaced: "+
-		"the records it now holds from the truncation up to %d were never published, and resuming from the checkpoint would skip them. "+
+		"the records it now holds from the truncation up to %d were never published, and %s. "+
 		"Their positions are sequence ids the topic's deduplication has seen, so they cannot be published under the stream's producers; "+
 		"to publish what the archive holds now, give the stream a new name in the configuration (new producers, published from its start_position)",
-		id, checkpoint, what, checkpoint))
+		id, below, what, upTo, fate))
 }
 
 // endChecked is the archive's description of the recording at an end of stream.

@@ -467,18 +467,7 @@ func TestLesson14_RecordingTruncatedAndExtendedBelowTheCheckpointFailsLoudly(t *
 				t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
 			}
 			e := rs.extend(t, a, false)
-			var again [][]byte
-			for i := cut; i < n; i++ {
-				msg := payloadFor(i)
-				if !c.sameSize {
-					msg = append(msg, make([]byte, 100)...) // longer by three or four frame alignments
-				}
-				for j := range msg {
-					msg[j] ^= 0x5a
-				}
-				again = append(again, msg)
-			}
-			pe := e.publishPayloads(t, again)
+			pe := e.publishPayloads(t, rewritten(cut, n, !c.sameSize))
 			if c.sameSize && !slices.Equal(pe, pa[cut:]) {
 				t.Fatalf("the rewritten messages end at %v, not where the published ones did (%v)", pe, pa[cut:])
 			}
@@ -506,6 +495,76 @@ func TestLesson14_RecordingTruncatedAndExtendedBelowTheCheckpointFailsLoudly(t *
 			}
 			expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], c.completed)
 		})
+	}
+}
+
+// rewritten is messages from..to-1 with other bytes: payloadFor's, each byte flipped, and
+// with longer, 100 bytes longer (by three or four frame alignments).
+func rewritten(from, to int, longer bool) [][]byte {
+	var out [][]byte
+	for i := from; i < to; i++ {
+		msg := payloadFor(i)
+		if longer {
+			msg = append(msg, make([]byte, 100)...)
+		}
+		for j := range msg {
+			msg[j] ^= 0x5a
+		}
+		out = append(out, msg)
+	}
+	return out
+}
+
+// TestLesson14_RecordingRewrittenAboveTheCheckpointFailsLoudly: the broker stored all 300
+// messages of a recording, but the acknowledgement of message 30 was lost, so ferry's
+// checkpoint is at message 29. While ferry is down, the archive truncates the recording after
+// message 199 and records other bytes in the same sizes from there, then more. The record
+// at the checkpoint is unchanged, so the resumed replay's check of it passes; the rewritten
+// records end where the stored ones did, and sent again, the broker answers them as
+// duplicates of the old ones: dropped, and counted as published. ferry compares the record
+// ending where the topic's last message from the producer ends (message 299) with that
+// message, finds other bytes, and stops the stream naming both. (A restart with the records
+// unchanged — TestLesson02_LostAckStallsAndTheNextStartRepublishes — goes on.)
+func TestLesson14_RecordingRewrittenAboveTheCheckpointFailsLoudly(t *testing.T) {
+	const n, lost, cut, m = 300, 30, 200, 20
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, n)
+	watchTopic(t, sc.Topic)
+	plan, answered := loseAck(lost)
+	storePath := filepath.Join(t.TempDir(), "checkpoints.db")
+	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: storePath}, sc)
+	ip.waitCheckpoint(sc, a.recordingID, pa[lost-1], 30*time.Second)
+	answered.wait(t, n, 30*time.Second) // the broker stored all 300; ferry heard of 299
+	if _, err := ip.stop(); err != nil {
+		t.Fatal(err)
+	}
+	rs.stopRecording(t, a)
+	a.close(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
+		t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
+	}
+	e := rs.extend(t, a, false)
+	if pe := e.publishPayloads(t, rewritten(cut, n, false)); !slices.Equal(pe, pa[cut:]) {
+		t.Fatalf("the rewritten messages end at %v, not where the published ones did (%v)", pe, pa[cut:])
+	}
+	e.publish(t, n, n+m)
+	e.close(t)
+
+	again := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
+	select {
+	case f := <-again.p.Failures():
+		for _, want := range []string{fmt.Sprintf("recording %d changed below what the topic stored from its producer", a.recordingID),
+			fmt.Sprintf("last message from it ends at %d", pa[n-1]), fmt.Sprintf("the record [%d, %d)", pa[n-2], pa[n-1]), "answered as duplicates", "TruncateRecording", "give the stream a new name"} {
+			if !strings.Contains(f.Err.Error(), want) {
+				t.Errorf("the stream failed with %q; want it to say %q", f.Err, want)
+			}
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the stream went on; checkpoint %+v: the rewritten records were answered as duplicates and taken for published", again.checkpoint(sc, a.recordingID))
 	}
 }
 
