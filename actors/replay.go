@@ -83,9 +83,14 @@ type replay struct {
 	batch   *messages.RecordBatch
 	check   recordCheck
 
-	// readFragment and checkFragments are the poll's fragment handlers, made once: the
-	// assembler's, and checkFragment while the check is pending.
-	readFragment, checkFragments aeron.FragmentHandler
+	// readFragment, checkFragments and firstFragments are the poll's fragment handlers,
+	// made once: the assembler's; checkFragment while the check is pending; firstFragment
+	// until the replay's first message, which begins at firstBegin, past fragments of one it
+	// began inside of (a recording that began mid-message, lesson 8, or a start position
+	// there): its record starts there, so that a replay from its start reads it first.
+	readFragment, checkFragments, firstFragments aeron.FragmentHandler
+	firstUnread                                  bool
+	firstBegin                                   int64
 
 	sentRecords, sentBytes int64
 	relRecords, relBytes   int64
@@ -313,7 +318,8 @@ func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
 	r.joinBy = time.Now().Add(imageJoinTimeout)
 	r.asm = aeron.NewFragmentAssembler(maxMessageLength, r.onMessage)
 	r.asm.UsePool(r.env.Payloads)
-	r.readFragment, r.checkFragments = r.asm.OnFragment, r.checkFragment
+	r.readFragment, r.checkFragments, r.firstFragments = r.asm.OnFragment, r.checkFragment, r.firstFragment
+	r.firstUnread, r.firstBegin = res.check == nil, -1
 	// The tracker and checkpointer hear of the new incarnation before any of its batches.
 	started := &messages.ReplayStarted{RecordingId: r.rec.RecordingId, Generation: r.gen, FromPosition: r.from, StartMs: r.rec.StartMs, SessionId: r.rec.SessionId}
 	ctx.Send(r.pids.checkpointer, started)
@@ -363,8 +369,11 @@ func (r *replay) poll(ctx actor.Context) {
 	// frame, so that a message longer than the room left still arrives.
 	limit := max(r.lastEnd+r.cfg.MaxInflightBytes-(r.sentBytes-r.relBytes), before+1)
 	handler := r.readFragment
-	if r.check.pending {
+	switch {
+	case r.check.pending:
 		handler = r.checkFragments
+	case r.firstUnread:
+		handler = r.firstFragments
 	}
 	_, err := r.image.BoundedPoll(handler, limit, int(credits))
 	batch := r.batch
@@ -405,9 +414,21 @@ func (r *replay) onMessage(_ []byte, h aeron.Header) {
 		r.env.Payloads.Put(payload) // read again to check, or after a mismatch: not published
 		return
 	}
+	start := r.lastEnd
+	if r.firstUnread {
+		r.firstUnread, start = false, max(start, r.firstBegin)
+	}
 	sum := crc32.Checksum(payload, castagnoli)
-	r.batch.Records = append(r.batch.Records, &messages.Record{Start: r.lastEnd, End: end, Payload: payload, Checksum: sum})
+	r.batch.Records = append(r.batch.Records, &messages.Record{Start: start, End: end, Payload: payload, Checksum: sum})
 	r.lastEnd = end
+}
+
+// firstFragment notes where the replay's first message begins (see firstUnread).
+func (r *replay) firstFragment(payload []byte, h aeron.Header) {
+	if h.Flags().IsBegin() {
+		r.firstBegin = h.FramePosition()
+	}
+	r.asm.OnFragment(payload, h)
 }
 
 // recordCheck is a replay's check of the last record its checkpoint covers (its mark),

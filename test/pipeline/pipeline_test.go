@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/harness"
 )
 
 // The end-to-end tests. Each runs `ferry run` on a stream of its own (channel alias, stream
@@ -363,6 +365,43 @@ func TestLesson08_RecordingStartingAtNonZeroPosition(t *testing.T) {
 	// topic must hold first.. only.
 	expectTopic(t, sc, pub.published(first, positions[first:]))
 	expectCheckpoint(t, cfg, sc, pub.recordingID, last, false)
+}
+
+// TestLesson08_ACheckpointAtTheFirstWholeMessageOfARecordingThatBeganInsideOneResumes: the
+// recording begins inside a fragmented message, and only the first whole message after it
+// is acknowledged, so the checkpoint's last record is that message. Resumed, ferry reads it
+// again to check it (lesson 14) from where it begins — past the fragments of the cut one,
+// which it does not take for another record before it — and publishes the rest, every
+// message once. (Until session 12 the record was taken to begin at the recording's start,
+// and the resumed check stopped the stream: "after a fragment of another record".)
+func TestLesson08_ACheckpointAtTheFirstWholeMessageOfARecordingThatBeganInsideOneResumes(t *testing.T) {
+	const before, after = 200, 100
+	sc := newStreamConfig(t, "")
+	_, pub, positions := newLateRecordedStream(t, sc.Channel, sc.StreamID, before)
+	cut := len(positions) - 1
+	positions = append(positions, pub.publish(t, cut+1, cut+1+after)...)
+	last := positions[len(positions)-1]
+	pub.waitRecorded(t, last)
+	first := recordedFrom(positions, pub.descriptor(t).StartPosition)
+	watchTopic(t, sc.Topic)
+
+	hold := func(k int, _ *pulsar.ProducerMessage) harness.Fault {
+		if k == 0 {
+			return harness.Deliver()
+		}
+		return harness.Hold()
+	}
+	storePath := filepath.Join(t.TempDir(), "checkpoints.db")
+	ip := startInProcess(t, inProcessOptions{plan: hold, storePath: storePath}, sc)
+	ip.waitCheckpoint(sc, pub.recordingID, positions[first], 30*time.Second)
+	if cp := ip.checkpoint(sc, pub.recordingID); cp.LastRecord.Start != positions[first-1] {
+		t.Errorf("the checkpoint's last record %+v; want it to begin where message %d does, at %d", cp.LastRecord, first, positions[first-1])
+	}
+	_, _ = ip.stop()
+
+	again := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
+	again.waitCheckpoint(sc, pub.recordingID, last, 60*time.Second)
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, len(positions)-first, 30*time.Second), payloads(first, len(positions)))
 }
 
 // TestLesson07_LiveRecordingIsFollowed: ferry starts on a live recording that has nothing
