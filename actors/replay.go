@@ -62,10 +62,11 @@ type replay struct {
 	cfg  *StreamConfig
 	rec  *messages.RecordingInfo
 	pids *recordingPIDs
-	// startAtLive: with start_position latest and nothing stored, the replay starts at the
-	// recording's live position instead of its start.
-	startAtLive bool
-	liveFrom    *atomic.Int64 // shared by the recording's incarnations; -1 until known
+	// latestFrom: with start_position latest and nothing stored, where the replay starts
+	// instead of the configured start — the recording's live end (or, stopped, its stop) at
+	// the listing that chose it, which its seed holds; -1: not so. Fixed then, so that no
+	// incarnation starts later, whenever it opens and whether the seed is stored yet.
+	latestFrom int64
 	// stopping is shared by the recording's incarnations too: set at the first Drain, it
 	// keeps an incarnation started after it (the supervisor restarting a failed one) from
 	// opening the recording again and publishing into the shutdown.
@@ -124,15 +125,10 @@ type openedReplay struct {
 // pollReplay is the replay's self-message to poll once more.
 type pollReplay struct{ gen uint64 }
 
-func newReplay(env *Env, cfg *StreamConfig, rec *messages.RecordingInfo, pids *recordingPIDs, startAtLive bool) actor.Producer {
-	// liveFrom outlives incarnations: with start_position latest, the first replay's live
-	// position is where every later one starts until a checkpoint is stored; a restart must
-	// not jump to a newer live position and skip what lies between.
-	liveFrom := &atomic.Int64{}
-	liveFrom.Store(-1)
+func newReplay(env *Env, cfg *StreamConfig, rec *messages.RecordingInfo, pids *recordingPIDs, latestFrom int64) actor.Producer {
 	stopping := &atomic.Bool{}
 	return func() actor.Actor {
-		return &replay{env: env, cfg: cfg, rec: rec, pids: pids, startAtLive: startAtLive, liveFrom: liveFrom, stopping: stopping}
+		return &replay{env: env, cfg: cfg, rec: rec, pids: pids, latestFrom: latestFrom, stopping: stopping}
 	}
 }
 
@@ -188,10 +184,6 @@ func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
 		return
 	}
 	from := r.startPosition(w)
-	live := !w.Stored && r.startAtLive
-	if lf := r.liveFrom.Load(); live && lf >= 0 {
-		from, live = lf, false
-	}
 	var mark *messages.RecordMark
 	if w.Stored && !w.Seed {
 		mark = w.LastRecord // nil for a checkpoint of an older ferry, or with no record below it
@@ -201,7 +193,7 @@ func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
 	self, system, gen := ctx.Self(), ctx.ActorSystem(), r.gen
 	id := r.rec.RecordingId
 	started := r.env.tasks().Go(func() {
-		res := r.openReplay(callCtx, gen, id, from, live, mark)
+		res := r.openReplay(callCtx, gen, id, from, mark)
 		system.Root.Send(self, res)
 	})
 	if !started {
@@ -211,8 +203,11 @@ func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
 
 // startPosition is where this replay begins.
 func (r *replay) startPosition(w *messages.Watermark) int64 {
-	if w.Stored {
+	switch {
+	case w.Stored:
 		return w.Position
+	case r.latestFrom >= 0:
+		return r.latestFrom
 	}
 	return configuredStart(r.cfg, r.rec)
 }
@@ -232,7 +227,7 @@ func configuredStart(cfg *StreamConfig, rec *messages.RecordingInfo) int64 {
 // starts at the record's start, to read it again (see check) — at the recording's start if
 // retention purged the padding before the record — unless the archive no longer holds the
 // record (nothing below the checkpoint is needed then: it goes unchecked).
-func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, live bool, mark *messages.RecordMark) *openedReplay {
+func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, mark *messages.RecordMark) *openedReplay {
 	res := &openedReplay{gen: gen}
 	call, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
 	defer cancel()
@@ -240,12 +235,6 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, liv
 	if err != nil {
 		res.err = fmt.Errorf("describe recording %d: %w", id, err)
 		return res
-	}
-	if live {
-		if from, err = r.env.Archive.MaxRecordedPosition(call, id); err != nil {
-			res.err = fmt.Errorf("recorded position of recording %d: %w", id, err)
-			return res
-		}
 	}
 	res.from = from
 	res.stopPosition = desc.StopPosition
@@ -307,9 +296,6 @@ func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
 	}
 	r.opened = res
 	r.from = res.from
-	if r.startAtLive {
-		r.liveFrom.CompareAndSwap(-1, res.from)
-	}
 	r.lastEnd = r.from
 	if res.check != nil {
 		r.check = recordCheck{mark: res.check, pending: true}

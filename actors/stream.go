@@ -34,9 +34,10 @@ type streamSupervisor struct {
 	scheduleClock time.Time // the schedule's listing times count from it (monotonic)
 	known         map[int64]*messages.RecordingInfo
 	skip          func(id int64) bool
-	// latestFrom: with StartLatest, each recording live at the first listing, begun at its
-	// live end as read then (where its seed is); every live one, so that no concurrent
-	// publisher is left out (lesson 11).
+	// latestFrom: with StartLatest, where each recording from the lowest live one at the
+	// first listing on begins: a live one at its live end as read then (every live one, so
+	// that no concurrent publisher is left out, lesson 11), a stopped one at its stop; each
+	// is seeded there at once (see decideLatest).
 	latestFrom      map[int64]int64
 	latestDeferred  bool // the choice waited for a listing that could read the live ends
 	storedCompleted map[int64]bool
@@ -229,7 +230,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		s.env.Logger.Info("listing the stream's recordings works again", "stream", s.cfg.Def.Name)
 	}
 	if s.skip == nil { // StartLatest, first listing
-		if !s.decideLatest(l) {
+		if !s.decideLatest(ctx, l) {
 			return
 		}
 	}
@@ -292,11 +293,15 @@ func (s *streamSupervisor) atLatest(id int64) bool {
 
 // decideLatest makes the skip rule of start_position latest at the first listing: every
 // recording live then is published from its live end (concurrent publishers each have one,
-// lesson 11); the stopped ones are left out, and every later one is published in full.
-// false: a live end could not be read, and the next listing decides.
-func (s *streamSupervisor) decideLatest(l *messages.RecordingsListed) bool {
-	newest := int64(-1)
-	from := map[int64]int64{}
+// lesson 11), the stopped ones before the lowest live one are left out, and every later one
+// is published in full. A stopped one after the lowest live one takes its turn in the
+// schedule with nothing to publish (from its stop), so that the rule a restart applies —
+// skip below the lowest recording stored — gives the same: each of them is seeded now, also
+// those the schedule holds back for a while, so that a restart before their turn neither
+// publishes their history nor skips what was recorded meanwhile. false: a live end could
+// not be read, and the next listing decides.
+func (s *streamSupervisor) decideLatest(ctx actor.Context, l *messages.RecordingsListed) bool {
+	newest, lowestLive := int64(-1), int64(-1)
 	for _, r := range l.Recordings {
 		newest = max(newest, r.RecordingId)
 		if !r.Live {
@@ -310,12 +315,28 @@ func (s *streamSupervisor) decideLatest(l *messages.RecordingsListed) bool {
 			}
 			return false
 		}
-		from[r.RecordingId] = max(r.RecordedPosition, r.StartPosition)
+		if lowestLive < 0 {
+			lowestLive = r.RecordingId
+		}
+	}
+	from := map[int64]int64{}
+	for _, r := range l.Recordings {
+		switch {
+		case lowestLive < 0 || r.RecordingId < lowestLive:
+		case r.Live:
+			from[r.RecordingId] = max(r.RecordedPosition, r.StartPosition)
+		default:
+			from[r.RecordingId] = r.StopPosition
+		}
+		if pos, ok := from[r.RecordingId]; ok {
+			ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: r.RecordingId, Position: pos, StartMs: r.StartMs, SessionId: r.SessionId})
+		}
 	}
 	s.latestFrom = from
-	s.skip = func(id int64) bool {
-		_, live := from[id]
-		return id <= newest && !live
+	if lowestLive < 0 {
+		s.skip = func(id int64) bool { return id <= newest }
+	} else {
+		s.skip = func(id int64) bool { return id < lowestLive }
 	}
 	return true
 }
@@ -395,7 +416,11 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	}
 	spawn("tracker", newTracker(s.env, s.cfg, id, pids), 2*bound+64)
 	spawn("publisher", newPublisher(s.env, s.cfg, id, pids), 2*bound+64)
-	spawn("replay", newReplay(s.env, s.cfg, rec, pids, s.atLatest(id)), 2*bound+64)
+	latestFrom, ok := s.latestFrom[id]
+	if !ok {
+		latestFrom = -1
+	}
+	spawn("replay", newReplay(s.env, s.cfg, rec, pids, latestFrom), 2*bound+64)
 	s.running[id] = pids
 	s.env.Logger.Info("publishing recording", "stream", s.cfg.Def.Name, "recording", id, "live", rec.Live, "start_position", rec.StartPosition)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -579,9 +580,13 @@ func TestStartLatestPublishesWhatComesAfterTheStart(t *testing.T) {
 
 // TestLesson11_StartLatestTakesOnEveryLivePublisher: two publishers on the stream, so two
 // live recordings, A and the newer B, each with 100 messages recorded before ferry starts
-// with start_position latest. Each is published from its live end: what both publish after
-// the start arrives, once each, in order; nothing from before. (Until session 12 only the
-// newest, B, was taken on: A's publisher was dropped for good, lesson 11.)
+// with start_position latest. Each is taken on at its live end at the first listing, and
+// seeded there at once. B then waits behind A, idle since (archive.restart_grace: an idle
+// live recording may be a crashed publisher's), while B's publisher goes on; once A grows,
+// B publishes from where it was seeded, not from where it has got to by then: everything
+// both published after the start arrives, once each, in order; nothing from before. (Until
+// session 12 only the newest, B, was taken on, and its replay began wherever it was live
+// when it opened.)
 func TestLesson11_StartLatestTakesOnEveryLivePublisher(t *testing.T) {
 	const n = 100
 	sc := newStreamConfig(t, "")
@@ -591,14 +596,78 @@ func TestLesson11_StartLatestTakesOnEveryLivePublisher(t *testing.T) {
 	a.waitRecorded(t, beforeA[n-1])
 	b.waitRecorded(t, beforeB[n-1])
 	watchTopic(t, sc.Topic)
-	subs := &subscriptions{}
-	ip := startInProcess(t, inProcessOptions{start: config.StartPosition{Kind: config.StartLatest}, wrapAeron: subs.wrap}, sc)
-	subs.get(t, 0)
-	subs.get(t, 1) // both replays are open: their start positions were taken before they subscribed
-	afterA, afterB := a.publish(t, n, 2*n), b.publish(t, 1000+n, 1000+2*n)
+	ip := startInProcess(t, inProcessOptions{start: config.StartPosition{Kind: config.StartLatest}, restartGrace: time.Minute}, sc)
+	eventually.NoError(t, 30*time.Second, func() error {
+		for _, c := range []struct{ id, at int64 }{{a.recordingID, beforeA[n-1]}, {b.recordingID, beforeB[n-1]}} {
+			if cp := ip.checkpoint(sc, c.id); !cp.Seed || cp.Position != c.at {
+				return fmt.Errorf("recording %d: checkpoint %+v, want a seed at its live end %d", c.id, cp, c.at)
+			}
+		}
+		return nil
+	})
+	afterB := b.publish(t, 1000+n, 1000+2*n) // B waits behind the idle A meanwhile
+	eventually.NoError(t, 10*time.Second, func() error {
+		if st, err := ip.status(sc.Name); err != nil || !slices.Contains(st.WaitingRecordings, b.recordingID) {
+			return fmt.Errorf("status %v (%v): want B %d waiting behind the idle A", st, err, b.recordingID)
+		}
+		return nil
+	})
+	afterA := a.publish(t, n, 2*n)
 	ip.waitCheckpoint(sc, a.recordingID, afterA[n-1], 30*time.Second)
 	ip.waitCheckpoint(sc, b.recordingID, afterB[n-1], 30*time.Second)
 	groups := byRecording(readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, 2*n, 30*time.Second))
 	assertExactlyOnceInOrder(t, groups[a.recordingID], payloads(n, 2*n))
 	assertExactlyOnceInOrder(t, groups[b.recordingID], payloads(1000+n, 1000+2*n))
+}
+
+// TestStartLatestLeavesTheSameOutAfterARestart: at the first listing recording A is live, S
+// (an earlier recording of the second publisher) stopped, and C (the second publisher
+// again) live. start_position latest publishes A and C from their live ends and nothing of
+// S — nor after a restart, whose rule is the store's (recordings below the lowest stored are
+// left out): S has its turn, from its stop, with nothing to publish. Before and after the
+// restart, what A and C publish arrives once each, in order, and S never.
+func TestStartLatestLeavesTheSameOutAfterARestart(t *testing.T) {
+	const n = 50
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	a.publish(t, 0, n)
+	b := rs.newPublication(t)
+	b.publish(t, 1000, 1000+n)
+	b.close(t) // S stops once the archive sees the publication gone
+	eventually.NoError(t, 30*time.Second, func() error {
+		if b.descriptor(t).IsLive() {
+			return fmt.Errorf("recording S %d still live", b.recordingID)
+		}
+		return nil
+	})
+	c := rs.newPublication(t)
+	pc := c.publish(t, 2000, 2000+n)
+	c.waitRecorded(t, pc[n-1])
+	watchTopic(t, sc.Topic)
+	storePath := filepath.Join(t.TempDir(), "checkpoints.db")
+	opts := inProcessOptions{start: config.StartPosition{Kind: config.StartLatest}, storePath: storePath}
+	ip := startInProcess(t, opts, sc)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if cp := ip.checkpoint(sc, c.recordingID); !cp.Seed || cp.Position != pc[n-1] {
+			return fmt.Errorf("recording C %d: checkpoint %+v, want a seed at its live end %d", c.recordingID, cp, pc[n-1])
+		}
+		return nil
+	})
+	a1, c1 := a.publish(t, n, 2*n), c.publish(t, 2000+n, 2000+2*n)
+	ip.waitCheckpoint(sc, a.recordingID, a1[n-1], 30*time.Second)
+	ip.waitCheckpoint(sc, c.recordingID, c1[n-1], 30*time.Second)
+	if _, err := ip.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	again := startInProcess(t, opts, sc)
+	a2, c2 := a.publish(t, 2*n, 3*n), c.publish(t, 2000+2*n, 2000+3*n)
+	again.waitCheckpoint(sc, a.recordingID, a2[n-1], 30*time.Second)
+	again.waitCheckpoint(sc, c.recordingID, c2[n-1], 30*time.Second)
+	groups := byRecording(readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, 4*n, 30*time.Second))
+	assertExactlyOnceInOrder(t, groups[a.recordingID], payloads(n, 3*n))
+	assertExactlyOnceInOrder(t, groups[c.recordingID], payloads(2000+n, 2000+3*n))
+	if got := len(groups[b.recordingID]); got != 0 {
+		t.Fatalf("%d messages of the recording S %d, stopped before the first start, were published", got, b.recordingID)
+	}
 }
