@@ -249,6 +249,9 @@ func warnings(c *Config, p *parser) []string {
 			w = append(w, fmt.Sprintf("streams[%d].reset is set: the checkpoint of stream %q is deleted on every start; remove it after this start", i, s.Name))
 		}
 	}
+	if strings.HasPrefix(c.Pulsar.AdminURL, "http://") && (c.Pulsar.Auth.Token != "" || c.Pulsar.Auth.TokenFile != "") {
+		w = append(w, "pulsar.admin_url is http:// while a token is set: the token goes to the admin API in clear text; use https://")
+	}
 	if c.Pulsar.TLS.InsecureSkipVerify {
 		w = append(w, "pulsar.tls.insecure_skip_verify is true: the broker's certificate is not verified")
 	}

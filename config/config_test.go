@@ -356,8 +356,15 @@ func TestParse_StreamsThatCannotShareARecordingAreAccepted(t *testing.T) {
 
 // TLS settings serve an https:// admin URL too, beside a plain pulsar:// service URL.
 func TestParse_TLSSettingsWithAnHTTPSAdminURL(t *testing.T) {
-	c := mustParse(t, strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: https://localhost:8443/\n  tls:\n    ca_file: /ca.pem\n", 1), nil)
+	c := mustParse(t, strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: HTTPS://localhost:8443/\n  tls:\n    ca_file: /ca.pem\n", 1), nil)
 	if c.Pulsar.AdminURL != "https://localhost:8443" || c.Pulsar.TLS.CAFile != "/ca.pem" {
 		t.Fatalf("pulsar: %+v", c.Pulsar)
+	}
+	if w := c.Warnings(); len(w) != 0 {
+		t.Fatalf("warnings %q", w)
+	}
+	c = mustParse(t, strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080\n  auth:\n    token_file: /t\n", 1), nil)
+	if w := c.Warnings(); len(w) != 1 || !strings.Contains(w[0], "clear text") {
+		t.Fatalf("an http:// admin URL with a token: warnings %q", w)
 	}
 }

@@ -224,7 +224,7 @@ func adminURL(s string) (string, *problem) {
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 		return "", &problem{what: "has a query, fragment or user", fix: fix}
 	}
-	return strings.TrimSuffix(s, "/"), nil
+	return u.Scheme + "://" + u.Host + strings.TrimSuffix(u.EscapedPath(), "/"), nil // the scheme in lower case
 }
 
 func isTLSScheme(scheme string) bool {

@@ -41,7 +41,23 @@ func New(o Options) *Client {
 		tr.TLSClientConfig = o.TLS
 	}
 	// Each request also has its caller's context; this bounds one that has none.
-	return &Client{base: strings.TrimSuffix(o.URL, "/"), http: &http.Client{Transport: tr, Timeout: time.Minute}, token: o.Token}
+	return &Client{base: strings.TrimSuffix(o.URL, "/"), http: &http.Client{Transport: tr, Timeout: time.Minute, CheckRedirect: keepAuthorization}, token: o.Token}
+}
+
+// keepAuthorization follows a broker's redirect to the topic's owner, another broker of
+// the cluster, with the token: Go's client drops the Authorization header on a redirect to
+// another host, and the owner would answer 401. Not from https to http.
+func keepAuthorization(req *http.Request, via []*http.Request) error {
+	switch {
+	case len(via) >= 10:
+		return errors.New("stopped after 10 redirects")
+	case via[0].URL.Scheme == "https" && req.URL.Scheme != "https":
+		return fmt.Errorf("refusing a redirect from https to %s", req.URL)
+	}
+	if auth := via[0].Header.Get("Authorization"); auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	return nil
 }
 
 // Partitions returns how many partitions topic has: 0 for a non-partitioned topic (or one

@@ -1,7 +1,10 @@
 package pulsaradmin
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -37,5 +40,31 @@ func TestStatusErrorSaysWhy(t *testing.T) {
 	e = &StatusError{Code: http.StatusForbidden, Path: "/p", Reason: reason([]byte("<html>" + strings.Repeat("x", 300)))}
 	if got := e.Error(); !strings.Contains(got, "403 Forbidden: <html>xxx") || !strings.HasSuffix(got, "permission to produce to or consume the topic)") || len(got) > 400 {
 		t.Errorf("403: %q", got)
+	}
+}
+
+// A redirect to the topic's owner (another broker) keeps the token, which Go's client drops
+// on a redirect to another host; a redirect from https to http is refused.
+func TestARedirectKeepsTheToken(t *testing.T) {
+	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer t0k" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte(`{"deduplicationStatus":"Enabled"}`))
+	}))
+	defer owner.Close()
+	ownerURL := strings.Replace(owner.URL, "127.0.0.1", "localhost", 1) // another host, as Go's client sees it
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, ownerURL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer first.Close()
+	c := New(Options{URL: first.URL, Token: func() (string, error) { return "t0k", nil }})
+	if got, err := c.Deduplication(context.Background(), "persistent://public/default/orders"); err != nil || got != "Enabled" {
+		t.Fatalf("Deduplication = %q, %v; want Enabled through the redirect", got, err)
+	}
+	downgrade := &http.Request{URL: &url.URL{Scheme: "http", Host: "b"}, Header: http.Header{}}
+	if err := keepAuthorization(downgrade, []*http.Request{{URL: &url.URL{Scheme: "https", Host: "a"}, Header: http.Header{"Authorization": {"Bearer x"}}}}); err == nil {
+		t.Fatal("a redirect from https to http was followed")
 	}
 }

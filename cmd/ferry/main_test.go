@@ -229,6 +229,7 @@ func TestClientOptionsPresentTheCertificateBesideAToken(t *testing.T) {
 	}{
 		{"certificate and token", "  service_url: pulsar+ssl://127.0.0.1:6651\n" + tlsConf + "  auth:\n    token: abc\n", "token"},
 		{"certificate alone", "  service_url: pulsar+ssl://127.0.0.1:6651\n" + tlsConf, "tls"},
+		{"certificate for the admin API only", "  service_url: pulsar://127.0.0.1:6650\n  admin_url: https://127.0.0.1:8443\n" + tlsConf, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg, err := config.Parse([]byte("mode: archive\npulsar:\n"+c.pulsar+
@@ -237,6 +238,12 @@ func TestClientOptionsPresentTheCertificateBesideAToken(t *testing.T) {
 				t.Fatal(err)
 			}
 			opts := clientOptions(cfg, io.Discard)
+			if c.wantAuth == "" { // a plain connection to the broker: no certificate, no TLS authentication
+				if opts.TLSCertificateFile != "" || opts.Authentication != nil {
+					t.Errorf("TLS certificate %q, authentication %T on a pulsar:// connection", opts.TLSCertificateFile, opts.Authentication)
+				}
+				return
+			}
 			if opts.TLSCertificateFile != "/etc/ferry/client.pem" || opts.TLSKeyFilePath != "/etc/ferry/client-key.pem" {
 				t.Errorf("TLS certificate %q, key %q; want the configured pair in the handshake", opts.TLSCertificateFile, opts.TLSKeyFilePath)
 			}

@@ -385,7 +385,9 @@ func clientOptions(cfg *config.Config, stderr io.Writer) pulsar.ClientOptions {
 		// pulsar-client-go logs every connection and producer at info: keep its warnings.
 		Logger: plog.NewLoggerWithSlog(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("lib", "pulsar")),
 	}
-	if cfg.Pulsar.TLS.CertFile != "" {
+	// The TLS settings may be there for an https:// admin URL only (pulsar.admin_url).
+	certs := cfg.Pulsar.TLS.CertFile != "" && (strings.HasPrefix(cfg.Pulsar.ServiceURL, "pulsar+ssl://") || strings.HasPrefix(cfg.Pulsar.ServiceURL, "https://"))
+	if certs {
 		opts.TLSCertificateFile, opts.TLSKeyFilePath = cfg.Pulsar.TLS.CertFile, cfg.Pulsar.TLS.KeyFile
 	}
 	switch {
@@ -393,7 +395,7 @@ func clientOptions(cfg *config.Config, stderr io.Writer) pulsar.ClientOptions {
 		opts.Authentication = pulsar.NewAuthenticationToken(string(cfg.Pulsar.Auth.Token))
 	case cfg.Pulsar.Auth.TokenFile != "":
 		opts.Authentication = pulsar.NewAuthenticationTokenFromFile(cfg.Pulsar.Auth.TokenFile)
-	case cfg.Pulsar.TLS.CertFile != "":
+	case certs:
 		opts.Authentication = pulsar.NewAuthenticationTLS(cfg.Pulsar.TLS.CertFile, cfg.Pulsar.TLS.KeyFile)
 	}
 	return opts
