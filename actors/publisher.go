@@ -407,8 +407,10 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		p.env.Logger.Warn("cannot read what the broker stored last, to check that it deduplicates the records ferry sends again from its checkpoint; going on unchecked",
 			"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
 		return
-	case !r.ok || r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr:
-		p.env.Logger.Debug("deduplication not checked: the partition's last message is not this recording's", "stream", p.cfg.Def.Name, "recording", p.rec, "empty", !r.ok)
+	case !r.ok:
+		return // nothing stored: nothing to check against
+	case r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr:
+		p.env.Logger.Info("the partition's last message is another producer's: the records sent again from the checkpoint are checked neither for deduplication nor against rewrites", "stream", p.cfg.Def.Name, "recording", p.rec, "producer", r.msg.Producer)
 		return
 	}
 	last, err := strconv.ParseInt(r.msg.Properties[PropPosition], 10, 64)
@@ -417,8 +419,10 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		return // not ferry's message after all
 	case last > p.watermark.Position:
 		p.verifyUpTo.Store(last)
-		if p.sentEnd < last { // else sent already, the answer came after the timer
+		if p.sentEnd < last {
 			p.stored = storedMark{end: last, checksum: r.msg.Checksum}
+		} else {
+			p.env.Logger.Warn("the broker's last message from the producer was read after the sends had passed it: the records sent again up to it are not compared with it (a rewrite of the recording there would go unseen)", "stream", p.cfg.Def.Name, "recording", p.rec, "broker_last", last)
 		}
 		p.env.Logger.Info("resuming past what the broker stored: the records sent again up to there must come back as duplicates", "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position, "broker_last", last)
 	case last < p.watermark.Position && !p.watermark.Completed:
