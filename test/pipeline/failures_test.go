@@ -1060,14 +1060,7 @@ func TestNoMediaDriverIsUnhealthyAndSaysWhy(t *testing.T) {
 // a second is the same request; one after that ends ferry at once, as a shell user expects
 // of a second Ctrl-C. Nothing was committed, so the next start publishes everything.
 func TestASecondSignalStopsAWaitingDrain(t *testing.T) {
-	port := freePort(t)
-	sc := newStreamConfig(t, "")
-	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
-	cfg := newFerryConfig(t, sc)
-	cfg.Pulsar.ServiceURL = fmt.Sprintf("pulsar://%s:%d", infra.Loopback, port) // nothing listens
-	f := startFerry(t, cfg.write(t))
-	pub.publish(t, 0, 100)
-	failWaitLog(t, f, 60*time.Second, "level=WARN", "cannot create the Pulsar producer; retrying", fmt.Sprintf("recording=%d ", pub.recordingID))
+	f, sc, pub, cfg := ferryWithoutBroker(t)
 
 	// Two signals 100 ms apart, as a wrapper forwarding the terminal's Ctrl-C delivers them:
 	// one request, so the drain goes on (it waits for the broker, up to 30 s).
@@ -1112,14 +1105,7 @@ func TestASecondSignalStopsAWaitingDrain(t *testing.T) {
 // acknowledged.
 func TestAStopWaitingForTheBrokerEndsWithinItsBound(t *testing.T) {
 	const bound, margin = 30 * time.Second, 15 * time.Second
-	port := freePort(t)
-	sc := newStreamConfig(t, "")
-	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
-	cfg := newFerryConfig(t, sc)
-	cfg.Pulsar.ServiceURL = fmt.Sprintf("pulsar://%s:%d", infra.Loopback, port) // nothing listens
-	f := startFerry(t, cfg.write(t))
-	pub.publish(t, 0, 100)
-	failWaitLog(t, f, 60*time.Second, "level=WARN", "cannot create the Pulsar producer; retrying", fmt.Sprintf("recording=%d ", pub.recordingID))
+	f, sc, pub, cfg := ferryWithoutBroker(t)
 
 	signalled := time.Now()
 	if err := f.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -1237,4 +1223,18 @@ func TestArchiveRestartedMidStream(t *testing.T) {
 	}
 	expectCheckpoint(t, cfg, sc, a.recordingID, stopA, true)
 	expectCheckpoint(t, cfg, sc, b.recordingID, pb[nB-1], false)
+}
+
+// ferryWithoutBroker starts ferry on a stream with 100 messages recorded and a broker address
+// nothing listens on, and waits until it retries creating the recording's producer.
+func ferryWithoutBroker(t *testing.T) (*ferryProc, streamConfig, *publisher, *ferryConfig) {
+	t.Helper()
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	cfg := newFerryConfig(t, sc)
+	cfg.Pulsar.ServiceURL = fmt.Sprintf("pulsar://%s:%d", infra.Loopback, freePort(t)) // nothing listens
+	f := startFerry(t, cfg.write(t))
+	pub.publish(t, 0, 100)
+	failWaitLog(t, f, 60*time.Second, "level=WARN", "cannot create the Pulsar producer; retrying", fmt.Sprintf("recording=%d ", pub.recordingID))
+	return f, sc, pub, cfg
 }
