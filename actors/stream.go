@@ -215,7 +215,7 @@ func (s *streamSupervisor) skipRule() func(int64) bool {
 		first := s.cfg.Start.RecordingID
 		return func(id int64) bool { return id < first }
 	case config.StartLatest:
-		// Decided at the first listing: everything before the newest recording.
+		// Decided at the first listing (decideLatest).
 		return nil
 	}
 	return func(int64) bool { return false }
@@ -416,9 +416,9 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	}
 	spawn("tracker", newTracker(s.env, s.cfg, id, pids), 2*bound+64)
 	spawn("publisher", newPublisher(s.env, s.cfg, id, pids), 2*bound+64)
-	latestFrom, ok := s.latestFrom[id]
-	if !ok {
-		latestFrom = -1
+	latestFrom := int64(-1)
+	if s.atLatest(id) {
+		latestFrom = s.startingPosition(rec)
 	}
 	spawn("replay", newReplay(s.env, s.cfg, rec, pids, latestFrom), 2*bound+64)
 	s.running[id] = pids
