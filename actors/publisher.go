@@ -55,7 +55,8 @@ type publisher struct {
 	// ids with the failed epoch's sends still in flight makes the broker's duplicate
 	// receipts arrive out of the client's order, and pulsar-client-go then drops the
 	// connection. The callbacks decrement outstanding and, if the actor waits for zero
-	// (parked), send it resumeSends.
+	// (parked), send it resumeSends. Both belong to one producer: a new producer gets its
+	// own (see created).
 	outstanding *atomic.Int64
 	parked      *atomic.Bool
 	sentEpoch   uint64
@@ -160,7 +161,7 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 	incarnations := 0
 	return func() actor.Actor {
 		incarnations++
-		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, outstanding: new(atomic.Int64), parked: new(atomic.Bool), failedEpoch: new(atomic.Uint64),
+		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, failedEpoch: new(atomic.Uint64),
 			verifyUpTo: new(atomic.Int64), storedAgainSent: new(atomic.Bool),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations,
 			stored: storedMark{end: -1}, sentEnd: -1}
@@ -274,6 +275,12 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	}
 	p.attempts = 0
 	p.producer = res.producer
+	// The ordering that outstanding keeps is within one producer's pending queue. The one
+	// this producer replaces was closed for good, and a closed producer may never call
+	// some sends back: pulsar-client-go v0.19.0 strands, unwritten, a send its event loop
+	// takes in while a reconnect closes the producer (TopicNotFound). Counted on, they
+	// would hold the re-delivery back for ever. Its late callbacks count on its counters.
+	p.outstanding, p.parked = new(atomic.Int64), new(atomic.Bool)
 	p.dedupChecked = false // a producer created again may find the broker's state lost
 	p.producerState(ctx, "ready")
 	p.askDeduplication(ctx)

@@ -477,6 +477,32 @@ func TestARecordTooLargeForTheBrokerStopsTheStreamAtOnce(t *testing.T) {
 // producer failure, the stream not failed); once the topic exists again, it publishes from
 // the checkpoint on.
 func TestTopicDeletedMidStreamIsCreatedAgainAndResumed(t *testing.T) {
+	topicDeletedMidStream(t, nil)
+}
+
+// TestAProducerClosedForGoodWithoutCallingEverySendBackIsReplaced: the same deletion, but
+// the client never calls back one send of the producer it closed. pulsar-client-go v0.19.0
+// does that: a send its event loop takes in while the reconnect closes the producer (on
+// TopicNotFound) lands in the pending queue after the close failed the queue, unwritten,
+// and nothing calls it back. The new producer must not wait for the old one's sends (it
+// waited for ever: CI, 2026-11-30). The decorator loses the callback of the first send
+// after the deletion, of the first producer only.
+func TestAProducerClosedForGoodWithoutCallingEverySendBackIsReplaced(t *testing.T) {
+	var lost atomic.Bool
+	topicDeletedMidStream(t, func(n int, _ *pulsar.ProducerMessage) harness.Fault {
+		if n == 200 && lost.CompareAndSwap(false, true) {
+			return harness.Lose()
+		}
+		return harness.Deliver()
+	})
+}
+
+// topicDeletedMidStream publishes 200 messages, deletes the topic, publishes 200 more,
+// waits for the status to say the topic is missing, creates it again, and checks that the
+// new topic holds the last 200 once, in order. plan decides the acknowledgements (nil:
+// none faulted); its message 200 is the first sent after the deletion.
+func topicDeletedMidStream(t *testing.T, plan harness.Plan) {
+	t.Helper()
 	const n = 200
 	ns := fmt.Sprintf("ferry-noauto-%d", time.Now().UnixNano())
 	adminMust(t, http.MethodPut, "/admin/v2/namespaces/public/"+ns, "{}")
@@ -487,7 +513,7 @@ func TestTopicDeletedMidStreamIsCreatedAgainAndResumed(t *testing.T) {
 	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
 	waitDeduplicationEnabled(t, sc.Topic)
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
-	ip := startInProcess(t, inProcessOptions{}, sc)
+	ip := startInProcess(t, inProcessOptions{plan: plan}, sc)
 	first := pub.publish(t, 0, n)
 	ip.waitCheckpoint(sc, pub.recordingID, first[n-1], 30*time.Second)
 
