@@ -261,6 +261,11 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		if s.skip(r.RecordingId) {
 			continue
 		}
+		if s.endUnmoved(r) {
+			s.known[r.RecordingId] = r
+			s.status.known(r, l.ListedAtMs)
+			continue
+		}
 		if err := s.schedule.Add(progress.Recording{ID: r.RecordingId, StartMs: r.StartMs, StopMs: r.StopMs, Live: r.Live, Recorded: r.RecordedPosition, ListedAtMs: listedAt}); err != nil {
 			s.fail(ctx, fmt.Errorf("recording %d: %w", r.RecordingId, err))
 			return
@@ -638,6 +643,24 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 			id, r.StopPosition, final, r.StopPosition, final)
 	}
 	return "", nil
+}
+
+// endUnmoved reports whether r is a recording the schedule has completed, listed stopped at
+// the end ferry published it to: the schedule has nothing to learn from it. Its stop time
+// changes if it was extended and stopped again before it recorded anything, between two
+// listings (one that sees it live reopens it, and the reopened replay finds nothing more):
+// its end has not moved, so nothing is left to publish, but the schedule, which knows no
+// positions, would take the new stop of a completed recording for a conflict.
+func (s *streamSupervisor) endUnmoved(r *messages.RecordingInfo) bool {
+	id := r.RecordingId
+	final, ok := s.finalAt[id]
+	if !ok || !s.completed[id] || r.Live || r.StopPosition != final {
+		return false
+	}
+	if k := s.known[id]; k != nil && k.StopMs != r.StopMs {
+		s.env.Logger.Info("recording extended by nothing and stopped again: its end has not moved, nothing to publish", "stream", s.cfg.Def.Name, "recording", id, "stop_position", final)
+	}
+	return true
 }
 
 // reopen publishes the extension of recording r, which ferry had published to its end

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -16,6 +18,9 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/ferry-bridge/ferry/actors"
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/test/eventually"
@@ -597,6 +602,117 @@ func TestARecordingExtendedBeforeFerryFinishedItIsFollowed(t *testing.T) {
 	f.mustStop()
 	expectTopic(t, sc, a.published(0, pa), e.published(n, pe))
 	expectCheckpoint(t, cfg, sc, a.recordingID, pe[m-1], true)
+}
+
+// TestARecordingExtendedByNothingBetweenTwoListingsStaysDone: the newest recording,
+// published to its end, is extended (ExtendRecording) and stopped again before it recorded
+// anything, between two listings (held back by a decorator while it happens). The next
+// listing shows it stopped where it was, at another time: its end has not moved and there
+// is nothing more to publish. The stream goes on (it stopped before, the schedule taking the
+// new stop time of a completed recording for a conflict), and publishes a later recording.
+func TestARecordingExtendedByNothingBetweenTwoListingsStaysDone(t *testing.T) {
+	const n, m = 200, 100
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	gate := &heldListings{}
+	ip := startInProcess(t, inProcessOptions{wrapArchive: gate.wrap}, sc)
+	pa := a.publish(t, 0, n)
+	rs.stopRecording(t, a)
+	a.close(t)
+	eventually.NoError(t, 60*time.Second, func() error {
+		if c := ip.checkpoint(sc, a.recordingID); c.Position != pa[n-1] || !c.Completed {
+			return fmt.Errorf("checkpoint of recording %d at %d (completed %t), want completed at %d", a.recordingID, c.Position, c.Completed, pa[n-1])
+		}
+		return nil
+	})
+	before := a.descriptor(t)
+
+	gate.hold(t)
+	e := rs.extend(t, a, false)
+	e.close(t)
+	after := e.descriptor(t)
+	if after.IsLive() || after.StopPosition != before.StopPosition || after.StopTimestampMs == before.StopTimestampMs {
+		t.Fatalf("recording %d after the extension: %+v; want it stopped again at %d, at another time than %d", before.RecordingID, after, before.StopPosition, before.StopTimestampMs)
+	}
+	gate.release()
+	releasedAt := time.Now().UnixMilli()
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if st.State == "failed" {
+			t.Fatalf("the stream failed: %s", st.Reason)
+		}
+		if r := recordingOf(st, before.RecordingID); r == nil || r.GetRecordedAtMs() <= releasedAt {
+			return fmt.Errorf("no listing since the release in the status of recording %d yet: %v", before.RecordingID, r)
+		}
+		return nil
+	})
+
+	rs.startRecording(t)
+	b := rs.newPublication(t)
+	pb := b.publish(t, n, n+m)
+	ip.waitCheckpoint(sc, b.recordingID, pb[m-1], 60*time.Second)
+	if st, err := ip.status(sc.Name); err != nil || st.State == "failed" {
+		t.Fatalf("status %v, %v: want not failed", st, err)
+	}
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n+m, 30*time.Second), payloads(0, n+m))
+}
+
+// heldListings is the real archive client whose listings of recordings wait while held.
+type heldListings struct {
+	actors.Archive
+	mu      sync.Mutex
+	gate    chan struct{} // nil: open; closed by release
+	waiting atomic.Int32
+}
+
+func (h *heldListings) wrap(a actors.Archive) actors.Archive {
+	h.Archive = a
+	return h
+}
+
+// hold holds the listings from now on. It returns once one waits: the listing before it,
+// which may have begun before hold, has answered.
+func (h *heldListings) hold(t *testing.T) {
+	t.Helper()
+	h.mu.Lock()
+	h.gate = make(chan struct{})
+	h.mu.Unlock()
+	t.Cleanup(h.release)
+	eventually.NoError(t, 10*time.Second, func() error {
+		if h.waiting.Load() == 0 {
+			return errors.New("no listing held yet")
+		}
+		return nil
+	})
+}
+
+// release lets the held listings and those after them go to the archive.
+func (h *heldListings) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gate != nil {
+		close(h.gate)
+		h.gate = nil
+	}
+}
+
+func (h *heldListings) RecordingsOfChannel(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) ([]archive.RecordingDescriptor, error) {
+	h.mu.Lock()
+	gate := h.gate
+	h.mu.Unlock()
+	if gate != nil {
+		h.waiting.Add(1)
+		defer h.waiting.Add(-1)
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return h.Archive.RecordingsOfChannel(ctx, uri, streamID, pageSize)
 }
 
 // TestLesson14_HeadOfAWaitingRecordingPurgedFailsLoudly: recording B waits for A, whose
