@@ -636,6 +636,11 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 		return fmt.Sprintf("it is recording again, at %d", r.RecordedPosition), nil
 	case r.Live && done:
 		return "it is recording again", nil
+	case !r.Live && r.StopPosition == final && done && s.known[id] != nil && !s.known[id].Live && s.known[id].StopMs != r.StopMs:
+		// Extended by nothing and stopped again between two listings, or truncated and
+		// recorded again up to the same end: the replay of a reopened recording reads the
+		// last record ferry published again and tells the two apart.
+		return fmt.Sprintf("it stopped again at %d, at %s (before, at %s): extended by nothing, or truncated and recorded again to the same end", r.StopPosition, formatMs(r.StopMs), formatMs(s.known[id].StopMs)), nil
 	case !r.Live && r.StopPosition < final:
 		return "", fmt.Errorf("recording %d now stops at %d, before %d, where ferry published it to its end: the archive truncated it (TruncateRecording), and the records after %d that ferry published are no longer in the archive. "+
 			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
@@ -647,20 +652,12 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 
 // endUnmoved reports whether r is a recording the schedule has completed, listed stopped at
 // the end ferry published it to: the schedule has nothing to learn from it. Its stop time
-// changes if it was extended and stopped again before it recorded anything, between two
-// listings (one that sees it live reopens it, and the reopened replay finds nothing more):
-// its end has not moved, so nothing is left to publish, but the schedule, which knows no
-// positions, would take the new stop of a completed recording for a conflict.
+// changes when it was extended by nothing and stopped again between two listings, and
+// checkEnd has said so (the newest recording is reopened instead); the schedule, which
+// knows no positions, would take the new stop of a completed recording for a conflict.
 func (s *streamSupervisor) endUnmoved(r *messages.RecordingInfo) bool {
-	id := r.RecordingId
-	final, ok := s.finalAt[id]
-	if !ok || !s.completed[id] || r.Live || r.StopPosition != final {
-		return false
-	}
-	if k := s.known[id]; k != nil && k.StopMs != r.StopMs {
-		s.env.Logger.Info("recording extended by nothing and stopped again: its end has not moved, nothing to publish", "stream", s.cfg.Def.Name, "recording", id, "stop_position", final)
-	}
-	return true
+	final, ok := s.finalAt[r.RecordingId]
+	return ok && s.completed[r.RecordingId] && !r.Live && r.StopPosition == final
 }
 
 // reopen publishes the extension of recording r, which ferry had published to its end
@@ -677,6 +674,15 @@ func (s *streamSupervisor) endUnmoved(r *messages.RecordingInfo) bool {
 // ferry published again before it publishes anything after it (replay.go, recordCheck).
 func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, newest bool, how string, listedAt int64) error {
 	id := r.RecordingId
+	if !newest && !r.Live && r.StopPosition == s.finalAt[id] {
+		// Nothing appended: nothing to publish, nothing to put among the later recordings;
+		// but reading its last record again would publish it again out of order. Said, not
+		// checked.
+		msg := fmt.Sprintf("recording %d, which ferry published to its end at %d, %s; recordings after it came first, so ferry does not read it again to check that its last record is still the one it published, and publishes nothing more from it", id, r.StopPosition, how)
+		s.env.Logger.Warn(msg, "stream", s.cfg.Def.Name, "recording", id)
+		s.status.failure(&messages.Failure{AtMs: s.env.nowMs(), Kind: "archive", Message: msg})
+		return nil
+	}
 	if !newest {
 		return s.extendedError(id, how)
 	}

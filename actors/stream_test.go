@@ -79,7 +79,12 @@ func TestCheckEndTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
 		storedCompleted: map[int64]bool{1: true},
 		completed:       map[int64]bool{2: true},
 		finished:        map[int64]bool{3: true},
-		known:           map[int64]*messages.RecordingInfo{5: stopped(5, 500)},
+		known:           map[int64]*messages.RecordingInfo{2: stopped(2, 2000), 5: stopped(5, 500)},
+	}
+	stoppedAt := func(id, stop, stopMs int64) *messages.RecordingInfo {
+		r := stopped(id, stop)
+		r.StopMs = stopMs
+		return r
 	}
 	for _, tt := range []struct {
 		name string
@@ -92,6 +97,9 @@ func TestCheckEndTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
 		{"stored completed, recording again at a position not read", live(1, -1), "it is recording again"},
 		{"completed in this run, as left", stopped(2, 2000), ""},
 		{"completed in this run, recording again", live(2, 2100), "it is recording again, at 2100"},
+		{"completed in this run, stopped again at its end at another time", stoppedAt(2, 2000, 99), "it stopped again at 2000"},
+		{"completed in this run, truncated, stopped at another time", stoppedAt(2, 1500, 99), "the archive truncated it"},
+		{"stored completed, not listed before, stopped at its end at some time", stoppedAt(1, 1000, 99), ""},
 		{"finished, its stop not listed yet", live(3, 3000), ""},
 		{"finished, its stop not listed, position not read", live(3, -1), ""},
 		{"finished, recorded beyond its end", live(3, 3200), "it is recording again, at 3200"},

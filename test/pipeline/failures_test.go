@@ -604,14 +604,98 @@ func TestARecordingExtendedBeforeFerryFinishedItIsFollowed(t *testing.T) {
 	expectCheckpoint(t, cfg, sc, a.recordingID, pe[m-1], true)
 }
 
-// TestARecordingExtendedByNothingBetweenTwoListingsStaysDone: the newest recording,
-// published to its end, is extended (ExtendRecording) and stopped again before it recorded
-// anything, between two listings (held back by a decorator while it happens). The next
-// listing shows it stopped where it was, at another time: its end has not moved and there
-// is nothing more to publish. The stream goes on (it stopped before, the schedule taking the
-// new stop time of a completed recording for a conflict), and publishes a later recording.
-func TestARecordingExtendedByNothingBetweenTwoListingsStaysDone(t *testing.T) {
+// TestARecordingExtendedByNothingBetweenTwoListingsIsCheckedOrSaid: a recording published
+// to its end is extended (ExtendRecording) and stopped again before it recorded anything,
+// between two listings (held back by a decorator while it happens). The next listing shows
+// it stopped where it was, at another time, which is also what a recording truncated and
+// recorded again up to the same end looks like. The stream stopped on it before (the
+// schedule took the new stop time of a completed recording for a conflict). Now:
+//   - the newest recording is reopened: its replay reads the last record ferry published
+//     again, finds it unchanged, and completes it at the same end, publishing nothing;
+//   - an older one, with later recordings published after it, is not read again (that would
+//     put its last record after theirs): the status says so, and nothing more is published.
+//
+// Either way the stream goes on and publishes the next recording.
+func TestARecordingExtendedByNothingBetweenTwoListingsIsCheckedOrSaid(t *testing.T) {
 	const n, m = 200, 100
+	for _, older := range []bool{false, true} {
+		t.Run(map[bool]string{false: "the newest", true: "an older one"}[older], func(t *testing.T) {
+			sc := newStreamConfig(t, "")
+			rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+			gate := &heldListings{}
+			ip := startInProcess(t, inProcessOptions{wrapArchive: gate.wrap}, sc)
+			pa := a.publish(t, 0, n)
+			rs.stopRecording(t, a)
+			a.close(t)
+			ip.waitDone(sc, a.recordingID, pa[n-1], 60*time.Second)
+			published := payloads(0, n)
+			if older {
+				rs.startRecording(t)
+				b := rs.newPublication(t)
+				pb := b.publish(t, n, 2*n)
+				rs.stopRecording(t, b)
+				b.close(t)
+				ip.waitDone(sc, b.recordingID, pb[n-1], 60*time.Second)
+				published = payloads(0, 2*n)
+			}
+			before := a.descriptor(t)
+
+			gate.hold(t)
+			e := rs.extend(t, a, false)
+			e.close(t)
+			after := e.descriptor(t)
+			if after.IsLive() || after.StopPosition != before.StopPosition || after.StopTimestampMs == before.StopTimestampMs {
+				t.Fatalf("recording %d after the extension: %+v; want it stopped again at %d, at another time than %d", a.recordingID, after, before.StopPosition, before.StopTimestampMs)
+			}
+			gate.release()
+			eventually.NoError(t, 30*time.Second, func() error {
+				st, err := ip.status(sc.Name)
+				switch {
+				case err != nil:
+					return err
+				case st.State == "failed":
+					t.Fatalf("the stream failed: %s", st.Reason)
+				case older:
+					if f := failureOf(st, "archive"); f == nil || !strings.Contains(f.Message, fmt.Sprintf("recording %d, which ferry published to its end at %d, it stopped again", a.recordingID, pa[n-1])) {
+						return fmt.Errorf("no archive failure saying recording %d stopped again in the status yet: %v", a.recordingID, st.Failures)
+					}
+				default:
+					// Reopened, checked, and completed again (the second time).
+					for want, times := range map[string]int{
+						fmt.Sprintf("publishing the extension\" stream=%s recording=%d from=%d extension=\"it stopped again at %d", sc.Name, a.recordingID, pa[n-1], pa[n-1]):                1,
+						fmt.Sprintf("the last record before the checkpoint is the one published; resuming after it\" stream=%s recording=%d checkpoint=%d", sc.Name, a.recordingID, pa[n-1]): 1,
+						fmt.Sprintf("recording published and acknowledged to its end\" stream=%s recording=%d stop_position=%d", sc.Name, a.recordingID, pa[n-1]):                            2,
+					} {
+						if got := strings.Count(ip.logs.String(), want); got < times {
+							return fmt.Errorf("the log says %q %d times, want %d", want, got, times)
+						}
+					}
+				}
+				return nil
+			})
+			ip.waitDone(sc, a.recordingID, pa[n-1], 60*time.Second)
+
+			rs.startRecording(t)
+			c := rs.newPublication(t)
+			from := len(published)
+			pc := c.publish(t, from, from+m)
+			ip.waitCheckpoint(sc, c.recordingID, pc[m-1], 60*time.Second)
+			if st, err := ip.status(sc.Name); err != nil || st.State == "failed" {
+				t.Fatalf("status %v, %v: want not failed", st, err)
+			}
+			assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, from+m, 30*time.Second), append(published, payloads(from, from+m)...))
+		})
+	}
+}
+
+// TestLesson14_RecordingRewrittenToTheSameEndBetweenTwoListingsFailsLoudly: the newest
+// recording, published to its end, is truncated and recorded again up to the same end, in
+// the same sizes with other bytes, between two listings. The listing shows only a new stop
+// time. Taken for done, the rewritten records would never be published; ferry reopens the
+// recording, reads the last record it published again, finds its CRC-32C changed, and
+// stops the stream saying so.
+func TestLesson14_RecordingRewrittenToTheSameEndBetweenTwoListingsFailsLoudly(t *testing.T) {
+	const n, cut = 200, 180
 	sc := newStreamConfig(t, "")
 	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
 	gate := &heldListings{}
@@ -619,45 +703,35 @@ func TestARecordingExtendedByNothingBetweenTwoListingsStaysDone(t *testing.T) {
 	pa := a.publish(t, 0, n)
 	rs.stopRecording(t, a)
 	a.close(t)
-	eventually.NoError(t, 60*time.Second, func() error {
-		if c := ip.checkpoint(sc, a.recordingID); c.Position != pa[n-1] || !c.Completed {
-			return fmt.Errorf("checkpoint of recording %d at %d (completed %t), want completed at %d", a.recordingID, c.Position, c.Completed, pa[n-1])
-		}
-		return nil
-	})
-	before := a.descriptor(t)
+	ip.waitDone(sc, a.recordingID, pa[n-1], 60*time.Second)
 
 	gate.hold(t)
-	e := rs.extend(t, a, false)
-	e.close(t)
-	after := e.descriptor(t)
-	if after.IsLive() || after.StopPosition != before.StopPosition || after.StopTimestampMs == before.StopTimestampMs {
-		t.Fatalf("recording %d after the extension: %+v; want it stopped again at %d, at another time than %d", before.RecordingID, after, before.StopPosition, before.StopTimestampMs)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
+		t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
 	}
+	e := rs.extend(t, a, false)
+	if pe := e.publishPayloads(t, rewritten(cut, n, false)); !slices.Equal(pe, pa[cut:]) {
+		t.Fatalf("the rewritten messages end at %v, not where the published ones did (%v)", pe, pa[cut:])
+	}
+	e.close(t)
 	gate.release()
-	releasedAt := time.Now().UnixMilli()
 	eventually.NoError(t, 30*time.Second, func() error {
 		st, err := ip.status(sc.Name)
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
+		case st.State != "failed":
+			return fmt.Errorf("stream %s, want failed", st.State)
 		}
-		if st.State == "failed" {
-			t.Fatalf("the stream failed: %s", st.Reason)
-		}
-		if r := recordingOf(st, before.RecordingID); r == nil || r.GetRecordedAtMs() <= releasedAt {
-			return fmt.Errorf("no listing since the release in the status of recording %d yet: %v", before.RecordingID, r)
+		for _, want := range []string{fmt.Sprintf("recording %d changed below ferry's checkpoint at %d", a.recordingID, pa[n-1]), "CRC-32C", "TruncateRecording"} {
+			if !strings.Contains(st.Reason, want) {
+				t.Fatalf("the stream failed with %q; want it to say %q", st.Reason, want)
+			}
 		}
 		return nil
 	})
-
-	rs.startRecording(t)
-	b := rs.newPublication(t)
-	pb := b.publish(t, n, n+m)
-	ip.waitCheckpoint(sc, b.recordingID, pb[m-1], 60*time.Second)
-	if st, err := ip.status(sc.Name); err != nil || st.State == "failed" {
-		t.Fatalf("status %v, %v: want not failed", st, err)
-	}
-	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n+m, 30*time.Second), payloads(0, n+m))
 }
 
 // heldListings is the real archive client whose listings of recordings wait while held.

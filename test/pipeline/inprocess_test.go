@@ -258,6 +258,26 @@ func (ip *inProcess) waitCheckpoint(s streamConfig, id, position int64, timeout 
 	})
 }
 
+// waitDone waits until recording id's checkpoint is completed at end and the stream has
+// listed the recording stopped there (a replay can reach the end of a recording before the
+// listing that reports its stop).
+func (ip *inProcess) waitDone(s streamConfig, id, end int64, timeout time.Duration) {
+	ip.t.Helper()
+	eventually.NoError(ip.t, timeout, func() error {
+		if c := ip.checkpoint(s, id); c.Position != end || !c.Completed {
+			return fmt.Errorf("checkpoint of recording %d at %d (completed %t), want completed at %d", id, c.Position, c.Completed, end)
+		}
+		st, err := ip.status(s.Name)
+		if err != nil {
+			return err
+		}
+		if r := recordingOf(st, id); r == nil || r.StopPosition == nil || *r.StopPosition != end {
+			return fmt.Errorf("recording %d not listed stopped at %d yet: %v", id, end, r)
+		}
+		return nil
+	})
+}
+
 // producer returns the n-th producer the pipeline created (waiting for it).
 func (ip *inProcess) producer(n int) *harness.Producer {
 	ip.t.Helper()
