@@ -34,8 +34,9 @@ var producerRetry = supervisor.Backoff{Min: 200 * time.Millisecond, Max: 10 * ti
 // publisher is the Publisher[r] actor: it owns the Pulsar producer of one recording,
 // named ferry-<stream>-<recording> (architecture §3.3), and sends every record the tracker
 // emitted with sequence id = its end position. Pulsar callbacks send the outcome to the
-// tracker; besides, they touch only two atomics shared with the actor (failedEpoch,
-// outstanding), documented below, and wake the actor with a message.
+// tracker; besides, they touch only atomics shared with the actor (failedEpoch, outstanding
+// and parked, verifyUpTo, storedAgainSent), documented below, and wake the actor with a
+// message.
 //
 // Its mailbox holds the tracker's batches (bounded by the replay's credits), the producer
 // creation result and wake-ups (at most one per outcome).

@@ -511,25 +511,24 @@ type endChecked struct {
 	gen      uint64
 	position int64
 	stop     int64
-	err      error
+	// openedStop is the recording's stop when the replay began (NullPosition: live).
+	openedStop int64
+	err        error
 }
 
-// checkEnd takes an end of stream for the recording's end only if the archive says the
-// recording stopped exactly there. The archive also ends a replay it aborts (shutdown,
-// StopReplay, a read error): taken for the end, the rest of the recording would be
-// marked completed and skipped.
+// checkEnd takes an end of stream for the recording's end only if the archive says, now,
+// that the recording stops exactly there. The archive also ends a replay it aborts
+// (shutdown, StopReplay, a read error), and ends the replay of a recording stopped when the
+// replay began at that stop even if the recording was extended since (ExtendRecording):
+// taken for the end, the rest of the recording would be marked completed and skipped.
 func (r *replay) checkEnd(ctx actor.Context, position int64) {
 	r.ended = true // no more polls
-	if stop := r.opened.stopPosition; stop != archive.NullPosition {
-		r.onEndChecked(ctx, &endChecked{gen: r.gen, position: position, stop: stop})
-		return
-	}
-	self, system, gen, id, timeout := ctx.Self(), ctx.ActorSystem(), r.gen, r.rec.RecordingId, r.cfg.CallTimeout
+	self, system, gen, id, timeout, openedStop := ctx.Self(), ctx.ActorSystem(), r.gen, r.rec.RecordingId, r.cfg.CallTimeout, r.opened.stopPosition
 	r.env.tasks().Go(func() {
 		call, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		desc, err := r.env.Archive.Recording(call, id)
-		system.Root.Send(self, &endChecked{gen: gen, position: position, stop: desc.StopPosition, err: err})
+		system.Root.Send(self, &endChecked{gen: gen, position: position, stop: desc.StopPosition, openedStop: openedStop, err: err})
 	})
 }
 
@@ -540,6 +539,15 @@ func (r *replay) onEndChecked(ctx actor.Context, c *endChecked) {
 	switch {
 	case c.err != nil:
 		r.fail(ctx, "archive", supervisor.Classify(c.err), fmt.Errorf("recording %d: describe at the replay's end: %w", r.rec.RecordingId, c.err))
+	case c.openedStop != archive.NullPosition && c.position == c.openedStop && (c.stop == archive.NullPosition || c.stop > c.position):
+		// Not a failure: the replay starts again from the persisted watermark over the
+		// recording as it is now (its records in flight are sent again, and deduplicated).
+		now := fmt.Sprintf("now stops at %d", c.stop)
+		if c.stop == archive.NullPosition {
+			now = "is recording again"
+		}
+		r.env.Logger.Info("recording extended while ferry replayed it: reading on from the checkpoint", "stream", r.cfg.Def.Name, "recording", r.rec.RecordingId, "replayed_to", c.position, "now", now)
+		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d was extended while ferry replayed it (ExtendRecording): the replay ended at %d, its stop when the replay began, and it %s; the replay starts again from the checkpoint", r.rec.RecordingId, c.position, now)))
 	case c.stop != c.position:
 		r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: the replay ended at %d, but the recording stops at %d (live: %t): the archive aborted the replay", r.rec.RecordingId, c.position, c.stop, c.stop == archive.NullPosition))
 	case r.check.pending && !r.check.found:

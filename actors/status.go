@@ -137,6 +137,7 @@ func (s *streamStatus) forgetOldCompleted() {
 func (s *streamStatus) known(info *messages.RecordingInfo, atMs int64) {
 	r := s.recording(info.RecordingId)
 	r.SessionId, r.StartPosition = info.SessionId, info.StartPosition
+	r.StopPosition = nil // live (again, if extended)
 	if !info.Live {
 		r.StopPosition = proto.Int64(info.StopPosition)
 	}

@@ -620,8 +620,11 @@ func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
 // published are gone from the archive, and an extension from there would reuse positions
 // the topic's deduplication has seen. A recording finished in this run may still be listed
 // live until the listing that reports its stop, so only growth beyond its end tells an
-// extension there. (A recording extended before ferry finished it is followed as it is: its
-// replay reads on, or starts again from the checkpoint.)
+// extension there. Listed stopped at the end at another stop time than in the listing
+// before, it was extended by nothing and stopped again, or truncated and recorded again up
+// to the same end, which only reading its last record again tells apart (reopen); the first
+// listing of a run has no stop time before it to compare. (A recording extended before ferry
+// finished it is followed as it is: its replay reads on, or starts again from the checkpoint.)
 func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string, err error) {
 	id := r.RecordingId
 	final, ok := s.finalAt[id]
@@ -637,9 +640,6 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 	case r.Live && done:
 		return "it is recording again", nil
 	case !r.Live && r.StopPosition == final && done && s.known[id] != nil && !s.known[id].Live && s.known[id].StopMs != r.StopMs:
-		// Extended by nothing and stopped again between two listings, or truncated and
-		// recorded again up to the same end: the replay of a reopened recording reads the
-		// last record ferry published again and tells the two apart.
 		return fmt.Sprintf("it stopped again at %d, at %s (before, at %s): extended by nothing, or truncated and recorded again to the same end", r.StopPosition, formatMs(r.StopMs), formatMs(s.known[id].StopMs)), nil
 	case !r.Live && r.StopPosition < final:
 		return "", fmt.Errorf("recording %d now stops at %d, before %d, where ferry published it to its end: the archive truncated it (TruncateRecording), and the records after %d that ferry published are no longer in the archive. "+
@@ -652,9 +652,10 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 
 // endUnmoved reports whether r is a recording the schedule has completed, listed stopped at
 // the end ferry published it to: the schedule has nothing to learn from it. Its stop time
-// changes when it was extended by nothing and stopped again between two listings, and
-// checkEnd has said so (the newest recording is reopened instead); the schedule, which
-// knows no positions, would take the new stop of a completed recording for a conflict.
+// changes when it was extended by nothing and stopped again between two listings, which
+// checkEnd tells while it is listed (and reopen has the recording checked again); the
+// schedule, which knows no positions, would take the new stop of a completed recording for
+// a conflict.
 func (s *streamSupervisor) endUnmoved(r *messages.RecordingInfo) bool {
 	final, ok := s.finalAt[r.RecordingId]
 	return ok && s.completed[r.RecordingId] && !r.Live && r.StopPosition == final
@@ -663,50 +664,66 @@ func (s *streamSupervisor) endUnmoved(r *messages.RecordingInfo) bool {
 // reopen publishes the extension of recording r, which ferry had published to its end
 // (checkEnd says how it was extended), from that end on: under the same producer, whose
 // sequence ids (positions) go on from there, so the topic's deduplication stores each
-// record once. Only the newest recording of the stream is reopened (newest: the last of
+// record once. Only the newest recording of the stream is reopened so (newest: the last of
 // this listing): recordings after it may already be published, and its extension would
 // land among theirs, out of the order the schedule keeps; for one of those the stream stops
 // and says what to do; so it does for a recording whose checkpoint, of an older ferry, does
 // not tell it from another archive's.
+//
+// A recording ferry finished in this run that was extended before the schedule took its
+// completion (the listing saw it live again first) is followed, newest or not: the
+// recordings after it wait for it. A recording stopped again at the end ferry published it
+// to, at another time, is rechecked, whichever recordings follow it: its replay reads the
+// last record ferry published again and publishes nothing after it, as nothing was
+// appended. That tells an extension by nothing from a recording truncated and recorded
+// again up to the same end.
 //
 // A recording truncated and then extended beyond ferry's end between two listings (or while
 // ferry was down) shows only the new stop here; its replay tells it, reading the last record
 // ferry published again before it publishes anything after it (replay.go, recordCheck).
 func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, newest bool, how string, listedAt int64) error {
 	id := r.RecordingId
-	if !newest && !r.Live && r.StopPosition == s.finalAt[id] {
-		// Nothing appended: nothing to publish, nothing to put among the later recordings;
-		// but reading its last record again would publish it again out of order. Said, not
-		// checked.
-		msg := fmt.Sprintf("recording %d, which ferry published to its end at %d, %s; recordings after it came first, so ferry does not read it again to check that its last record is still the one it published, and publishes nothing more from it", id, r.StopPosition, how)
-		s.env.Logger.Warn(msg, "stream", s.cfg.Def.Name, "recording", id)
-		s.status.failure(&messages.Failure{AtMs: s.env.nowMs(), Kind: "archive", Message: msg})
-		return nil
-	}
-	if !newest {
-		return s.extendedError(id, how)
-	}
-	if _, listed := s.known[id]; !listed && s.origins.byRecording[id].StartMs == 0 {
-		// A checkpoint of an older ferry, which stored no start time: the recording may be
-		// another archive's under a reused id (checkOrigin cannot tell), whose records up to
-		// ferry's end would be skipped. The stream stops and says both.
-		return s.extendedError(id, how)
-	}
-	for k := range s.known {
-		if k > id {
+	final := s.finalAt[id]
+	rec := progress.Recording{ID: id, StartMs: r.StartMs, StopMs: r.StopMs, Live: r.Live, Recorded: r.RecordedPosition, ListedAtMs: listedAt}
+	what := "recording extended after ferry published it to its end: publishing the extension"
+	var err error
+	if sameEnd := !r.Live && r.StopPosition == final; sameEnd {
+		err = s.schedule.Recheck(rec)
+		if cp := s.storedCheckpoint(id); s.storedCompleted[id] && s.reopenings[id] == 0 && !cp.LastRecord.Known() {
+			s.env.Logger.Warn("the recording's checkpoint, written by an older ferry, does not keep its last record: whether it was rewritten up to the same end cannot be checked", "stream", s.cfg.Def.Name, "recording", id)
+		}
+		what = "recording stopped again at the end ferry published it to: reading its last record again"
+	} else if s.completed[id] || s.storedCompleted[id] {
+		if !newest {
 			return s.extendedError(id, how)
 		}
-	}
-	for k := range s.stored {
-		if k > id {
+		if _, listed := s.known[id]; !listed && s.origins.byRecording[id].StartMs == 0 {
+			// A checkpoint of an older ferry, which stored no start time: the recording may
+			// be another archive's under a reused id (checkOrigin cannot tell), whose records
+			// up to ferry's end would be skipped. The stream stops and says both.
 			return s.extendedError(id, how)
 		}
+		for k := range s.known {
+			if k > id {
+				return s.extendedError(id, how)
+			}
+		}
+		for k := range s.stored {
+			if k > id {
+				return s.extendedError(id, how)
+			}
+		}
+		err = s.schedule.Reopen(rec)
+	} else {
+		// Finished in this run but extended before the schedule completed it: recordings
+		// listed while it was stopped still wait for it (Schedule), so it is followed
+		// wherever it stands.
+		err = s.schedule.Reopen(rec)
 	}
-	err := s.schedule.Reopen(progress.Recording{ID: id, StartMs: r.StartMs, StopMs: r.StopMs, Live: r.Live, Recorded: r.RecordedPosition, ListedAtMs: listedAt})
 	if err != nil && !errors.Is(err, progress.ErrUnknownRecording) { // unknown: not scheduled yet (a restart)
 		return fmt.Errorf("recording %d was extended after ferry published it to its end: %w", id, err)
 	}
-	final := s.finalAt[id]
+	s.env.Logger.Info(what, "stream", s.cfg.Def.Name, "recording", id, "from", final, "extension", how)
 	delete(s.completed, id)
 	delete(s.finished, id)
 	delete(s.storedCompleted, id)
@@ -715,8 +732,17 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 	s.reopenings[id]++
 	ctx.Send(s.checkpointer, &messages.RecordingReopened{RecordingId: id})
 	s.status.reopened(id)
-	s.env.Logger.Info("recording extended after ferry published it to its end: publishing the extension", "stream", s.cfg.Def.Name, "recording", id, "from", final, "extension", how)
 	return nil
+}
+
+// storedCheckpoint is recording id's checkpoint as the store held it at start (zero: none).
+func (s *streamSupervisor) storedCheckpoint(id int64) store.Checkpoint {
+	for _, cp := range s.cfg.Stored.Checkpoints {
+		if cp.RecordingID == id {
+			return cp
+		}
+	}
+	return store.Checkpoint{}
 }
 
 // extendedError is the stream's failure when a recording ferry published to its end was

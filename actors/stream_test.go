@@ -128,7 +128,7 @@ func TestCheckEndTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
 func TestReopenRefusesWhatItCannotTellApart(t *testing.T) {
 	stored := []store.Checkpoint{{RecordingID: 4, Position: 100, Completed: true}} // no origin: an older ferry's
 	s := &streamSupervisor{cfg: &StreamConfig{Def: store.Stream{Name: "orders"}}, known: map[int64]*messages.RecordingInfo{},
-		stored: map[int64]bool{4: true}, origins: newStoredOrigins(stored), finalAt: map[int64]int64{4: 100},
+		stored: map[int64]bool{4: true}, storedCompleted: map[int64]bool{4: true}, origins: newStoredOrigins(stored), finalAt: map[int64]int64{4: 100},
 		schedule: progress.NewSchedule(0)}
 	r := &messages.RecordingInfo{RecordingId: 4, StopPosition: 200}
 	if err := s.reopen(nil, r, true, "it now stops at 200", 0); err == nil || !strings.Contains(err.Error(), "reuses recording ids") {

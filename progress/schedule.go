@@ -29,8 +29,10 @@ type scheduled struct {
 	permitted bool
 	completed bool
 	// firstListedMs is when the recording was first listed; grewAtMs, the listing at
-	// which its recorded position last moved (its first listing to begin with).
-	firstListedMs, grewAtMs int64
+	// which its recorded position last moved (its first listing to begin with);
+	// extendedAtMs, the listing that last found it live again after a stop (extended;
+	// 0: never).
+	firstListedMs, grewAtMs, extendedAtMs int64
 }
 
 // Schedule decides which recordings of one stream may publish now
@@ -59,6 +61,11 @@ type scheduled struct {
 // concurrent publisher (an idle one, at worst delayed by the grace) and r
 // publishes beside it. Time is the listings' (Recording.ListedAtMs): the
 // grace ends at the first listing after it.
+//
+// A stopped recording extended (the archive's ExtendRecording: listed live
+// again) before it completed holds back every recording first listed while it
+// was stopped, however long its extension lasts: they waited for it as for any
+// stopped recording, and its records, old and appended, come before theirs.
 //
 // The lowest-id recording not completed may always publish, so the schedule
 // never deadlocks, and no recording is ever dropped or removed.
@@ -118,7 +125,7 @@ func (s *Schedule) Add(r Recording) error {
 			return fmt.Errorf("add recording %d as live, completed and stopped at %d: %w", r.ID, e.StopMs, ErrRecordingConflict)
 		case r.Live:
 			if !e.Live { // extended
-				e.Live, e.StopMs, e.Recorded, e.grewAtMs = true, 0, r.Recorded, r.ListedAtMs
+				e.Live, e.StopMs, e.Recorded, e.grewAtMs, e.extendedAtMs = true, 0, r.Recorded, r.ListedAtMs, r.ListedAtMs
 			}
 			switch {
 			case r.Recorded < 0: // not read at this listing: no news
@@ -190,7 +197,21 @@ func (s *Schedule) Completed(id int64) error {
 // recording that is not the newest, which recordings after it may already
 // have followed: publishing it again would put its extension among theirs.
 // Reopening a recording not completed only updates it (as [Schedule.Add]).
-func (s *Schedule) Reopen(r Recording) error {
+func (s *Schedule) Reopen(r Recording) error { return s.reopen(r, false) }
+
+// Recheck takes back the completion of a stopped recording whose end has not moved
+// (stopped again at the same end at another time: extended by nothing, or truncated and
+// recorded again up to there), so that it runs again to read its last record once more. It
+// publishes nothing after it, so no order is at stake: any recording may be rechecked, not
+// only the newest. Recheck of a live recording returns [ErrNotRunnable].
+func (s *Schedule) Recheck(r Recording) error {
+	if r.Live {
+		return fmt.Errorf("recheck live recording %d: %w", r.ID, ErrNotRunnable)
+	}
+	return s.reopen(r, true)
+}
+
+func (s *Schedule) reopen(r Recording, anywhere bool) error {
 	i, ok := s.find(r.ID)
 	if !ok {
 		return fmt.Errorf("reopen recording %d: %w", r.ID, ErrUnknownRecording)
@@ -199,7 +220,7 @@ func (s *Schedule) Reopen(r Recording) error {
 	switch {
 	case e.StartMs != r.StartMs:
 		return fmt.Errorf("reopen recording %d started at %d, known start %d: %w", r.ID, r.StartMs, e.StartMs, ErrRecordingConflict)
-	case e.completed && i != len(s.recs)-1:
+	case e.completed && i != len(s.recs)-1 && !anywhere:
 		return fmt.Errorf("reopen recording %d with recording %d after it: %w", r.ID, s.recs[len(s.recs)-1].ID, ErrNotRunnable)
 	}
 	if e.completed { // permitted before it completed
@@ -221,7 +242,9 @@ func (s *Schedule) update() {
 		if r.permitted || r.completed {
 			continue
 		}
-		r.permitted = !slices.ContainsFunc(s.recs[:i], func(q scheduled) bool { return !q.completed && (!q.Live || s.holds(q, *r)) })
+		r.permitted = !slices.ContainsFunc(s.recs[:i], func(q scheduled) bool {
+			return !q.completed && (!q.Live || q.extendedAtMs > r.firstListedMs || s.holds(q, *r))
+		})
 	}
 }
 

@@ -357,3 +357,64 @@ func TestReopenTheNewestCompletedRecording(t *testing.T) {
 		t.Fatalf("Runnable() = %v, want [4]", got)
 	}
 }
+
+// Recheck takes back the completion of any stopped recording, not only the newest (it reads
+// its last record again and publishes nothing after it); a recording after it that runs
+// goes on.
+func TestRecheckAnyStoppedRecording(t *testing.T) {
+	s := NewSchedule(0)
+	mustAdd(t, s, stopped(1, 10, 11), stopped(2, 20, 21), stopped(3, 30, 31))
+	for _, id := range []int64{1, 2} {
+		if err := s.Completed(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.Runnable(); !slices.Equal(got, []int64{3}) {
+		t.Fatalf("Runnable() = %v, want [3]", got)
+	}
+	if err := s.Recheck(live(1, 10)); !errors.Is(err, ErrNotRunnable) {
+		t.Errorf("rechecking a live recording: %v, want ErrNotRunnable", err)
+	}
+	if err := s.Recheck(stopped(1, 99, 12)); !errors.Is(err, ErrRecordingConflict) {
+		t.Errorf("rechecking with another start: %v, want ErrRecordingConflict", err)
+	}
+	if err := s.Recheck(stopped(1, 10, 12)); err != nil {
+		t.Fatalf("rechecking recording 1 with recordings after it: %v", err)
+	}
+	if got := s.Runnable(); !slices.Equal(got, []int64{1, 3}) {
+		t.Fatalf("Runnable() = %v after rechecking recording 1, want [1 3]", got)
+	}
+	mustAdd(t, s, stopped(1, 10, 12)) // listed again as rechecked: no conflict
+	if err := s.Completed(1); err != nil {
+		t.Fatalf("completing recording 1 again: %v", err)
+	}
+	mustAdd(t, s, stopped(4, 40, 41))
+	if got := s.Runnable(); !slices.Equal(got, []int64{3}) {
+		t.Fatalf("Runnable() = %v, want [3]: 4 waits for 3", got)
+	}
+}
+
+// A stopped recording extended before it completed (listed live again) keeps holding back
+// the recordings first listed while it was stopped, while it grows and until it completes;
+// one first listed after the extension began is concurrent with it, as with any live
+// recording.
+func TestAnExtendedRecordingHoldsBackThoseListedWhileItWasStopped(t *testing.T) {
+	at := func(r Recording, ms, recorded int64) Recording { r.ListedAtMs, r.Recorded = ms, recorded; return r }
+	s := NewSchedule(0)
+	mustAdd(t, s, at(stopped(1, 10, 11), 10, 100), at(stopped(2, 20, 21), 20, 200))
+	wantIDs(t, "Runnable", s.Runnable(), 1)
+	mustAdd(t, s, at(live(1, 10), 30, 100))
+	wantIDs(t, "Runnable after recording 1 is extended", s.Runnable(), 1)
+	mustAdd(t, s, at(live(1, 10), 40, 150))
+	wantIDs(t, "Runnable while recording 1's extension grows", s.Runnable(), 1)
+	mustAdd(t, s, at(stopped(1, 10, 45), 50, 150))
+	wantIDs(t, "Runnable after the extension stopped", s.Runnable(), 1)
+	if err := s.Completed(1); err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, "Runnable after recording 1 completed", s.Runnable(), 2)
+
+	s = NewSchedule(0)
+	mustAdd(t, s, at(stopped(1, 10, 11), 10, 100), at(live(1, 10), 30, 100), at(live(3, 35), 40, 10))
+	wantIDs(t, "Runnable with a recording first listed after the extension began", s.Runnable(), 1, 3)
+}

@@ -604,134 +604,155 @@ func TestARecordingExtendedBeforeFerryFinishedItIsFollowed(t *testing.T) {
 	expectCheckpoint(t, cfg, sc, a.recordingID, pe[m-1], true)
 }
 
-// TestARecordingExtendedByNothingBetweenTwoListingsIsCheckedOrSaid: a recording published
-// to its end is extended (ExtendRecording) and stopped again before it recorded anything,
+// TestARecordingExtendedByNothingBetweenTwoListingsIsCheckedAgain: a recording published to
+// its end is extended (ExtendRecording) and stopped again before it recorded anything,
 // between two listings (held back by a decorator while it happens). The next listing shows
-// it stopped where it was, at another time, which is also what a recording truncated and
+// it stopped where it was, at another time — which is also what a recording truncated and
 // recorded again up to the same end looks like. The stream stopped on it before (the
-// schedule took the new stop time of a completed recording for a conflict). Now:
-//   - the newest recording is reopened: its replay reads the last record ferry published
-//     again, finds it unchanged, and completes it at the same end, publishing nothing;
-//   - an older one, with later recordings published after it, is not read again (that would
-//     put its last record after theirs): the status says so, and nothing more is published.
-//
-// Either way the stream goes on and publishes the next recording.
-func TestARecordingExtendedByNothingBetweenTwoListingsIsCheckedOrSaid(t *testing.T) {
-	const n, m = 200, 100
+// schedule took the new stop time of a completed recording for a conflict). Now the
+// recording is read again from the last record ferry published, found unchanged, and
+// completed at the same end with nothing sent: the newest recording, and an older one with a
+// later recording published after it. The stream goes on and publishes the next recording.
+func TestARecordingExtendedByNothingBetweenTwoListingsIsCheckedAgain(t *testing.T) {
+	const m = 100
 	for _, older := range []bool{false, true} {
 		t.Run(map[bool]string{false: "the newest", true: "an older one"}[older], func(t *testing.T) {
-			sc := newStreamConfig(t, "")
-			rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
-			gate := &heldListings{}
-			ip := startInProcess(t, inProcessOptions{wrapArchive: gate.wrap}, sc)
-			pa := a.publish(t, 0, n)
-			rs.stopRecording(t, a)
-			a.close(t)
-			ip.waitDone(sc, a.recordingID, pa[n-1], 60*time.Second)
-			published := payloads(0, n)
-			if older {
-				rs.startRecording(t)
-				b := rs.newPublication(t)
-				pb := b.publish(t, n, 2*n)
-				rs.stopRecording(t, b)
-				b.close(t)
-				ip.waitDone(sc, b.recordingID, pb[n-1], 60*time.Second)
-				published = payloads(0, 2*n)
-			}
-			before := a.descriptor(t)
-
-			gate.hold(t)
-			e := rs.extend(t, a, false)
+			c := completedThenHeld(t, older)
+			received := receivedMessages(t, c.sc.Topic)
+			e := c.rs.extend(t, c.a, false)
 			e.close(t)
-			after := e.descriptor(t)
-			if after.IsLive() || after.StopPosition != before.StopPosition || after.StopTimestampMs == before.StopTimestampMs {
-				t.Fatalf("recording %d after the extension: %+v; want it stopped again at %d, at another time than %d", a.recordingID, after, before.StopPosition, before.StopTimestampMs)
-			}
-			gate.release()
+			c.stoppedAgain(t, e)
+			c.gate.release()
 			eventually.NoError(t, 30*time.Second, func() error {
-				st, err := ip.status(sc.Name)
-				switch {
-				case err != nil:
-					return err
-				case st.State == "failed":
+				if st, err := c.ip.status(c.sc.Name); err == nil && st.State == "failed" {
 					t.Fatalf("the stream failed: %s", st.Reason)
-				case older:
-					if f := failureOf(st, "archive"); f == nil || !strings.Contains(f.Message, fmt.Sprintf("recording %d, which ferry published to its end at %d, it stopped again", a.recordingID, pa[n-1])) {
-						return fmt.Errorf("no archive failure saying recording %d stopped again in the status yet: %v", a.recordingID, st.Failures)
-					}
-				default:
-					// Reopened, checked, and completed again (the second time).
-					for want, times := range map[string]int{
-						fmt.Sprintf("publishing the extension\" stream=%s recording=%d from=%d extension=\"it stopped again at %d", sc.Name, a.recordingID, pa[n-1], pa[n-1]):                1,
-						fmt.Sprintf("the last record before the checkpoint is the one published; resuming after it\" stream=%s recording=%d checkpoint=%d", sc.Name, a.recordingID, pa[n-1]): 1,
-						fmt.Sprintf("recording published and acknowledged to its end\" stream=%s recording=%d stop_position=%d", sc.Name, a.recordingID, pa[n-1]):                            2,
-					} {
-						if got := strings.Count(ip.logs.String(), want); got < times {
-							return fmt.Errorf("the log says %q %d times, want %d", want, got, times)
-						}
+				}
+				// Read again, checked, and completed again (the second time).
+				for want, times := range map[string]int{
+					fmt.Sprintf("reading its last record again\" stream=%s recording=%d from=%d extension=\"it stopped again at %d", c.sc.Name, c.a.recordingID, c.end, c.end):             1,
+					fmt.Sprintf("the last record before the checkpoint is the one published; resuming after it\" stream=%s recording=%d checkpoint=%d", c.sc.Name, c.a.recordingID, c.end): 1,
+					fmt.Sprintf("recording published and acknowledged to its end\" stream=%s recording=%d stop_position=%d", c.sc.Name, c.a.recordingID, c.end):                            2,
+				} {
+					if got := strings.Count(c.ip.logs.String(), want); got < times {
+						return fmt.Errorf("the log says %q %d times, want %d", want, got, times)
 					}
 				}
 				return nil
 			})
-			ip.waitDone(sc, a.recordingID, pa[n-1], 60*time.Second)
+			c.ip.waitDone(c.sc, c.a.recordingID, c.end, 30*time.Second)
+			if now := receivedMessages(t, c.sc.Topic); now != received {
+				t.Fatalf("the broker received %d messages while the recording was read again, want none", now-received)
+			}
 
-			rs.startRecording(t)
-			c := rs.newPublication(t)
-			from := len(published)
-			pc := c.publish(t, from, from+m)
-			ip.waitCheckpoint(sc, c.recordingID, pc[m-1], 60*time.Second)
-			if st, err := ip.status(sc.Name); err != nil || st.State == "failed" {
+			c.rs.startRecording(t)
+			next := c.rs.newPublication(t)
+			from := len(c.published)
+			pn := next.publish(t, from, from+m)
+			c.ip.waitCheckpoint(c.sc, next.recordingID, pn[m-1], 60*time.Second)
+			if st, err := c.ip.status(c.sc.Name); err != nil || st.State == "failed" {
 				t.Fatalf("status %v, %v: want not failed", st, err)
 			}
-			assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, from+m, 30*time.Second), append(published, payloads(from, from+m)...))
+			assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, c.sc.Topic, from+m, 30*time.Second), append(c.published, payloads(from, from+m)...))
 		})
 	}
 }
 
-// TestLesson14_RecordingRewrittenToTheSameEndBetweenTwoListingsFailsLoudly: the newest
-// recording, published to its end, is truncated and recorded again up to the same end, in
-// the same sizes with other bytes, between two listings. The listing shows only a new stop
-// time. Taken for done, the rewritten records would never be published; ferry reopens the
-// recording, reads the last record it published again, finds its CRC-32C changed, and
-// stops the stream saying so.
+// TestLesson14_RecordingRewrittenToTheSameEndBetweenTwoListingsFailsLoudly: a recording
+// published to its end is truncated and recorded again up to the same end, in the same
+// sizes with other bytes, between two listings. The listing shows only a new stop time.
+// Taken for done, the rewritten records would never be published; ferry reads the last
+// record it published again, finds its CRC-32C changed, and stops the stream saying so: the
+// newest recording, and an older one with a later recording published after it.
 func TestLesson14_RecordingRewrittenToTheSameEndBetweenTwoListingsFailsLoudly(t *testing.T) {
-	const n, cut = 200, 180
-	sc := newStreamConfig(t, "")
-	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
-	gate := &heldListings{}
-	ip := startInProcess(t, inProcessOptions{wrapArchive: gate.wrap}, sc)
-	pa := a.publish(t, 0, n)
-	rs.stopRecording(t, a)
-	a.close(t)
-	ip.waitDone(sc, a.recordingID, pa[n-1], 60*time.Second)
-
-	gate.hold(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
-		t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
-	}
-	e := rs.extend(t, a, false)
-	if pe := e.publishPayloads(t, rewritten(cut, n, false)); !slices.Equal(pe, pa[cut:]) {
-		t.Fatalf("the rewritten messages end at %v, not where the published ones did (%v)", pe, pa[cut:])
-	}
-	e.close(t)
-	gate.release()
-	eventually.NoError(t, 30*time.Second, func() error {
-		st, err := ip.status(sc.Name)
-		switch {
-		case err != nil:
-			return err
-		case st.State != "failed":
-			return fmt.Errorf("stream %s, want failed", st.State)
-		}
-		for _, want := range []string{fmt.Sprintf("recording %d changed below ferry's checkpoint at %d", a.recordingID, pa[n-1]), "CRC-32C", "TruncateRecording"} {
-			if !strings.Contains(st.Reason, want) {
-				t.Fatalf("the stream failed with %q; want it to say %q", st.Reason, want)
+	for _, older := range []bool{false, true} {
+		t.Run(map[bool]string{false: "the newest", true: "an older one"}[older], func(t *testing.T) {
+			c := completedThenHeld(t, older)
+			const cut = sameEndN - 20
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := c.rs.s.archive.TruncateRecording(ctx, c.a.recordingID, c.pa[cut-1]); err != nil {
+				t.Fatalf("truncate recording %d at %d: %v", c.a.recordingID, c.pa[cut-1], err)
 			}
-		}
-		return nil
-	})
+			e := c.rs.extend(t, c.a, false)
+			if pe := e.publishPayloads(t, rewritten(cut, sameEndN, false)); !slices.Equal(pe, c.pa[cut:]) {
+				t.Fatalf("the rewritten messages end at %v, not where the published ones did (%v)", pe, c.pa[cut:])
+			}
+			e.close(t)
+			c.stoppedAgain(t, e)
+			c.gate.release()
+			eventually.NoError(t, 30*time.Second, func() error {
+				st, err := c.ip.status(c.sc.Name)
+				switch {
+				case err != nil:
+					return err
+				case st.State != "failed":
+					return fmt.Errorf("stream %s, want failed", st.State)
+				}
+				for _, want := range []string{fmt.Sprintf("recording %d changed below ferry's checkpoint at %d", c.a.recordingID, c.end), "CRC-32C", "TruncateRecording"} {
+					if !strings.Contains(st.Reason, want) {
+						t.Fatalf("the stream failed with %q; want it to say %q", st.Reason, want)
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// sameEndN is how many messages completedThenHeld publishes in each recording.
+const sameEndN = 200
+
+// sameEnd is a stream whose recording a ferry published to its end at end, with its
+// listings held.
+type sameEnd struct {
+	sc        streamConfig
+	rs        *recordedStream
+	a         *publisher
+	pa        []int64
+	end       int64
+	before    archive.RecordingDescriptor // a's, when ferry had listed it done
+	ip        *inProcess
+	gate      *heldListings
+	published [][]byte // what the topic holds
+}
+
+// completedThenHeld publishes sameEndN messages in recording a and, if older, as many in a
+// later recording b; waits until ferry has published each to its end and listed it stopped
+// there; and holds the listings, so that what the test does to a next is listed at once, on
+// release.
+func completedThenHeld(t *testing.T, older bool) *sameEnd {
+	t.Helper()
+	const n = sameEndN
+	c := &sameEnd{sc: newStreamConfig(t, ""), gate: &heldListings{}}
+	c.rs, c.a = newRecordedStream(t, c.sc.Channel, c.sc.StreamID)
+	c.ip = startInProcess(t, inProcessOptions{wrapArchive: c.gate.wrap}, c.sc)
+	c.pa = c.a.publish(t, 0, n)
+	c.end = c.pa[n-1]
+	c.rs.stopRecording(t, c.a)
+	c.a.close(t)
+	c.ip.waitDone(c.sc, c.a.recordingID, c.end, 60*time.Second)
+	c.published = payloads(0, n)
+	if older {
+		c.rs.startRecording(t)
+		b := c.rs.newPublication(t)
+		pb := b.publish(t, n, 2*n)
+		c.rs.stopRecording(t, b)
+		b.close(t)
+		c.ip.waitDone(c.sc, b.recordingID, pb[n-1], 60*time.Second)
+		c.published = payloads(0, 2*n)
+	}
+	c.before = c.a.descriptor(t)
+	c.gate.hold(t)
+	return c
+}
+
+// stoppedAgain checks that recording a, continued by e, is stopped again at the same end at
+// another time.
+func (c *sameEnd) stoppedAgain(t *testing.T, e *publisher) {
+	t.Helper()
+	if after := e.descriptor(t); after.IsLive() || after.StopPosition != c.end || after.StopTimestampMs == c.before.StopTimestampMs {
+		t.Fatalf("recording %d now: %+v; want it stopped again at %d, at another time than %d", c.a.recordingID, after, c.end, c.before.StopTimestampMs)
+	}
 }
 
 // heldListings is the real archive client whose listings of recordings wait while held.

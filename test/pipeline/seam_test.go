@@ -774,6 +774,100 @@ func TestLesson05_TheSuccessorWaitsForThePredecessorsFinalCheckpoint(t *testing.
 	assertExactlyOnceInOrder(t, msgs, payloads(0, nA+nB))
 }
 
+// TestLesson05_ARecordingExtendedBeforeItCompletedStillComesFirst: recording A stopped and
+// B after it; A's acknowledgements are held, so B waits. A is then extended (ExtendRecording)
+// and the extension published to and stopped. The extension is part of A: B waits until A
+// is completed at the extension's end (it was let go beside A as beside a concurrent
+// publisher's live recording before, putting B among A's last records; and the stream then
+// stopped when A's extension was listed behind B). The topic holds A, its extension, then B,
+// each message once. Two cases: A's replay had read A to its old stop (its completion then
+// comes after the listing saw the extension), and A's replay was still behind, its window
+// full (the archive's replay of a recording that was stopped when it began ends at that
+// stop, which is then no longer the recording's).
+func TestLesson05_ARecordingExtendedBeforeItCompletedStillComesFirst(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		window int64  // the replay's window in records (0: ferry's default, all of A)
+		said   string // what ferry logs of the extension
+	}{
+		{"read to its old stop", 0, "recording extended after ferry published it to its end: publishing the extension"},
+		{"its replay behind", 100, "recording extended while ferry replayed it: reading on from the checkpoint"},
+	} {
+		t.Run(c.name, func(t *testing.T) { extendedBeforeCompleted(t, c.window, c.said) })
+	}
+}
+
+func extendedBeforeCompleted(t *testing.T, window int64, said string) {
+	const nA, nB, nE = 300, 100, 100
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, nA)
+	a.close(t)
+	b := rs.newPublication(t)
+	pb := b.publish(t, nA, nA+nB)
+	rs.stopRecording(t, b)
+	b.close(t)
+
+	var holding atomic.Bool
+	holding.Store(true)
+	sends := &firstSend{recording: strconv.FormatInt(b.recordingID, 10), sent: make(chan struct{})}
+	ip := startInProcess(t, inProcessOptions{plan: holdAcksOf(a.recordingID, &holding), createProducer: sends.wrap, maxInflightRecords: window}, sc)
+	prodA := ip.producer(0)
+	t.Cleanup(func() { holding.Store(false); prodA.ReleaseAll() }) // after the pipeline's stop: LIFO
+	waitWaiting := func(why string) {
+		t.Helper()
+		eventually.NoError(t, 30*time.Second, func() error {
+			st, err := ip.status(sc.Name)
+			switch {
+			case err != nil:
+				return err
+			case st.State == "failed":
+				t.Fatalf("the stream failed: %s", st.Reason)
+			case !slices.Contains(st.WaitingRecordings, b.recordingID):
+				t.Fatalf("recording %d no longer waits %s (waiting %v)", b.recordingID, why, st.WaitingRecordings)
+			}
+			if r := recordingOf(st, a.recordingID); r == nil || r.StopPosition != nil {
+				return fmt.Errorf("recording %d not listed live again yet: %v", a.recordingID, r)
+			}
+			return nil
+		})
+	}
+	eventually.NoError(t, 30*time.Second, func() error {
+		// With a window, A's replay cannot pass it while the acknowledgements are held.
+		if held := len(prodA.Held()); window == 0 && held != nA || held == 0 {
+			return fmt.Errorf("the broker answered %d of A's %d messages (window %d)", held, nA, window)
+		}
+		return nil
+	})
+	e := rs.extend(t, a, false)
+	pe := e.publish(t, nA+nB, nA+nB+nE)
+	waitWaiting("while A's extension is live")
+	holding.Store(false)
+	prodA.ReleaseAll()
+	eventually.NoError(t, 30*time.Second, func() error {
+		if c := ip.checkpoint(sc, a.recordingID); c.Position < pa[nA-1] {
+			return fmt.Errorf("checkpoint of recording %d at %d, want %d or past it", a.recordingID, c.Position, pa[nA-1])
+		}
+		return nil
+	})
+	select {
+	case <-sends.sent:
+		t.Fatalf("B was sent while A's extension was live")
+	default:
+	}
+	e.close(t)
+	ip.waitDone(sc, a.recordingID, pe[nE-1], 60*time.Second)
+	ip.waitCheckpoint(sc, b.recordingID, pb[nB-1], 60*time.Second)
+	if st, err := ip.status(sc.Name); err != nil || st.State == "failed" {
+		t.Fatalf("status %v, %v: want not failed", st, err)
+	}
+	if want := fmt.Sprintf("%s\" stream=%s recording=%d ", said, sc.Name, a.recordingID); !ip.logs.contains(want) {
+		t.Errorf("the log does not say %q:\n%s", want, ip.logs.String())
+	}
+	want := append(payloads(0, nA), payloads(nA+nB, nA+nB+nE)...)
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, nA+nB+nE, 30*time.Second), append(want, payloads(nA, nA+nB)...))
+}
+
 // TestLesson05_TheSuccessorWaitsForEveryAcknowledgementOfThePredecessor: recording A
 // stopped and B is live. Every record of A is sent and stored by the broker, but the
 // acknowledgements are held: replayed to its end and sent is not enough, so A is not
