@@ -533,8 +533,8 @@ func (r *replay) checkEnd(ctx actor.Context, position int64) {
 }
 
 func (r *replay) onEndChecked(ctx actor.Context, c *endChecked) {
-	if c.gen != r.gen {
-		return
+	if c.gen != r.gen || r.draining() {
+		return // an earlier incarnation's; or stopping, which needs no end (the tracker drains)
 	}
 	switch {
 	case c.err != nil:

@@ -45,7 +45,10 @@ type streamSupervisor struct {
 	// checkpoint, stored (storedCompleted) or persisted in this run (finished, completed).
 	finalAt map[int64]int64
 	// reopenings counts how often each recording was published again after an extension.
-	reopenings   map[int64]int
+	reopenings map[int64]int
+	// rechecking: read again from its last record, listed stopped at its end at another
+	// time (reopen); its finalAt stays until that replay completes it again.
+	rechecking   map[int64]bool
 	stored       map[int64]bool
 	origins      storedOrigins // of the stored checkpoints that know their recording's origin
 	completed    map[int64]bool
@@ -160,6 +163,7 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 	s.storedCompleted = map[int64]bool{}
 	s.finalAt = map[int64]int64{}
 	s.reopenings = map[int64]int{}
+	s.rechecking = map[int64]bool{}
 	s.stored = map[int64]bool{}
 	s.origins = newStoredOrigins(s.cfg.Stored.Checkpoints)
 	s.completed = map[int64]bool{}
@@ -444,6 +448,7 @@ func (s *streamSupervisor) recordingCompleted(ctx actor.Context, p *messages.Che
 	s.env.Logger.Info("recording published and acknowledged to its end", "stream", s.cfg.Def.Name, "recording", id, "stop_position", p.Position)
 	s.finished[id] = true
 	s.finalAt[id] = p.Position
+	delete(s.rechecking, id)
 	s.completeFinished(ctx)
 	if s.drainWaiting[id] {
 		// A drain asked the tracker just stopped, which may never have seen the request:
@@ -631,7 +636,7 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 	if !ok {
 		return "", nil
 	}
-	done := s.completed[id] || s.storedCompleted[id] // its stop was listed
+	done := s.completed[id] || s.storedCompleted[id] || s.rechecking[id] // its stop was listed
 	switch {
 	case !r.Live && r.StopPosition > final:
 		return fmt.Sprintf("it now stops at %d", r.StopPosition), nil
@@ -684,37 +689,40 @@ func (s *streamSupervisor) endUnmoved(r *messages.RecordingInfo) bool {
 func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, newest bool, how string, listedAt int64) error {
 	id := r.RecordingId
 	final := s.finalAt[id]
+	sameEnd := !r.Live && r.StopPosition == final
 	rec := progress.Recording{ID: id, StartMs: r.StartMs, StopMs: r.StopMs, Live: r.Live, Recorded: r.RecordedPosition, ListedAtMs: listedAt}
+	if s.rechecking[id] {
+		// Its replay runs already, and reads the recording as it is when it gets to the end
+		// (replay.go, checkEnd). Grown meanwhile, it is a done recording extended.
+		if sameEnd {
+			return nil
+		}
+		if err := s.mayPublishExtension(id, newest, how); err != nil {
+			return err
+		}
+		if err := s.schedule.Reopen(rec); err != nil {
+			return fmt.Errorf("recording %d was extended while ferry read it again: %w", id, err)
+		}
+		delete(s.rechecking, id)
+		delete(s.finalAt, id)
+		s.env.Logger.Info("recording extended while ferry read it again: publishing the extension", "stream", s.cfg.Def.Name, "recording", id, "from", final, "extension", how)
+		return nil
+	}
 	what := "recording extended after ferry published it to its end: publishing the extension"
 	var err error
-	if sameEnd := !r.Live && r.StopPosition == final; sameEnd {
+	switch {
+	case sameEnd:
 		err = s.schedule.Recheck(rec)
 		if cp := s.storedCheckpoint(id); s.storedCompleted[id] && s.reopenings[id] == 0 && !cp.LastRecord.Known() {
 			s.env.Logger.Warn("the recording's checkpoint, written by an older ferry, does not keep its last record: whether it was rewritten up to the same end cannot be checked", "stream", s.cfg.Def.Name, "recording", id)
 		}
 		what = "recording stopped again at the end ferry published it to: reading its last record again"
-	} else if s.completed[id] || s.storedCompleted[id] {
-		if !newest {
-			return s.extendedError(id, how)
-		}
-		if _, listed := s.known[id]; !listed && s.origins.byRecording[id].StartMs == 0 {
-			// A checkpoint of an older ferry, which stored no start time: the recording may
-			// be another archive's under a reused id (checkOrigin cannot tell), whose records
-			// up to ferry's end would be skipped. The stream stops and says both.
-			return s.extendedError(id, how)
-		}
-		for k := range s.known {
-			if k > id {
-				return s.extendedError(id, how)
-			}
-		}
-		for k := range s.stored {
-			if k > id {
-				return s.extendedError(id, how)
-			}
+	case s.completed[id] || s.storedCompleted[id]:
+		if err := s.mayPublishExtension(id, newest, how); err != nil {
+			return err
 		}
 		err = s.schedule.Reopen(rec)
-	} else {
+	default:
 		// Finished in this run but extended before the schedule completed it: recordings
 		// listed while it was stopped still wait for it (Schedule), so it is followed
 		// wherever it stands.
@@ -727,11 +735,42 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 	delete(s.completed, id)
 	delete(s.finished, id)
 	delete(s.storedCompleted, id)
-	delete(s.finalAt, id)
+	if sameEnd {
+		// Its end stays where ferry published it to, until the replay has read it again: an
+		// extension meanwhile is a done recording's (checkEnd).
+		s.rechecking[id] = true
+	} else {
+		delete(s.finalAt, id)
+	}
 	s.stored[id] = true // its completed checkpoint is where the replay resumes, no seed
 	s.reopenings[id]++
 	ctx.Send(s.checkpointer, &messages.RecordingReopened{RecordingId: id})
 	s.status.reopened(id)
+	return nil
+}
+
+// mayPublishExtension returns the stream's failure unless the extension of recording id,
+// which ferry had published to its end, may be published (see reopen).
+func (s *streamSupervisor) mayPublishExtension(id int64, newest bool, how string) error {
+	if !newest {
+		return s.extendedError(id, how)
+	}
+	if _, listed := s.known[id]; !listed && s.origins.byRecording[id].StartMs == 0 {
+		// A checkpoint of an older ferry, which stored no start time: the recording may be
+		// another archive's under a reused id (checkOrigin cannot tell), whose records up to
+		// ferry's end would be skipped. The stream stops and says both.
+		return s.extendedError(id, how)
+	}
+	for k := range s.known {
+		if k > id {
+			return s.extendedError(id, how)
+		}
+	}
+	for k := range s.stored {
+		if k > id {
+			return s.extendedError(id, how)
+		}
+	}
 	return nil
 }
 

@@ -64,8 +64,12 @@ type scheduled struct {
 //
 // A stopped recording extended (the archive's ExtendRecording: listed live
 // again) before it completed holds back every recording first listed while it
-// was stopped, however long its extension lasts: they waited for it as for any
-// stopped recording, and its records, old and appended, come before theirs.
+// was stopped, or in the listing that found it extended (it was stopped at the
+// listing before, and they had not begun), however long its extension lasts:
+// they waited for it as for any stopped recording, and its records, old and
+// appended, come before theirs. The schedule lives in memory: after a restart
+// such a recording is listed live from the first, and taken for a concurrent
+// publisher's.
 //
 // The lowest-id recording not completed may always publish, so the schedule
 // never deadlocks, and no recording is ever dropped or removed.
@@ -243,7 +247,7 @@ func (s *Schedule) update() {
 			continue
 		}
 		r.permitted = !slices.ContainsFunc(s.recs[:i], func(q scheduled) bool {
-			return !q.completed && (!q.Live || q.extendedAtMs > r.firstListedMs || s.holds(q, *r))
+			return !q.completed && (!q.Live || q.extendedAtMs >= r.firstListedMs && q.extendedAtMs > 0 || s.holds(q, *r))
 		})
 	}
 }

@@ -417,4 +417,9 @@ func TestAnExtendedRecordingHoldsBackThoseListedWhileItWasStopped(t *testing.T) 
 	s = NewSchedule(0)
 	mustAdd(t, s, at(stopped(1, 10, 11), 10, 100), at(live(1, 10), 30, 100), at(live(3, 35), 40, 10))
 	wantIDs(t, "Runnable with a recording first listed after the extension began", s.Runnable(), 1, 3)
+
+	// Extended, and the next recording begun, between the same two listings: it waits.
+	s = NewSchedule(0)
+	mustAdd(t, s, at(stopped(1, 10, 11), 10, 100), at(live(1, 10), 30, 100), at(live(2, 25), 30, 10), at(live(1, 10), 40, 150))
+	wantIDs(t, "Runnable with a recording first listed in the listing that found the extension", s.Runnable(), 1)
 }

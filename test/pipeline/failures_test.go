@@ -699,6 +699,49 @@ func TestLesson14_RecordingRewrittenToTheSameEndBetweenTwoListingsFailsLoudly(t 
 	}
 }
 
+// TestLesson14_AnOlderRecordingExtendedWhileReadAgainFailsLoudly: recording A, with B
+// published after it, is stopped again at its end at another time, and ferry reads it again
+// from its last record (its replay held back by a decorator); meanwhile A is extended with
+// new records. Read on, they would be published after B's: the stream stops instead, as for
+// any recording extended after later ones were published.
+func TestLesson14_AnOlderRecordingExtendedWhileReadAgainFailsLoudly(t *testing.T) {
+	c := completedThenHeld(t, true)
+	e := c.rs.extend(t, c.a, false)
+	e.close(t)
+	c.stoppedAgain(t, e)
+	c.gate.holdReplays(t)
+	c.gate.release()
+	failWaitLogIn(t, c.ip, fmt.Sprintf("reading its last record again\" stream=%s recording=%d ", c.sc.Name, c.a.recordingID))
+
+	e = c.rs.extend(t, c.a, false)
+	e.publish(t, 2*sameEndN, 2*sameEndN+50)
+	e.close(t)
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := c.ip.status(c.sc.Name)
+		switch {
+		case err != nil:
+			return err
+		case st.State != "failed":
+			return fmt.Errorf("stream %s, want failed", st.State)
+		}
+		if want := fmt.Sprintf("recording %d was extended after it stopped", c.a.recordingID); !strings.Contains(st.Reason, want) || !strings.Contains(st.Reason, "recordings after it came first") {
+			t.Fatalf("the stream failed with %q; want it to say %q, and that recordings after it came first", st.Reason, want)
+		}
+		return nil
+	})
+}
+
+// failWaitLogIn waits until the in-process ferry's log says want.
+func failWaitLogIn(t *testing.T, ip *inProcess, want string) {
+	t.Helper()
+	eventually.NoError(t, 30*time.Second, func() error {
+		if !ip.logs.contains(want) {
+			return fmt.Errorf("the log does not say %q yet", want)
+		}
+		return nil
+	})
+}
+
 // sameEndN is how many messages completedThenHeld publishes in each recording.
 const sameEndN = 200
 
@@ -755,12 +798,45 @@ func (c *sameEnd) stoppedAgain(t *testing.T, e *publisher) {
 	}
 }
 
-// heldListings is the real archive client whose listings of recordings wait while held.
+// heldListings is the real archive client whose listings of recordings wait while held,
+// and whose replays start only once let go, if held (holdReplays).
 type heldListings struct {
 	actors.Archive
 	mu      sync.Mutex
 	gate    chan struct{} // nil: open; closed by release
 	waiting atomic.Int32
+	replays chan struct{} // nil: open; closed by releaseReplays
+}
+
+// holdReplays holds the starts of replays from now on, until releaseReplays.
+func (h *heldListings) holdReplays(t *testing.T) {
+	h.mu.Lock()
+	h.replays = make(chan struct{})
+	h.mu.Unlock()
+	t.Cleanup(h.releaseReplays)
+}
+
+func (h *heldListings) releaseReplays() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.replays != nil {
+		close(h.replays)
+		h.replays = nil
+	}
+}
+
+func (h *heldListings) StartReplay(ctx context.Context, recordingID, position, length int64, replayChannel string, replayStreamID int32) (int64, error) {
+	h.mu.Lock()
+	gate := h.replays
+	h.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return h.Archive.StartReplay(ctx, recordingID, position, length, replayChannel, replayStreamID)
 }
 
 func (h *heldListings) wrap(a actors.Archive) actors.Archive {
