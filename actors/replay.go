@@ -67,6 +67,10 @@ type replay struct {
 	// the listing that chose it, which its seed holds; -1: not so. Fixed then, so that no
 	// incarnation starts later, whenever it opens and whether the seed is stored yet.
 	latestFrom int64
+	// upTo: a recording read again (the stream's rechecking) is read up to the end ferry
+	// published it to and no further, whatever the archive holds beyond it: an extension
+	// found meanwhile is the stream's to judge. -1: to the recording's end.
+	upTo int64
 	// stopping is shared by the recording's incarnations too: set at the first Drain, it
 	// keeps an incarnation started after it (the supervisor restarting a failed one) from
 	// opening the recording again and publishing into the shutdown.
@@ -125,10 +129,10 @@ type openedReplay struct {
 // pollReplay is the replay's self-message to poll once more.
 type pollReplay struct{ gen uint64 }
 
-func newReplay(env *Env, cfg *StreamConfig, rec *messages.RecordingInfo, pids *recordingPIDs, latestFrom int64) actor.Producer {
+func newReplay(env *Env, cfg *StreamConfig, rec *messages.RecordingInfo, pids *recordingPIDs, latestFrom, upTo int64) actor.Producer {
 	stopping := &atomic.Bool{}
 	return func() actor.Actor {
-		return &replay{env: env, cfg: cfg, rec: rec, pids: pids, latestFrom: latestFrom, stopping: stopping}
+		return &replay{env: env, cfg: cfg, rec: rec, pids: pids, latestFrom: latestFrom, upTo: upTo, stopping: stopping}
 	}
 }
 
@@ -255,11 +259,15 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, mar
 		// A purge ends at a segment's start, a term's: never inside a frame.
 		res.check, replayFrom = mark, max(mark.Start, desc.StartPosition)
 	}
-	if res.check == nil && desc.StopPosition != archive.NullPosition && from == desc.StopPosition {
+	if res.check == nil && (desc.StopPosition != archive.NullPosition && from == desc.StopPosition || from == r.upTo) {
 		res.nothingLeft = true
 		return res
 	}
-	session, err := r.env.Archive.StartReplay(call, id, replayFrom, archive.ReplayToEnd, r.cfg.ReplayChannel.String(), r.cfg.ReplayStreamID)
+	length := int64(archive.ReplayToEnd)
+	if r.upTo >= 0 {
+		length = r.upTo - replayFrom
+	}
+	session, err := r.env.Archive.StartReplay(call, id, replayFrom, length, r.cfg.ReplayChannel.String(), r.cfg.ReplayStreamID)
 	var refused *archive.Error
 	switch {
 	// The archive's words for a replay asked to start inside a frame (ReplaySession.init,
@@ -523,6 +531,12 @@ type endChecked struct {
 // taken for the end, the rest of the recording would be marked completed and skipped.
 func (r *replay) checkEnd(ctx actor.Context, position int64) {
 	r.ended = true // no more polls
+	if r.upTo >= 0 && position == r.upTo {
+		// Where it was asked to end: the recording's end as ferry published it, which
+		// the stream compares with the listings.
+		r.onEndChecked(ctx, &endChecked{gen: r.gen, position: position, stop: position, openedStop: position})
+		return
+	}
 	self, system, gen, id, timeout, openedStop := ctx.Self(), ctx.ActorSystem(), r.gen, r.rec.RecordingId, r.cfg.CallTimeout, r.opened.stopPosition
 	r.env.tasks().Go(func() {
 		call, cancel := context.WithTimeout(context.Background(), timeout)

@@ -48,7 +48,9 @@ type streamSupervisor struct {
 	reopenings map[int64]int
 	// rechecking: read again from its last record, listed stopped at its end at another
 	// time (reopen); its finalAt stays until that replay completes it again.
-	rechecking   map[int64]bool
+	rechecking map[int64]bool
+	// recheckAgain: listed stopped at its end at yet another time while read again.
+	recheckAgain map[int64]bool
 	stored       map[int64]bool
 	origins      storedOrigins // of the stored checkpoints that know their recording's origin
 	completed    map[int64]bool
@@ -164,6 +166,7 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 	s.finalAt = map[int64]int64{}
 	s.reopenings = map[int64]int{}
 	s.rechecking = map[int64]bool{}
+	s.recheckAgain = map[int64]bool{}
 	s.stored = map[int64]bool{}
 	s.origins = newStoredOrigins(s.cfg.Stored.Checkpoints)
 	s.completed = map[int64]bool{}
@@ -429,7 +432,11 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	if s.atLatest(id) {
 		latestFrom = s.startingPosition(rec)
 	}
-	spawn("replay", newReplay(s.env, s.cfg, rec, pids, latestFrom), 2*bound+64)
+	upTo := int64(-1)
+	if s.rechecking[id] {
+		upTo = s.finalAt[id]
+	}
+	spawn("replay", newReplay(s.env, s.cfg, rec, pids, latestFrom, upTo), 2*bound+64)
 	s.running[id] = pids
 	s.env.Logger.Info("publishing recording", "stream", s.cfg.Def.Name, "recording", id, "live", rec.Live, "start_position", rec.StartPosition)
 }
@@ -448,7 +455,6 @@ func (s *streamSupervisor) recordingCompleted(ctx actor.Context, p *messages.Che
 	s.env.Logger.Info("recording published and acknowledged to its end", "stream", s.cfg.Def.Name, "recording", id, "stop_position", p.Position)
 	s.finished[id] = true
 	s.finalAt[id] = p.Position
-	delete(s.rechecking, id)
 	s.completeFinished(ctx)
 	if s.drainWaiting[id] {
 		// A drain asked the tracker just stopped, which may never have seen the request:
@@ -463,7 +469,13 @@ func (s *streamSupervisor) recordingCompleted(ctx actor.Context, p *messages.Che
 // recording waits here until the listing that reports its stop, and is not started again
 // meanwhile.
 func (s *streamSupervisor) completeFinished(ctx actor.Context) {
+	var again []int64
 	for _, id := range slices.Sorted(maps.Keys(s.finished)) {
+		if k := s.known[id]; k != nil && !k.Live && k.StopPosition > s.finalAt[id] {
+			// Listed stopped beyond where the replay ended (extended meanwhile): not done;
+			// the next listing's checkEnd takes the extension.
+			continue
+		}
 		err := s.schedule.Completed(id)
 		if errors.Is(err, progress.ErrNotRunnable) && s.known[id] != nil && s.known[id].Live {
 			continue
@@ -474,6 +486,20 @@ func (s *streamSupervisor) completeFinished(ctx actor.Context) {
 		}
 		delete(s.finished, id)
 		s.completed[id] = true
+		delete(s.rechecking, id)
+		if s.recheckAgain[id] {
+			delete(s.recheckAgain, id)
+			again = append(again, id)
+		}
+	}
+	for _, id := range again {
+		// Stopped again at its end while it was read again: read again once more.
+		if k := s.known[id]; k != nil && !k.Live && k.StopPosition == s.finalAt[id] {
+			if err := s.reopen(ctx, k, false, "it stopped again at its end while ferry read it again", time.Since(s.scheduleClock).Milliseconds()); err != nil {
+				s.fail(ctx, err)
+				return
+			}
+		}
 	}
 	// A recording completed before a restart may wait behind an earlier one that is not:
 	// it is marked completed once it may run, and never replayed again.
@@ -692,21 +718,26 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 	sameEnd := !r.Live && r.StopPosition == final
 	rec := progress.Recording{ID: id, StartMs: r.StartMs, StopMs: r.StopMs, Live: r.Live, Recorded: r.RecordedPosition, ListedAtMs: listedAt}
 	if s.rechecking[id] {
-		// Its replay runs already, and reads the recording as it is when it gets to the end
-		// (replay.go, checkEnd). Grown meanwhile, it is a done recording extended.
+		// Read again up to its end and no further (replay.go, upTo); grown meanwhile, it is a
+		// done recording extended.
 		if sameEnd {
+			s.recheckAgain[id] = true // once this reading is done (completeFinished)
 			return nil
 		}
 		if err := s.mayPublishExtension(id, newest, how); err != nil {
 			return err
 		}
-		if err := s.schedule.Reopen(rec); err != nil {
-			return fmt.Errorf("recording %d was extended while ferry read it again: %w", id, err)
-		}
 		delete(s.rechecking, id)
-		delete(s.finalAt, id)
-		s.env.Logger.Info("recording extended while ferry read it again: publishing the extension", "stream", s.cfg.Def.Name, "recording", id, "from", final, "extension", how)
-		return nil
+		if s.running[id] != nil {
+			// Completed at the end it was read to, it waits for the listing that shows it
+			// extended beyond (completeFinished), which publishes the extension (checkEnd).
+			if err := s.schedule.Reopen(rec); err != nil {
+				return fmt.Errorf("recording %d was extended while ferry read it again: %w", id, err)
+			}
+			s.env.Logger.Info("recording extended while ferry read it again: its extension is published once the reading is done", "stream", s.cfg.Def.Name, "recording", id, "from", final, "extension", how)
+			return nil
+		}
+		// Read and completed already: published on below.
 	}
 	what := "recording extended after ferry published it to its end: publishing the extension"
 	var err error
