@@ -39,8 +39,8 @@ var generations atomic.Uint64
 // castagnoli is the table of the records' checksums (CRC-32C: the CPU computes it).
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// replay is the Replay[r] actor: one continuous, open-ended replay (length -1) of one
-// recording from the persisted watermark, read into RecordBatch messages for the commit
+// replay is the Replay[r] actor: one continuous, open-ended replay (length -1; bounded only
+// for a recording read again, see upTo) of one recording from the persisted watermark, read into RecordBatch messages for the commit
 // tracker, never more than its credits allow (architecture §2).
 //
 // Its mailbox holds, at most: one poll self-message, one open result, the tracker's

@@ -728,6 +728,7 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 			return err
 		}
 		delete(s.rechecking, id)
+		delete(s.recheckAgain, id) // the next reading reads on, to the extension's end
 		if s.running[id] != nil {
 			// Completed at the end it was read to, it waits for the listing that shows it
 			// extended beyond (completeFinished), which publishes the extension (checkEnd).
@@ -737,7 +738,8 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 			s.env.Logger.Info("recording extended while ferry read it again: its extension is published once the reading is done", "stream", s.cfg.Def.Name, "recording", id, "from", final, "extension", how)
 			return nil
 		}
-		// Read and completed already: published on below.
+		// Not running (read and completed already, or not started yet): published on
+		// below.
 	}
 	what := "recording extended after ferry published it to its end: publishing the extension"
 	var err error
@@ -756,7 +758,8 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 	default:
 		// Finished in this run but extended before the schedule completed it: recordings
 		// listed while it was stopped still wait for it (Schedule), so it is followed
-		// wherever it stands.
+		// wherever it stands. One let go beside it (it was live when they began: a
+		// concurrent publisher's) publishes beside its extension too, as beside its growth.
 		err = s.schedule.Reopen(rec)
 	}
 	if err != nil && !errors.Is(err, progress.ErrUnknownRecording) { // unknown: not scheduled yet (a restart)
