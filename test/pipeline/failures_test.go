@@ -776,6 +776,54 @@ func TestARecordingExtendedWhileReadAgain(t *testing.T) {
 	}
 }
 
+// TestARecordingStoppedAgainWhileReadAgainIsReadOnceMore: recording A is stopped again at
+// its end at another time and read again (its replay held back); meanwhile it is extended
+// by nothing and stopped again once more, which a listing shows. The first reading may have
+// checked the last record before that: A is read once more after it, and completed again,
+// with nothing sent.
+func TestARecordingStoppedAgainWhileReadAgainIsReadOnceMore(t *testing.T) {
+	s := completedThenHeld(t, false)
+	e := s.rs.extend(t, s.a, false)
+	e.close(t)
+	s.stoppedAgain(t, e)
+	s.gate.holdReplays(t)
+	s.gate.release()
+	failWaitLogIn(t, s.ip, fmt.Sprintf("reading its last record again\" stream=%s recording=%d ", s.sc.Name, s.a.recordingID))
+	received := receivedMessages(t, s.sc.Topic)
+	before := e.descriptor(t)
+
+	e = s.rs.extend(t, s.a, false)
+	e.close(t)
+	if after := e.descriptor(t); after.IsLive() || after.StopPosition != s.end || after.StopTimestampMs == before.StopTimestampMs {
+		t.Fatalf("recording %d now: %+v; want it stopped again at %d, at another time than %d", s.a.recordingID, after, s.end, before.StopTimestampMs)
+	}
+	// A listing after the second stop, while the first reading waits.
+	s.gate.hold(t)
+	s.gate.release()
+	s.gate.hold(t)
+	s.gate.release()
+	s.gate.releaseReplays()
+	completedAt := fmt.Sprintf("recording published and acknowledged to its end\" stream=%s recording=%d stop_position=%d", s.sc.Name, s.a.recordingID, s.end)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if st, err := s.ip.status(s.sc.Name); err == nil && st.State == "failed" {
+			t.Fatalf("the stream failed: %s", st.Reason)
+		}
+		log := s.ip.logs.String()
+		if n := strings.Count(log, completedAt); n < 3 {
+			return fmt.Errorf("the log says %q %d times, want 3 (published, read again, read once more)", completedAt, n)
+		}
+		// Usually once the first reading is done (recheckAgain); if the stream took the
+		// listing only after that reading completed, as any stop at another time.
+		if n := strings.Count(log, fmt.Sprintf("reading its last record again\" stream=%s recording=%d ", s.sc.Name, s.a.recordingID)); n < 2 {
+			return fmt.Errorf("the log says the recording is read again %d times, want 2", n)
+		}
+		return nil
+	})
+	if now := receivedMessages(t, s.sc.Topic); now != received {
+		t.Fatalf("the broker received %d messages while recording %d was read again, want none", now-received, s.a.recordingID)
+	}
+}
+
 // failWaitLogIn waits until the in-process ferry's log says want.
 func failWaitLogIn(t *testing.T, ip *inProcess, want string) {
 	t.Helper()
