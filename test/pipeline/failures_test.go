@@ -680,21 +680,7 @@ func TestLesson14_RecordingRewrittenToTheSameEndBetweenTwoListingsFailsLoudly(t 
 			e.close(t)
 			c.stoppedAgain(t, e)
 			c.gate.release()
-			eventually.NoError(t, 30*time.Second, func() error {
-				st, err := c.ip.status(c.sc.Name)
-				switch {
-				case err != nil:
-					return err
-				case st.State != "failed":
-					return fmt.Errorf("stream %s, want failed", st.State)
-				}
-				for _, want := range []string{fmt.Sprintf("recording %d changed below ferry's checkpoint at %d", c.a.recordingID, c.end), "CRC-32C", "TruncateRecording"} {
-					if !strings.Contains(st.Reason, want) {
-						t.Fatalf("the stream failed with %q; want it to say %q", st.Reason, want)
-					}
-				}
-				return nil
-			})
+			c.ip.waitFailed(c.sc.Name, 30*time.Second, fmt.Sprintf("recording %d changed below ferry's checkpoint at %d", c.a.recordingID, c.end), "CRC-32C", "TruncateRecording")
 		})
 	}
 }
@@ -756,19 +742,7 @@ func TestARecordingExtendedWhileReadAgain(t *testing.T) {
 				assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, s.sc.Topic, from+m, 30*time.Second), append(s.published, payloads(from, from+m)...))
 				return
 			}
-			eventually.NoError(t, 30*time.Second, func() error {
-				st, err := s.ip.status(s.sc.Name)
-				switch {
-				case err != nil:
-					return err
-				case st.State != "failed":
-					return fmt.Errorf("stream %s, want failed", st.State)
-				}
-				if want := fmt.Sprintf("recording %d was extended after it stopped", s.a.recordingID); !strings.Contains(st.Reason, want) || !strings.Contains(st.Reason, c.want) {
-					t.Fatalf("the stream failed with %q; want it to say %q, and %q", st.Reason, want, c.want)
-				}
-				return nil
-			})
+			s.ip.waitFailed(s.sc.Name, 30*time.Second, fmt.Sprintf("recording %d was extended after it stopped", s.a.recordingID), c.want)
 			if now := receivedMessages(t, s.sc.Topic); now != received {
 				t.Fatalf("the broker received %d messages from the extension, want none", now-received)
 			}

@@ -278,6 +278,27 @@ func (ip *inProcess) waitDone(s streamConfig, id, end int64, timeout time.Durati
 	})
 }
 
+// waitFailed waits until stream name has failed, and fails the test unless its reason says
+// each of wants.
+func (ip *inProcess) waitFailed(name string, timeout time.Duration, wants ...string) {
+	ip.t.Helper()
+	eventually.NoError(ip.t, timeout, func() error {
+		st, err := ip.status(name)
+		switch {
+		case err != nil:
+			return err
+		case st.State != "failed":
+			return fmt.Errorf("stream %s, want failed", st.State)
+		}
+		for _, want := range wants {
+			if !strings.Contains(st.Reason, want) {
+				ip.t.Fatalf("the stream failed with %q; want it to say %q", st.Reason, want)
+			}
+		}
+		return nil
+	})
+}
+
 // producer returns the n-th producer the pipeline created (waiting for it).
 func (ip *inProcess) producer(n int) *harness.Producer {
 	ip.t.Helper()
