@@ -754,11 +754,11 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 		if err := s.mayPublishExtension(id, newest, how); err != nil {
 			return err
 		}
-		err = s.schedule.Reopen(rec)
+		fallthrough
 	default:
-		// Finished in this run but extended before the schedule completed it: recordings
-		// listed while it was stopped still wait for it (Schedule), so it is followed
-		// wherever it stands. One let go beside it (it was live when they began: a
+		// Completed and allowed (above); or finished in this run but extended before the
+		// schedule completed it: recordings listed while it was stopped still wait for it
+		// (Schedule), so it is followed wherever it stands. One let go beside it (it was live when they began: a
 		// concurrent publisher's) publishes beside its extension too, as beside its growth.
 		err = s.schedule.Reopen(rec)
 	}

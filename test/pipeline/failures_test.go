@@ -619,9 +619,7 @@ func TestARecordingExtendedByNothingBetweenTwoListingsIsCheckedAgain(t *testing.
 		t.Run(map[bool]string{false: "the newest", true: "an older one"}[older], func(t *testing.T) {
 			c := completedThenHeld(t, older)
 			received := receivedMessages(t, c.sc.Topic)
-			e := c.rs.extend(t, c.a, false)
-			e.close(t)
-			c.stoppedAgain(t, e)
+			c.extendByNothing(t)
 			c.gate.release()
 			eventually.NoError(t, 30*time.Second, func() error {
 				if st, err := c.ip.status(c.sc.Name); err == nil && st.State == "failed" {
@@ -708,19 +706,15 @@ func TestARecordingExtendedWhileReadAgain(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := completedThenHeld(t, c.older)
-			e := s.rs.extend(t, s.a, false)
-			e.close(t)
-			s.stoppedAgain(t, e)
-			s.gate.holdReplays(t)
-			s.gate.release()
-			failWaitLogIn(t, s.ip, fmt.Sprintf("reading its last record again\" stream=%s recording=%d ", s.sc.Name, s.a.recordingID))
+			s.extendByNothing(t)
+			s.readingHeld(t)
 			received := receivedMessages(t, s.sc.Topic)
 
 			if c.afterRead {
 				s.gate.hold(t)
 			}
 			from := len(s.published)
-			e = s.rs.extend(t, s.a, false)
+			e := s.rs.extend(t, s.a, false)
 			pe := e.publish(t, from, from+m)
 			e.close(t)
 			if c.afterRead {
@@ -757,20 +751,11 @@ func TestARecordingExtendedWhileReadAgain(t *testing.T) {
 // with nothing sent.
 func TestARecordingStoppedAgainWhileReadAgainIsReadOnceMore(t *testing.T) {
 	s := completedThenHeld(t, false)
-	e := s.rs.extend(t, s.a, false)
-	e.close(t)
-	s.stoppedAgain(t, e)
-	s.gate.holdReplays(t)
-	s.gate.release()
-	failWaitLogIn(t, s.ip, fmt.Sprintf("reading its last record again\" stream=%s recording=%d ", s.sc.Name, s.a.recordingID))
+	s.extendByNothing(t)
+	s.readingHeld(t)
 	received := receivedMessages(t, s.sc.Topic)
-	before := e.descriptor(t)
 
-	e = s.rs.extend(t, s.a, false)
-	e.close(t)
-	if after := e.descriptor(t); after.IsLive() || after.StopPosition != s.end || after.StopTimestampMs == before.StopTimestampMs {
-		t.Fatalf("recording %d now: %+v; want it stopped again at %d, at another time than %d", s.a.recordingID, after, s.end, before.StopTimestampMs)
-	}
+	s.extendByNothing(t)
 	// A listing after the second stop, while the first reading waits.
 	s.gate.hold(t)
 	s.gate.release()
@@ -820,7 +805,7 @@ type sameEnd struct {
 	a         *publisher
 	pa        []int64
 	end       int64
-	before    archive.RecordingDescriptor // a's, when ferry had listed it done
+	before    archive.RecordingDescriptor // a's, when ferry had listed it done (or last stopped again)
 	ip        *inProcess
 	gate      *heldListings
 	published [][]byte // what the topic holds
@@ -854,6 +839,26 @@ func completedThenHeld(t *testing.T, older bool) *sameEnd {
 	c.before = c.a.descriptor(t)
 	c.gate.hold(t)
 	return c
+}
+
+// extendByNothing extends recording a and stops the extension before it records anything,
+// and checks that a is stopped again at its end at another time (which is then the one the
+// next check compares with).
+func (c *sameEnd) extendByNothing(t *testing.T) {
+	t.Helper()
+	e := c.rs.extend(t, c.a, false)
+	e.close(t)
+	c.stoppedAgain(t, e)
+	c.before = e.descriptor(t)
+}
+
+// readingHeld holds the starts of replays and lets the listings go: once ferry says it reads
+// recording a again, that reading waits for releaseReplays.
+func (c *sameEnd) readingHeld(t *testing.T) {
+	t.Helper()
+	c.gate.holdReplays(t)
+	c.gate.release()
+	failWaitLogIn(t, c.ip, fmt.Sprintf("reading its last record again\" stream=%s recording=%d ", c.sc.Name, c.a.recordingID))
 }
 
 // stoppedAgain checks that recording a, continued by e, is stopped again at the same end at
