@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/crc32"
@@ -242,10 +243,16 @@ func (t *tasks) CloseWithin(d time.Duration) bool {
 	}
 }
 
-// LastStoredWith reads the last stored message with a reader of client on the recording's
-// partition (the publisher's router: rec modulo the partitions), from the latest message
-// inclusive. The reader needs permission to consume the topic. (Not HasNext: v0.19.0's
-// answers false for an error as for an empty topic.)
+// LastStoredWith reads the last stored message with readers of client on the recording's
+// partition (the publisher's router: rec modulo the partitions). The readers need permission
+// to consume the topic.
+//
+// Not with one reader that starts at the latest message inclusive: pulsar-client-go v0.19.0
+// makes that reader seek to the last message as it is created, the broker closes the
+// subscription to seek and the client subscribes again, and a reader asked anything in
+// between is answered "consumer not found". In one CI run such a reader neither delivered the
+// message nor answered for 13 s (docs/findings.md). Nor HasNext: v0.19.0's answers false for
+// an error as for an empty topic.
 func LastStoredWith(client pulsar.Client) LastStoredFunc {
 	type result struct {
 		msg StoredMessage
@@ -277,36 +284,55 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 	if len(parts) > 1 {
 		topic = parts[recordingPartition(rec, len(parts))]
 	}
-	r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.LatestMessageID(), StartMessageIDInclusive: true})
-	if err != nil {
-		return StoredMessage{}, false, fmt.Errorf("reader on %s: %w", topic, err)
-	}
-	// Closed when done, or when ctx ends first: a close ends the reader's reconnect loop.
-	// (Close is idempotent.)
-	stop := context.AfterFunc(ctx, r.Close)
-	defer func() { stop(); r.Close() }()
-	// Read first: on a topic that is not empty, creating the reader sought to its last
-	// message, which reconnects the reader; asked for the last message id meanwhile, the
-	// broker answers "consumer not found" and the client logs errors while it retries.
-	first, cancel := context.WithTimeout(ctx, emptyAfter)
-	m, err := r.Next(first)
-	cancel()
-	if err == nil {
-		return StoredMessage{Producer: m.ProducerName(), Properties: m.Properties(), Checksum: crc32.Checksum(m.Payload(), castagnoli)}, true, nil
-	}
-	if ctx.Err() != nil {
-		return StoredMessage{}, false, fmt.Errorf("reading the last message of %s: %w", topic, ctx.Err())
-	}
-	last, lerr := r.GetLastMessageID()
+	last, err := lastMessageID(ctx, client, topic)
 	switch {
-	case lerr != nil:
-		return StoredMessage{}, false, fmt.Errorf("the last message id of %s: %w", topic, lerr)
+	case err != nil:
+		return StoredMessage{}, false, err
 	case last.EntryID() < 0:
 		return StoredMessage{}, false, nil // empty
 	}
-	return StoredMessage{}, false, fmt.Errorf("reading the last message of %s (%v): %w", topic, last, err)
+	// The message is read by a reader that starts at the entry before it (the entry before
+	// the first of a ledger is that ledger's entry -1), and skips what comes before it:
+	// Pulsar 4.0.8 with v0.19.0 delivers a reader's start message although the reader is
+	// not inclusive, which the broker's and the client's documentation do not promise either
+	// way.
+	r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic,
+		StartMessageID: pulsar.NewMessageID(last.LedgerID(), last.EntryID()-1, -1, last.PartitionIdx())})
+	if err != nil {
+		return StoredMessage{}, false, fmt.Errorf("reader on %s: %w", topic, err)
+	}
+	stop := context.AfterFunc(ctx, r.Close) // a close ends the reader's reconnect loop
+	defer func() { stop(); r.Close() }()
+	for {
+		m, err := r.Next(ctx)
+		if err != nil {
+			return StoredMessage{}, false, fmt.Errorf("reading the last message of %s (%v): %w", topic, last, err)
+		}
+		id := m.ID()
+		switch c := cmp.Or(cmp.Compare(id.LedgerID(), last.LedgerID()), cmp.Compare(id.EntryID(), last.EntryID())); {
+		case c < 0:
+			continue
+		case c > 0:
+			return StoredMessage{}, false, fmt.Errorf("reading the last message of %s (%v): the reader passed it, at %v", topic, last, id)
+		case last.BatchIdx() >= 0 && id.BatchIdx() < last.BatchIdx():
+			continue // a batch (not ferry's: its producers do not batch), up to its last message
+		}
+		return StoredMessage{Producer: m.ProducerName(), Properties: m.Properties(), Checksum: crc32.Checksum(m.Payload(), castagnoli)}, true, nil
+	}
 }
 
-// emptyAfter is how long a read of the last message waits before it asks whether the
-// partition is empty.
-const emptyAfter = 3 * time.Second
+// lastMessageID asks the broker for the id of the last message of topic (a partition), with
+// a reader that starts after it and so never seeks. An entry id below 0: the topic is empty.
+func lastMessageID(ctx context.Context, client pulsar.Client, topic string) (pulsar.MessageID, error) {
+	r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.LatestMessageID()})
+	if err != nil {
+		return nil, fmt.Errorf("reader on %s: %w", topic, err)
+	}
+	stop := context.AfterFunc(ctx, r.Close)
+	defer func() { stop(); r.Close() }()
+	last, err := r.GetLastMessageID()
+	if err != nil {
+		return nil, fmt.Errorf("the last message id of %s: %w", topic, err)
+	}
+	return last, nil
+}

@@ -1,0 +1,91 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"hash/crc32"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/ferry-bridge/ferry/actors"
+)
+
+// TestLastStoredReadsWhatTheBrokerStoredLast: the read a resuming publisher checks lesson 21
+// with, against the real broker. An empty topic is empty; then the last message is read —
+// producer, properties, checksum — after one message (the first entry of its ledger), after
+// three, and after the topic was unloaded (its ledger rolled: the message is the first entry
+// of a new ledger, the entry before it in none); on a partitioned topic, in the recording's
+// partition only (the producer's router: recording id modulo the partitions).
+func TestLastStoredReadsWhatTheBrokerStoredLast(t *testing.T) {
+	client := newPulsarClient(t, peers.Pulsar.ServiceURL)
+	lastStored := actors.LastStoredWith(client)
+	sent := map[string]int64{} // messages sent to each topic: the next one's sequence id
+	send := func(topic string, n int) {
+		t.Helper()
+		p, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic, Name: "last-stored", DisableBatching: true})
+		if err != nil {
+			t.Fatalf("producer on %s: %v", topic, err)
+		}
+		defer p.Close()
+		for range n {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			seq := sent[topic]
+			_, err := p.Send(ctx, &pulsar.ProducerMessage{Payload: payloadFor(int(seq)), SequenceID: &seq, Properties: map[string]string{"n": fmt.Sprint(seq)}})
+			cancel()
+			sent[topic]++
+			if err != nil {
+				t.Fatalf("send to %s: %v", topic, err)
+			}
+		}
+	}
+	expect := func(topic string, rec int64, want int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		start := time.Now()
+		msg, ok, err := lastStored(ctx, topic, rec)
+		switch {
+		case err != nil:
+			t.Fatalf("%s, recording %d: %v", topic, rec, err)
+		case want < 0 && ok:
+			t.Fatalf("%s, recording %d: read %+v from an empty partition", topic, rec, msg)
+		case want < 0:
+			return
+		case !ok:
+			t.Fatalf("%s, recording %d: empty, want message %d", topic, rec, want)
+		case msg.Producer != "last-stored" || msg.Properties["n"] != fmt.Sprint(want) ||
+			msg.Checksum != crc32.Checksum(payloadFor(want), crc32.MakeTable(crc32.Castagnoli)):
+			t.Fatalf("%s, recording %d: read %+v, want message %d (checksum %d) of producer last-stored",
+				topic, rec, msg, want, crc32.Checksum(payloadFor(want), crc32.MakeTable(crc32.Castagnoli)))
+		}
+		t.Logf("%s, recording %d: message %d in %v", topic, rec, want, time.Since(start).Round(time.Millisecond))
+	}
+
+	topic := newStreamConfig(t, "").Topic
+	adminMust(t, http.MethodPut, topicPath(topic), "") // created, empty
+	expect(topic, 7, -1)
+	send(topic, 1)
+	expect(topic, 7, 0)
+	send(topic, 2)
+	expect(topic, 7, 2)
+	type messageID struct{ LedgerID, EntryID int64 }
+	var before, after messageID
+	if err := adminGet(topicPath(topic)+"/lastMessageId", &before); err != nil || before.EntryID != 2 {
+		t.Fatalf("the last message id is %+v (%v), want the third entry of a ledger", before, err)
+	}
+	adminMust(t, http.MethodPut, topicPath(topic)+"/unload", "")
+	send(topic, 1)
+	if err := adminGet(topicPath(topic)+"/lastMessageId", &after); err != nil || after.LedgerID == before.LedgerID || after.EntryID != 0 {
+		t.Fatalf("after the unload, the last message id is %+v (%v), want the first entry of a ledger after %d", after, err, before.LedgerID)
+	}
+	expect(topic, 7, 3)
+
+	partitioned := newStreamConfig(t, "").Topic
+	adminMust(t, http.MethodPut, topicPath(partitioned)+"/partitions", "2")
+	send(partitioned+"-partition-1", 2)
+	expect(partitioned, 7, 1)  // 7 mod 2 = 1
+	expect(partitioned, 8, -1) // partition 0 is empty
+}
