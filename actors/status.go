@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
 )
 
@@ -259,9 +260,13 @@ func (s *streamStatus) stored(cp store.Checkpoint) {
 // none); or when it has not started (no listing of its recordings, in transport mode no
 // subscription) for stallAfter. A recording the replay has not reached yet is behind by
 // what was recorded past its checkpoint, or its start.
-func (s *streamStatus) build(name, mode string, failed error, waiting []int64, stallAfter time.Duration, nowMs int64) *messages.StreamStatus {
-	st := &messages.StreamStatus{Name: name, Mode: mode, Restarts: s.restarts, WaitingRecordings: waiting, Healthy: true,
+func (s *streamStatus) build(name, mode string, failed error, waits []progress.Wait, stallAfter time.Duration, nowMs int64) *messages.StreamStatus {
+	st := &messages.StreamStatus{Name: name, Mode: mode, Restarts: s.restarts, Healthy: true,
 		StoreWrites: s.storeWrites, LastStoreWriteUs: s.lastWriteUs}
+	for _, w := range waits {
+		st.WaitingRecordings = append(st.WaitingRecordings, w.ID)
+		st.Waiting = append(st.Waiting, &messages.WaitingRecording{RecordingId: w.ID, Behind: w.Behind, Reason: w.Why.String()})
+	}
 	var pending, lag int64
 	s.forgetOldCompleted()
 	for _, id := range slices.Sorted(maps.Keys(s.recordings)) {
@@ -384,13 +389,13 @@ func (s *streamSupervisor) pushStatus() {
 	if s.cfg.Transport {
 		mode = "transport"
 	}
-	var waiting []int64
+	var waits []progress.Wait
 	if s.schedule != nil {
-		waiting = s.schedule.Waiting()
+		waits = s.schedule.Waits()
 	}
 	stall := s.cfg.StallAfter
 	if stall <= 0 {
 		stall = defaultStallAfter
 	}
-	s.env.Board.SetStream(s.status.build(s.cfg.Def.Name, mode, s.failed, waiting, stall, s.env.nowMs()))
+	s.env.Board.SetStream(s.status.build(s.cfg.Def.Name, mode, s.failed, waits, stall, s.env.nowMs()))
 }

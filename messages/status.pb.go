@@ -182,7 +182,8 @@ type StreamStatus struct {
 	Healthy    bool               `protobuf:"varint,4,opt,name=healthy,proto3" json:"healthy,omitempty"`
 	Reason     string             `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	Recordings []*RecordingStatus `protobuf:"bytes,6,rep,name=recordings,proto3" json:"recordings,omitempty"`
-	// Recordings known but not yet allowed to publish (they wait for an earlier one).
+	// Recordings known but not yet allowed to publish (they wait for an earlier one); each
+	// with what it waits for under waiting.
 	WaitingRecordings []int64 `protobuf:"varint,7,rep,packed,name=waiting_recordings,json=waitingRecordings,proto3" json:"waiting_recordings,omitempty"`
 	// The last failure of each kind (archive, read, publish, producer, checkpoint,
 	// deduplication), kept until a newer one of the same kind supersedes it: a later
@@ -195,8 +196,11 @@ type StreamStatus struct {
 	// Checkpoint store writes (transactions that succeeded) and how long the last attempt took.
 	StoreWrites      uint64 `protobuf:"varint,11,opt,name=store_writes,json=storeWrites,proto3" json:"store_writes,omitempty"`
 	LastStoreWriteUs *int64 `protobuf:"varint,12,opt,name=last_store_write_us,json=lastStoreWriteUs,proto3,oneof" json:"last_store_write_us,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The recordings of waiting_recordings, each with the first earlier recording that holds
+	// it back.
+	Waiting       []*WaitingRecording `protobuf:"bytes,13,rep,name=waiting,proto3" json:"waiting,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StreamStatus) Reset() {
@@ -313,6 +317,87 @@ func (x *StreamStatus) GetLastStoreWriteUs() int64 {
 	return 0
 }
 
+func (x *StreamStatus) GetWaiting() []*WaitingRecording {
+	if x != nil {
+		return x.Waiting
+	}
+	return nil
+}
+
+// WaitingRecording is a recording not yet allowed to publish, and why.
+type WaitingRecording struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	// The first earlier recording that holds it back (0 with reason due).
+	Behind int64 `protobuf:"varint,2,opt,name=behind,proto3" json:"behind,omitempty"`
+	// stopped: behind stopped and is not completed yet; its records come first (lesson 5).
+	// extended: behind was recorded again after it stopped (the archive's ExtendRecording),
+	//
+	//	before it completed, and this one began while it was stopped: behind's records, old
+	//	and appended, come first, however long the extension lasts.
+	//
+	// quiet: behind is live and has not grown since this one was first listed (perhaps a
+	//
+	//	restarted publisher's old recording, not yet stopped by the archive): held for the
+	//	restart grace at most, then published beside it.
+	//
+	// due: nothing holds it back any more; the next listing lets it publish.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitingRecording) Reset() {
+	*x = WaitingRecording{}
+	mi := &file_ferry_v1_status_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitingRecording) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitingRecording) ProtoMessage() {}
+
+func (x *WaitingRecording) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_status_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitingRecording.ProtoReflect.Descriptor instead.
+func (*WaitingRecording) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *WaitingRecording) GetRecordingId() int64 {
+	if x != nil {
+		return x.RecordingId
+	}
+	return 0
+}
+
+func (x *WaitingRecording) GetBehind() int64 {
+	if x != nil {
+		return x.Behind
+	}
+	return 0
+}
+
+func (x *WaitingRecording) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // StoreWritten is the checkpointer's report of one store write, for status.
 type StoreWritten struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -324,7 +409,7 @@ type StoreWritten struct {
 
 func (x *StoreWritten) Reset() {
 	*x = StoreWritten{}
-	mi := &file_ferry_v1_status_proto_msgTypes[3]
+	mi := &file_ferry_v1_status_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -336,7 +421,7 @@ func (x *StoreWritten) String() string {
 func (*StoreWritten) ProtoMessage() {}
 
 func (x *StoreWritten) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[3]
+	mi := &file_ferry_v1_status_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -349,7 +434,7 @@ func (x *StoreWritten) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreWritten.ProtoReflect.Descriptor instead.
 func (*StoreWritten) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{3}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StoreWritten) GetTookUs() int64 {
@@ -418,7 +503,7 @@ type RecordingStatus struct {
 
 func (x *RecordingStatus) Reset() {
 	*x = RecordingStatus{}
-	mi := &file_ferry_v1_status_proto_msgTypes[4]
+	mi := &file_ferry_v1_status_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -430,7 +515,7 @@ func (x *RecordingStatus) String() string {
 func (*RecordingStatus) ProtoMessage() {}
 
 func (x *RecordingStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[4]
+	mi := &file_ferry_v1_status_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -443,7 +528,7 @@ func (x *RecordingStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatus.ProtoReflect.Descriptor instead.
 func (*RecordingStatus) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{4}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RecordingStatus) GetRecordingId() int64 {
@@ -627,7 +712,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_ferry_v1_status_proto_msgTypes[5]
+	mi := &file_ferry_v1_status_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +724,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[5]
+	mi := &file_ferry_v1_status_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +737,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{5}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Failure) GetAtMs() int64 {
@@ -687,7 +772,7 @@ type RecordingProgress struct {
 
 func (x *RecordingProgress) Reset() {
 	*x = RecordingProgress{}
-	mi := &file_ferry_v1_status_proto_msgTypes[6]
+	mi := &file_ferry_v1_status_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -699,7 +784,7 @@ func (x *RecordingProgress) String() string {
 func (*RecordingProgress) ProtoMessage() {}
 
 func (x *RecordingProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[6]
+	mi := &file_ferry_v1_status_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -712,7 +797,7 @@ func (x *RecordingProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingProgress.ProtoReflect.Descriptor instead.
 func (*RecordingProgress) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{6}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RecordingProgress) GetRecordingId() int64 {
@@ -740,7 +825,7 @@ type ProducerChanged struct {
 
 func (x *ProducerChanged) Reset() {
 	*x = ProducerChanged{}
-	mi := &file_ferry_v1_status_proto_msgTypes[7]
+	mi := &file_ferry_v1_status_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -752,7 +837,7 @@ func (x *ProducerChanged) String() string {
 func (*ProducerChanged) ProtoMessage() {}
 
 func (x *ProducerChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[7]
+	mi := &file_ferry_v1_status_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -765,7 +850,7 @@ func (x *ProducerChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProducerChanged.ProtoReflect.Descriptor instead.
 func (*ProducerChanged) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{7}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ProducerChanged) GetRecordingId() int64 {
@@ -794,7 +879,7 @@ type DeduplicationChecked struct {
 
 func (x *DeduplicationChecked) Reset() {
 	*x = DeduplicationChecked{}
-	mi := &file_ferry_v1_status_proto_msgTypes[8]
+	mi := &file_ferry_v1_status_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -806,7 +891,7 @@ func (x *DeduplicationChecked) String() string {
 func (*DeduplicationChecked) ProtoMessage() {}
 
 func (x *DeduplicationChecked) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[8]
+	mi := &file_ferry_v1_status_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -819,7 +904,7 @@ func (x *DeduplicationChecked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeduplicationChecked.ProtoReflect.Descriptor instead.
 func (*DeduplicationChecked) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{8}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DeduplicationChecked) GetRecordingId() int64 {
@@ -846,7 +931,7 @@ type FailureObserved struct {
 
 func (x *FailureObserved) Reset() {
 	*x = FailureObserved{}
-	mi := &file_ferry_v1_status_proto_msgTypes[9]
+	mi := &file_ferry_v1_status_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +943,7 @@ func (x *FailureObserved) String() string {
 func (*FailureObserved) ProtoMessage() {}
 
 func (x *FailureObserved) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_status_proto_msgTypes[9]
+	mi := &file_ferry_v1_status_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +956,7 @@ func (x *FailureObserved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailureObserved.ProtoReflect.Descriptor instead.
 func (*FailureObserved) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_status_proto_rawDescGZIP(), []int{9}
+	return file_ferry_v1_status_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FailureObserved) GetFailure() *Failure {
@@ -898,7 +983,7 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\tconnected\x18\x01 \x01(\bR\tconnected\x12\x19\n" +
 	"\bsince_ms\x18\x02 \x01(\x03R\asinceMs\x12'\n" +
 	"\x0ffailed_attempts\x18\x03 \x01(\x05R\x0efailedAttempts\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"\xe6\x03\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\x9c\x04\n" +
 	"\fStreamStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x14\n" +
@@ -914,9 +999,14 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\x10last_progress_ms\x18\n" +
 	" \x01(\x03H\x00R\x0elastProgressMs\x88\x01\x01\x12!\n" +
 	"\fstore_writes\x18\v \x01(\x04R\vstoreWrites\x122\n" +
-	"\x13last_store_write_us\x18\f \x01(\x03H\x01R\x10lastStoreWriteUs\x88\x01\x01B\x13\n" +
+	"\x13last_store_write_us\x18\f \x01(\x03H\x01R\x10lastStoreWriteUs\x88\x01\x01\x124\n" +
+	"\awaiting\x18\r \x03(\v2\x1a.ferry.v1.WaitingRecordingR\awaitingB\x13\n" +
 	"\x11_last_progress_msB\x16\n" +
-	"\x14_last_store_write_us\"?\n" +
+	"\x14_last_store_write_us\"e\n" +
+	"\x10WaitingRecording\x12!\n" +
+	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x16\n" +
+	"\x06behind\x18\x02 \x01(\x03R\x06behind\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"?\n" +
 	"\fStoreWritten\x12\x17\n" +
 	"\atook_us\x18\x01 \x01(\x03R\x06tookUs\x12\x16\n" +
 	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xe9\b\n" +
@@ -988,31 +1078,33 @@ func file_ferry_v1_status_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_status_proto_rawDescData
 }
 
-var file_ferry_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_ferry_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_ferry_v1_status_proto_goTypes = []any{
 	(*Status)(nil),               // 0: ferry.v1.Status
 	(*Connection)(nil),           // 1: ferry.v1.Connection
 	(*StreamStatus)(nil),         // 2: ferry.v1.StreamStatus
-	(*StoreWritten)(nil),         // 3: ferry.v1.StoreWritten
-	(*RecordingStatus)(nil),      // 4: ferry.v1.RecordingStatus
-	(*Failure)(nil),              // 5: ferry.v1.Failure
-	(*RecordingProgress)(nil),    // 6: ferry.v1.RecordingProgress
-	(*ProducerChanged)(nil),      // 7: ferry.v1.ProducerChanged
-	(*DeduplicationChecked)(nil), // 8: ferry.v1.DeduplicationChecked
-	(*FailureObserved)(nil),      // 9: ferry.v1.FailureObserved
+	(*WaitingRecording)(nil),     // 3: ferry.v1.WaitingRecording
+	(*StoreWritten)(nil),         // 4: ferry.v1.StoreWritten
+	(*RecordingStatus)(nil),      // 5: ferry.v1.RecordingStatus
+	(*Failure)(nil),              // 6: ferry.v1.Failure
+	(*RecordingProgress)(nil),    // 7: ferry.v1.RecordingProgress
+	(*ProducerChanged)(nil),      // 8: ferry.v1.ProducerChanged
+	(*DeduplicationChecked)(nil), // 9: ferry.v1.DeduplicationChecked
+	(*FailureObserved)(nil),      // 10: ferry.v1.FailureObserved
 }
 var file_ferry_v1_status_proto_depIdxs = []int32{
 	2, // 0: ferry.v1.Status.streams:type_name -> ferry.v1.StreamStatus
 	1, // 1: ferry.v1.Status.connection:type_name -> ferry.v1.Connection
-	4, // 2: ferry.v1.StreamStatus.recordings:type_name -> ferry.v1.RecordingStatus
-	5, // 3: ferry.v1.StreamStatus.failures:type_name -> ferry.v1.Failure
-	4, // 4: ferry.v1.RecordingProgress.status:type_name -> ferry.v1.RecordingStatus
-	5, // 5: ferry.v1.FailureObserved.failure:type_name -> ferry.v1.Failure
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	5, // 2: ferry.v1.StreamStatus.recordings:type_name -> ferry.v1.RecordingStatus
+	6, // 3: ferry.v1.StreamStatus.failures:type_name -> ferry.v1.Failure
+	3, // 4: ferry.v1.StreamStatus.waiting:type_name -> ferry.v1.WaitingRecording
+	5, // 5: ferry.v1.RecordingProgress.status:type_name -> ferry.v1.RecordingStatus
+	6, // 6: ferry.v1.FailureObserved.failure:type_name -> ferry.v1.Failure
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_ferry_v1_status_proto_init() }
@@ -1021,14 +1113,14 @@ func file_ferry_v1_status_proto_init() {
 		return
 	}
 	file_ferry_v1_status_proto_msgTypes[2].OneofWrappers = []any{}
-	file_ferry_v1_status_proto_msgTypes[4].OneofWrappers = []any{}
+	file_ferry_v1_status_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_status_proto_rawDesc), len(file_ferry_v1_status_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

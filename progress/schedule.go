@@ -246,10 +246,26 @@ func (s *Schedule) update() {
 		if r.permitted || r.completed {
 			continue
 		}
-		r.permitted = !slices.ContainsFunc(s.recs[:i], func(q scheduled) bool {
-			return !q.completed && (!q.Live || q.extendedAtMs >= r.firstListedMs && q.extendedAtMs > 0 || s.holds(q, *r))
-		})
+		_, _, held := s.heldBy(i)
+		r.permitted = !held
 	}
+}
+
+// heldBy returns the first recording before s.recs[i] that holds it back, and why.
+func (s *Schedule) heldBy(i int) (int64, WaitReason, bool) {
+	r := s.recs[i]
+	for _, q := range s.recs[:i] {
+		switch {
+		case q.completed:
+		case !q.Live:
+			return q.ID, WaitStopped, true
+		case q.extendedAtMs > 0 && q.extendedAtMs >= r.firstListedMs:
+			return q.ID, WaitExtended, true
+		case s.holds(q, r):
+			return q.ID, WaitQuiet, true
+		}
+	}
+	return 0, WaitDue, false
 }
 
 // holds reports whether the live recording q holds r back: it has not grown since r was
@@ -275,10 +291,63 @@ func (s *Schedule) Runnable() []int64 {
 // not yet permitted, for status: they are never dropped.
 func (s *Schedule) Waiting() []int64 {
 	var ids []int64
-	for _, r := range s.recs {
-		if !r.permitted && !r.completed {
-			ids = append(ids, r.ID)
-		}
+	for _, w := range s.Waits() {
+		ids = append(ids, w.ID)
 	}
 	return ids
+}
+
+// WaitReason is why a recording may not publish yet: what the recording it waits for is.
+type WaitReason int
+
+const (
+	// WaitDue: nothing holds the recording back any more; the next listing permits it.
+	// (Every call that changes the schedule grants what it allows; one that failed may
+	// still have moved the listings' time on.)
+	WaitDue WaitReason = iota
+	// WaitStopped: the earlier recording stopped and is not completed (lesson 5).
+	WaitStopped
+	// WaitExtended: the earlier recording was extended (listed live again) before it
+	// completed, and the waiting one was first listed while it was stopped, or in the
+	// listing that found it extended: the extension comes first, however long it lasts.
+	WaitExtended
+	// WaitQuiet: the earlier recording is live and has not grown since the waiting one was
+	// first listed, perhaps a restarted publisher's old recording the archive has not
+	// stopped yet: held for the restart grace at most.
+	WaitQuiet
+)
+
+func (w WaitReason) String() string {
+	switch w {
+	case WaitDue:
+		return "due"
+	case WaitStopped:
+		return "stopped"
+	case WaitExtended:
+		return "extended"
+	case WaitQuiet:
+		return "quiet"
+	}
+	return fmt.Sprintf("WaitReason(%d)", int(w))
+}
+
+// Wait is a recording that may not publish yet, and the first earlier recording that
+// holds it back.
+type Wait struct {
+	ID, Behind int64
+	Why        WaitReason
+}
+
+// Waits returns, in ascending order of ID, the recordings known but not yet permitted,
+// each with the first recording that holds it back, for status.
+func (s *Schedule) Waits() []Wait {
+	var ws []Wait
+	for i, r := range s.recs {
+		if r.permitted || r.completed {
+			continue
+		}
+		behind, why, _ := s.heldBy(i) // held by nothing (WaitDue): a call that failed moved the time
+		ws = append(ws, Wait{ID: r.ID, Behind: behind, Why: why})
+	}
+	return ws
 }

@@ -294,6 +294,12 @@ func TestLesson11_NoRecordingIsEverDropped(t *testing.T) {
 						}
 					}
 				}
+				// Every waiting recording is held by an earlier one not completed.
+				for _, w := range s.Waits() {
+					if w.Why == WaitDue || w.Behind >= w.ID || done[w.Behind] {
+						t.Fatalf("%+v: not held back by an earlier recording not completed (done %v)", w, done)
+					}
+				}
 				id := run[r.IntN(len(run))]
 				i := slices.IndexFunc(recs, func(x Recording) bool { return x.ID == id })
 				if recs[i].Live {
@@ -422,4 +428,47 @@ func TestAnExtendedRecordingHoldsBackThoseListedWhileItWasStopped(t *testing.T) 
 	s = NewSchedule(0)
 	mustAdd(t, s, at(stopped(1, 10, 11), 10, 100), at(live(1, 10), 30, 100), at(live(2, 25), 30, 10), at(live(1, 10), 40, 150))
 	wantIDs(t, "Runnable with a recording first listed in the listing that found the extension", s.Runnable(), 1)
+}
+
+// TestWaitsSayWhatHoldsEachRecordingBack: for status, each waiting recording comes with the
+// first earlier recording that holds it back, and why: stopped and not completed, extended
+// while it waited, or live and quiet within the restart grace.
+func TestWaitsSayWhatHoldsEachRecordingBack(t *testing.T) {
+	at := func(r Recording, ms, recorded int64) Recording { r.ListedAtMs, r.Recorded = ms, recorded; return r }
+	wantWaits := func(t *testing.T, s *Schedule, want ...Wait) {
+		t.Helper()
+		if got := s.Waits(); !slices.Equal(got, want) {
+			t.Fatalf("Waits = %+v, want %+v", got, want)
+		}
+	}
+	t.Run("stopped", func(t *testing.T) {
+		s := NewSchedule(0)
+		mustAdd(t, s, stopped(1, 0, 10), stopped(2, 20, 30), live(3, 40))
+		wantWaits(t, s, Wait{ID: 2, Behind: 1, Why: WaitStopped}, Wait{ID: 3, Behind: 1, Why: WaitStopped})
+		if err := s.Completed(1); err != nil {
+			t.Fatal(err)
+		}
+		wantWaits(t, s, Wait{ID: 3, Behind: 2, Why: WaitStopped})
+	})
+	t.Run("extended", func(t *testing.T) {
+		s := NewSchedule(0)
+		mustAdd(t, s, at(stopped(1, 10, 11), 10, 100), at(stopped(2, 20, 21), 20, 200), at(live(1, 10), 30, 100))
+		wantWaits(t, s, Wait{ID: 2, Behind: 1, Why: WaitExtended})
+	})
+	t.Run("quiet", func(t *testing.T) {
+		s := NewSchedule(20_000)
+		mustAdd(t, s, at(live(1, 10), 0, 100), at(live(2, 20), 1_000, 10))
+		wantWaits(t, s, Wait{ID: 2, Behind: 1, Why: WaitQuiet})
+		mustAdd(t, s, at(live(1, 10), 21_000, 100))
+		wantWaits(t, s)
+		wantIDs(t, "Runnable after the grace", s.Runnable(), 1, 2)
+	})
+	t.Run("due after a failed call", func(t *testing.T) {
+		s := NewSchedule(20_000)
+		mustAdd(t, s, at(live(1, 10), 0, 100), at(live(2, 20), 1_000, 10))
+		if err := s.Add(at(live(1, 11), 21_000, 100)); !errors.Is(err, ErrRecordingConflict) {
+			t.Fatalf("Add of recording 1 with another start = %v, want ErrRecordingConflict", err)
+		}
+		wantWaits(t, s, Wait{ID: 2, Why: WaitDue})
+	})
 }

@@ -274,3 +274,22 @@ func TestStatusTableRecordedIsNotBehindTheReplay(t *testing.T) {
 		}
 	}
 }
+
+// Each waiting recording is shown with what it waits for.
+func TestStatusTableSaysWhatEachWaitingRecordingWaitsFor(t *testing.T) {
+	st := &messages.Status{Version: "test", AtMs: 1795980000000, Streams: []*messages.StreamStatus{{
+		Name: "orders", Mode: "archive", State: "replaying", Healthy: true,
+		WaitingRecordings: []int64{2, 3},
+		Waiting:           []*messages.WaitingRecording{{RecordingId: 2, Behind: 1, Reason: "extended"}, {RecordingId: 3, Behind: 1, Reason: "stopped"}},
+	}}}
+	var out bytes.Buffer
+	printStatus(&out, st)
+	for _, line := range []string{
+		"recording 2 waits: recording 1 was recorded again after it stopped (extended)",
+		"recording 3 waits: recording 1 stopped, and every record of it is acknowledged first",
+	} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("no line with %q in\n%s", line, out.String())
+		}
+	}
+}

@@ -101,8 +101,8 @@ func printStatus(w io.Writer, st *messages.Status) {
 			health = "UNHEALTHY: " + s.Reason
 		}
 		fmt.Fprintf(w, "\nstream %s (%s): %s, %s, restarts %d\n", s.Name, s.Mode, s.State, health, s.Restarts)
-		if len(s.WaitingRecordings) > 0 {
-			fmt.Fprintf(w, "  waiting: recordings %v\n", s.WaitingRecordings)
+		for _, wr := range s.Waiting {
+			fmt.Fprintf(w, "  recording %d waits: %s\n", wr.RecordingId, waitingFor(wr))
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  RECORDING\tSTOP\tRECORDED\tCOMMITTED\tCHECKPOINT\tLAG\tRATE/s\tETA\tPENDING\tACKED\tDUPS\tFAILED\tPRODUCER\tDEDUP\tLAST ACK\t")
@@ -168,4 +168,19 @@ func ago(now time.Time, ms *int64) string {
 		return "never"
 	}
 	return now.Sub(time.UnixMilli(*ms)).Round(100*time.Millisecond).String() + " ago"
+}
+
+// waitingFor says what a waiting recording waits for.
+func waitingFor(w *messages.WaitingRecording) string {
+	switch w.Reason {
+	case "stopped":
+		return fmt.Sprintf("recording %d stopped, and every record of it is acknowledged first", w.Behind)
+	case "extended":
+		return fmt.Sprintf("recording %d was recorded again after it stopped (extended) and comes first, however long the extension lasts", w.Behind)
+	case "quiet":
+		return fmt.Sprintf("recording %d is live but has not grown since this one began (a restarted publisher's old recording?); for the restart grace at most", w.Behind)
+	case "due":
+		return "nothing any more; it publishes from the next listing"
+	}
+	return fmt.Sprintf("recording %d (%s)", w.Behind, w.Reason)
 }

@@ -987,8 +987,8 @@ func TestLesson14_HeadOfAWaitingRecordingPurgedFailsLoudly(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !slices.Contains(st.WaitingRecordings, b.recordingID) {
-			return fmt.Errorf("recording %d is not waiting for %d (state %s, waiting %v)", b.recordingID, a.recordingID, st.State, st.WaitingRecordings)
+		if got, want := waitOf(st, b.recordingID), fmt.Sprintf("stopped behind %d", a.recordingID); got != want || !slices.Contains(st.WaitingRecordings, b.recordingID) {
+			return fmt.Errorf("recording %d waits %s (state %s, waiting %v), want %s", b.recordingID, got, st.State, st.WaitingRecordings, want)
 		}
 		return nil
 	})

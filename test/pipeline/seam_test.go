@@ -835,6 +835,9 @@ func extendedBeforeCompleted(t *testing.T, window int64, said []string) {
 			if r := recordingOf(st, a.recordingID); r == nil || r.StopPosition != nil {
 				return fmt.Errorf("recording %d not listed live again yet: %v", a.recordingID, r)
 			}
+			if got, want := waitOf(st, b.recordingID), fmt.Sprintf("extended behind %d", a.recordingID); got != want {
+				t.Fatalf("the status says recording %d waits %s: %s, want %s", b.recordingID, why, got, want)
+			}
 			return nil
 		})
 	}

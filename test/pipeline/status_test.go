@@ -286,6 +286,16 @@ func recordingOf(st *messages.StreamStatus, id int64) *messages.RecordingStatus 
 	return nil
 }
 
+// waitOf says what recording id waits for in st: "extended behind 5", or "not waiting".
+func waitOf(st *messages.StreamStatus, id int64) string {
+	for _, w := range st.Waiting {
+		if w.RecordingId == id {
+			return fmt.Sprintf("%s behind %d", w.Reason, w.Behind)
+		}
+	}
+	return "not waiting"
+}
+
 // failureOf is the stream's last failure of kind (archive, read, publish, producer,
 // checkpoint, deduplication), or nil.
 func failureOf(st *messages.StreamStatus, kind string) *messages.Failure {

@@ -607,8 +607,12 @@ func TestLesson11_StartLatestTakesOnEveryLivePublisher(t *testing.T) {
 	})
 	afterB := b.publish(t, 1000+n, 1000+2*n) // B waits behind the idle A meanwhile
 	eventually.NoError(t, 10*time.Second, func() error {
-		if st, err := ip.status(sc.Name); err != nil || !slices.Contains(st.WaitingRecordings, b.recordingID) {
+		st, err := ip.status(sc.Name)
+		if err != nil || !slices.Contains(st.WaitingRecordings, b.recordingID) {
 			return fmt.Errorf("status %v (%v): want B %d waiting behind the idle A", st, err, b.recordingID)
+		}
+		if got, want := waitOf(st, b.recordingID), fmt.Sprintf("quiet behind %d", a.recordingID); got != want {
+			return fmt.Errorf("the status says B %d waits %s, want %s", b.recordingID, got, want)
 		}
 		return nil
 	})
