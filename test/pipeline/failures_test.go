@@ -1422,18 +1422,21 @@ func TestASecondSignalStopsAWaitingDrain(t *testing.T) {
 	f, sc, pub, cfg := ferryWithoutBroker(t)
 
 	// Two signals 100 ms apart, as a wrapper forwarding the terminal's Ctrl-C delivers them:
-	// one request, so the drain goes on (it waits for the broker, up to 30 s).
-	for range 2 {
+	// one request, so the drain goes on (it waits for the broker, up to 30 s). Both are sent
+	// before anything is waited for: a wait between them could outlast ferry's second.
+	for i := range 2 {
 		if err := f.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		failWaitLog(t, f, 10*time.Second, "signal received: draining")
-		time.Sleep(100 * time.Millisecond) // the spacing of the two signals, not a wait for a result
+		if i == 0 {
+			time.Sleep(100 * time.Millisecond) // the spacing of the two signals, not a wait for a result
+		}
 	}
+	failWaitLog(t, f, 10*time.Second, "signal received: draining")
 	failWaitLog(t, f, 10*time.Second, "stopping: draining what is in flight")
-	eventually.Always(t, 1500*time.Millisecond, func() error {
+	eventually.Always(t, 2500*time.Millisecond, func() error {
 		if f.Exited() {
-			return fmt.Errorf("ferry exited (%v) within 1.5 s of two signals 100 ms apart: its drain did not wait for the broker", f.err)
+			return fmt.Errorf("ferry exited (%v) within 2.5 s of two signals 100 ms apart: its drain did not wait for the broker", f.err)
 		}
 		return nil
 	})

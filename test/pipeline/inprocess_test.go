@@ -208,7 +208,10 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 
 // stop drains (briefly: a test may have held acknowledgements back) and stops the
 // pipeline, then closes the store. It returns what the streams reported.
-func (ip *inProcess) stop() ([]*messages.Drained, error) {
+func (ip *inProcess) stop() ([]*messages.Drained, error) { return ip.stopWithin(5 * time.Second) }
+
+// stopWithin is stop with a drain of at most d.
+func (ip *inProcess) stopWithin(d time.Duration) ([]*messages.Drained, error) {
 	ip.mu.Lock()
 	if ip.stopped {
 		ip.mu.Unlock()
@@ -216,7 +219,7 @@ func (ip *inProcess) stop() ([]*messages.Drained, error) {
 	}
 	ip.stopped = true
 	ip.mu.Unlock()
-	drained, err := ip.p.Drain(5 * time.Second)
+	drained, err := ip.p.Drain(d)
 	ip.p.Stop()
 	_ = ip.store.Close()
 	return drained, err

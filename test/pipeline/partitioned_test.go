@@ -64,6 +64,7 @@ func TestAPartitionedTopicKeepsEachRecordingInOnePartitionAcrossAKill(t *testing
 		f.Kill()
 		published = bg.count()
 		cps, _ := cfg.storedCheckpoints(t, sc)
+		settledEntries(t, partitionOf(b)) // the broker may still take in what was on the wire
 		stored := readTopic(t, peers.Pulsar.ServiceURL, partitionOf(b), 0, 30*time.Second)
 		if len(stored) == 0 {
 			t.Fatalf("B's partition %s holds nothing after the kill", partitionOf(b))

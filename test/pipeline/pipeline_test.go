@@ -576,10 +576,17 @@ func TestStopMidStreamLeavesNothingBeyondTheCheckpoint(t *testing.T) {
 				return nil
 			})
 			stopSpinning := spin(2)
-			drained, err := ip.stop()
+			// A drain long enough for a full window's acknowledgements on a loaded machine:
+			// one that gave up would leave sent records beyond the checkpoint legitimately.
+			drained, err := ip.stopWithin(30 * time.Second)
 			stopSpinning()
 			if err != nil {
 				t.Fatalf("stop: %v", err)
+			}
+			for _, d := range drained {
+				if d.Unacknowledged != 0 {
+					t.Fatalf("the drain ended with records unacknowledged within 30 s: %+v", drained)
+				}
 			}
 			cp := stored.checkpoint(t, sc, pub.recordingID)
 			covered := len(positionsUpTo(bg.positionsSoFar(), cp.Position))

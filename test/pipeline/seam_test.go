@@ -820,6 +820,8 @@ func extendedBeforeCompleted(t *testing.T, window int64, said []string) {
 	ip := startInProcess(t, inProcessOptions{plan: holdAcksOf(a.recordingID, &holding), createProducer: sends.wrap, maxInflightRecords: window}, sc)
 	prodA := ip.producer(0)
 	t.Cleanup(func() { holding.Store(false); prodA.ReleaseAll() }) // after the pipeline's stop: LIFO
+	// Whether B was shown waiting yet: the status is pushed every 500 ms.
+	seenWaiting := false
 	waitWaiting := func(why string) {
 		t.Helper()
 		eventually.NoError(t, 30*time.Second, func() error {
@@ -829,9 +831,12 @@ func extendedBeforeCompleted(t *testing.T, window int64, said []string) {
 				return err
 			case st.State == "failed":
 				t.Fatalf("the stream failed: %s", st.Reason)
+			case !slices.Contains(st.WaitingRecordings, b.recordingID) && !seenWaiting:
+				return fmt.Errorf("recording %d not shown waiting yet (waiting %v)", b.recordingID, st.WaitingRecordings)
 			case !slices.Contains(st.WaitingRecordings, b.recordingID):
 				t.Fatalf("recording %d no longer waits %s (waiting %v)", b.recordingID, why, st.WaitingRecordings)
 			}
+			seenWaiting = true
 			if r := recordingOf(st, a.recordingID); r == nil || r.StopPosition != nil {
 				return fmt.Errorf("recording %d not listed live again yet: %v", a.recordingID, r)
 			}

@@ -435,7 +435,7 @@ func TestARecordingCompletingAfterTheDrainDoesNotStartItsSuccessor(t *testing.T)
 		}
 		return nil
 	})
-	drained, err := ip.p.Drain(2 * time.Second) // gives up on the held acknowledgement
+	drained, err := ip.p.Drain(5 * time.Second) // gives up on the held acknowledgement, at 4 s
 	if err != nil {
 		t.Fatal(err)
 	}
