@@ -696,10 +696,12 @@ func (s *streamSupervisor) endUnmoved(r *messages.RecordingInfo) bool {
 // (checkEnd says how it was extended), from that end on: under the same producer, whose
 // sequence ids (positions) go on from there, so the topic's deduplication stores each
 // record once. Only the newest recording of the stream is reopened so (newest: the last of
-// this listing): recordings after it may already be published, and its extension would
-// land among theirs, out of the order the schedule keeps; for one of those the stream stops
-// and says what to do; so it does for a recording whose checkpoint, of an older ferry, does
-// not tell it from another archive's.
+// this listing), or one no recording after which was listed before or stored, whose
+// extension the recordings after it in this listing wait for (stopped, or in the schedule:
+// see reopen's case for completed recordings): recordings after it may already be
+// published, and its extension would land among theirs, out of the order the schedule
+// keeps; for one of those the stream stops and says what to do; so it does for a recording
+// whose checkpoint, of an older ferry, does not tell it from another archive's.
 //
 // A recording ferry finished in this run that was extended before the schedule took its
 // completion (the listing saw it live again first) is followed, newest or not: the
@@ -751,7 +753,11 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 		}
 		what = "recording stopped again at the end ferry published it to: reading its last record again"
 	case s.completed[id] || s.storedCompleted[id]:
-		if err := s.mayPublishExtension(id, newest, how); err != nil {
+		// Recordings after it first listed now wait for its extension: behind a stopped
+		// recording as behind any, behind a live one if the schedule completed it (in this
+		// run: Schedule.Reopen holds them). At a run's first listing it would take one live
+		// for a concurrent publisher's.
+		if err := s.mayPublishExtension(id, newest || !r.Live || s.completed[id], how); err != nil {
 			return err
 		}
 		fallthrough
@@ -784,9 +790,10 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 }
 
 // mayPublishExtension returns the stream's failure unless the extension of recording id,
-// which ferry had published to its end, may be published (see reopen).
-func (s *streamSupervisor) mayPublishExtension(id int64, newest bool, how string) error {
-	if !newest {
+// which ferry had published to its end, may be published (see reopen). held: no recording
+// after it is in this listing, or those that are wait for the extension.
+func (s *streamSupervisor) mayPublishExtension(id int64, held bool, how string) error {
+	if !held {
 		return s.extendedError(id, how)
 	}
 	if _, listed := s.known[id]; !listed && s.origins.byRecording[id].StartMs == 0 {

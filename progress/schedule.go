@@ -196,7 +196,9 @@ func (s *Schedule) Completed(id int64) error {
 
 // Reopen takes back the completion of the newest recording, extended after it
 // was completed (the archive's ExtendRecording): it may publish again, live
-// again or stopped anew as r says (r.StartMs must be its start). It returns
+// again or stopped anew as r says (r.StartMs must be its start). Live again, it
+// holds back the recordings first listed in the same listing (r.ListedAtMs)
+// until it completes, as any recording extended before it completed. It returns
 // [ErrRecordingConflict] for another start, and [ErrNotRunnable] for a
 // recording that is not the newest, which recordings after it may already
 // have followed: publishing it again would put its extension among theirs.
@@ -229,6 +231,11 @@ func (s *Schedule) reopen(r Recording, anywhere bool) error {
 	}
 	if e.completed { // permitted before it completed
 		e.completed, e.permitted = false, true
+		if r.Live && !anywhere {
+			// Extended after it stopped: the recordings first listed now come after its
+			// extension (none is listed before it: it is the newest).
+			e.extendedAtMs = r.ListedAtMs
+		}
 	}
 	e.Live, e.StopMs, e.Recorded = r.Live, r.StopMs, r.Recorded
 	if r.Live {

@@ -472,3 +472,31 @@ func TestWaitsSayWhatHoldsEachRecordingBack(t *testing.T) {
 		wantWaits(t, s, Wait{ID: 2, Why: WaitDue})
 	})
 }
+
+// TestAReopenedRecordingHoldsBackThoseListedWithItsExtension: the newest recording,
+// completed, is listed extended, live, with a recording that began while it was stopped:
+// that one waits for the extension, which comes first. One first listed at a later listing
+// began while the extension was recorded: a concurrent publisher's, published beside it.
+func TestAReopenedRecordingHoldsBackThoseListedWithItsExtension(t *testing.T) {
+	at := func(r Recording, ms, recorded int64) Recording { r.ListedAtMs, r.Recorded = ms, recorded; return r }
+	s := NewSchedule(0)
+	mustAdd(t, s, at(stopped(1, 10, 11), 10, 100))
+	if err := s.Completed(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reopen(at(live(1, 10), 20, 150)); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, at(live(2, 15), 20, 10))
+	wantIDs(t, "Runnable with recording 2 listed with 1's extension", s.Runnable(), 1)
+	if w := s.Waits(); len(w) != 1 || w[0] != (Wait{ID: 2, Behind: 1, Why: WaitExtended}) {
+		t.Fatalf("Waits = %+v, want 2 behind 1, extended", w)
+	}
+	mustAdd(t, s, at(live(1, 10), 30, 200), at(live(2, 15), 30, 20), at(live(3, 25), 30, 10))
+	wantIDs(t, "Runnable with recording 3 first listed after the extension", s.Runnable(), 1, 3)
+	mustAdd(t, s, at(stopped(1, 10, 35), 40, 200))
+	if err := s.Completed(1); err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, "Runnable after the extension completed", s.Runnable(), 2, 3)
+}
