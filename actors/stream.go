@@ -696,9 +696,9 @@ func (s *streamSupervisor) endUnmoved(r *messages.RecordingInfo) bool {
 // (checkEnd says how it was extended), from that end on: under the same producer, whose
 // sequence ids (positions) go on from there, so the topic's deduplication stores each
 // record once. Only the newest recording of the stream is reopened so (newest: the last of
-// this listing), or one no recording after which was listed before or stored, whose
-// extension the recordings after it in this listing wait for (stopped, or in the schedule:
-// see reopen's case for completed recordings): recordings after it may already be
+// this listing), or one listed at an earlier listing of this run, no recording after which
+// was listed before or stored: the recordings after it in this listing wait for its
+// extension (listedBefore). Recordings after it may already be
 // published, and its extension would land among theirs, out of the order the schedule
 // keeps; for one of those the stream stops and says what to do; so it does for a recording
 // whose checkpoint, of an older ferry, does not tell it from another archive's.
@@ -726,7 +726,7 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 			s.recheckAgain[id] = true // once this reading is done (completeFinished)
 			return nil
 		}
-		if err := s.mayPublishExtension(id, newest, how); err != nil {
+		if err := s.mayPublishExtension(id, newest || s.listedBefore(id), how); err != nil {
 			return err
 		}
 		delete(s.rechecking, id)
@@ -753,11 +753,7 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 		}
 		what = "recording stopped again at the end ferry published it to: reading its last record again"
 	case s.completed[id] || s.storedCompleted[id]:
-		// Recordings after it first listed now wait for its extension: behind a stopped
-		// recording as behind any, behind a live one if the schedule completed it (in this
-		// run: Schedule.Reopen holds them). At a run's first listing it would take one live
-		// for a concurrent publisher's.
-		if err := s.mayPublishExtension(id, newest || !r.Live || s.completed[id], how); err != nil {
+		if err := s.mayPublishExtension(id, newest || s.listedBefore(id), how); err != nil {
 			return err
 		}
 		fallthrough
@@ -788,6 +784,16 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 	s.status.reopened(id)
 	return nil
 }
+
+// listedBefore reports whether recording id was listed at an earlier listing of this run
+// (s.known is updated after reopen). Then so was every recording the archive held at that
+// listing: one after id that is neither known nor stored began since, so no run published
+// any of it, and the schedule holds it behind id's extension (Schedule.Reopen: behind a
+// stopped recording as behind any, behind one live again as behind an extended one). At a
+// run's first listing a later recording without a checkpoint may have been published by an
+// earlier run: its first checkpoint is stored no later than its commits, not before its
+// sends.
+func (s *streamSupervisor) listedBefore(id int64) bool { return s.known[id] != nil }
 
 // mayPublishExtension returns the stream's failure unless the extension of recording id,
 // which ferry had published to its end, may be published (see reopen). held: no recording

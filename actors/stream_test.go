@@ -138,3 +138,33 @@ func TestReopenRefusesWhatItCannotTellApart(t *testing.T) {
 		t.Fatalf("reopening a recording that is not the newest: %v", err)
 	}
 }
+
+// An extension of a recording that is not the newest of its listing is followed only where
+// the recordings after it cannot have been published: listed at an earlier listing of this
+// run, with nothing after it listed before or stored. At a run's first listing a later
+// recording may have been published by the run before without a checkpoint stored (the
+// first is stored no later than its commits, not before its sends): the stream stops.
+func TestReopenOfARecordingNotTheNewest(t *testing.T) {
+	stored := []store.Checkpoint{{RecordingID: 4, Position: 100, Completed: true, StartMs: 40, SessionID: 7}}
+	extended := &messages.RecordingInfo{RecordingId: 4, StartMs: 40, SessionId: 8, StopPosition: 200}
+	for _, c := range []struct {
+		name  string
+		known []int64
+		want  string
+	}{
+		{"at a run's first listing", nil, "recordings after it came first"},
+		{"listed before, a later recording too", []int64{4, 5}, "recordings after it came first"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &streamSupervisor{cfg: &StreamConfig{Def: store.Stream{Name: "orders"}}, known: map[int64]*messages.RecordingInfo{},
+				stored: map[int64]bool{4: true}, storedCompleted: map[int64]bool{4: true}, origins: newStoredOrigins(stored), finalAt: map[int64]int64{4: 100},
+				schedule: progress.NewSchedule(0)}
+			for _, id := range c.known {
+				s.known[id] = &messages.RecordingInfo{RecordingId: id, StartMs: 10 * id, SessionId: 7, StopPosition: 100}
+			}
+			if err := s.reopen(nil, extended, false, "it now stops at 200", 0); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("reopen = %v, want the stream stopped saying %q", err, c.want)
+			}
+		})
+	}
+}

@@ -333,7 +333,7 @@ type WaitingRecording struct {
 	// stopped: behind stopped and is not completed yet; its records come first (lesson 5).
 	// extended: behind was recorded again after it stopped (the archive's ExtendRecording),
 	//
-	//	before it completed, and this one began while it was stopped: behind's records, old
+	//	and this one was first listed while it was stopped or with its extension: behind's records, old
 	//	and appended, come first, however long the extension lasts.
 	//
 	// quiet: behind is live and has not grown since this one was first listed (perhaps a

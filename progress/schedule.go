@@ -63,13 +63,15 @@ type scheduled struct {
 // grace ends at the first listing after it.
 //
 // A stopped recording extended (the archive's ExtendRecording: listed live
-// again) before it completed holds back every recording first listed while it
-// was stopped, or in the listing that found it extended (it was stopped at the
-// listing before, and they had not begun), however long its extension lasts:
-// they waited for it as for any stopped recording, and its records, old and
-// appended, come before theirs. The schedule lives in memory: after a restart
-// such a recording is listed live from the first, and taken for a concurrent
-// publisher's.
+// again), before it completed or after ([Schedule.Reopen]), holds back every
+// recording not yet permitted and first listed while it was stopped, or in the
+// listing that found it extended (it was stopped at the listing before, and
+// they had not begun), however long its extension lasts: they waited for it as
+// for any stopped recording, and its records, old and appended, come before
+// theirs. The schedule lives in memory: after a restart a recording not yet
+// completed is listed live from the first, and taken for a concurrent
+// publisher's (the caller refuses to reopen a completed one then unless it is
+// the newest).
 //
 // The lowest-id recording not completed may always publish, so the schedule
 // never deadlocks, and no recording is ever dropped or removed.
@@ -197,8 +199,9 @@ func (s *Schedule) Completed(id int64) error {
 // Reopen takes back the completion of the newest recording, extended after it
 // was completed (the archive's ExtendRecording): it may publish again, live
 // again or stopped anew as r says (r.StartMs must be its start). Live again, it
-// holds back the recordings first listed in the same listing (r.ListedAtMs)
-// until it completes, as any recording extended before it completed. It returns
+// holds back the recordings not yet permitted and first listed up to this
+// listing (r.ListedAtMs) until it completes, as any extended recording (see
+// [Schedule]). It returns
 // [ErrRecordingConflict] for another start, and [ErrNotRunnable] for a
 // recording that is not the newest, which recordings after it may already
 // have followed: publishing it again would put its extension among theirs.
@@ -229,13 +232,14 @@ func (s *Schedule) reopen(r Recording, anywhere bool) error {
 	case e.completed && i != len(s.recs)-1 && !anywhere:
 		return fmt.Errorf("reopen recording %d with recording %d after it: %w", r.ID, s.recs[len(s.recs)-1].ID, ErrNotRunnable)
 	}
+	if !e.Live && r.Live {
+		// Extended after it stopped (Recheck never takes a live recording): it holds
+		// back the recordings not yet permitted, first listed up to now, as [Schedule.Add]
+		// does.
+		e.extendedAtMs = r.ListedAtMs
+	}
 	if e.completed { // permitted before it completed
 		e.completed, e.permitted = false, true
-		if r.Live && !anywhere {
-			// Extended after it stopped: the recordings first listed now come after its
-			// extension (none is listed before it: it is the newest).
-			e.extendedAtMs = r.ListedAtMs
-		}
 	}
 	e.Live, e.StopMs, e.Recorded = r.Live, r.StopMs, r.Recorded
 	if r.Live {
@@ -314,8 +318,8 @@ const (
 	WaitDue WaitReason = iota
 	// WaitStopped: the earlier recording stopped and is not completed (lesson 5).
 	WaitStopped
-	// WaitExtended: the earlier recording was extended (listed live again) before it
-	// completed, and the waiting one was first listed while it was stopped, or in the
+	// WaitExtended: the earlier recording was extended (listed live again) after it
+	// stopped, and the waiting one was first listed while it was stopped, or in the
 	// listing that found it extended: the extension comes first, however long it lasts.
 	WaitExtended
 	// WaitQuiet: the earlier recording is live and has not grown since the waiting one was

@@ -476,7 +476,8 @@ func TestWaitsSayWhatHoldsEachRecordingBack(t *testing.T) {
 // TestAReopenedRecordingHoldsBackThoseListedWithItsExtension: the newest recording,
 // completed, is listed extended, live, with a recording that began while it was stopped:
 // that one waits for the extension, which comes first. One first listed at a later listing
-// began while the extension was recorded: a concurrent publisher's, published beside it.
+// began while the extension was recorded: a concurrent publisher's, published beside it. So
+// for a recording reopened live before it completed.
 func TestAReopenedRecordingHoldsBackThoseListedWithItsExtension(t *testing.T) {
 	at := func(r Recording, ms, recorded int64) Recording { r.ListedAtMs, r.Recorded = ms, recorded; return r }
 	s := NewSchedule(0)
@@ -499,4 +500,122 @@ func TestAReopenedRecordingHoldsBackThoseListedWithItsExtension(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantIDs(t, "Runnable after the extension completed", s.Runnable(), 2, 3)
+
+	// Not completed yet: recording 1's replay ended at its first stop, a listing showed it
+	// stopped further on (with 2 first listed), and the next live again. 2 waits for it.
+	s = NewSchedule(0)
+	mustAdd(t, s, at(stopped(1, 10, 11), 10, 100))
+	mustAdd(t, s, at(stopped(1, 10, 12), 20, 150), at(live(2, 15), 20, 10))
+	if err := s.Reopen(at(live(1, 10), 30, 150)); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, at(live(2, 15), 30, 20))
+	wantIDs(t, "Runnable with recording 1 live again before it completed", s.Runnable(), 1)
+}
+
+// TestLesson11_ExtendedRecordingsNeverWedgeTheSchedule: random runs of listings in which
+// recordings begin, stop, complete, are extended before they complete (listed live again)
+// and after (Reopen of the newest, Recheck of any): a permission is never withdrawn, the
+// lowest recording not completed may always publish, every waiting recording is held by an
+// earlier one not completed, and once every recording has stopped for good all complete.
+func TestLesson11_ExtendedRecordingsNeverWedgeTheSchedule(t *testing.T) {
+	for seed := range uint64(300) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 14))
+			s := NewSchedule(int64(r.IntN(3)) * 10)
+			now := int64(0)
+			recs := map[int64]*Recording{}
+			var ids []int64
+			completed, permitted := map[int64]bool{}, map[int64]bool{}
+			listing := func(rec Recording) Recording { rec.ListedAtMs, rec.Recorded = now, now; return rec }
+			check := func(step int) {
+				t.Helper()
+				run := s.Runnable()
+				for id := range permitted {
+					if !completed[id] && !slices.Contains(run, id) {
+						t.Fatalf("step %d: recording %d was permitted and is not runnable now (runnable %v)", step, id, run)
+					}
+				}
+				for _, id := range run {
+					permitted[id] = true
+				}
+				for _, id := range ids {
+					if !completed[id] {
+						if !slices.Contains(run, id) {
+							t.Fatalf("step %d: the lowest recording not completed, %d, may not publish (runnable %v, waits %+v)", step, id, run, s.Waits())
+						}
+						break
+					}
+				}
+				for _, w := range s.Waits() {
+					if w.Why == WaitDue || w.Behind >= w.ID || completed[w.Behind] {
+						t.Fatalf("step %d: %+v is not held by an earlier recording not completed", step, w)
+					}
+				}
+			}
+			for step := range 60 {
+				now += int64(1 + r.IntN(10))
+				switch op := r.IntN(6); {
+				case op == 0 || len(ids) == 0: // a new recording
+					id := int64(len(ids) + 1)
+					rec := Recording{ID: id, StartMs: id, Live: true}
+					if r.IntN(2) == 0 {
+						rec.Live, rec.StopMs = false, now
+					}
+					recs[id], ids = &rec, append(ids, id)
+					mustAdd(t, s, listing(rec))
+				default:
+					id := ids[r.IntN(len(ids))]
+					rec := recs[id]
+					switch {
+					case rec.Live && op <= 2: // it grows, or stops
+						if op == 2 {
+							rec.Live, rec.StopMs = false, now
+						}
+						mustAdd(t, s, listing(*rec))
+					case !rec.Live && !completed[id] && op <= 3 && slices.Contains(s.Runnable(), id):
+						if err := s.Completed(id); err != nil {
+							t.Fatalf("step %d: %v", step, err)
+						}
+						completed[id] = true
+					case !rec.Live && !completed[id]: // extended before it completed
+						rec.Live = true
+						mustAdd(t, s, listing(*rec))
+					case completed[id] && id == ids[len(ids)-1] && op == 4: // the newest, extended
+						rec.Live, completed[id] = true, false
+						if err := s.Reopen(listing(*rec)); err != nil {
+							t.Fatalf("step %d: %v", step, err)
+						}
+					case completed[id] && op == 5: // stopped again at its end: read again
+						rec.StopMs, completed[id] = now, false
+						if err := s.Recheck(listing(*rec)); err != nil {
+							t.Fatalf("step %d: %v", step, err)
+						}
+					}
+				}
+				check(step)
+			}
+			// Every recording stops for good; what may publish is completed until all are.
+			for _, id := range ids {
+				if rec := recs[id]; rec.Live {
+					now++
+					rec.Live, rec.StopMs = false, now
+					mustAdd(t, s, listing(*rec))
+				}
+			}
+			for rounds := 0; len(completed) < len(ids) || slices.ContainsFunc(ids, func(id int64) bool { return !completed[id] }); rounds++ {
+				if rounds > len(ids)+1 {
+					t.Fatalf("not converging: runnable %v, waits %+v", s.Runnable(), s.Waits())
+				}
+				for _, id := range s.Runnable() {
+					if err := s.Completed(id); err != nil {
+						t.Fatal(err)
+					}
+					completed[id] = true
+				}
+				check(-1)
+			}
+			wantIDs(t, "Waiting", s.Waiting())
+		})
+	}
 }

@@ -34,14 +34,12 @@ import (
 // decorator may delay, fail or lose what the real thing does; none is faster or more
 // reliable than it (lesson 27).
 type inProcess struct {
-	t     testing.TB
-	p     *actors.Pipeline
-	store *bolt.Store
-	// storePath is the store's file, for a pipeline started again on it.
-	storePath string
-	streams   []streamConfig
-	logs      *syncBuffer
-	board     *observe.Board
+	t       testing.TB
+	p       *actors.Pipeline
+	store   *bolt.Store
+	streams []streamConfig
+	logs    *syncBuffer
+	board   *observe.Board
 
 	mu        sync.Mutex
 	producers []*harness.Producer
@@ -119,7 +117,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	ip := &inProcess{t: t, store: st, storePath: o.storePath, streams: streams, logs: &syncBuffer{}, board: observe.NewBoard("test")}
+	ip := &inProcess{t: t, store: st, streams: streams, logs: &syncBuffer{}, board: observe.NewBoard("test")}
 	var s store.Store = st
 	if o.wrapStore != nil {
 		s = o.wrapStore(st)
