@@ -342,6 +342,11 @@ type cpuUse struct {
 	// slower for a reason that is neither ferry's nor the broker's.
 	steal  time.Duration
 	faults int64 // this process's minor page faults
+	// selfWrites are this process's write system calls (its socket writes to the broker,
+	// mostly), and brokerSwitches the context switches of the broker's threads (zero: the
+	// broker was not found): how often the broker wakes up per message tells how bursty a
+	// side's sends arrive.
+	selfWrites, brokerSwitches int64
 }
 
 // clockTick is the unit of /proc/stat (USER_HZ, 100 on Linux).
@@ -380,7 +385,70 @@ func readCPU(b *testing.B) cpuUse {
 	u.self = time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
 	u.faults = ru.Minflt
 	u.archive = archiveCPU(b)
+	_, u.selfWrites = ioCalls("self")
+	if pid := brokerPid(); pid != "" {
+		u.brokerSwitches = contextSwitches(pid)
+	}
 	return u
+}
+
+// ioCalls returns the read and write system calls of process pid ("self": this one), from
+// /proc/pid/io; zero if it cannot be read.
+func ioCalls(pid string) (reads, writes int64) {
+	io, err := os.ReadFile("/proc/" + pid + "/io")
+	if err != nil {
+		return 0, 0
+	}
+	for line := range strings.SplitSeq(string(io), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "syscr":
+			reads = n
+		case "syscw":
+			writes = n
+		}
+	}
+	return reads, writes
+}
+
+// contextSwitches is the sum of the voluntary and involuntary context switches of process
+// pid's threads (zero if they cannot be read).
+func contextSwitches(pid string) int64 {
+	tasks, _ := os.ReadDir("/proc/" + pid + "/task")
+	var sum int64
+	for _, task := range tasks {
+		status, err := os.ReadFile("/proc/" + pid + "/task/" + task.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for line := range strings.SplitSeq(string(status), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				sum += n
+			}
+		}
+	}
+	return sum
+}
+
+// brokerPid is the process id of the broker, the one Pulsar standalone running here ("":
+// none, or more than one).
+func brokerPid() string {
+	procs, _ := os.ReadDir("/proc")
+	found := ""
+	for _, p := range procs {
+		if _, err := strconv.Atoi(p.Name()); err != nil {
+			continue
+		}
+		if cmdline, err := os.ReadFile("/proc/" + p.Name() + "/cmdline"); err == nil && strings.Contains(string(cmdline), "PulsarStandaloneStarter") {
+			if found != "" {
+				return ""
+			}
+			found = p.Name()
+		}
+	}
+	return found
 }
 
 // archiveCPU is the CPU time of the archive's process (ArchivingMediaDriver, with the media
@@ -416,11 +484,13 @@ func archiveCPU(b *testing.B) time.Duration {
 }
 
 func (u cpuUse) plus(v cpuUse) cpuUse {
-	return cpuUse{u.self + v.self, u.archive + v.archive, u.machineBusy + v.machineBusy, u.machineAll + v.machineAll, u.steal + v.steal, u.faults + v.faults}
+	return cpuUse{u.self + v.self, u.archive + v.archive, u.machineBusy + v.machineBusy, u.machineAll + v.machineAll, u.steal + v.steal, u.faults + v.faults,
+		u.selfWrites + v.selfWrites, u.brokerSwitches + v.brokerSwitches}
 }
 
 func (u cpuUse) since(from cpuUse) cpuUse {
-	return cpuUse{u.self - from.self, u.archive - from.archive, u.machineBusy - from.machineBusy, u.machineAll - from.machineAll, u.steal - from.steal, u.faults - from.faults}
+	return cpuUse{u.self - from.self, u.archive - from.archive, u.machineBusy - from.machineBusy, u.machineAll - from.machineAll, u.steal - from.steal, u.faults - from.faults,
+		u.selfWrites - from.selfWrites, u.brokerSwitches - from.brokerSwitches}
 }
 
 // othersPerMessage is the CPU per message of a run of n messages spent outside this
@@ -447,8 +517,8 @@ func (u cpuUse) perMessage(n int) string {
 	if u.machineAll > 0 {
 		busy = 100 * float64(u.machineBusy) / float64(u.machineAll)
 	}
-	return fmt.Sprintf("µs/msg process %.1f archive %.1f others %.1f (steal %.1f), busy %.0f%%",
-		perMsg(u.self), perMsg(u.archive), u.othersPerMessage(n), perMsg(u.steal), busy)
+	return fmt.Sprintf("µs/msg process %.1f archive %.1f others %.1f (steal %.1f), busy %.0f%%; per message: writes %.2f, broker context switches %.3f",
+		perMsg(u.self), perMsg(u.archive), u.othersPerMessage(n), perMsg(u.steal), busy, float64(u.selfWrites)/float64(n), float64(u.brokerSwitches)/float64(n))
 }
 
 // report adds, for a run of n messages named side: this process's CPU per message, the
@@ -460,6 +530,10 @@ func (u cpuUse) report(b *testing.B, side string, n int) {
 	b.ReportMetric(u.othersPerMessage(n), side+"-others-µs/msg")
 	b.ReportMetric(perMsg(u.steal), side+"-steal-µs/msg")
 	b.ReportMetric(float64(u.faults)/float64(n), side+"-faults/msg")
+	b.ReportMetric(float64(u.selfWrites)/float64(n), side+"-writes/msg")
+	if u.brokerSwitches > 0 {
+		b.ReportMetric(float64(u.brokerSwitches)/float64(n), side+"-broker-switches/msg")
+	}
 	if u.machineAll > 0 {
 		b.ReportMetric(100*float64(u.machineBusy)/float64(u.machineAll), side+"-busy-%")
 	}
