@@ -340,7 +340,10 @@ type cpuUse struct {
 	// steal is the time the hypervisor ran something else while this machine's CPUs had
 	// work (counted in machineBusy): on a shared host, a round that lost CPU this way is
 	// slower for a reason that is neither ferry's nor the broker's.
-	steal  time.Duration
+	steal time.Duration
+	// irq is the machine's time in interrupt and softirq handlers (counted in machineBusy,
+	// in no process): on loopback, much of TCP's receive path runs there.
+	irq    time.Duration
 	faults int64 // this process's minor page faults
 	// selfWrites are this process's write system calls (its socket writes to the broker,
 	// mostly), and brokerSwitches the context switches of the broker's threads (zero: the
@@ -377,6 +380,9 @@ func readCPU(b *testing.B) cpuUse {
 		u.machineAll += time.Duration(n) * clockTick
 		if i != 3 && i != 4 { // idle, iowait
 			u.machineBusy += time.Duration(n) * clockTick
+		}
+		if i == 5 || i == 6 { // irq, softirq
+			u.irq += time.Duration(n) * clockTick
 		}
 		if i == 7 {
 			u.steal = time.Duration(n) * clockTick
@@ -484,12 +490,12 @@ func archiveCPU(b *testing.B) time.Duration {
 }
 
 func (u cpuUse) plus(v cpuUse) cpuUse {
-	return cpuUse{u.self + v.self, u.archive + v.archive, u.machineBusy + v.machineBusy, u.machineAll + v.machineAll, u.steal + v.steal, u.faults + v.faults,
+	return cpuUse{u.self + v.self, u.archive + v.archive, u.machineBusy + v.machineBusy, u.machineAll + v.machineAll, u.steal + v.steal, u.irq + v.irq, u.faults + v.faults,
 		u.selfWrites + v.selfWrites, u.brokerSwitches + v.brokerSwitches}
 }
 
 func (u cpuUse) since(from cpuUse) cpuUse {
-	return cpuUse{u.self - from.self, u.archive - from.archive, u.machineBusy - from.machineBusy, u.machineAll - from.machineAll, u.steal - from.steal, u.faults - from.faults,
+	return cpuUse{u.self - from.self, u.archive - from.archive, u.machineBusy - from.machineBusy, u.machineAll - from.machineAll, u.steal - from.steal, u.irq - from.irq, u.faults - from.faults,
 		u.selfWrites - from.selfWrites, u.brokerSwitches - from.brokerSwitches}
 }
 
@@ -517,8 +523,8 @@ func (u cpuUse) perMessage(n int) string {
 	if u.machineAll > 0 {
 		busy = 100 * float64(u.machineBusy) / float64(u.machineAll)
 	}
-	return fmt.Sprintf("µs/msg process %.1f archive %.1f others %.1f (steal %.1f), busy %.0f%%; per message: writes %.2f, broker context switches %.3f",
-		perMsg(u.self), perMsg(u.archive), u.othersPerMessage(n), perMsg(u.steal), busy, float64(u.selfWrites)/float64(n), float64(u.brokerSwitches)/float64(n))
+	return fmt.Sprintf("µs/msg process %.1f archive %.1f others %.1f (irq %.1f, steal %.1f), busy %.0f%%; per message: writes %.2f, broker context switches %.3f",
+		perMsg(u.self), perMsg(u.archive), u.othersPerMessage(n), perMsg(u.irq), perMsg(u.steal), busy, float64(u.selfWrites)/float64(n), float64(u.brokerSwitches)/float64(n))
 }
 
 // report adds, for a run of n messages named side: this process's CPU per message, the
@@ -529,6 +535,7 @@ func (u cpuUse) report(b *testing.B, side string, n int) {
 	b.ReportMetric(perMsg(u.archive), side+"-archive-µs/msg")
 	b.ReportMetric(u.othersPerMessage(n), side+"-others-µs/msg")
 	b.ReportMetric(perMsg(u.steal), side+"-steal-µs/msg")
+	b.ReportMetric(perMsg(u.irq), side+"-irq-µs/msg")
 	b.ReportMetric(float64(u.faults)/float64(n), side+"-faults/msg")
 	b.ReportMetric(float64(u.selfWrites)/float64(n), side+"-writes/msg")
 	if u.brokerSwitches > 0 {
