@@ -256,8 +256,8 @@ func (s *streamSupervisor) extendedError(id int64, how string) error {
 		// reuses recording ids looks the same.
 		unsure = fmt.Sprintf(" (If the archive was replaced and reuses recording ids instead, the reset would not do: %s.)", renameToGoOn)
 	}
-	return fmt.Errorf("recording %d was extended after it stopped%s (the archive's ExtendRecording: %s), and recordings after it came first: ferry follows the extension of the stream's newest recording only, "+
-		"and stops the stream rather than leave what was appended unpublished or put it among the later recordings. To publish the extension, run `%s`: the stream is then published again from its configured start_position. "+
+	return fmt.Errorf("recording %d was extended after it stopped%s (the archive's ExtendRecording: %s), and recordings after it came first: ferry follows an extension only where no later recording can have been published "+
+		"(the stream's newest recording, or, while ferry runs, one with no later recording listed before or checkpointed), and stops the stream rather than leave what was appended unpublished or put it among the later recordings. To publish the extension, run `%s`: the stream is then published again from its configured start_position. "+
 		"Only what was appended is stored if that start includes recording %d (start_position earliest, or a start_recording_id at or below %d; from latest it would be skipped) "+
 		"and the topic's deduplication still remembers the recording's producer %s (Pulsar forgets a producer idle for brokerDeduplicationProducerInactivityTimeoutMinutes, 6 hours by default): "+
 		"records it no longer remembers are stored again. Better, record a continuation as a new recording.%s",

@@ -773,6 +773,49 @@ func TestANewRecordingListedWithTheExtensionOfACompletedOneWaitsForIt(t *testing
 	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, s.sc.Topic, len(want), 30*time.Second), want)
 }
 
+// TestANewRecordingListedWithTheExtensionOfARecordingReadAgainWaitsForIt: recording A,
+// completed, stopped again at its end and being read again (its replay held back), is
+// extended and a new recording B begins, both seen by one listing while A is read: A's
+// reading ends at its old end, its extension is published, then B.
+func TestANewRecordingListedWithTheExtensionOfARecordingReadAgainWaitsForIt(t *testing.T) {
+	const m, k = 50, 50
+	s := completedThenHeld(t, false)
+	s.extendByNothing(t)
+	s.readingHeld(t)
+	s.gate.hold(t)
+	from := len(s.published)
+	e := s.rs.extend(t, s.a, false)
+	pe := e.publish(t, from, from+m)
+	e.close(t)
+	e.waitStopped(t, pe[m-1])
+	s.rs.startRecording(t)
+	b := s.rs.newPublication(t)
+	pb := b.publish(t, from+m, from+m+k)
+	s.rs.stopRecording(t, b)
+	b.close(t)
+	s.gate.release()
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := s.ip.status(s.sc.Name)
+		switch {
+		case err != nil:
+			return err
+		case st.State == "failed":
+			t.Fatalf("the stream failed: %s", st.Reason)
+		}
+		if got, want := waitOf(st, b.recordingID), fmt.Sprintf("stopped behind %d", s.a.recordingID); got != want {
+			return fmt.Errorf("recording %d waits %s, want %s", b.recordingID, got, want)
+		}
+		return nil
+	})
+	s.gate.releaseReplays()
+	s.ip.waitDone(s.sc, b.recordingID, pb[k-1], 60*time.Second)
+	if cp := s.ip.checkpoint(s.sc, s.a.recordingID); !cp.Completed || cp.Position != pe[m-1] {
+		t.Fatalf("recording %d: checkpoint %+v, want completed at its extension's end %d", s.a.recordingID, cp, pe[m-1])
+	}
+	want := append(s.published, payloads(from, from+m+k)...)
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, s.sc.Topic, len(want), 30*time.Second), want)
+}
+
 // TestARecordingStoppedAgainWhileReadAgainIsReadOnceMore: recording A is stopped again at
 // its end at another time and read again (its replay held back); meanwhile it is extended
 // by nothing and stopped again once more, which a listing shows. The first reading may have
