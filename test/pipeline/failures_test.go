@@ -752,25 +752,50 @@ func TestARecordingExtendedWhileReadAgain(t *testing.T) {
 // the archive refuses to record B beside it: it records a channel once. At a restart's first
 // listing the stream stops instead: B may have been published before its first checkpoint.)
 func TestANewRecordingListedWithTheExtensionOfACompletedOneWaitsForIt(t *testing.T) {
-	const m, k = 100, 100
 	s := completedThenHeld(t, false)
-	from := len(s.published)
-	e := s.rs.extend(t, s.a, false)
+	x := s.extendThenBegin(t)
+	s.gate.release()
+	s.extensionThenB(t, x)
+}
+
+// extendedThenBegun is recording a's extension and the recording b begun after it, each of
+// sameEndN/2 messages, both stopped.
+type extendedThenBegun struct {
+	b      *publisher
+	pe, pb []int64
+}
+
+// extendThenBegin extends recording a, publishes and stops the extension, then begins a new
+// recording b, publishes and stops it.
+func (c *sameEnd) extendThenBegin(t *testing.T) extendedThenBegun {
+	t.Helper()
+	const m = sameEndN / 2
+	from := len(c.published)
+	e := c.rs.extend(t, c.a, false)
 	pe := e.publish(t, from, from+m)
 	e.close(t)
 	e.waitStopped(t, pe[m-1])
-	s.rs.startRecording(t)
-	b := s.rs.newPublication(t)
-	pb := b.publish(t, from+m, from+m+k)
-	s.rs.stopRecording(t, b)
+	c.rs.startRecording(t)
+	b := c.rs.newPublication(t)
+	pb := b.publish(t, from+m, from+2*m)
+	c.rs.stopRecording(t, b)
 	b.close(t)
-	s.gate.release()
-	s.ip.waitDone(s.sc, b.recordingID, pb[k-1], 60*time.Second)
-	if cp := s.ip.checkpoint(s.sc, s.a.recordingID); !cp.Completed || cp.Position != pe[m-1] {
-		t.Fatalf("recording %d: checkpoint %+v, want completed at its extension's end %d", s.a.recordingID, cp, pe[m-1])
+	return extendedThenBegun{b: b, pe: pe, pb: pb}
+}
+
+// extensionThenB waits until recording b is published to its end, and checks that a is
+// completed at its extension's end and that the topic holds a, its extension, then b,
+// exactly once, in order.
+func (c *sameEnd) extensionThenB(t *testing.T, x extendedThenBegun) {
+	t.Helper()
+	c.ip.waitDone(c.sc, x.b.recordingID, x.pb[len(x.pb)-1], 60*time.Second)
+	end := x.pe[len(x.pe)-1]
+	if cp := c.ip.checkpoint(c.sc, c.a.recordingID); !cp.Completed || cp.Position != end {
+		t.Fatalf("recording %d: checkpoint %+v, want completed at its extension's end %d", c.a.recordingID, cp, end)
 	}
-	want := append(s.published, payloads(from, from+m+k)...)
-	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, s.sc.Topic, len(want), 30*time.Second), want)
+	from := len(c.published)
+	want := append(c.published, payloads(from, from+len(x.pe)+len(x.pb))...)
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, c.sc.Topic, len(want), 30*time.Second), want)
 }
 
 // TestANewRecordingListedWithTheExtensionOfARecordingReadAgainWaitsForIt: recording A,
@@ -778,21 +803,11 @@ func TestANewRecordingListedWithTheExtensionOfACompletedOneWaitsForIt(t *testing
 // extended and a new recording B begins, both seen by one listing while A is read: A's
 // reading ends at its old end, its extension is published, then B.
 func TestANewRecordingListedWithTheExtensionOfARecordingReadAgainWaitsForIt(t *testing.T) {
-	const m, k = 50, 50
 	s := completedThenHeld(t, false)
 	s.extendByNothing(t)
 	s.readingHeld(t)
 	s.gate.hold(t)
-	from := len(s.published)
-	e := s.rs.extend(t, s.a, false)
-	pe := e.publish(t, from, from+m)
-	e.close(t)
-	e.waitStopped(t, pe[m-1])
-	s.rs.startRecording(t)
-	b := s.rs.newPublication(t)
-	pb := b.publish(t, from+m, from+m+k)
-	s.rs.stopRecording(t, b)
-	b.close(t)
+	x := s.extendThenBegin(t)
 	s.gate.release()
 	eventually.NoError(t, 30*time.Second, func() error {
 		st, err := s.ip.status(s.sc.Name)
@@ -802,18 +817,13 @@ func TestANewRecordingListedWithTheExtensionOfARecordingReadAgainWaitsForIt(t *t
 		case st.State == "failed":
 			t.Fatalf("the stream failed: %s", st.Reason)
 		}
-		if got, want := waitOf(st, b.recordingID), fmt.Sprintf("stopped behind %d", s.a.recordingID); got != want {
-			return fmt.Errorf("recording %d waits %s, want %s", b.recordingID, got, want)
+		if got, want := waitOf(st, x.b.recordingID), fmt.Sprintf("stopped behind %d", s.a.recordingID); got != want {
+			return fmt.Errorf("recording %d waits %s, want %s", x.b.recordingID, got, want)
 		}
 		return nil
 	})
 	s.gate.releaseReplays()
-	s.ip.waitDone(s.sc, b.recordingID, pb[k-1], 60*time.Second)
-	if cp := s.ip.checkpoint(s.sc, s.a.recordingID); !cp.Completed || cp.Position != pe[m-1] {
-		t.Fatalf("recording %d: checkpoint %+v, want completed at its extension's end %d", s.a.recordingID, cp, pe[m-1])
-	}
-	want := append(s.published, payloads(from, from+m+k)...)
-	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, s.sc.Topic, len(want), 30*time.Second), want)
+	s.extensionThenB(t, x)
 }
 
 // TestARecordingStoppedAgainWhileReadAgainIsReadOnceMore: recording A is stopped again at
