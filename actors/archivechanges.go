@@ -134,7 +134,7 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 			s.recheckAgain[id] = true // once this reading is done (completeFinished)
 			return nil
 		}
-		if err := s.mayPublishExtension(id, newest || s.listedBefore(id), how); err != nil {
+		if err := s.mayPublishExtension(id, newest, how); err != nil {
 			return err
 		}
 		delete(s.rechecking, id)
@@ -161,7 +161,7 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 		}
 		what = "recording stopped again at the end ferry published it to: reading its last record again"
 	case s.completed[id] || s.storedCompleted[id]:
-		if err := s.mayPublishExtension(id, newest || s.listedBefore(id), how); err != nil {
+		if err := s.mayPublishExtension(id, newest, how); err != nil {
 			return err
 		}
 		fallthrough
@@ -204,13 +204,13 @@ func (s *streamSupervisor) reopen(ctx actor.Context, r *messages.RecordingInfo, 
 func (s *streamSupervisor) listedBefore(id int64) bool { return s.known[id] != nil }
 
 // mayPublishExtension returns the stream's failure unless the extension of recording id,
-// which ferry had published to its end, may be published (see reopen). held: no recording
-// after it is in this listing, or those that are wait for the extension.
-func (s *streamSupervisor) mayPublishExtension(id int64, held bool, how string) error {
-	if !held {
+// which ferry had published to its end, may be published (see reopen): no recording after
+// it is in this listing (newest), or those that are wait for the extension (listedBefore).
+func (s *streamSupervisor) mayPublishExtension(id int64, newest bool, how string) error {
+	if !newest && !s.listedBefore(id) {
 		return s.extendedError(id, how)
 	}
-	if _, listed := s.known[id]; !listed && s.origins.byRecording[id].StartMs == 0 {
+	if !s.listedBefore(id) && s.origins.byRecording[id].StartMs == 0 {
 		// A checkpoint of an older ferry, which stored no start time: the recording may be
 		// another archive's under a reused id (checkOrigin cannot tell), whose records up to
 		// ferry's end would be skipped. The stream stops and says both.
