@@ -350,6 +350,9 @@ type cpuUse struct {
 	// broker was not found): how often the broker wakes up per message tells how bursty a
 	// side's sends arrive.
 	selfWrites, brokerSwitches int64
+	// broker is the CPU time of the broker's process (zero: not found), part of the rest
+	// of the machine: what the rest holds beyond it is the kernel's and other processes'.
+	broker time.Duration
 }
 
 // clockTick is the unit of /proc/stat (USER_HZ, 100 on Linux).
@@ -394,6 +397,7 @@ func readCPU(b *testing.B) cpuUse {
 	_, u.selfWrites = ioCalls("self")
 	if pid := brokerPid(); pid != "" {
 		u.brokerSwitches = contextSwitches(pid)
+		u.broker, _ = processCPU(pid)
 	}
 	return u
 }
@@ -474,29 +478,43 @@ func archiveCPU(b *testing.B) time.Duration {
 		if err != nil || !strings.Contains(string(cmdline), want) {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + p.Name() + "/stat")
+		cpu, err := processCPU(p.Name())
 		if err != nil {
 			b.Fatal(err)
 		}
-		// pid (comm) state ... utime stime: fields 14 and 15, counted after the comm.
-		_, rest, _ := strings.Cut(string(stat), ") ")
-		f := strings.Fields(rest)
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		return time.Duration(ut+st) * clockTick
+		return cpu
 	}
 	b.Fatalf("no process has %q on its command line", strings.TrimSuffix(want, "\x00"))
 	return 0
 }
 
+// processCPU is the CPU time, user and system, of process pid's threads so far.
+func processCPU(pid string) (time.Duration, error) {
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// pid (comm) state ... utime stime: fields 14 and 15, counted after the comm.
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%s/stat: %d fields after the command", pid, len(f))
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * clockTick, nil
+}
+
 func (u cpuUse) plus(v cpuUse) cpuUse {
-	return cpuUse{u.self + v.self, u.archive + v.archive, u.machineBusy + v.machineBusy, u.machineAll + v.machineAll, u.steal + v.steal, u.irq + v.irq, u.faults + v.faults,
-		u.selfWrites + v.selfWrites, u.brokerSwitches + v.brokerSwitches}
+	return cpuUse{self: u.self + v.self, archive: u.archive + v.archive, machineBusy: u.machineBusy + v.machineBusy, machineAll: u.machineAll + v.machineAll,
+		steal: u.steal + v.steal, irq: u.irq + v.irq, faults: u.faults + v.faults,
+		selfWrites: u.selfWrites + v.selfWrites, brokerSwitches: u.brokerSwitches + v.brokerSwitches, broker: u.broker + v.broker}
 }
 
 func (u cpuUse) since(from cpuUse) cpuUse {
-	return cpuUse{u.self - from.self, u.archive - from.archive, u.machineBusy - from.machineBusy, u.machineAll - from.machineAll, u.steal - from.steal, u.irq - from.irq, u.faults - from.faults,
-		u.selfWrites - from.selfWrites, u.brokerSwitches - from.brokerSwitches}
+	return cpuUse{self: u.self - from.self, archive: u.archive - from.archive, machineBusy: u.machineBusy - from.machineBusy, machineAll: u.machineAll - from.machineAll,
+		steal: u.steal - from.steal, irq: u.irq - from.irq, faults: u.faults - from.faults,
+		selfWrites: u.selfWrites - from.selfWrites, brokerSwitches: u.brokerSwitches - from.brokerSwitches, broker: u.broker - from.broker}
 }
 
 // othersPerMessage is the CPU per message of a run of n messages spent outside this
@@ -523,12 +541,13 @@ func (u cpuUse) perMessage(n int) string {
 	if u.machineAll > 0 {
 		busy = 100 * float64(u.machineBusy) / float64(u.machineAll)
 	}
-	return fmt.Sprintf("µs/msg process %.1f archive %.1f others %.1f (irq %.1f, steal %.1f), busy %.0f%%; per message: writes %.2f, broker context switches %.3f",
-		perMsg(u.self), perMsg(u.archive), u.othersPerMessage(n), perMsg(u.irq), perMsg(u.steal), busy, float64(u.selfWrites)/float64(n), float64(u.brokerSwitches)/float64(n))
+	return fmt.Sprintf("µs/msg process %.1f archive %.1f others %.1f (broker %.1f, irq %.1f, steal %.1f), busy %.0f%%; per message: writes %.2f, broker context switches %.3f",
+		perMsg(u.self), perMsg(u.archive), u.othersPerMessage(n), perMsg(u.broker), perMsg(u.irq), perMsg(u.steal), busy, float64(u.selfWrites)/float64(n), float64(u.brokerSwitches)/float64(n))
 }
 
 // report adds, for a run of n messages named side: this process's CPU per message, the
-// archive's, the rest of the machine's (the broker, mostly), and how busy the machine was.
+// archive's, the rest of the machine's and the broker's process's within it, and how busy
+// the machine was.
 func (u cpuUse) report(b *testing.B, side string, n int) {
 	perMsg := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(n) }
 	b.ReportMetric(perMsg(u.self), side+"-proc-µs/msg")
@@ -540,6 +559,7 @@ func (u cpuUse) report(b *testing.B, side string, n int) {
 	b.ReportMetric(float64(u.selfWrites)/float64(n), side+"-writes/msg")
 	if u.brokerSwitches > 0 {
 		b.ReportMetric(float64(u.brokerSwitches)/float64(n), side+"-broker-switches/msg")
+		b.ReportMetric(perMsg(u.broker), side+"-broker-µs/msg")
 	}
 	if u.machineAll > 0 {
 		b.ReportMetric(100*float64(u.machineBusy)/float64(u.machineAll), side+"-busy-%")
