@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -533,7 +534,7 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			msg.Properties[PropRecordingID] = p.recordingStr
 		}
 		outstanding.Add(1)
-		p.producer.SendAsync(context.Background(), msg, func(id pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
+		sendAsync(p.producer, msg, func(id pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
 			defer done()
 			if err != nil {
 				// Fail-stop protects deduplication (lesson 22). Transport mode has none to
@@ -564,6 +565,28 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			system.Root.Send(tracker, &messages.PublishAcked{RecordingId: p.rec, Epoch: epoch, End: end, Duplicate: dup})
 		})
 	}
+}
+
+// sendAsync is prod.SendAsync, with pulsar-client-go v0.19.0's race against its own close
+// turned into the failure it is. SendAsync checks that the producer is open and then hands
+// the message to the producer's event loop on a channel; a reconnect that closes the
+// producer for good (TopicNotFound, TopicTerminated, fenced) closes that channel, and a
+// SendAsync between the check and the hand-over panics with a send on a closed channel. The
+// message was not taken, and nothing else will call it back: cb gets ErrProducerClosed here,
+// as a send made just after the close would, and the publisher replaces the producer.
+func sendAsync(prod pulsar.Producer, msg *pulsar.ProducerMessage, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if err, ok := r.(runtime.Error); ok && err.Error() == "send on closed channel" {
+			cb(nil, msg, fmt.Errorf("%w: the client closed it while it took a message in (%v)", pulsar.ErrProducerClosed, err))
+			return
+		}
+		panic(r)
+	}()
+	prod.SendAsync(context.Background(), msg, cb)
 }
 
 // checkStored compares the first record that reaches the end of the broker's last message

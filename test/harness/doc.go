@@ -8,7 +8,8 @@
 // any order), turned into a failure, or lost, as a [Plan] decides. The message itself is
 // always sent to the real broker exactly as the caller asked, so a failed or lost
 // acknowledgement may belong to a message the broker stored: the state a lossless
-// pipeline must survive.
+// pipeline must survive. It can also close the real producer under a send, the way the
+// client's own reconnect does ([Producer.CloseWhileSending]).
 //
 // Only tests import this package.
 package harness

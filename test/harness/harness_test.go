@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -123,5 +124,66 @@ func TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored(t *testing.T) {
 		if string(msg.Payload()) != fmt.Sprint(n) {
 			t.Fatalf("stored message %d = %q", n, msg.Payload())
 		}
+	}
+}
+
+// TestProducerClosedWhileSendingPanicsAsTheClientDoes: the send CloseWhileSending names
+// closes the real producer and panics with the runtime's "send on closed channel" without
+// calling it back; a send after it is failed by the real, closed producer.
+func TestProducerClosedWhileSendingPanicsAsTheClientDoes(t *testing.T) {
+	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: broker.ServiceURL, Logger: pulsarlog.DefaultNopLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	topic := fmt.Sprintf("persistent://public/default/harness-closed-%d", time.Now().UnixNano())
+	real, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic, DisableBatching: true, SendTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Wrap(real, Faults(nil)).CloseWhileSending(2)
+	defer p.Close()
+
+	var mu sync.Mutex
+	acks := map[int]error{}
+	send := func(n int) (panicked any) {
+		defer func() { panicked = recover() }()
+		p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte(fmt.Sprint(n))},
+			func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
+				mu.Lock()
+				acks[n] = err
+				mu.Unlock()
+			})
+		return nil
+	}
+	for n := range 2 {
+		if r := send(n); r != nil {
+			t.Fatalf("send %d panicked: %v", n, r)
+		}
+	}
+	// Stored first: the real close drops, uncalled, sends its event loop has not taken in.
+	eventually.NoError(t, 10*time.Second, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if acks[0] != nil || acks[1] != nil || len(acks) != 2 {
+			return fmt.Errorf("sends 0 and 1 called back with %v; want both stored", acks)
+		}
+		return nil
+	})
+	r := send(2)
+	if err, ok := r.(runtime.Error); !ok || err.Error() != "send on closed channel" {
+		t.Fatalf("send 2 panicked with %v (%T), want the runtime's send on closed channel", r, r)
+	}
+	if r := send(3); r != nil {
+		t.Fatalf("send 3, after the close, panicked: %v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// A send after the close is called back at once: only send 2's callback is missing.
+	if _, ok := acks[2]; ok || len(acks) != 3 {
+		t.Fatalf("callbacks %v, want those of sends 0, 1 and 3", acks)
+	}
+	if !errors.Is(acks[3], pulsar.ErrProducerClosed) {
+		t.Fatalf("send 3 called back with %v, want ErrProducerClosed", acks[3])
 	}
 }

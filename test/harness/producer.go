@@ -86,11 +86,30 @@ type Producer struct {
 	held []Held // acknowledgements kept by Hold, in arrival order
 	lost int
 	wg   sync.WaitGroup // delayed deliveries in flight
+	// closeAt is the number of the send the producer is closed under (see
+	// [Producer.CloseWhileSending]); closeArmed says whether there is one.
+	closeAt    int
+	closeArmed bool
 }
 
 // Wrap puts plan between p and its callers' callbacks.
 func Wrap(p pulsar.Producer, plan Plan) *Producer {
 	return &Producer{Producer: p, plan: plan}
+}
+
+// CloseWhileSending has the n-th send (n from 0, in SendAsync order) meet the producer
+// closing under it, as pulsar-client-go v0.19.0's own reconnect can when it closes a
+// producer for good (TopicNotFound, TopicTerminated, fenced): SendAsync checks that the
+// producer is open, then hands the message to its event loop on a channel the close has
+// closed meanwhile. Here the real producer is closed (as its own close does, that fails the
+// sends it has taken in and drops, never calling them back, those it has not) and
+// SendAsync then panics with the runtime's own "send on closed channel", without taking
+// the message, which is never called back either. It returns p.
+func (p *Producer) CloseWhileSending(n int) *Producer {
+	p.mu.Lock()
+	p.closeAt, p.closeArmed = n, true
+	p.mu.Unlock()
+	return p
 }
 
 // SendAsync sends msg with the real producer and hands the broker's acknowledgement to
@@ -99,7 +118,14 @@ func (p *Producer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, c
 	p.mu.Lock()
 	n := p.sent
 	p.sent++
+	closing := p.closeArmed && n == p.closeAt
 	p.mu.Unlock()
+	if closing {
+		p.Close()
+		handOver := make(chan *pulsar.ProducerMessage, 1)
+		close(handOver)
+		handOver <- msg // panics: send on closed channel
+	}
 	p.Producer.SendAsync(ctx, msg, func(id pulsar.MessageID, m *pulsar.ProducerMessage, err error) {
 		switch f := p.plan(n, m); f.kind {
 		case deliver:
@@ -192,9 +218,10 @@ func (p *Producer) Lost() int {
 	return p.lost
 }
 
-// Close closes the real producer, which calls back every send before it returns (and so
-// has scheduled every delayed delivery), then waits for the delayed deliveries: like the
-// real producer's, no callback comes after Close. Held and lost acknowledgements are never
+// Close closes the real producer, which calls back every send it has taken in before it
+// returns (and so has scheduled every delayed delivery; v0.19.0 drops, never calling them
+// back, sends its event loop has not taken in yet), then waits for the delayed deliveries:
+// like the real producer's, no callback comes after Close. Held and lost acknowledgements are never
 // delivered.
 func (p *Producer) Close() {
 	p.Producer.Close()

@@ -497,6 +497,64 @@ func TestAProducerClosedForGoodWithoutCallingEverySendBackIsReplaced(t *testing.
 	})
 }
 
+// TestAProducerClosedUnderASendIsReplaced: pulsar-client-go v0.19.0's reconnect closes a
+// producer for good (the topic deleted with auto-creation off, terminated, or the producer
+// fenced) on a goroutine of its own, and a SendAsync between its check that the producer is
+// open and its hand-over of the message panics with a send on a closed channel. ferry takes
+// that for the close it is: the send failed, the producer is created again, and every
+// record is published once, in order, without the stream failing. (Before, the panic failed
+// the publisher, and the stream stopped.) The decorator closes the first producer under its
+// 150th send.
+func TestAProducerClosedUnderASendIsReplaced(t *testing.T) {
+	const n = 300
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	var first, panicked atomic.Bool
+	ip := startInProcess(t, inProcessOptions{createProducer: func(create actors.ProducerFactory) actors.ProducerFactory {
+		return func(opts pulsar.ProducerOptions) (pulsar.Producer, error) {
+			p, err := create(opts)
+			if err != nil || !first.CompareAndSwap(false, true) {
+				return p, err
+			}
+			return panicSeen{Producer: harness.Wrap(p, harness.Faults(nil)).CloseWhileSending(150), seen: &panicked}, nil
+		}
+	}}, sc)
+	pos := pub.publish(t, 0, n)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 60*time.Second)
+	if !panicked.Load() {
+		t.Fatal("no send panicked: the decorator did not close the producer under one")
+	}
+	eventually.NoError(t, 10*time.Second, func() error {
+		s, err := ip.status(sc.Name)
+		switch {
+		case err != nil:
+			return err
+		case s.State == "failed":
+			t.Fatalf("the stream failed: %s", s.Reason)
+		case failureOf(s, "producer") == nil || !strings.Contains(failureOf(s, "producer").Message, "the client closed the producer"):
+			return fmt.Errorf("producer failure %v; want the client's close reported", failureOf(s, "producer"))
+		}
+		return nil
+	})
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(0, n))
+}
+
+// panicSeen notes a panic of its producer's SendAsync, and panics on with the same value.
+type panicSeen struct {
+	pulsar.Producer
+	seen *atomic.Bool
+}
+
+func (p panicSeen) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.seen.Store(true)
+			panic(r)
+		}
+	}()
+	p.Producer.SendAsync(ctx, msg, cb)
+}
+
 // topicDeletedMidStream publishes 200 messages, deletes the topic, publishes 200 more,
 // waits for the status to say the topic is missing, creates it again, and checks that the
 // new topic holds the last 200 once, in order. plan decides the acknowledgements (nil:
