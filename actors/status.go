@@ -213,9 +213,11 @@ func (s *streamStatus) persisted(c *messages.CheckpointPersisted, nowMs int64) {
 	}
 }
 
-// reopened takes a completed recording back to publishing (extended after it was completed):
-// its new tracker counts from zero, on top of what the finished one counted.
+// reopened takes a completed recording back to publishing (extended after it was completed,
+// or read again): its new tracker counts from zero, on top of what the finished one counted.
+// One past shownCompleted is shown again, from here on: it is no longer completed.
 func (s *streamStatus) reopened(id int64) {
+	delete(s.forgotten, id)
 	r := s.recording(id)
 	r.Completed = false
 	s.carried[id] = counts{r.Published, r.Acknowledged, r.Duplicates, r.Failed}

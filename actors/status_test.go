@@ -98,6 +98,14 @@ func TestTheStatusShowsTheNewestCompletedRecordingsOnly(t *testing.T) {
 	if st := s.build("orders", "archive", nil, nil, time.Minute, 3); len(st.Recordings) != 11 || st.Recordings[0].RecordingId != 5 {
 		t.Fatalf("a listing brought back recording 0: %d shown, first %d", len(st.Recordings), st.Recordings[0].RecordingId)
 	}
+	// Reopened (extended, or read again), a recording no longer shown is not completed: it
+	// is shown again, with what its new tracker reports.
+	s.reopened(1)
+	s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(96)}}, 4)
+	st = s.build("orders", "archive", nil, nil, time.Minute, 5)
+	if len(st.Recordings) != 12 || st.Recordings[0].RecordingId != 1 || st.Recordings[0].Completed || st.Recordings[0].GetCommittedPosition() != 96 {
+		t.Fatalf("recording 1 reopened: %d shown, first %v; want 12, recording 1 publishing, committed at 96", len(st.Recordings), st.Recordings[0])
+	}
 }
 
 // Checkpoint saves that keep failing make the stream unhealthy after the threshold, while
