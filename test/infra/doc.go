@@ -10,7 +10,9 @@
 // Tests use it through [Shared] in TestMain: it reuses peers named by environment variables
 // (set by `make test`, `make infra-up`, or a developer) or starts a private set for the test
 // binary. Tests that kill or restart a peer start their own with [StartArchive] or
-// [StartPulsar] so that other tests never see the fault.
+// [StartPulsar] so that other tests never see the fault. A broker that takes TLS and
+// authenticates by token is started with [PulsarOptions.Security] ([NewPulsarSecurity] makes
+// its CA, certificate, secret key and tokens; nothing is fetched).
 //
 // Only test code, cmd/peers and the demo may import this package; ferry itself must not.
 package infra

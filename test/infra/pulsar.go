@@ -26,6 +26,14 @@ type PulsarOptions struct {
 	Detached bool
 	// ReadyTimeout bounds the wait for readiness; zero means two minutes.
 	ReadyTimeout time.Duration
+	// Security, if set, has the broker take TLS connections on ports of its own
+	// (ServiceURLTLS, AdminURLTLS) and authenticate every client, on every port, by a token
+	// signed with its secret key; this package's own admin requests carry its AdminToken.
+	Security *PulsarSecurity
+	// AuthRefresh is how often a secured broker checks each connection's token (Pulsar's
+	// authenticationRefreshCheckSeconds; zero: its default, a minute): a client whose token
+	// expired is asked for a new one, and disconnected without it.
+	AuthRefresh time.Duration
 }
 
 // Pulsar is a real Pulsar standalone broker (with its embedded bookie and RocksDB metadata
@@ -33,6 +41,9 @@ type PulsarOptions struct {
 type Pulsar struct {
 	ServiceURL string // pulsar://127.0.0.1:<port>, for clients
 	AdminURL   string // http://127.0.0.1:<port>, for the admin REST API
+	// ServiceURLTLS and AdminURLTLS are the TLS ports' URLs of a secured broker
+	// (PulsarOptions.Security): pulsar+ssl://127.0.0.1:<port> and https://127.0.0.1:<port>.
+	ServiceURLTLS, AdminURLTLS string
 	// StartupTime is how long the last start took until the broker was ready.
 	StartupTime time.Duration
 	// StartAttempts is how many processes the last start or restart took (see [Pulsar.Restart]).
@@ -41,6 +52,8 @@ type Pulsar struct {
 	opts                  PulsarOptions
 	brokerPort, webPort   int
 	bookiePort            int
+	brokerTLSPort         int // secured brokers only
+	webTLSPort            int
 	home, conf, log, data string
 	proc                  *process
 }
@@ -99,13 +112,21 @@ func StartPulsar(ctx context.Context, opts PulsarOptions) (*Pulsar, error) {
 		return nil, fmt.Errorf("infra: pulsar dir: %w", err)
 	}
 	for attempt := 1; ; attempt++ {
-		for _, port := range []*int{&p.brokerPort, &p.webPort, &p.bookiePort} {
+		ports := []*int{&p.brokerPort, &p.webPort, &p.bookiePort}
+		if opts.Security != nil {
+			ports = append(ports, &p.brokerTLSPort, &p.webTLSPort)
+		}
+		for _, port := range ports {
 			if *port, err = pickTCPPort(); err != nil {
 				return nil, err
 			}
 		}
 		p.ServiceURL = fmt.Sprintf("pulsar://%s:%d", Loopback, p.brokerPort)
 		p.AdminURL = fmt.Sprintf("http://%s:%d", Loopback, p.webPort)
+		if opts.Security != nil {
+			p.ServiceURLTLS = fmt.Sprintf("pulsar+ssl://%s:%d", Loopback, p.brokerTLSPort)
+			p.AdminURLTLS = fmt.Sprintf("https://%s:%d", Loopback, p.webTLSPort)
+		}
 		if err := p.writeConfig(); err != nil {
 			return nil, err
 		}
@@ -138,6 +159,10 @@ func (p *Pulsar) writeConfig() error {
 	// be glued to its last line.
 	b.WriteString("\n\n# --- ferry test settings (test/infra/pulsar.go) ---\n")
 	writeKeys(&b, pulsarDefaults(p.brokerPort, p.webPort))
+	if sec := p.opts.Security; sec != nil {
+		b.WriteString("# --- TLS and token authentication (test/infra/security.go) ---\n")
+		writeKeys(&b, sec.brokerConfig(p.brokerTLSPort, p.webTLSPort, p.opts.AuthRefresh))
+	}
 	if len(p.opts.Config) > 0 {
 		b.WriteString("# --- this test's own settings ---\n")
 		writeKeys(&b, p.opts.Config)
@@ -229,7 +254,7 @@ func (p *Pulsar) waitHealthy(ctx context.Context, timeout time.Duration, mark os
 		if done, err := p.proc.exited(); done {
 			return fmt.Errorf("infra: pulsar exited before it was healthy (%v)", err)
 		}
-		body, err := httpGet(ctx, client, p.AdminURL+"/admin/v2/brokers/health")
+		body, err := httpGet(ctx, client, p.AdminURL+"/admin/v2/brokers/health", p.adminToken())
 		switch {
 		case err != nil:
 			last = err.Error()
@@ -262,8 +287,8 @@ func (p *Pulsar) waitReady(ctx context.Context, timeout time.Duration) error {
 		if done, err := p.proc.exited(); done {
 			return fmt.Errorf("infra: pulsar exited before it was ready (%v)", err)
 		}
-		clusters, cerr := httpGet(ctx, client, p.AdminURL+"/admin/v2/clusters")
-		_, nerr := httpGet(ctx, client, p.AdminURL+"/admin/v2/namespaces/public/default")
+		clusters, cerr := httpGet(ctx, client, p.AdminURL+"/admin/v2/clusters", p.adminToken())
+		_, nerr := httpGet(ctx, client, p.AdminURL+"/admin/v2/namespaces/public/default", p.adminToken())
 		switch {
 		case cerr != nil:
 			last = cerr.Error()
@@ -283,10 +308,14 @@ func (p *Pulsar) waitReady(ctx context.Context, timeout time.Duration) error {
 }
 
 // httpGet returns the body of a 200 answer, or an error naming the status.
-func httpGet(ctx context.Context, c *http.Client, url string) (string, error) {
+// httpGet gets url's body, sending token (if any) as a bearer token.
+func httpGet(ctx context.Context, c *http.Client, url, token string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -345,6 +374,14 @@ func (p *Pulsar) Restart(ctx context.Context) error {
 	}
 	p.StartAttempts = attempts
 	return err
+}
+
+// adminToken is what this package's admin requests authenticate with ("": nothing).
+func (p *Pulsar) adminToken() string {
+	if p.opts.Security == nil {
+		return ""
+	}
+	return p.opts.Security.AdminToken
 }
 
 // Log is the path of the broker's console log.

@@ -260,7 +260,12 @@ func summarizeMessages(msgs []pulsar.Message) string {
 // topic holds then are read too and returned, so the caller sees duplicates.
 func readTopic(t testing.TB, serviceURL, topic string, n int, timeout time.Duration) []pulsar.Message {
 	t.Helper()
-	client := newPulsarClient(t, serviceURL)
+	return readTopicWith(t, newPulsarClient(t, serviceURL), topic, n, timeout)
+}
+
+// readTopicWith is readTopic through client.
+func readTopicWith(t testing.TB, client pulsar.Client, topic string, n int, timeout time.Duration) []pulsar.Message {
+	t.Helper()
 	reader, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.EarliestMessageID()})
 	if err != nil {
 		t.Fatalf("reader on %s: %v", topic, err)

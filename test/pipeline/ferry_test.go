@@ -294,8 +294,18 @@ type replaySection struct {
 }
 
 type pulsarSection struct {
-	ServiceURL string `yaml:"service_url"`
-	AdminURL   string `yaml:"admin_url,omitempty"` // archive mode only
+	ServiceURL string       `yaml:"service_url"`
+	AdminURL   string       `yaml:"admin_url,omitempty"` // archive mode only
+	TLS        *tlsSection  `yaml:"tls,omitempty"`
+	Auth       *authSection `yaml:"auth,omitempty"`
+}
+
+type tlsSection struct {
+	CAFile string `yaml:"ca_file"`
+}
+
+type authSection struct {
+	TokenFile string `yaml:"token_file"`
 }
 
 type storeSection struct {

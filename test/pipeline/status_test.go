@@ -257,11 +257,20 @@ func streamStatusOf(t *testing.T, url, name string) *messages.StreamStatus {
 	return st
 }
 
-// findStream reads /status and returns the stream's part; the stream may not have pushed
-// its first status yet (an error, not a failure).
+// findStream reads /status and returns the stream's part; ferry may not serve it yet, or
+// the stream may not have pushed its first status yet (an error, not a failure).
 func findStream(t *testing.T, url, name string) (*messages.StreamStatus, error) {
 	t.Helper()
-	code, body := get(t, url+"/status")
+	resp, err := http.Get(url + "/status")
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	code, body := resp.StatusCode, string(b)
 	if code != http.StatusOK {
 		t.Fatalf("/status %d: %s", code, body)
 	}

@@ -1,0 +1,150 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
+)
+
+// TestTLSAndATokenRenewedInItsFile: ferry publishes through a broker of its own that takes
+// TLS with a certificate of a CA of the test's, and authenticates every client by token on
+// its binary and its admin ports (test/infra: PulsarSecurity). ferry's token is read from
+// a file (pulsar.auth.token_file); the first one expires while ferry runs. The broker checks
+// every connection's token every 2 s and asks for a new one once it expired; ferry reads the
+// file again and answers with the token written there meanwhile. Every record arrives once,
+// in order, no producer failure shows in the status, and the status says the topic
+// deduplicates: ferry asked the admin API over TLS with its token.
+func TestTLSAndATokenRenewedInItsFile(t *testing.T) {
+	const n = 200
+	dir := t.TempDir()
+	sec, err := infra.NewPulsarSecurity(filepath.Join(dir, "security"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker, err := infra.StartPulsar(context.Background(), infra.PulsarOptions{Dir: filepath.Join(dir, "pulsar"), Security: sec, AuthRefresh: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := broker.Stop(); err != nil {
+			t.Errorf("stop the secured broker: %v", err)
+		}
+	})
+	// Long enough for ferry to start and publish the first records with it.
+	expires := time.Now().Add(30 * time.Second)
+	first, err := sec.Token("ferry", expires)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(dir, "ferry.token")
+	writeToken(t, tokenFile, first)
+
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	cfg := newFerryConfig(t, sc)
+	cfg.Pulsar = pulsarSection{ServiceURL: broker.ServiceURLTLS, AdminURL: broker.AdminURLTLS,
+		TLS: &tlsSection{CAFile: sec.CAFile}, Auth: &authSection{TokenFile: tokenFile}}
+	f := startFerry(t, cfg.write(t))
+	statusURL := "http://" + cfg.HTTP.Listen
+	committed := func(pos int64) func() error {
+		return func() error {
+			st, err := findStream(t, statusURL, sc.Name)
+			if err != nil {
+				return err
+			}
+			r := recordingOf(st, pub.recordingID)
+			switch {
+			case r == nil:
+				return fmt.Errorf("no recording %d in the status yet", pub.recordingID)
+			case r.GetCommittedPosition() < pos:
+				return fmt.Errorf("recording %d committed up to %d, want %d", pub.recordingID, r.GetCommittedPosition(), pos)
+			case r.Deduplication != "enabled":
+				return fmt.Errorf("recording %d's deduplication %q, want enabled (asked over TLS with the token)", pub.recordingID, r.Deduplication)
+			case failureOf(st, "producer") != nil:
+				t.Fatalf("a producer failure: %v", failureOf(st, "producer"))
+			}
+			return nil
+		}
+	}
+	before := pub.publish(t, 0, n)
+	waitFor(t, f, 20*time.Second, "the first records published with the first token", committed(before[n-1]))
+	if time.Now().After(expires) {
+		t.Fatalf("the first records took until after the first token expired (%s): the test needs it valid until then", expires.Format(time.RFC3339))
+	}
+
+	second, err := sec.Token("ferry", time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeToken(t, tokenFile, second)
+	// The first token is expired once the broker refuses it.
+	ca, err := os.ReadFile(sec.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	https := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	eventually.NoError(t, time.Until(expires)+30*time.Second, func() error {
+		req, err := http.NewRequest(http.MethodGet, broker.AdminURLTLS+"/admin/v2/clusters", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+first)
+		resp, err := https.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			return fmt.Errorf("the first token still taken: %s", resp.Status)
+		}
+		return nil
+	})
+	// The broker asks for a new token within its 2 s check, and says when it took one.
+	eventually.NoError(t, 30*time.Second, func() error {
+		log, err := os.ReadFile(broker.Log())
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(log), "Refreshed authentication credentials for role ferry") {
+			return fmt.Errorf("the broker has not refreshed ferry's credentials; its log ends:\n%s", broker.LogTail())
+		}
+		return nil
+	})
+	after := pub.publish(t, n, 2*n)
+	waitFor(t, f, 60*time.Second, "the records after the first token expired", committed(after[n-1]))
+	f.mustStop()
+
+	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: broker.ServiceURLTLS, TLSTrustCertsFilePath: sec.CAFile,
+		Authentication: pulsar.NewAuthenticationToken(sec.AdminToken), OperationTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	assertExactlyOnceInOrder(t, readTopicWith(t, client, sc.Topic, 2*n, 30*time.Second), payloads(0, 2*n))
+}
+
+// writeToken replaces file with token in one step, as a renewal would.
+func writeToken(t *testing.T, file, token string) {
+	t.Helper()
+	tmp := file + ".new"
+	if err := os.WriteFile(tmp, []byte(token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		t.Fatal(err)
+	}
+}
