@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/pulsar-client-go/pulsar"
 
+	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/infra"
 )
@@ -22,10 +23,10 @@ import (
 // TLS with a certificate of a CA of the test's, and authenticates every client by token on
 // its binary and its admin ports (test/infra: PulsarSecurity). ferry's token is read from
 // a file (pulsar.auth.token_file); the first one expires while ferry runs. The broker checks
-// every connection's token every 2 s and asks for a new one once it expired; ferry reads the
-// file again and answers with the token written there meanwhile. Every record arrives once,
-// in order, no producer failure shows in the status, and the status says the topic
-// deduplicates: ferry asked the admin API over TLS with its token.
+// every connection's token every 5 s and asks for a new one once it expired; ferry reads the
+// file again and answers with the token written there once its producer was connected.
+// Every record arrives once, in order, no producer failure shows in the status, and the
+// status says the topic deduplicates: ferry asked the admin API over TLS with its token.
 func TestTLSAndATokenRenewedInItsFile(t *testing.T) {
 	const n = 200
 	dir := t.TempDir()
@@ -33,7 +34,7 @@ func TestTLSAndATokenRenewedInItsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broker, err := infra.StartPulsar(context.Background(), infra.PulsarOptions{Dir: filepath.Join(dir, "pulsar"), Security: sec, AuthRefresh: 2 * time.Second})
+	broker, err := infra.StartPulsar(context.Background(), infra.PulsarOptions{Dir: filepath.Join(dir, "pulsar"), Security: sec, AuthRefresh: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,53 +43,66 @@ func TestTLSAndATokenRenewedInItsFile(t *testing.T) {
 			t.Errorf("stop the secured broker: %v", err)
 		}
 	})
-	// Long enough for ferry to start and publish the first records with it.
-	expires := time.Now().Add(30 * time.Second)
-	first, err := sec.Token("ferry", expires)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokenFile := filepath.Join(dir, "ferry.token")
-	writeToken(t, tokenFile, first)
-
 	sc := newStreamConfig(t, "")
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	before := pub.publish(t, 0, n)
 	cfg := newFerryConfig(t, sc)
+	tokenFile := filepath.Join(dir, "ferry.token")
 	cfg.Pulsar = pulsarSection{ServiceURL: broker.ServiceURLTLS, AdminURL: broker.AdminURLTLS,
 		TLS: &tlsSection{CAFile: sec.CAFile}, Auth: &authSection{TokenFile: tokenFile}}
-	f := startFerry(t, cfg.write(t))
+	path := cfg.write(t)
 	statusURL := "http://" + cfg.HTTP.Listen
-	committed := func(pos int64) func() error {
+	recording := func(check func(*messages.RecordingStatus) error) func() error {
 		return func() error {
 			st, err := findStream(t, statusURL, sc.Name)
 			if err != nil {
 				return err
 			}
-			r := recordingOf(st, pub.recordingID)
-			switch {
-			case r == nil:
-				return fmt.Errorf("no recording %d in the status yet", pub.recordingID)
-			case r.GetCommittedPosition() < pos:
-				return fmt.Errorf("recording %d committed up to %d, want %d", pub.recordingID, r.GetCommittedPosition(), pos)
-			case r.Deduplication != "enabled":
-				return fmt.Errorf("recording %d's deduplication %q, want enabled (asked over TLS with the token)", pub.recordingID, r.Deduplication)
-			case failureOf(st, "producer") != nil:
-				t.Fatalf("a producer failure: %v", failureOf(st, "producer"))
+			if f := failureOf(st, "producer"); f != nil {
+				t.Fatalf("a producer failure: %v", f)
 			}
-			return nil
+			r := recordingOf(st, pub.recordingID)
+			if r == nil {
+				return fmt.Errorf("no recording %d in the status yet", pub.recordingID)
+			}
+			return check(r)
 		}
 	}
-	before := pub.publish(t, 0, n)
-	waitFor(t, f, 20*time.Second, "the first records published with the first token", committed(before[n-1]))
-	if time.Now().After(expires) {
-		t.Fatalf("the first records took until after the first token expired (%s): the test needs it valid until then", expires.Format(time.RFC3339))
-	}
 
+	// The first token: long enough for ferry to start and connect its producer with it.
+	expires := time.Now().Add(30 * time.Second)
+	first, err := sec.Token("ferry", expires)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeToken(t, tokenFile, first)
+	f := startFerry(t, path)
+	waitFor(t, f, 20*time.Second, "the producer connected with the first token", recording(func(r *messages.RecordingStatus) error {
+		if r.Producer != "ready" {
+			return fmt.Errorf("producer %q, want ready", r.Producer)
+		}
+		return nil
+	}))
+	// Renewed well before the first expires (its exp is in whole seconds, and the broker
+	// may take it for expired a second early).
+	if left := time.Until(expires); left < 5*time.Second {
+		t.Fatalf("ferry's producer took until %s before the first token's expiry to connect: the test needs it connected with that token", left)
+	}
 	second, err := sec.Token("ferry", time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	writeToken(t, tokenFile, second)
+	waitFor(t, f, 60*time.Second, "the first records published", recording(func(r *messages.RecordingStatus) error {
+		switch {
+		case r.GetCommittedPosition() < before[n-1]:
+			return fmt.Errorf("committed up to %d, want %d", r.GetCommittedPosition(), before[n-1])
+		case r.Deduplication != "enabled":
+			return fmt.Errorf("deduplication %q, want enabled (asked over TLS with the token)", r.Deduplication)
+		}
+		return nil
+	}))
+
 	// The first token is expired once the broker refuses it.
 	ca, err := os.ReadFile(sec.CAFile)
 	if err != nil {
@@ -113,19 +127,27 @@ func TestTLSAndATokenRenewedInItsFile(t *testing.T) {
 		}
 		return nil
 	})
-	// The broker asks for a new token within its 2 s check, and says when it took one.
+	// The broker asks for a new token within its 5 s check, and says when it took one.
 	eventually.NoError(t, 30*time.Second, func() error {
 		log, err := os.ReadFile(broker.Log())
 		if err != nil {
 			return err
 		}
-		if !strings.Contains(string(log), "Refreshed authentication credentials for role ferry") {
-			return fmt.Errorf("the broker has not refreshed ferry's credentials; its log ends:\n%s", broker.LogTail())
+		switch {
+		case strings.Contains(string(log), "Refreshed authentication credentials for role ferry"):
+			return nil
+		case strings.Contains(string(log), "Closing connection after timeout on refreshing auth credentials"):
+			return fmt.Errorf("the broker closed a connection that did not answer its challenge within its check interval; its log ends:\n%s", broker.LogTail())
 		}
-		return nil
+		return fmt.Errorf("the broker has not refreshed ferry's credentials; its log ends:\n%s", broker.LogTail())
 	})
 	after := pub.publish(t, n, 2*n)
-	waitFor(t, f, 60*time.Second, "the records after the first token expired", committed(after[n-1]))
+	waitFor(t, f, 60*time.Second, "the records after the first token expired", recording(func(r *messages.RecordingStatus) error {
+		if r.GetCommittedPosition() < after[n-1] {
+			return fmt.Errorf("committed up to %d, want %d", r.GetCommittedPosition(), after[n-1])
+		}
+		return nil
+	}))
 	f.mustStop()
 
 	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: broker.ServiceURLTLS, TLSTrustCertsFilePath: sec.CAFile,

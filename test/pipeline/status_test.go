@@ -261,7 +261,8 @@ func streamStatusOf(t *testing.T, url, name string) *messages.StreamStatus {
 // the stream may not have pushed its first status yet (an error, not a failure).
 func findStream(t *testing.T, url, name string) (*messages.StreamStatus, error) {
 	t.Helper()
-	resp, err := http.Get(url + "/status")
+	// Bounded: a ferry that stopped answering must fail the wait, not hang the suite.
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(url + "/status")
 	if err != nil {
 		return nil, err
 	}
