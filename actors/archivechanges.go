@@ -330,6 +330,12 @@ func formatMs(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01
 
 // resetToGoOn is the way on for a stream stopped over records the archive no longer has:
 // accept the loss, and publish the stream again from its start position.
+// forgetToGoOn is the way on after recording id vanished from the archive unfinished: the
+// stream's other recordings go on once it is forgotten, or everything from the start again.
+func forgetToGoOn(stream string, id int64) string {
+	return fmt.Sprintf("to go on with the recordings after it, stop ferry and run `%s`; or, %s", store.ForgetCommand(stream, id), resetToGoOn(stream))
+}
+
 func resetToGoOn(stream string) string {
 	return fmt.Sprintf("to go on without them, run `%s`: the stream then publishes again from its configured start_position, and what it had published is stored again unless the topic's deduplication still remembers its producers", store.ResetCommand(stream))
 }

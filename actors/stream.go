@@ -178,6 +178,10 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 			s.storedCompleted[cp.RecordingID] = true
 			s.finalAt[cp.RecordingID] = cp.Position
 		}
+		if cp.Forgotten {
+			s.env.Logger.Warn("recording forgotten by `ferry checkpoint forget`: it vanished from the archive before ferry published all of it, and its records after the checkpoint were never published",
+				"stream", s.cfg.Def.Name, "recording", cp.RecordingID, "checkpoint", cp.Position)
+		}
 		s.status.stored(cp)
 	}
 	if s.cfg.Transport {
@@ -282,13 +286,13 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 	// A recording ferry has not finished must not vanish (lesson 14).
 	for id := range s.stored {
 		if !present[id] && !s.storedCompleted[id] && !s.completed[id] {
-			s.fail(ctx, fmt.Errorf("recording %d has a checkpoint but is no longer in the archive (purged by retention, or another archive): its unpublished records are lost; %s", id, resetToGoOn(s.cfg.Def.Name)))
+			s.fail(ctx, fmt.Errorf("recording %d has a checkpoint but is no longer in the archive (purged by retention, or another archive): its unpublished records are lost; %s", id, forgetToGoOn(s.cfg.Def.Name, id)))
 			return
 		}
 	}
 	for id := range s.known {
 		if !present[id] && !s.completed[id] && !s.storedCompleted[id] {
-			s.fail(ctx, fmt.Errorf("recording %d vanished from the archive before ferry published all of it: its unpublished records are lost; %s", id, resetToGoOn(s.cfg.Def.Name)))
+			s.fail(ctx, fmt.Errorf("recording %d vanished from the archive before ferry published all of it: its unpublished records are lost; %s", id, forgetToGoOn(s.cfg.Def.Name, id)))
 			return
 		}
 	}

@@ -46,7 +46,12 @@ type Checkpoint struct {
 	Seed bool `protobuf:"varint,7,opt,name=seed,proto3" json:"seed,omitempty"`
 	// The last record the checkpoint covers: unset for a seed, for a recording with no record
 	// below position, and in checkpoints of a ferry before this field.
-	LastRecord    *RecordMark `protobuf:"bytes,8,opt,name=last_record,json=lastRecord,proto3" json:"last_record,omitempty"`
+	LastRecord *RecordMark `protobuf:"bytes,8,opt,name=last_record,json=lastRecord,proto3" json:"last_record,omitempty"`
+	// Forgotten: `ferry checkpoint forget` completed the recording at position after it had
+	// vanished from the archive (retention purged it) before ferry published all of it; the
+	// operator accepted that its records after position were never published. Set with
+	// completed.
+	Forgotten     bool `protobuf:"varint,9,opt,name=forgotten,proto3" json:"forgotten,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -137,6 +142,13 @@ func (x *Checkpoint) GetLastRecord() *RecordMark {
 	return nil
 }
 
+func (x *Checkpoint) GetForgotten() bool {
+	if x != nil {
+		return x.Forgotten
+	}
+	return false
+}
+
 // RecordMark is one record of a recording as ferry published it: where it starts and ends
 // and the CRC-32C (Castagnoli) of its payload. A replay resumed from a checkpoint reads the
 // record again and compares: an archive recording truncated below the checkpoint and
@@ -205,7 +217,7 @@ var File_ferry_v1_checkpoint_proto protoreflect.FileDescriptor
 
 const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\n" +
-	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\x92\x02\n" +
+	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xb0\x02\n" +
 	"\n" +
 	"Checkpoint\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
@@ -217,7 +229,8 @@ const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"session_id\x18\x06 \x01(\x05R\tsessionId\x12\x12\n" +
 	"\x04seed\x18\a \x01(\bR\x04seed\x125\n" +
 	"\vlast_record\x18\b \x01(\v2\x14.ferry.v1.RecordMarkR\n" +
-	"lastRecord\"P\n" +
+	"lastRecord\x12\x1c\n" +
+	"\tforgotten\x18\t \x01(\bR\tforgotten\"P\n" +
 	"\n" +
 	"RecordMark\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +

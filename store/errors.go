@@ -57,6 +57,12 @@ func ResetCommand(stream string) string {
 	return "ferry checkpoint reset --config FILE --stream " + stream + " --yes"
 }
 
+// ForgetCommand is the command line that completes the checkpoint of recording id of stream
+// where it stands, after the archive lost the recording (`ferry checkpoint forget`).
+func ForgetCommand(stream string, id int64) string {
+	return fmt.Sprintf("ferry checkpoint forget --config FILE --stream %s --recording %d --yes", stream, id)
+}
+
 // CorruptError is stored data that cannot be decoded. It satisfies errors.Is(err, ErrCorrupt).
 type CorruptError struct {
 	// File is the store file (or endpoint) that holds the data.

@@ -83,6 +83,11 @@ type Checkpoint struct {
 	// where only padding follows. The zero value: not known (a seed, a recording with no
 	// record below Position, a checkpoint written before ferry stored it).
 	LastRecord RecordMark
+	// Forgotten marks a recording `ferry checkpoint forget` completed at Position after it
+	// vanished from the archive (retention purged it) before ferry published all of it: the
+	// operator accepted that its records after Position were never published. Only with
+	// Completed.
+	Forgotten bool
 }
 
 // RecordMark is one record of a recording as ferry published it: its start and end
@@ -139,6 +144,8 @@ func (c Checkpoint) Validate() error {
 		return invalidf("recording %d: position %d is negative", c.RecordingID, c.Position)
 	case c.LastRecord.Known() && (c.LastRecord.Start < 0 || c.LastRecord.End <= c.LastRecord.Start || c.LastRecord.End > c.Position):
 		return invalidf("recording %d: last record [%d, %d) is not a record at or below position %d", c.RecordingID, c.LastRecord.Start, c.LastRecord.End, c.Position)
+	case c.Forgotten && !c.Completed:
+		return invalidf("recording %d: forgotten but not completed", c.RecordingID)
 	}
 	return nil
 }

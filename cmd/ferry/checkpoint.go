@@ -1,17 +1,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
@@ -65,6 +68,8 @@ func checkpointShow(args []string, stdout io.Writer) error {
 // checkpointState says what a checkpoint means for its recording.
 func checkpointState(c store.Checkpoint) string {
 	switch {
+	case c.Forgotten:
+		return "forgotten (ferry checkpoint forget): never published after POSITION"
 	case c.Completed:
 		return "completed"
 	case c.Seed:
@@ -123,6 +128,93 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "stream %s: checkpoint deleted from %s (verified by reading back)\n", stream.Name, path)
 	return nil
+}
+
+// checkpointForget completes the checkpoint of a recording that vanished from the archive
+// (retention purged it) before ferry published all of it, where it stands: the stream, which
+// stops on such a recording (lesson 14), then goes on with the recordings after it, and the
+// recording's records after the checkpoint, which the archive no longer holds, are never
+// published. It asks for --yes, needs ferry stopped, and refuses a recording the archive
+// still has: that one ferry publishes on from its checkpoint.
+func checkpointForget(args []string, stdout io.Writer) error {
+	var yes bool
+	var id int64 = -1
+	cfg, stream, err := checkpointTarget("checkpoint forget", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&id, "recording", -1, "the recording id, as the stream's failure names it")
+		fs.BoolVar(&yes, "yes", false, "really forget")
+	})
+	if err != nil {
+		return err
+	}
+	if id < 0 {
+		return usageError{"--recording is required: the id of the recording the archive no longer has, as the stream's failure names it"}
+	}
+	if !yes {
+		return usageError{fmt.Sprintf("checkpoint forget marks recording %d of stream %s done where its checkpoint stands, so that ferry goes on with the recordings after it; "+
+			"its records after the checkpoint, which the archive no longer holds, are then never published. Add --yes to do it", id, stream.Name)}
+	}
+	path := storePath(cfg)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no checkpoint store at %s, so no checkpoint of recording %d to forget; check store.path in the configuration", path, id)
+	}
+	st, err := openStopped(path, "forget a recording only while ferry is stopped: stop it first")
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	state, err := st.Load(definition(stream))
+	if err != nil {
+		return err
+	}
+	var cp store.Checkpoint
+	found := false
+	for _, c := range state.Checkpoints {
+		if c.RecordingID == id {
+			cp, found = c, true
+		}
+	}
+	switch {
+	case !found:
+		return fmt.Errorf("stream %s has no checkpoint of recording %d in %s, so there is nothing to forget (`ferry checkpoint show` lists its checkpoints)", stream.Name, id, path)
+	case cp.Forgotten:
+		fmt.Fprintf(stdout, "stream %s: recording %d is forgotten already, at position %d; nothing changed\n", stream.Name, id, cp.Position)
+		return nil
+	case cp.Completed:
+		return fmt.Errorf("stream %s: recording %d is completed: ferry published all of it (up to %d), and it may leave the archive; there is nothing to forget", stream.Name, id, cp.Position)
+	}
+	// Only a recording the archive no longer has: one it still has, ferry publishes on from
+	// the checkpoint, and forgetting it would drop records the archive could still replay.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.Archive.MessageTimeout)
+	defer cancel()
+	ac, arc, err := dialArchive(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return fmt.Errorf("recording %d is forgotten only once the archive confirms it no longer has it: %w", id, err)
+	}
+	defer ac.Close()
+	defer arc.Close()
+	d, err := arc.Recording(ctx, id)
+	switch {
+	case err == nil:
+		return fmt.Errorf("the archive still has recording %d (%s stream %d, from %d to %s): ferry publishes it on from its checkpoint at %d, so there is nothing to forget; "+
+			"forget applies to a recording the archive no longer has (retention purged it), which stops the stream", id, d.OriginalChannel, d.StreamID, d.StartPosition, stopText(d.StopPosition), cp.Position)
+	case !errors.Is(err, archive.ErrRecordingUnknown):
+		return fmt.Errorf("ask the archive whether it still has recording %d: %w", id, err)
+	}
+	cp.Completed, cp.Forgotten, cp.Seed, cp.UpdatedAtMs = true, true, false, time.Now().UnixMilli()
+	if err := st.Save(definition(stream), []store.Checkpoint{cp}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "stream %s: recording %d forgotten at position %d: ferry goes on with the recordings after it; its records after %d were never published (the archive no longer has them)\n",
+		stream.Name, id, cp.Position, cp.Position)
+	return nil
+}
+
+// stopText is a recording's stop position, or "live" for one still recorded.
+func stopText(stop int64) string {
+	if stop == archive.NullPosition {
+		return "live"
+	}
+	return fmt.Sprint(stop)
 }
 
 // storePath is the configured store path made absolute, as every message names it: a

@@ -7,6 +7,8 @@
 //	ferry checkpoint show  --config FILE --stream NAME  what ferry has committed for a stream
 //	ferry checkpoint reset --config FILE --stream NAME --yes [--force]
 //	                                                    delete a stream's checkpoint, verified
+//	ferry checkpoint forget --config FILE --stream NAME --recording ID --yes
+//	                                                    go on without what a purged recording left unpublished
 //	ferry demo       [--aeron-dir DIR] [--pulsar URL] [--dir DIR] [--rate N]
 //	                                                    record a sample publisher and run ferry on it, with live status
 //	ferry version

@@ -104,12 +104,30 @@ func TestCheckpointShowAndReset(t *testing.T) {
 		}
 	}
 
+	// Forget: only with --recording and --yes, only a checkpoint there is and that is not
+	// completed (these are refused before the archive is asked whether it has the recording).
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--yes"}, exitUsage, "--recording is required"},
+		{[]string{"--recording", "7"}, exitUsage, "Add --yes"},
+		{[]string{"--recording", "99", "--yes"}, exitFailure, "no checkpoint of recording 99"},
+		{[]string{"--recording", "5", "--yes"}, exitFailure, "recording 5 is completed"},
+	} {
+		args := append([]string{"checkpoint", "forget", "--config", path, "--stream", "orders"}, c.args...)
+		if code, _, errOut := ferry(args...); code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("checkpoint forget %v = %d %q; want %d with %q", c.args, code, errOut, c.code, c.want)
+		}
+	}
+
 	// While another process holds the store (a running ferry), both say so and what to do.
 	held, err := bolt.Open(storePath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range [][]string{{"show"}, {"reset", "--yes"}} {
+	for _, cmd := range [][]string{{"show"}, {"reset", "--yes"}, {"forget", "--recording", "7", "--yes"}} {
 		args := append([]string{"checkpoint"}, cmd...)
 		code, _, errOut := ferry(append(args, "--config", path, "--stream", "orders")...)
 		if code != exitFailure || !strings.Contains(errOut, "held by a running ferry") {
@@ -189,8 +207,8 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"checkpoint"}, {"checkpoint", "list"}} {
-		if code, _, errOut := ferry(args...); code != exitUsage || !strings.Contains(errOut, "want show or reset") {
-			t.Errorf("ferry %q = %d %q; want a usage error asking for show or reset", args, code, errOut)
+		if code, _, errOut := ferry(args...); code != exitUsage || !strings.Contains(errOut, "want show, reset or forget") {
+			t.Errorf("ferry %q = %d %q; want a usage error asking for show, reset or forget", args, code, errOut)
 		}
 	}
 	// Asking for help is not a mistake: the usage goes to stdout, exit 0.

@@ -26,6 +26,7 @@ const usage = `usage:
   ferry status   --config FILE [--json] [--watch]
   ferry checkpoint show  --config FILE --stream NAME
   ferry checkpoint reset --config FILE --stream NAME --yes [--force]
+  ferry checkpoint forget --config FILE --stream NAME --recording ID --yes
   ferry demo [--aeron-dir DIR] [--pulsar URL] [--dir DIR] [--rate N]
   ferry version
 ferry COMMAND -h prints a command's flags and what they mean.`
@@ -58,11 +59,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = checkpointShow(rest[1:], stdout)
 	case cmd == "checkpoint" && len(rest) > 0 && rest[0] == "reset":
 		err = checkpointReset(rest[1:], stdout)
+	case cmd == "checkpoint" && len(rest) > 0 && rest[0] == "forget":
+		err = checkpointForget(rest[1:], stdout)
 	case cmd == "checkpoint" && len(rest) > 0 && (rest[0] == "-h" || rest[0] == "--help" || rest[0] == "-help"):
 		fmt.Fprintln(stdout, usage)
 		return exitOK
 	case cmd == "checkpoint":
-		err = usageError{"checkpoint: want show or reset, as in: ferry checkpoint show --config FILE --stream NAME"}
+		err = usageError{"checkpoint: want show, reset or forget, as in: ferry checkpoint show --config FILE --stream NAME"}
 	default:
 		fmt.Fprintf(stderr, "ferry: unknown command %q\n%s\n", args[0], usage)
 		return exitUsage

@@ -90,6 +90,7 @@ func encodeCheckpoint(c store.Checkpoint) ([]byte, error) {
 		StartMs:     c.StartMs,
 		SessionId:   c.SessionID,
 		Seed:        c.Seed,
+		Forgotten:   c.Forgotten,
 		LastRecord:  encodeMark(c.LastRecord),
 	})
 	if err != nil {
@@ -124,6 +125,7 @@ func decodeCheckpoint(want int64, b []byte) (store.Checkpoint, error) {
 		StartMs:     m.GetStartMs(),
 		SessionID:   m.GetSessionId(),
 		Seed:        m.GetSeed(),
+		Forgotten:   m.GetForgotten(),
 	}
 	if l := m.GetLastRecord(); l != nil {
 		c.LastRecord = store.RecordMark{Start: l.GetStart(), End: l.GetEnd(), Checksum: l.GetChecksum()}

@@ -112,6 +112,15 @@ func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false), seed)
 	MustSave(t, s, def, cp(9, 64, false)) // the same position, no longer a seed
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false), cp(9, 64, false))
+	forgotten := cp(7, 8192, true)
+	forgotten.Forgotten = true
+	MustSave(t, s, def, forgotten) // ferry checkpoint forget: completed where it was
+	WantCheckpoints(t, s, def, cp(3, 1<<40, true), forgotten, cp(9, 64, false))
+	notDone := cp(11, 64, false)
+	notDone.Forgotten = true
+	if err := s.Save(def, []store.Checkpoint{notDone}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("Save of a forgotten checkpoint not completed: err = %v, want ErrInvalid", err)
+	}
 }
 
 func testUnknownStreamIsEmpty(t *testing.T, s store.Store) {
