@@ -328,14 +328,16 @@ func (s *streamSupervisor) checkStart(r *messages.RecordingInfo) error {
 // formatMs is a Unix epoch millisecond time as operators read it.
 func formatMs(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// resetToGoOn is the way on for a stream stopped over records the archive no longer has:
-// accept the loss, and publish the stream again from its start position.
 // forgetToGoOn is the way on after recording id vanished from the archive unfinished: the
-// stream's other recordings go on once it is forgotten, or everything from the start again.
+// stream's other recordings go on once it is forgotten (or at once, if ferry holds no
+// checkpoint of it: it never published any of it), or everything from the start again.
 func forgetToGoOn(stream string, id int64) string {
-	return fmt.Sprintf("to go on with the recordings after it, stop ferry and run `%s`; or, %s", store.ForgetCommand(stream, id), resetToGoOn(stream))
+	return fmt.Sprintf("to go on with the recordings after it, stop ferry and run `%s` (if `ferry checkpoint show` lists no checkpoint of it, ferry never published any of it: start ferry again, and it goes on without it, not mentioning it again); or, %s",
+		store.ForgetCommand(stream, id), resetToGoOn(stream))
 }
 
+// resetToGoOn is the way on for a stream stopped over records the archive no longer has:
+// accept the loss, and publish the stream again from its start position.
 func resetToGoOn(stream string) string {
 	return fmt.Sprintf("to go on without them, run `%s`: the stream then publishes again from its configured start_position, and what it had published is stored again unless the topic's deduplication still remembers its producers", store.ResetCommand(stream))
 }

@@ -98,11 +98,7 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	// Resetting must not create either: a store missing here is most likely a store.path
 	// relative to another directory, and "deleted" would leave the real checkpoint in place.
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		hint := "check store.path in the configuration"
-		if !filepath.IsAbs(cfg.Store.Path) {
-			hint = "store.path is relative to the directory ferry runs in: run this command there, or make store.path absolute"
-		}
-		return fmt.Errorf("no checkpoint store at %s, so nothing to reset; %s", path, hint)
+		return fmt.Errorf("no checkpoint store at %s, so nothing to reset; %s", path, storePathHint(cfg))
 	}
 	st, err := openStopped(path, "reset a checkpoint only while ferry is stopped: stop it first")
 	if err != nil {
@@ -155,7 +151,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	}
 	path := storePath(cfg)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("no checkpoint store at %s, so no checkpoint of recording %d to forget; check store.path in the configuration", path, id)
+		return fmt.Errorf("no checkpoint store at %s, so no checkpoint of recording %d to forget; %s", path, id, storePathHint(cfg))
 	}
 	st, err := openStopped(path, "forget a recording only while ferry is stopped: stop it first")
 	if err != nil {
@@ -194,19 +190,37 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	defer arc.Close()
 	d, err := arc.Recording(ctx, id)
 	switch {
+	case err == nil && (d.StreamID != stream.StreamID || !stream.Channel.Selects(d.OriginalChannel) || !cp.SameRecording(d.StartTimestampMs, d.SessionID)):
+		return fmt.Errorf("the archive has a recording %d, but not the one ferry checkpointed (%s stream %d, started %s, session %d): the archive's catalog was replaced, and forgetting is not the way on; %s",
+			id, d.OriginalChannel, d.StreamID, time.UnixMilli(d.StartTimestampMs).UTC().Format(time.RFC3339), d.SessionID, renameToGoOn)
 	case err == nil:
-		return fmt.Errorf("the archive still has recording %d (%s stream %d, from %d to %s): ferry publishes it on from its checkpoint at %d, so there is nothing to forget; "+
-			"forget applies to a recording the archive no longer has (retention purged it), which stops the stream", id, d.OriginalChannel, d.StreamID, d.StartPosition, stopText(d.StopPosition), cp.Position)
+		return fmt.Errorf("the archive still has recording %d (%s stream %d, from %d to %s), so there is nothing to forget: ferry publishes it from its checkpoint at %d on, "+
+			"or, if the stream stopped over it, says why (retention may have removed only its first segments); forget applies to a recording the archive no longer has", id, d.OriginalChannel, d.StreamID, d.StartPosition, stopText(d.StopPosition), cp.Position)
 	case !errors.Is(err, archive.ErrRecordingUnknown):
 		return fmt.Errorf("ask the archive whether it still has recording %d: %w", id, err)
 	}
-	cp.Completed, cp.Forgotten, cp.Seed, cp.UpdatedAtMs = true, true, false, time.Now().UnixMilli()
+	// A seed stays one: nothing of the recording was ever published.
+	cp.Completed, cp.Forgotten, cp.UpdatedAtMs = true, true, time.Now().UnixMilli()
 	if err := st.Save(definition(stream), []store.Checkpoint{cp}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "stream %s: recording %d forgotten at position %d: ferry goes on with the recordings after it; its records after %d were never published (the archive no longer has them)\n",
 		stream.Name, id, cp.Position, cp.Position)
+	if cp.StartMs == 0 {
+		fmt.Fprintf(stdout, "note: this checkpoint was written by a ferry that kept no recording start times, so whether the archive lost recording %d or was replaced by another archive could not be checked\n", id)
+	}
 	return nil
+}
+
+// renameToGoOn is the way on after the archive's catalog was replaced (as the stream says it).
+const renameToGoOn = "to publish the new archive's recordings, give the stream a new name in the configuration: its producers are then new to the topic's deduplication, which would otherwise drop the reused ids' records as duplicates of the old ones"
+
+// storePathHint says where a store that is not there may be.
+func storePathHint(cfg *config.Config) string {
+	if !filepath.IsAbs(cfg.Store.Path) {
+		return "store.path is relative to the directory ferry runs in: run this command there, or make store.path absolute"
+	}
+	return "check store.path in the configuration"
 }
 
 // stopText is a recording's stop position, or "live" for one still recorded.

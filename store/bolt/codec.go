@@ -32,7 +32,8 @@ const (
 	valueVersion byte = 1
 
 	headerLen = 10
-	// maxPayloadLen bounds a payload: definitions hold two strings, checkpoints six numbers.
+	// maxPayloadLen bounds a payload: definitions hold two strings, checkpoints a few numbers
+	// and flags.
 	maxPayloadLen = 1 << 16
 )
 

@@ -81,6 +81,8 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 	good, _ := encodeCheckpoint(store.Checkpoint{RecordingID: 7, Position: 4096, Completed: true, UpdatedAtMs: 1})
 	f.Add(int64(7), good)
 	f.Add(int64(7), good[:len(good)-1])
+	forgotten, _ := encodeCheckpoint(store.Checkpoint{RecordingID: 7, Position: 4096, Completed: true, Forgotten: true, UpdatedAtMs: 1})
+	f.Add(int64(7), forgotten)
 	f.Add(int64(0), []byte{})
 	f.Fuzz(func(t *testing.T, id int64, b []byte) {
 		c, err := decodeCheckpoint(id, b)
