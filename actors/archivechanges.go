@@ -330,9 +330,9 @@ func formatMs(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01
 
 // forgetToGoOn is the way on after recording id vanished from the archive unfinished: the
 // stream's other recordings go on once it is forgotten (or at once, if ferry holds no
-// checkpoint of it: it never published any of it), or everything from the start again.
+// checkpoint of it: none of it was acknowledged), or everything from the start again.
 func forgetToGoOn(stream string, id int64) string {
-	return fmt.Sprintf("to go on with the recordings after it, stop ferry and run `%s` (if `ferry checkpoint show` lists no checkpoint of it, ferry never published any of it: start ferry again, and it goes on without it, not mentioning it again); or, %s",
+	return fmt.Sprintf("to go on with the recordings after it, stop ferry and run `%s` (if `ferry checkpoint show` lists no checkpoint of it, no record of it was acknowledged: start ferry again, and it goes on without it, not mentioning it again); or, %s",
 		store.ForgetCommand(stream, id), resetToGoOn(stream))
 }
 
