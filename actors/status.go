@@ -253,6 +253,7 @@ func (s *streamStatus) stored(cp store.Checkpoint) {
 	if cp.Completed {
 		r.Completed = true
 	}
+	r.Forgotten = cp.Forgotten
 }
 
 // build is the stream's status now, with the health rule applied: unhealthy when the

@@ -98,6 +98,13 @@ func TestTheStatusShowsTheNewestCompletedRecordingsOnly(t *testing.T) {
 	if st := s.build("orders", "archive", nil, nil, time.Minute, 3); len(st.Recordings) != 11 || st.Recordings[0].RecordingId != 5 {
 		t.Fatalf("a listing brought back recording 0: %d shown, first %d", len(st.Recordings), st.Recordings[0].RecordingId)
 	}
+	// A forgotten checkpoint (ferry checkpoint forget) shows as such.
+	forgotten := newStreamStatus(0)
+	forgotten.stored(store.Checkpoint{RecordingID: 3, Position: 64, Completed: true, Forgotten: true})
+	forgotten.listed = true
+	if st := forgotten.build("orders", "archive", nil, nil, time.Minute, 1); len(st.Recordings) != 1 || !st.Recordings[0].Forgotten || !st.Recordings[0].Completed {
+		t.Fatalf("a forgotten checkpoint's recording in the status: %v; want completed and forgotten", st.Recordings)
+	}
 	// Reopened (extended, or read again), a recording no longer shown is not completed: it
 	// is shown again, with what its new tracker reports.
 	s.reopened(1)

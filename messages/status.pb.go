@@ -497,6 +497,10 @@ type RecordingStatus struct {
 	// unknown (the question failed, or the broker's status was another: see the log), or
 	// unchecked (pulsar.admin_url is not set). Empty in transport mode.
 	Deduplication string `protobuf:"bytes,24,opt,name=deduplication,proto3" json:"deduplication,omitempty"`
+	// Completed by `ferry checkpoint forget`: the recording vanished from the archive before
+	// ferry published all of it, and its records after committed_position were never
+	// published.
+	Forgotten     bool `protobuf:"varint,25,opt,name=forgotten,proto3" json:"forgotten,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -697,6 +701,13 @@ func (x *RecordingStatus) GetDeduplication() string {
 		return x.Deduplication
 	}
 	return ""
+}
+
+func (x *RecordingStatus) GetForgotten() bool {
+	if x != nil {
+		return x.Forgotten
+	}
+	return false
 }
 
 // Failure is the last failure of one kind.
@@ -1009,7 +1020,7 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\"?\n" +
 	"\fStoreWritten\x12\x17\n" +
 	"\atook_us\x18\x01 \x01(\x03R\x06tookUs\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xe9\b\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\"\x87\t\n" +
 	"\x0fRecordingStatus\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1d\n" +
 	"\n" +
@@ -1039,7 +1050,8 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\x10rate_bytes_per_s\x18\x15 \x01(\x01R\rrateBytesPerS\x12\x1a\n" +
 	"\x06eta_ms\x18\x16 \x01(\x03H\tR\x05etaMs\x88\x01\x01\x12\x1a\n" +
 	"\bproducer\x18\x17 \x01(\tR\bproducer\x12$\n" +
-	"\rdeduplication\x18\x18 \x01(\tR\rdeduplicationB\x10\n" +
+	"\rdeduplication\x18\x18 \x01(\tR\rdeduplication\x12\x1c\n" +
+	"\tforgotten\x18\x19 \x01(\bR\tforgottenB\x10\n" +
 	"\x0e_stop_positionB\x12\n" +
 	"\x10_replay_positionB\x15\n" +
 	"\x13_committed_positionB\x18\n" +

@@ -293,6 +293,26 @@ func TestStatusTableRecordedIsNotBehindTheReplay(t *testing.T) {
 	}
 }
 
+// A completed recording known from its checkpoint only (retention purged it) shows where
+// ferry completed it, not "live"; a forgotten one says so, and after what.
+func TestStatusTableShowsCompletedAndForgottenRecordingsKnownFromTheirCheckpoints(t *testing.T) {
+	st := &messages.Status{Version: "test", AtMs: 1795980000000, Streams: []*messages.StreamStatus{{
+		Name: "orders", Mode: "archive", State: "replaying", Healthy: true,
+		Recordings: []*messages.RecordingStatus{
+			{RecordingId: 1, CommittedPosition: proto.Int64(4096), CheckpointedPosition: proto.Int64(4096), Completed: true},
+			{RecordingId: 2, CommittedPosition: proto.Int64(2048), CheckpointedPosition: proto.Int64(2048), Completed: true, Forgotten: true},
+			{RecordingId: 3, StopPosition: proto.Int64(8192), CommittedPosition: proto.Int64(8192), Completed: true},
+		},
+	}}}
+	var out bytes.Buffer
+	printStatus(&out, st)
+	for _, row := range []string{`(?m)^\s+1\s+4096 \(done\)\s`, `(?m)^\s+2\s+gone, forgotten after 2048\s`, `(?m)^\s+3\s+8192 \(done\)\s`} {
+		if !regexp.MustCompile(row).MatchString(out.String()) {
+			t.Errorf("no row matching %s in\n%s", row, out.String())
+		}
+	}
+}
+
 // Each waiting recording is shown with what it waits for.
 func TestStatusTableSaysWhatEachWaitingRecordingWaitsFor(t *testing.T) {
 	st := &messages.Status{Version: "test", AtMs: 1795980000000, Streams: []*messages.StreamStatus{{

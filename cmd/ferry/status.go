@@ -108,10 +108,18 @@ func printStatus(w io.Writer, st *messages.Status) {
 		fmt.Fprintln(tw, "  RECORDING\tSTOP\tRECORDED\tCOMMITTED\tCHECKPOINT\tLAG\tRATE/s\tETA\tPENDING\tACKED\tDUPS\tFAILED\tPRODUCER\tDEDUP\tLAST ACK\t")
 		for _, r := range s.Recordings {
 			stop := "live"
-			if r.StopPosition != nil {
+			switch {
+			case r.StopPosition != nil:
 				stop = fmt.Sprint(*r.StopPosition)
+			case r.Completed:
+				// Known from its checkpoint only (this run has not listed it: purged, or not
+				// listed yet): its end is where ferry completed it.
+				stop = opt(r.CommittedPosition)
 			}
-			if r.Completed {
+			switch {
+			case r.Forgotten:
+				stop = "gone, forgotten after " + opt(r.CommittedPosition)
+			case r.Completed:
 				stop += " (done)"
 			}
 			eta := "-"

@@ -15,8 +15,8 @@ import (
 // naming `ferry checkpoint forget` as the way on. The command refuses while the archive
 // still has A, and without --yes; with it, it completes A's checkpoint where it stands,
 // marked forgotten, and the next start publishes the recording after A, B, warning that A
-// was forgotten. The topic holds what was published of A, then all of B; nothing is
-// published twice.
+// was forgotten (and /status shows it forgotten). The topic holds what was published of A,
+// then all of B; nothing is published twice.
 func TestAPurgedRecordingForgottenLetsTheStreamGoOn(t *testing.T) {
 	const nA, nB = 600, 400
 	sc := newStreamConfig(t, "")
@@ -73,6 +73,16 @@ func TestAPurgedRecordingForgottenLetsTheStreamGoOn(t *testing.T) {
 
 	f = startFerry(t, cfg.path)
 	w.waitAll(t, f, b.recordingID, pb, 90*time.Second)
+	waitFor(t, f, 30*time.Second, "the status showing the forgotten recording", func() error {
+		st, err := findStream(t, "http://"+cfg.HTTP.Listen, sc.Name)
+		if err != nil {
+			return err
+		}
+		if r := recordingOf(st, a.recordingID); r == nil || !r.Forgotten || r.GetCommittedPosition() != pa[nA-1] {
+			return fmt.Errorf("recording %d in the status: %v; want forgotten at %d", a.recordingID, r, pa[nA-1])
+		}
+		return nil
+	})
 	failMustContain(t, f.Log(), "ferry's log", "recording forgotten by `ferry checkpoint forget`", "recording="+recording)
 	if line, ok := failLogLine(f.Log(), "stream failed"); ok {
 		t.Fatalf("the stream failed after the recording was forgotten: %s", line)
