@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,9 @@ type publisher struct {
 
 	producer pulsar.Producer
 	creating bool
+	// handoff passes the producer a creation (on a task goroutine) made to the actor, or,
+	// when the actor stopped meanwhile, to whoever of the two comes second, to close it.
+	handoff  *producerHandoff
 	attempts int
 	waiting  []*messages.RecordBatch // batches not sent yet, in arrival order
 	// outstanding counts sends whose outcome has not arrived; sentEpoch is the epoch of
@@ -114,10 +118,54 @@ type lastStoredRead struct {
 // recognised as a duplicate: the broker does not deduplicate what ferry published.
 type storedAgain struct{ end int64 }
 
-// producerCreated is the result of creating the producer on the actor's goroutine.
+// producerCreated says a creation of the producer ended (on a task goroutine); the
+// producer, if any, is in the handoff.
 type producerCreated struct {
-	producer pulsar.Producer
-	err      error
+	handoff *producerHandoff
+	err     error
+}
+
+// producerHandoff passes a producer from the goroutine that created it to the publisher,
+// which may have stopped meanwhile (its stream failed, or the pipeline was torn down for a
+// reconnect): then the producer is closed, by the publisher's stop or by the creator,
+// whichever comes second. Left open, it would keep its name taken on the broker
+// (ProducerBusy), and the next publisher of the recording in this process could never
+// create its own.
+type producerHandoff struct {
+	mu        sync.Mutex
+	producer  pulsar.Producer
+	abandoned bool
+}
+
+// offer hands over p; false: the publisher stopped, and the caller closes p.
+func (h *producerHandoff) offer(p pulsar.Producer) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.abandoned {
+		return false
+	}
+	h.producer = p
+	return true
+}
+
+// take returns the producer offered (nil if none), once.
+func (h *producerHandoff) take() pulsar.Producer {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p := h.producer
+	h.producer = nil
+	return p
+}
+
+// abandon says the publisher stopped: it returns a producer offered and not taken, for the
+// caller to close; one offered later is closed by its creator.
+func (h *producerHandoff) abandon() pulsar.Producer {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.abandoned = true
+	p := h.producer
+	h.producer = nil
+	return p
 }
 
 // deduplicationRead is the broker's answer, for the producer that asked, to whether it
@@ -209,6 +257,12 @@ func (p *publisher) Receive(ctx actor.Context) {
 	case *resumeSends:
 		p.pump(ctx)
 	case *actor.Restarting, *actor.Stopping:
+		if p.handoff != nil {
+			if prod := p.handoff.abandon(); prod != nil {
+				p.producer = prod // created, and its news not handled yet: closed below
+			}
+			p.handoff = nil
+		}
 		p.close()
 	}
 }
@@ -245,15 +299,29 @@ func (p *publisher) create(ctx actor.Context) {
 	}
 	p.creating = true
 	p.producerState(ctx, "creating")
-	self, system := ctx.Self(), ctx.ActorSystem()
+	self, system, h := ctx.Self(), ctx.ActorSystem(), &producerHandoff{}
+	p.handoff = h
 	p.env.tasks().Go(func() {
 		prod, err := p.env.CreateProducer(opts)
-		system.Root.Send(self, &producerCreated{producer: prod, err: err})
+		if err == nil && !h.offer(prod) {
+			prod.Close()
+			return
+		}
+		system.Root.Send(self, &producerCreated{handoff: h, err: err})
 	})
 }
 
 func (p *publisher) created(ctx actor.Context, res *producerCreated) {
+	if res.handoff != p.handoff {
+		// Not the creation this publisher waits for (none comes after a stop; defensive).
+		if prod := res.handoff.abandon(); prod != nil {
+			prod.Close()
+		}
+		return
+	}
 	p.creating = false
+	p.handoff = nil
+	prod := res.handoff.take()
 	if res.err != nil && terminated(res.err) {
 		panic(supervisor.Fail(supervisor.Poison, topicTerminated(p.cfg.Def.Topic, res.err)))
 	}
@@ -276,7 +344,7 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 		return
 	}
 	p.attempts = 0
-	p.producer = res.producer
+	p.producer = prod
 	// The ordering that outstanding keeps is within one producer's pending queue. The one
 	// this producer replaces was closed for good, and a closed producer may never call
 	// some sends back: pulsar-client-go v0.19.0 strands, unwritten, a send its event loop
