@@ -280,6 +280,15 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			s.fail(ctx, fmt.Errorf("recording %d: %w", r.RecordingId, err))
 			return
 		}
+		if s.known[r.RecordingId] == nil && !s.stored[r.RecordingId] && !s.atLatest(r.RecordingId) {
+			// Seeded when first listed, not only when its turn comes: a restart then knows
+			// where it began, and a recording retention purged whole, or cut the head of,
+			// while it waited and ferry was down stops the stream (lesson 14, replay.go)
+			// instead of being left out, or begun at its new start, without a word. (In a
+			// run, checkStart and the listing see both; start_position latest seeds its
+			// own at the first listing.)
+			ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: r.RecordingId, Position: s.startingPosition(r), StartMs: r.StartMs, SessionId: r.SessionId})
+		}
 		s.known[r.RecordingId] = r
 		s.status.known(r, l.ListedAtMs)
 	}

@@ -130,8 +130,10 @@ func checkpointReset(args []string, stdout io.Writer) error {
 // (retention purged it) before ferry published all of it, where it stands: the stream, which
 // stops on such a recording (lesson 14), then goes on with the recordings after it, and the
 // recording's records after the checkpoint, which the archive no longer holds, are never
-// published. It asks for --yes, needs ferry stopped, and refuses a recording the archive
-// still has: that one ferry publishes on from its checkpoint.
+// published. A recording ferry had published nothing of (its checkpoint a seed) whose head
+// retention cut is taken up at its new start instead. It asks for --yes, needs ferry
+// stopped, and refuses a recording the archive still has whole from the checkpoint on: that
+// one ferry publishes on from its checkpoint.
 func checkpointForget(args []string, stdout io.Writer) error {
 	var yes bool
 	var id int64 = -1
@@ -193,9 +195,23 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	case err == nil && (d.StreamID != stream.StreamID || !stream.Channel.Selects(d.OriginalChannel) || !cp.SameRecording(d.StartTimestampMs, d.SessionID)):
 		return fmt.Errorf("the archive has a recording %d, but not the one ferry checkpointed (%s stream %d, started %s, session %d): the archive's catalog was replaced, and forgetting is not the way on; %s",
 			id, d.OriginalChannel, d.StreamID, time.UnixMilli(d.StartTimestampMs).UTC().Format(time.RFC3339), d.SessionID, renameToGoOn)
+	case err == nil && d.StartPosition > cp.Position && cp.Seed:
+		// Retention cut its head while it waited: nothing of it was published, and the records
+		// before its new start are gone. Taken up there, the rest is published.
+		from := cp.Position
+		cp.Position, cp.LastRecord, cp.UpdatedAtMs = d.StartPosition, store.RecordMark{}, time.Now().UnixMilli()
+		if err := st.Save(definition(stream), []store.Checkpoint{cp}); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "stream %s: recording %d's records from position %d to %d forgotten (the archive no longer has them; none of the recording had been published): ferry takes it up at %d\n",
+			stream.Name, id, from, d.StartPosition, d.StartPosition)
+		return nil
+	case err == nil && d.StartPosition > cp.Position:
+		return fmt.Errorf("the archive no longer has recording %d's records from %d, where ferry's checkpoint stands, to %d, its new start (retention cut its head); ferry had published part of it, and forget does not take it up past records it published: %s",
+			id, cp.Position, d.StartPosition, store.ResetCommand(stream.Name)+" publishes the stream again from its configured start_position")
 	case err == nil:
-		return fmt.Errorf("the archive still has recording %d (%s stream %d, from %d to %s), so there is nothing to forget: ferry publishes it from its checkpoint at %d on, "+
-			"or, if the stream stopped over it, says why (retention may have removed only its first segments); forget applies to a recording the archive no longer has", id, d.OriginalChannel, d.StreamID, d.StartPosition, stopText(d.StopPosition), cp.Position)
+		return fmt.Errorf("the archive still has recording %d (%s stream %d, from %d to %s), so there is nothing to forget: ferry publishes it from its checkpoint at %d on; "+
+			"forget applies to a recording the archive no longer has, or no longer has the start of", id, d.OriginalChannel, d.StreamID, d.StartPosition, stopText(d.StopPosition), cp.Position)
 	case !errors.Is(err, archive.ErrRecordingUnknown):
 		return fmt.Errorf("ask the archive whether it still has recording %d: %w", id, err)
 	}

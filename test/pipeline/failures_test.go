@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1090,6 +1091,116 @@ func TestLesson14_HeadOfAWaitingRecordingPurgedFailsLoudly(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestLesson14_AWaitingRecordingPurgedWhileFerryIsDownFailsLoudly: recording B waits for A,
+// whose acknowledgements are held, and ferry stops (B begun nothing). While it is down,
+// retention cuts B's first segment, or purges B whole. ferry stored where B began when it
+// first listed it, so the next start does not take B up at its new start, or leave it out,
+// without a word: it stops the stream, naming B (begun at its new start, B would skip the
+// first segment's records; left out, all of them). Before B's seed was stored at its first
+// listing, only a recording ferry had begun was remembered across a restart. Then the way
+// on the failure names, `ferry checkpoint forget`: B is taken up at its new start (its
+// second segment's records are published, once, after A's), or, purged whole, done.
+func TestLesson14_AWaitingRecordingPurgedWhileFerryIsDownFailsLoudly(t *testing.T) {
+	const segment = 1 << 20
+	for _, c := range []struct {
+		name string
+		want func(b int64) string
+	}{
+		{"its head", func(b int64) string {
+			return fmt.Sprintf("recording %d starts at %d, after the position 0 ferry must resume from", b, segment)
+		}},
+		{"whole", func(b int64) string {
+			return fmt.Sprintf("recording %d has a checkpoint but is no longer in the archive", b)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			own := failOwnArchive(t, map[string]string{"aeron.archive.segment.file.length": "1m"})
+			sc := newStreamConfig(t, "")
+			rs := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
+			rs.startRecording(t)
+			a := rs.newPublication(t)
+			pa := a.publish(t, 0, 100)
+			a.close(t)
+			b := rs.newPublication(t)
+			var pb []int64
+			for len(pb) == 0 || pb[len(pb)-1] < 2*segment+segment/2 {
+				pb = append(pb, b.publish(t, 100+len(pb), 100+len(pb)+500)...)
+			}
+			b.close(t)
+
+			var holding atomic.Bool
+			holding.Store(true)
+			storePath := filepath.Join(t.TempDir(), "checkpoints.db")
+			ip := startInProcess(t, inProcessOptions{aeronDir: own.AeronDir, storePath: storePath, plan: holdAcksOf(a.recordingID, &holding)}, sc)
+			eventually.NoError(t, 30*time.Second, func() error {
+				st, err := ip.status(sc.Name)
+				if err != nil {
+					return err
+				}
+				if got, want := waitOf(st, b.recordingID), fmt.Sprintf("stopped behind %d", a.recordingID); got != want {
+					return fmt.Errorf("recording %d waits %s (state %s), want %s", b.recordingID, got, st.State, want)
+				}
+				return nil
+			})
+			// A's records stay unacknowledged; the drain's final flush persists what is due.
+			_, _ = ip.stopWithin(time.Second)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if c.name == "whole" {
+				failPurge(t, rs.s, b.recordingID)
+			} else if n, err := rs.s.archive.PurgeSegments(ctx, b.recordingID, segment); err != nil || n != 1 {
+				t.Fatalf("purge the first segment of recording %d: %d segment files deleted, %v; want 1", b.recordingID, n, err)
+			}
+
+			again := startInProcess(t, inProcessOptions{aeronDir: own.AeronDir, storePath: storePath}, sc)
+			eventually.NoError(t, 60*time.Second, func() error {
+				st, err := again.status(sc.Name)
+				if err != nil {
+					return err
+				}
+				if want := c.want(b.recordingID); st.State != "failed" || !strings.Contains(st.Reason, want) {
+					return fmt.Errorf("state %s, %q; want failed, saying %q", st.State, st.Reason, want)
+				}
+				return nil
+			})
+			_, _ = again.stop()
+
+			// The way on the failure names: forget what the archive lost of B.
+			cfg := newFerryConfig(t, sc)
+			cfg.Aeron.Dir, cfg.Store.Path = own.AeronDir, storePath
+			code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.write(t), "--stream", sc.Name, "--recording", strconv.FormatInt(b.recordingID, 10), "--yes")
+			if code != 0 {
+				t.Fatalf("ferry checkpoint forget: exit %d, %s%s", code, out, errOut)
+			}
+			t.Logf("ferry checkpoint forget: %s", strings.TrimSpace(out))
+			third := startInProcess(t, inProcessOptions{aeronDir: own.AeronDir, storePath: storePath}, sc)
+			third.waitCheckpoint(sc, a.recordingID, pa[len(pa)-1], 60*time.Second)
+			if c.name != "whole" {
+				// Taken up at its new start: the records of its second segment on. (Purged
+				// whole, it is done where its seed stood, and the stream goes on.)
+				third.waitCheckpoint(sc, b.recordingID, pb[len(pb)-1], 60*time.Second)
+			}
+			var kept []int64
+			for _, p := range pb {
+				if c.name != "whole" && p > segment {
+					kept = append(kept, p)
+				}
+			}
+			got := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, len(pa)+len(kept), 30*time.Second)
+			var gotB []int64
+			for _, m := range got {
+				if d := describe(m); d.recordingID == b.recordingID {
+					gotB = append(gotB, d.position)
+				}
+			}
+			if !slices.Equal(gotB, kept) {
+				t.Fatalf("recording %d in the topic: %d records, want the %d after its new start at %d", b.recordingID, len(gotB), len(kept), segment)
+			}
+		})
+	}
 }
 
 // TestTheRecordBeforeACheckpointIsCheckedAfterRetentionPurgedThePaddingBeforeIt: recording
