@@ -9,6 +9,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -307,8 +308,19 @@ func newStoredOrigins(cps []store.Checkpoint) storedOrigins {
 // skip them silently. A running replay checks its own start (replay.go), and a recording
 // ferry starts from a later position (a checkpoint, start_position) loses nothing it would
 // have published.
+//
+// A recording with a stored checkpoint (a seed, as every recording gets when first listed)
+// that the listing shows starting past it, and that ferry has not taken up in this run,
+// lost records ferry never published while ferry was down: that fails at once, not only when
+// its replay opens, which may be hours later behind the recordings it waits for.
 func (s *streamSupervisor) checkStart(r *messages.RecordingInfo) error {
 	id := r.RecordingId
+	if s.stored[id] && s.running[id] == nil && !s.finished[id] && !s.completed[id] && s.reopenings[id] == 0 {
+		if cp := s.storedCheckpoint(id); !cp.Completed && cp.Position < r.StartPosition {
+			return fmt.Errorf("recording %d starts at %d, after the position %d ferry must resume from: the archive purged or detached its first segments (retention) while ferry was down, and ferry never published its records from %d to %d; %s",
+				id, r.StartPosition, cp.Position, cp.Position, r.StartPosition, headCutToGoOn(s.cfg.Def.Name, id))
+		}
+	}
 	k, ok := s.known[id]
 	if !ok || r.StartPosition <= k.StartPosition || s.running[id] != nil || s.completed[id] || s.finished[id] || s.storedCompleted[id] || s.reopenings[id] > 0 || s.atLatest(id) {
 		return nil
@@ -322,17 +334,29 @@ func (s *streamSupervisor) checkStart(r *messages.RecordingInfo) error {
 		return nil
 	}
 	return fmt.Errorf("recording %d lost its records from position %d to %d before ferry published them: the archive purged or detached its first segments (retention) while it waited for an earlier recording; %s",
-		id, k.StartPosition, r.StartPosition, resetToGoOn(s.cfg.Def.Name))
+		id, k.StartPosition, r.StartPosition, headCutToGoOn(s.cfg.Def.Name, id))
 }
 
 // formatMs is a Unix epoch millisecond time as operators read it.
 func formatMs(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// forgetToGoOn is the way on after recording id vanished from the archive unfinished: the
-// stream's other recordings go on once it is forgotten (or at once, if ferry holds no
-// checkpoint of it: none of it was acknowledged), or everything from the start again.
-func forgetToGoOn(stream string, id int64) string {
-	return fmt.Sprintf("to go on with the recordings after it, stop ferry and run `%s` (if `ferry checkpoint show` lists no checkpoint of it, no record of it was acknowledged: start ferry again, and it goes on without it, not mentioning it again); or, %s",
+// forgetToGoOn is the way on after recordings ids vanished from the archive unfinished: the
+// stream's other recordings go on once they are forgotten (or at once, for one ferry holds
+// no checkpoint of: none of it was acknowledged), or everything from the start again.
+func forgetToGoOn(stream string, ids []int64) string {
+	cmds := make([]string, len(ids))
+	for i, id := range ids {
+		cmds[i] = "`" + store.ForgetCommand(stream, id) + "`"
+	}
+	return fmt.Sprintf("to go on with the recordings after them, stop ferry and run %s (for one `ferry checkpoint show` lists no checkpoint of, no record of it was acknowledged: start ferry again, and it goes on without it, not mentioning it again); or, %s",
+		strings.Join(cmds, ", then "), resetToGoOn(stream))
+}
+
+// headCutToGoOn is the way on after the archive cut the head of recording id before ferry
+// acknowledged anything of it (its checkpoint a seed), or in the middle of what it had not
+// published yet.
+func headCutToGoOn(stream string, id int64) string {
+	return fmt.Sprintf("if ferry acknowledged none of it (`ferry checkpoint show`: taken on, nothing acknowledged yet), stop ferry and run `%s` to take it up at its new start (with no checkpoint of it listed, just start ferry again); otherwise, %s",
 		store.ForgetCommand(stream, id), resetToGoOn(stream))
 }
 

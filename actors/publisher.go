@@ -313,7 +313,8 @@ func (p *publisher) create(ctx actor.Context) {
 
 func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	if res.handoff != p.handoff {
-		// Not the creation this publisher waits for (none comes after a stop; defensive).
+		// Not the creation this publisher waits for: an earlier incarnation's, late (the
+		// same PID after a restart).
 		if prod := res.handoff.abandon(); prod != nil {
 			prod.Close()
 		}

@@ -244,9 +244,8 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, mar
 	res.stopPosition = desc.StopPosition
 	switch {
 	case from < desc.StartPosition:
-		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d starts at %d, after the position %d ferry must resume from: the archive lost records ferry never published (purged, detached or replaced); "+
-			"if ferry had published none of it (`ferry checkpoint show`: taken on, nothing acknowledged yet), stop ferry and run `%s` to take it up at its new start; otherwise, %s",
-			id, desc.StartPosition, from, store.ForgetCommand(r.cfg.Def.Name, id), resetToGoOn(r.cfg.Def.Name)))
+		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d starts at %d, after the position %d ferry must resume from: the archive lost records ferry never published (purged, detached or replaced); %s",
+			id, desc.StartPosition, from, headCutToGoOn(r.cfg.Def.Name, id)))
 		return res
 	case desc.StopPosition != archive.NullPosition && from > desc.StopPosition:
 		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d stops at %d, before the committed position %d: it was truncated, or the archive is not the one ferry published from; if it was truncated, ferry has published more of it than the archive still holds, and `%s` publishes the stream again from its configured start_position", id, desc.StopPosition, from, store.ResetCommand(r.cfg.Def.Name)))

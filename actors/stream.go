@@ -292,18 +292,36 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		s.known[r.RecordingId] = r
 		s.status.known(r, l.ListedAtMs)
 	}
-	// A recording ferry has not finished must not vanish (lesson 14).
+	// A recording ferry has not finished must not vanish (lesson 14). All of them are
+	// named: retention that swept several waiting recordings is seen at once.
+	var gone []int64
 	for id := range s.stored {
 		if !present[id] && !s.storedCompleted[id] && !s.completed[id] {
-			s.fail(ctx, fmt.Errorf("recording %d has a checkpoint but is no longer in the archive (purged by retention, or another archive): its unpublished records are lost; %s", id, forgetToGoOn(s.cfg.Def.Name, id)))
-			return
+			gone = append(gone, id)
 		}
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		what := fmt.Sprintf("recording %d has a checkpoint but is no longer in the archive", gone[0])
+		if len(gone) > 1 {
+			what = fmt.Sprintf("recordings %v have checkpoints but are no longer in the archive", gone)
+		}
+		s.fail(ctx, fmt.Errorf("%s (purged by retention, or another archive): their unpublished records are lost; %s", what, forgetToGoOn(s.cfg.Def.Name, gone)))
+		return
 	}
 	for id := range s.known {
 		if !present[id] && !s.completed[id] && !s.storedCompleted[id] {
-			s.fail(ctx, fmt.Errorf("recording %d vanished from the archive before ferry published all of it: its unpublished records are lost; %s", id, forgetToGoOn(s.cfg.Def.Name, id)))
-			return
+			gone = append(gone, id)
 		}
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		what := fmt.Sprintf("recording %d vanished from the archive before ferry published all of it", gone[0])
+		if len(gone) > 1 {
+			what = fmt.Sprintf("recordings %v vanished from the archive before ferry published all of them", gone)
+		}
+		s.fail(ctx, fmt.Errorf("%s: their unpublished records are lost; %s", what, forgetToGoOn(s.cfg.Def.Name, gone)))
+		return
 	}
 	s.completeFinished(ctx)
 }

@@ -203,7 +203,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		if err := st.Save(definition(stream), []store.Checkpoint{cp}); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "stream %s: recording %d's records from position %d to %d forgotten (the archive no longer has them; none of the recording had been published): ferry takes it up at %d\n",
+		fmt.Fprintf(stdout, "stream %s: recording %d's records from position %d to %d forgotten (the archive no longer has them; ferry had acknowledged none of the recording): ferry takes it up at %d\n",
 			stream.Name, id, from, d.StartPosition, d.StartPosition)
 		return nil
 	case err == nil && d.StartPosition > cp.Position:
