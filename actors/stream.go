@@ -301,12 +301,8 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		}
 	}
 	if len(gone) > 0 {
-		slices.Sort(gone)
-		what := fmt.Sprintf("recording %d has a checkpoint but is no longer in the archive", gone[0])
-		if len(gone) > 1 {
-			what = fmt.Sprintf("recordings %v have checkpoints but are no longer in the archive", gone)
-		}
-		s.fail(ctx, fmt.Errorf("%s (purged by retention, or another archive): their unpublished records are lost; %s", what, forgetToGoOn(s.cfg.Def.Name, gone)))
+		s.fail(ctx, s.vanished(gone, "has a checkpoint but is no longer in the archive (purged by retention, or another archive)",
+			"have checkpoints but are no longer in the archive (purged by retention, or another archive)"))
 		return
 	}
 	for id := range s.known {
@@ -315,15 +311,22 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		}
 	}
 	if len(gone) > 0 {
-		slices.Sort(gone)
-		what := fmt.Sprintf("recording %d vanished from the archive before ferry published all of it", gone[0])
-		if len(gone) > 1 {
-			what = fmt.Sprintf("recordings %v vanished from the archive before ferry published all of them", gone)
-		}
-		s.fail(ctx, fmt.Errorf("%s: their unpublished records are lost; %s", what, forgetToGoOn(s.cfg.Def.Name, gone)))
+		s.fail(ctx, s.vanished(gone, "vanished from the archive before ferry published all of it", "vanished from the archive before ferry published all of them"))
 		return
 	}
 	s.completeFinished(ctx)
+}
+
+// vanished is the stream's failure for the recordings gone that left the archive unfinished
+// (lesson 14), all of them named, in order; one and many say what happened to one, or to
+// several.
+func (s *streamSupervisor) vanished(gone []int64, one, many string) error {
+	slices.Sort(gone)
+	what := fmt.Sprintf("recording %d %s", gone[0], one)
+	if len(gone) > 1 {
+		what = fmt.Sprintf("recordings %v %s", gone, many)
+	}
+	return fmt.Errorf("%s: their unpublished records are lost; %s", what, forgetToGoOn(s.cfg.Def.Name, gone))
 }
 
 // atLatest reports whether recording id is published from its live end (start_position
@@ -452,10 +455,8 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	}
 	// Tracker: batches and one outcome per record in flight. Publisher: batches and one
 	// failure notice per record in flight. Replay: at most one credit message per outcome.
-	if !s.stored[id] {
-		// Before the replay exists, so that the seed is stored no later than its commits.
-		ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: id, Position: s.startingPosition(rec), StartMs: rec.StartMs, SessionId: rec.SessionId})
-	}
+	// A recording not stored was seeded when first listed (listed; decideLatest), before
+	// the replay exists, so that the seed is stored no later than its commits.
 	spawn("tracker", newTracker(s.env, s.cfg, id, pids), 2*bound+64)
 	spawn("publisher", newPublisher(s.env, s.cfg, id, pids), 2*bound+64)
 	latestFrom := int64(-1)
