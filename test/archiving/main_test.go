@@ -45,12 +45,12 @@ type session struct {
 	archive *archive.Client
 }
 
-func connect(t *testing.T, a *infra.Archive, opts archive.Options) session {
+func connect(t testing.TB, a *infra.Archive, opts archive.Options) session {
 	t.Helper()
 	return connectWith(t, a, aeron.Options{}, opts)
 }
 
-func connectWith(t *testing.T, a *infra.Archive, aeronOpts aeron.Options, opts archive.Options) session {
+func connectWith(t testing.TB, a *infra.Archive, aeronOpts aeron.Options, opts archive.Options) session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -116,7 +116,7 @@ func TestRecordListDescribeStop(t *testing.T) {
 // recorded starts recording ch on a new stream id and adds a publication to it; it returns
 // the stream id, the recording subscription and the publication's recording id (from the
 // archive's START signal).
-func recorded(t *testing.T, s session, ch string) (stream int32, subID int64, pub *aeron.ExclusivePublication, id int64) {
+func recorded(t testing.TB, s session, ch string) (stream int32, subID int64, pub *aeron.ExclusivePublication, id int64) {
 	t.Helper()
 	ctx := context.Background()
 	stream = uniqueStream()
@@ -131,7 +131,7 @@ func recorded(t *testing.T, s session, ch string) (stream int32, subID int64, pu
 }
 
 // nextSignal waits for the next signal of kind, skipping others.
-func nextSignal(t *testing.T, c *archive.Client, kind archive.SignalKind) archive.Signal {
+func nextSignal(t testing.TB, c *archive.Client, kind archive.SignalKind) archive.Signal {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {

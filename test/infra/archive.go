@@ -20,7 +20,7 @@ type ArchiveOptions struct {
 	// AeronDir is the media driver's directory (cnc.dat, log buffers). Zero means a fresh
 	// directory under /dev/shm named after Dir.
 	AeronDir string
-	// Properties are Java system properties added after the defaults (see archiveDefaults)
+	// Properties are Java system properties added after the defaults (see ArchiveProperties)
 	// and winning over them, e.g. {"aeron.client.liveness.timeout": "2s"}.
 	Properties map[string]string
 	// Detached leaves the archive running after this process exits (cmd/peers up).
@@ -58,7 +58,10 @@ const (
 	FixedArchiveID = 1
 )
 
-// archiveDefaults are the system properties every test archive gets. Why each one:
+// ArchiveProperties are the system properties every test archive gets: an
+// ArchivingMediaDriver on aeronDir, recording into archiveDir, taking control requests on
+// control as well as on LocalControlChannel. A Java sample that embeds its own archive gets
+// them too where it is measured beside ours. Why each one:
 //   - SHARED threading for driver and archive: one thread each fits a 2-core machine;
 //   - small sparse terms (1 MiB; tests set smaller ones per channel with term-length);
 //   - the archive id fixed, so its counters have the same keys on every run;
@@ -68,7 +71,7 @@ const (
 //     network receiver still counts as connected;
 //   - no fsync (a kill -9 of the archive keeps what reached the page cache; power loss is
 //     out of scope for these tests).
-func archiveDefaults(aeronDir, archiveDir, control string) map[string]string {
+func ArchiveProperties(aeronDir, archiveDir, control string) map[string]string {
 	return map[string]string{
 		"aeron.dir":                           aeronDir,
 		"aeron.dir.delete.on.start":           "true",
@@ -149,13 +152,13 @@ func (a *Archive) start(ctx context.Context) error {
 		return err
 	}
 	began := time.Now()
-	props := archiveDefaults(a.AeronDir, a.ArchiveDir, a.ControlChannel)
+	props := ArchiveProperties(a.AeronDir, a.ArchiveDir, a.ControlChannel)
 	for k, v := range a.opts.Properties {
 		props[k] = v
 	}
 	argv := append([]string{"java"}, javaFlags(props)...)
 	argv = append(argv, "-cp", jar, "io.aeron.archive.ArchivingMediaDriver")
-	proc, err := startProcess("archive", argv, nil, a.opts.Dir, a.log, a.opts.Detached)
+	proc, err := startProcess("archive", argv, nil, a.opts.Dir, a.log, nil, a.opts.Detached)
 	if err != nil {
 		return err
 	}
@@ -276,6 +279,26 @@ func (a *Archive) Pid() int {
 		return 0
 	}
 	return a.proc.pid()
+}
+
+// EmbeddedArchiveProperties are the system properties for a Java sample that embeds an
+// ArchivingMediaDriver and its own archive client (EmbeddedReplayThroughput), so that it runs
+// on an archive configured as the test archives are: ArchiveProperties, recording into
+// dir/archive, a media driver directory of its own under /dev/shm and a control channel on a
+// loopback port of its own, which the sample's client reads from the same property. remove
+// deletes the media driver's directory once the sample has exited.
+func EmbeddedArchiveProperties(dir string) (props map[string]string, remove func() error, err error) {
+	port, err := pickUDPPort()
+	if err != nil {
+		return nil, nil, err
+	}
+	aeronDir, err := os.MkdirTemp("/dev/shm", "ferry-aeron-embedded-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("infra: aeron dir: %w", err)
+	}
+	props = ArchiveProperties(aeronDir, filepath.Join(dir, "archive"), fmt.Sprintf("aeron:udp?endpoint=%s:%d", Loopback, port))
+	props["aeron.archive.control.response.channel"] = "aeron:udp?endpoint=" + Loopback + ":0"
+	return props, func() error { return os.RemoveAll(aeronDir) }, nil
 }
 
 // JavaClientProperties are the system properties a Java Aeron archive client (the samples,

@@ -47,7 +47,7 @@ func TestWaitHealthyTellsTheRegistrationLockLoopFromAHealthyStart(t *testing.T) 
 			if err != nil {
 				t.Fatal(err)
 			}
-			proc, err := startProcess("sleeper", []string{"sleep", "300"}, nil, dir, filepath.Join(dir, "sleeper.log"), false)
+			proc, err := startProcess("sleeper", []string{"sleep", "300"}, nil, dir, filepath.Join(dir, "sleeper.log"), nil, false)
 			if err != nil {
 				t.Fatal(err)
 			}

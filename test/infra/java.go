@@ -2,7 +2,9 @@ package infra
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,13 +42,25 @@ func RunJava(ctx context.Context, timeout time.Duration, mainClass string, props
 // JavaProcess is a Java peer running in the background (a sample subscriber, a
 // publisher), its output captured. It is safe for concurrent use.
 type JavaProcess struct {
-	proc *process
-	out  string // the file its output goes to
+	proc  *process
+	out   string   // the file its output goes to
+	input *os.File // the writing end of its standard input, or nil (it reads /dev/null)
 }
 
 // StartJava starts a main class from the cached aeron-all jar in the background. Its output
-// goes to a file in dir. The process dies with the test binary; stop it with Stop.
+// goes to a file in dir and its standard input is empty. The process dies with the test
+// binary; stop it with Stop.
 func StartJava(dir, mainClass string, props map[string]string, args ...string) (*JavaProcess, error) {
+	return startJava(dir, mainClass, props, args, false)
+}
+
+// StartJavaAnswering is StartJava for a main class that asks questions on its standard
+// input (a sample's "Execute again? (y/n)"): Answer gives it each answer once it has asked.
+func StartJavaAnswering(dir, mainClass string, props map[string]string, args ...string) (*JavaProcess, error) {
+	return startJava(dir, mainClass, props, args, true)
+}
+
+func startJava(dir, mainClass string, props map[string]string, args []string, answering bool) (*JavaProcess, error) {
 	jar, err := AeronJar()
 	if err != nil {
 		return nil, err
@@ -55,11 +69,35 @@ func StartJava(dir, mainClass string, props map[string]string, args ...string) (
 	argv = append(argv, "-cp", jar, mainClass)
 	argv = append(argv, args...)
 	out := filepath.Join(dir, filepath.Base(strings.ReplaceAll(mainClass, ".", "-"))+".log")
-	proc, err := startProcess(mainClass, argv, nil, dir, out, false)
+	var stdin, input *os.File
+	if answering {
+		if stdin, input, err = os.Pipe(); err != nil {
+			return nil, fmt.Errorf("infra: %s: standard input: %w", mainClass, err)
+		}
+		defer stdin.Close() // the child holds its own descriptor
+	}
+	proc, err := startProcess(mainClass, argv, nil, dir, out, stdin, false)
 	if err != nil {
+		if input != nil {
+			_ = input.Close()
+		}
 		return nil, err
 	}
-	return &JavaProcess{proc: proc, out: out}, nil
+	return &JavaProcess{proc: proc, out: out, input: input}, nil
+}
+
+// Answer writes line and a newline to the standard input of a process started with
+// StartJavaAnswering. Write it only once the process has asked: a Java Scanner made per
+// question (Agrona's ContinueBarrier) reads ahead, and an answer sent early is lost with
+// the Scanner that read it.
+func (j *JavaProcess) Answer(line string) error {
+	if j.input == nil {
+		return errors.New("infra: Answer to a Java process not started with StartJavaAnswering")
+	}
+	if _, err := io.WriteString(j.input, line+"\n"); err != nil {
+		return fmt.Errorf("infra: answering %s: %w", j.proc.name, err)
+	}
+	return nil
 }
 
 // Output is everything the process printed so far.
@@ -72,7 +110,16 @@ func (j *JavaProcess) Output() string {
 func (j *JavaProcess) Exited() (bool, error) { return j.proc.exited() }
 
 // Stop terminates the process (SIGTERM), waits up to 10 s, then kills it.
-func (j *JavaProcess) Stop() error { return j.proc.stop(10 * time.Second) }
+func (j *JavaProcess) Stop() error {
+	j.closeInput()
+	return j.proc.stop(10 * time.Second)
+}
+
+func (j *JavaProcess) closeInput() {
+	if j.input != nil {
+		_ = j.input.Close() // a second close only errs
+	}
+}
 
 // Interrupt is Stop with SIGINT, the signal Aeron's samples handle (Agrona's SigInt): they
 // then end their loops and print their closing statistics before they exit.

@@ -25,10 +25,10 @@ type process struct {
 }
 
 // startProcess starts argv in dir with env added to this process's environment, output
-// appended to logPath. Unless detached, the process is killed by the kernel when the thread
+// appended to logPath, and stdin (nil: nothing, /dev/null) as its standard input. Unless detached, the process is killed by the kernel when the thread
 // that started it dies, so a crashing test binary leaves no peer behind; a detached process
 // outlives its starter (cmd/peers up) and is stopped by pid later.
-func startProcess(name string, argv, env []string, dir, logPath string, detached bool) (*process, error) {
+func startProcess(name string, argv, env []string, dir, logPath string, stdin *os.File, detached bool) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%s: open log: %w", name, err)
@@ -40,6 +40,9 @@ func startProcess(name string, argv, env []string, dir, logPath string, detached
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if !detached {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL

@@ -207,7 +207,7 @@ func (p *Pulsar) start(ctx context.Context) error {
 		return fmt.Errorf("infra: pulsar tmp dir: %w", err)
 	}
 	mark, _ := os.Stat(p.log)
-	proc, err := startProcess("pulsar", argv, env, p.opts.Dir, p.log, p.opts.Detached)
+	proc, err := startProcess("pulsar", argv, env, p.opts.Dir, p.log, nil, p.opts.Detached)
 	if err != nil {
 		return err
 	}
