@@ -201,7 +201,8 @@ func reassembleStream(t *testing.T, mtu int, sizes []int, fragmentLimit int, cut
 // FuzzAssemblerArbitraryFragments feeds fragments with arbitrary headers
 // straight to an assembler. Properties: no panic; no reassembled message
 // longer than the maximum; the buffers never grow beyond it; every
-// delivery is counted.
+// delivery is counted; the count of messages in progress, which lets a
+// message of one fragment skip the partial messages, is right.
 func FuzzAssemblerArbitraryFragments(f *testing.F) {
 	f.Add([]byte{0x80, 1, 0, 5, 0x00, 1, 1, 5, 0x40, 1, 2, 5})
 	f.Add([]byte{0x80, 1, 0, 40, 0x80, 2, 0, 40, 0x40, 1, 2, 40, 0xC0, 2, 9, 1})
@@ -229,6 +230,15 @@ func FuzzAssemblerArbitraryFragments(f *testing.F) {
 			a.OnFragment(payload[:n], h)
 			if a.Stats().Delivered != before && a.Stats().Delivered != before+1 {
 				t.Fatal("one fragment delivered more than one message")
+			}
+			active := 0
+			for _, p := range a.r.partials {
+				if p.active {
+					active++
+				}
+			}
+			if a.r.inProgress != active {
+				t.Fatalf("%d messages counted in progress, %d are", a.r.inProgress, active)
 			}
 		}
 		for _, p := range a.r.partials {
