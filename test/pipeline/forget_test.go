@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,5 +93,56 @@ func TestAPurgedRecordingForgottenLetsTheStreamGoOn(t *testing.T) {
 	expectTopic(t, sc, a.published(0, pa), b.published(nA+100, pb))
 	if w.has(a.recordingID, more[0]) {
 		t.Fatalf("a record of the purged recording past its checkpoint was published")
+	}
+}
+
+// TestForgetRefusesARecordingIDAReplacedArchiveReused: ferry published part of live
+// recording A and stopped; the archive was then replaced (catalog and recordings deleted),
+// and the new archive's first recording has A's id. `ferry checkpoint forget` of that id is
+// refused: the archive has a recording under it, but not the one ferry checkpointed, and
+// forgetting would not get the stream on (its next start fails on the replaced catalog). The
+// refusal says so and names the way on, a new stream name; the checkpoint is unchanged.
+func TestForgetRefusesARecordingIDAReplacedArchiveReused(t *testing.T) {
+	const n, offsetB = 300, 1_000_000
+	own := failOwnArchive(t, nil)
+	sc := newStreamConfig(t, "")
+	rs1 := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
+	rs1.startRecording(t)
+	a := rs1.newPublication(t)
+	pa := a.publish(t, 0, n)
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	cfg.Aeron.Dir = own.AeronDir
+	f := startFerry(t, cfg.write(t))
+	w.waitAll(t, f, a.recordingID, pa, 60*time.Second)
+	f.mustStop()
+	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], false) // A is live: not completed
+	rs1.stopRecording(t, a)
+
+	// The archive replaced: its catalog and recordings deleted, started again.
+	if err := own.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(own.ArchiveDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rs2 := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
+	rs2.startRecording(t)
+	b := rs2.newPublication(t)
+	if b.recordingID != a.recordingID {
+		t.Fatalf("the new archive's first recording is %d, not the reused id %d: the test is about a reused id", b.recordingID, a.recordingID)
+	}
+	b.waitRecorded(t, b.publish(t, offsetB, offsetB+n)[n-1])
+
+	recording := strconv.FormatInt(a.recordingID, 10)
+	code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", recording, "--yes")
+	if code != 1 || !strings.Contains(errOut, "the archive has a recording "+recording+", but not the one ferry checkpointed") || !strings.Contains(errOut, "give the stream a new name") {
+		t.Fatalf("forget of a reused id: exit %d, stdout %q, stderr %q; want 1, saying the archive's recording %s is another one and naming a new stream name as the way on", code, out, errOut, recording)
+	}
+	if cp := cfg.checkpoint(t, sc, a.recordingID); cp.Position != pa[n-1] || cp.Completed || cp.Forgotten {
+		t.Fatalf("checkpoint after the refused forget: %+v; want it unchanged, at %d, neither completed nor forgotten", cp, pa[n-1])
 	}
 }
