@@ -215,6 +215,15 @@ func FuzzAssemblerArbitraryFragments(f *testing.F) {
 				t.Fatalf("message of %d bytes (header length %d), maximum %d", len(payload), h.FrameLength(), maxMessage)
 			}
 		})
+		// The controlled assembler shares the reassembly; its handler aborts every third
+		// message, which the poll delivers again (here: at once).
+		handled := 0
+		ca := NewControlledFragmentAssembler(maxMessage, func([]byte, Header) Action {
+			if handled++; handled%3 == 1 {
+				return Abort
+			}
+			return Continue
+		})
 		payload := make([]byte, 64)
 		for i := 0; i+4 <= len(data); i += 4 {
 			n := int(data[i+3]) % len(payload)
@@ -231,15 +240,11 @@ func FuzzAssemblerArbitraryFragments(f *testing.F) {
 			if a.Stats().Delivered != before && a.Stats().Delivered != before+1 {
 				t.Fatal("one fragment delivered more than one message")
 			}
-			active := 0
-			for _, p := range a.r.partials {
-				if p.active {
-					active++
-				}
+			checkInProgress(t, &a.r)
+			if ca.OnFragment(payload[:n], h) == Abort {
+				ca.OnFragment(payload[:n], h)
 			}
-			if a.r.inProgress != active {
-				t.Fatalf("%d messages counted in progress, %d are", a.r.inProgress, active)
-			}
+			checkInProgress(t, &ca.r)
 		}
 		for _, p := range a.r.partials {
 			if cap(p.buf) > maxMessage {
@@ -250,4 +255,18 @@ func FuzzAssemblerArbitraryFragments(f *testing.F) {
 			t.Fatalf("stats %+v, %d deliveries", a.Stats(), calls)
 		}
 	})
+}
+
+// checkInProgress fails unless r counts as many messages in progress as it has.
+func checkInProgress(t *testing.T, r *reassembly) {
+	t.Helper()
+	active := 0
+	for _, p := range r.partials {
+		if p.active {
+			active++
+		}
+	}
+	if r.inProgress != active {
+		t.Fatalf("%d messages counted in progress, %d are", r.inProgress, active)
+	}
 }
