@@ -38,7 +38,7 @@ test: deps check ## everything CI runs: checks, all tests against the real peers
 	$(PEERS) run -- $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
-fuzz: ## run every fuzz target FUZZTIME (default 2000x inputs; try FUZZTIME=5m)
+fuzz: ## run every fuzz target FUZZTIME (default 2000x inputs; try FUZZTIME=100000x)
 	@# Targets are found in the sources: `go test -list` would run each package's TestMain,
 	@# which starts real peers.
 	@for file in $$(git ls-files -co --exclude-standard '*_test.go'); do \
