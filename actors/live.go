@@ -37,6 +37,7 @@ type live struct {
 	cancel      context.CancelFunc
 	asm         *aeron.FragmentAssembler
 	lastEnd     map[int32]int64
+	first       int // the image a poll starts at, turn by turn (see poll)
 	batch       *messages.RecordBatch
 	pollPending bool
 	idle        time.Duration
@@ -157,8 +158,14 @@ func (l *live) poll(ctx actor.Context) {
 	if l.sub == nil || l.draining {
 		return
 	}
+	// Each poll starts at the next image: one that starts every poll would take the credits
+	// an outcome returns first, and while its publisher has a backlog (Pulsar slower than
+	// the publishers) another session would get none.
+	images := l.sub.Images()
+	l.first = (l.first + 1) % max(len(images), 1)
 	moved := false
-	for _, img := range l.sub.Images() {
+	for k := range images {
+		img := images[(l.first+k)%len(images)]
 		credits := min(l.cfg.MaxInflightRecords-int64(len(l.inflight)), fragmentLimit)
 		if credits <= 0 || l.inflightB >= l.cfg.MaxInflightBytes {
 			return // outcomes resume polling

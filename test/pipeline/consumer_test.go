@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,6 +179,13 @@ func (w *topicWatcher) maxPosition(recordingID int64) int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.maxPos[recordingID]
+}
+
+// received is a copy of every message that arrived so far, in arrival order.
+func (w *topicWatcher) received() []received {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.got)
 }
 
 func (w *topicWatcher) summary() string {

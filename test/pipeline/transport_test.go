@@ -340,3 +340,67 @@ func TestTransportOneFailedPublishLosesThatMessageOnly(t *testing.T) {
 		return fmt.Errorf("status %v; want %d acknowledged, 1 lost", ip.board.Snapshot().Streams, n-1)
 	})
 }
+
+// TestTransportModeServesEveryPublisherWhileCreditsAreShort: two publishers on one stream,
+// and Pulsar slower than they are (inflight.max_messages 4: ferry reads again only as
+// acknowledgements return). A publishes small messages without pause, so its image always
+// has a backlog;
+// B then publishes a few messages. Each of ferry's polls starts at the next image, so B's
+// messages arrive while A still publishes: a poll that always began with A's image would
+// give A every credit an acknowledgement returns, and B none for as long as A keeps up.
+func TestTransportModeServesEveryPublisherWhileCreditsAreShort(t *testing.T) {
+	const nB, fromB = 20, 1 << 40 // B's payload indices, far from any of A's
+	sc, cfg := newTransportConfig(t)
+	rs := newStream(t, sc.Channel, sc.StreamID)
+	a := rs.newPublication(t)
+	w := watchTopic(t, sc.Topic)
+	f := startFerry(t, writeConfigWithTop(t, cfg, map[string]any{"inflight": map[string]any{"max_messages": 4}}))
+	waitSubscribed(t, f, a)
+
+	stop := make(chan struct{})
+	aDone := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				aDone <- nil
+				return
+			default:
+			}
+			// Of one fragment each: while a poll is inside a message of several, it leaves
+			// the credits to the next image, and A would not hold them all.
+			if _, err := a.offer(sizedPayload(i, 100), 20*time.Second); err != nil {
+				aDone <- err
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := <-aDone; err != nil {
+			t.Errorf("publisher A: %v", err)
+		}
+	}()
+	waitFor(t, f, 30*time.Second, "A's messages arriving", func() error {
+		if n := w.distinct(); n < 100 {
+			return fmt.Errorf("%d arrived", n)
+		}
+		return nil
+	})
+
+	b := rs.newPublication(t)
+	b.publish(t, fromB, fromB+nB)
+	waitFor(t, f, 30*time.Second, "B's messages arriving while A publishes", func() error {
+		w.check(t)
+		got := 0
+		for _, r := range w.received() {
+			if r.index >= fromB {
+				got++
+			}
+		}
+		if got < nB {
+			return fmt.Errorf("%d of B's %d arrived (%d messages in all)", got, nB, w.distinct())
+		}
+		return nil
+	})
+}
