@@ -411,6 +411,30 @@ func failOwnArchive(t *testing.T, properties map[string]string) *infra.Archive {
 	return own
 }
 
+// failReplaceArchive replaces the test's own archive: stopped, its catalog and recordings
+// deleted, started again. The new archive's first recording, of sc's stream, gets the id
+// reused, as the new archive numbers from 0 again; it holds payloadFor(from..from+n-1),
+// recorded, and stays live.
+func failReplaceArchive(t *testing.T, own *infra.Archive, sc streamConfig, reused int64, from, n int) {
+	t.Helper()
+	if err := own.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(own.ArchiveDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rs := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
+	rs.startRecording(t)
+	b := rs.newPublication(t)
+	if b.recordingID != reused {
+		t.Fatalf("the new archive's first recording is %d, not the reused id %d: the test is about a reused id", b.recordingID, reused)
+	}
+	b.waitRecorded(t, b.publish(t, from, from+n)[n-1])
+}
+
 // publishedToItsEnd publishes messages from..to-1 on p, stops the stream's recording, and
 // waits until the running ferry f has published the recording to its end; it returns the
 // messages' positions.

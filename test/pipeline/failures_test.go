@@ -264,23 +264,7 @@ func TestLesson14_ArchiveReplacedReusingRecordingIDsFailsLoudly(t *testing.T) {
 	f.mustStop()
 	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], true)
 
-	// The archive replaced: its catalog and recordings deleted, started again.
-	if err := own.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(own.ArchiveDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := own.Restart(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	rs2 := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
-	rs2.startRecording(t)
-	b := rs2.newPublication(t)
-	if b.recordingID != a.recordingID {
-		t.Fatalf("the new archive's first recording is %d, not the reused id %d: the test is about a reused id", b.recordingID, a.recordingID)
-	}
-	b.waitRecorded(t, b.publish(t, offsetB, offsetB+n)[n-1])
+	failReplaceArchive(t, own, sc, a.recordingID, offsetB, n)
 	before := receivedMessages(t, sc.Topic)
 
 	f = startFerry(t, cfg.path)

@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,23 +117,7 @@ func TestForgetRefusesARecordingIDAReplacedArchiveReused(t *testing.T) {
 	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], false) // A is live: not completed
 	rs1.stopRecording(t, a)
 
-	// The archive replaced: its catalog and recordings deleted, started again.
-	if err := own.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(own.ArchiveDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := own.Restart(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	rs2 := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
-	rs2.startRecording(t)
-	b := rs2.newPublication(t)
-	if b.recordingID != a.recordingID {
-		t.Fatalf("the new archive's first recording is %d, not the reused id %d: the test is about a reused id", b.recordingID, a.recordingID)
-	}
-	b.waitRecorded(t, b.publish(t, offsetB, offsetB+n)[n-1])
+	failReplaceArchive(t, own, sc, a.recordingID, offsetB, n)
 
 	recording := strconv.FormatInt(a.recordingID, 10)
 	code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", recording, "--yes")
