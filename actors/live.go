@@ -36,6 +36,7 @@ type live struct {
 	sub         *aeron.Subscription
 	cancel      context.CancelFunc
 	asm         *aeron.FragmentAssembler
+	discarded   uint64 // the assembler's discarded messages counted as lost so far
 	lastEnd     map[int32]int64
 	first       int // the image a poll starts at, turn by turn (see poll)
 	batch       *messages.RecordBatch
@@ -158,10 +159,14 @@ func (l *live) poll(ctx actor.Context) {
 	if l.sub == nil || l.draining {
 		return
 	}
+	images := l.sub.Images()
+	if len(l.lastEnd) > len(images) {
+		l.forgetGone(images)
+	}
+	l.countBrokenOff(ctx)
 	// Each poll starts at the next image: one that starts every poll would take the credits
 	// an outcome returns first, and while its publisher has a backlog (Pulsar slower than
 	// the publishers) another session would get none.
-	images := l.sub.Images()
 	l.first = (l.first + 1) % max(len(images), 1)
 	moved := false
 	for k := range images {
@@ -199,6 +204,42 @@ func (l *live) poll(ctx actor.Context) {
 	}
 	l.idle = min(max(2*l.idle, idlePollMin), idlePollMax)
 	l.schedulePoll(ctx, l.idle)
+}
+
+// forgetGone drops what the reader keeps of the publisher sessions whose images are gone: the
+// end of the last message, and a message in progress, which the assembler discards (and
+// countBrokenOff counts) instead of keeping its buffer for ever.
+func (l *live) forgetGone(images []*aeron.Image) {
+	present := make(map[int32]bool, len(images))
+	for _, img := range images {
+		present[img.SessionID()] = true
+	}
+	for id := range l.lastEnd {
+		if !present[id] {
+			l.asm.FreeSession(id)
+			delete(l.lastEnd, id)
+		}
+	}
+}
+
+// countBrokenOff counts as lost the messages the assembler dropped unfinished since the last
+// count: a publisher gone in the middle of a message, or, on a channel subscribed with
+// reliable=false, fragments the network lost (the driver fills the gap instead of asking
+// again). Lost either way; counted, they are not silent (lesson 26). A message whose first
+// fragment never arrived is not among them: the assembler cannot tell it from a message begun
+// before ferry joined.
+func (l *live) countBrokenOff(ctx actor.Context) {
+	d := l.asm.Stats().Discarded
+	if d == l.discarded {
+		return
+	}
+	n := d - l.discarded
+	l.discarded = d
+	l.lost += n
+	l.env.Logger.Error("transport mode: messages broke off before their end and are lost (at most once)", "stream", l.cfg.Def.Name, "lost", n, "lost_total", l.lost)
+	ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "read",
+		Message: fmt.Sprintf("%d message(s) broke off before their end and are lost (transport mode, at most once): a publisher left in the middle of a message, or the channel is unreliable (reliable=false) and the network lost fragments", n)}})
+	l.pushStatus(ctx, true)
 }
 
 func (l *live) onMessage(payload []byte, h aeron.Header) {
