@@ -395,6 +395,26 @@ func (c *Client) PurgeSegments(ctx context.Context, recordingID, newStartPositio
 		&codec.PurgeSegmentsRequest{ControlSessionID: c.controlSessionID, CorrelationID: corr, RecordingID: recordingID, NewStartPosition: newStartPosition})
 }
 
+// DetachSegments detaches the segments of a recording below newStartPosition, which
+// becomes its start position, leaving their files on disk for [Client.AttachSegments] to
+// restore. newStartPosition must be a segment boundary, at or after the recording's start,
+// below the segment being recorded.
+func (c *Client) DetachSegments(ctx context.Context, recordingID, newStartPosition int64) error {
+	corr := c.correlationID()
+	_, err := c.relevant(ctx, fmt.Sprintf("detach the segments of recording %d below %d", recordingID, newStartPosition), corr,
+		&codec.DetachSegmentsRequest{ControlSessionID: c.controlSessionID, CorrelationID: corr, RecordingID: recordingID, NewStartPosition: newStartPosition})
+	return err
+}
+
+// AttachSegments attaches the segment files on disk just below a recording's start (ones
+// [Client.DetachSegments] detached) back to it, moving its start position down. It returns
+// how many segments were attached.
+func (c *Client) AttachSegments(ctx context.Context, recordingID int64) (int64, error) {
+	corr := c.correlationID()
+	return c.relevant(ctx, fmt.Sprintf("attach the detached segments of recording %d", recordingID), corr,
+		&codec.AttachSegmentsRequest{ControlSessionID: c.controlSessionID, CorrelationID: corr, RecordingID: recordingID})
+}
+
 // relevant sends a request answered by one ControlResponse and returns its relevant id.
 func (c *Client) relevant(ctx context.Context, what string, corr int64, req codec.Request) (int64, error) {
 	res, err := c.do(ctx, &call{what: what, kind: single, corr: corr, request: req})

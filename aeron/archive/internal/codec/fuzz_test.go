@@ -248,6 +248,8 @@ func FuzzEncodeRequests(f *testing.F) {
 			TruncateRecordingRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c, Position: d},
 			PurgeRecordingRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c},
 			PurgeSegmentsRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c, NewStartPosition: d},
+			DetachSegmentsRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c, NewStartPosition: d},
+			AttachSegmentsRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c},
 			ReplayRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c, Position: d, Length: -d,
 				ReplayStreamID: i, FileIOMaxLength: j, ReplayToken: a ^ d, ReplayChannel: s},
 			BoundedReplayRequest{ControlSessionID: a, CorrelationID: b, RecordingID: c, Position: d, Length: -d,

@@ -261,6 +261,19 @@ var requestDecoders = map[TemplateID]func([]byte) (Request, error){
 			NewStartPosition: r.int64(truncatePositionOffset),
 		})
 	},
+	TemplateDetachSegmentsRequest: func(msg []byte) (Request, error) {
+		r := openMessage(msg, TemplateDetachSegmentsRequest, truncateBlockLength)
+		return finish(&r, DetachSegmentsRequest{
+			ControlSessionID: r.int64(controlSessionIDOffset),
+			CorrelationID:    r.int64(correlationIDOffset),
+			RecordingID:      r.int64(truncateRecordingIDOffset),
+			NewStartPosition: r.int64(truncatePositionOffset),
+		})
+	},
+	TemplateAttachSegmentsRequest: idRequestDecoder(TemplateAttachSegmentsRequest,
+		func(cs, corr, id int64) Request {
+			return AttachSegmentsRequest{ControlSessionID: cs, CorrelationID: corr, RecordingID: id}
+		}),
 	TemplatePurgeRecordingRequest: idRequestDecoder(TemplatePurgeRecordingRequest,
 		func(cs, corr, id int64) Request {
 			return PurgeRecordingRequest{ControlSessionID: cs, CorrelationID: corr, RecordingID: id}

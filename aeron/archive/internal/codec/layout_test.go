@@ -64,7 +64,9 @@ func TestTemplateIDs(t *testing.T) {
 		{TemplateRecordingSubscriptionDescriptor, 23, "RecordingSubscriptionDescriptor"},
 		{TemplateRecordingSignalEvent, 24, "RecordingSignalEvent"},
 		{TemplateStartPositionRequest, 52, "StartPositionRequest"},
+		{TemplateDetachSegmentsRequest, 53, "DetachSegmentsRequest"},
 		{TemplatePurgeSegmentsRequest, 55, "PurgeSegmentsRequest"},
+		{TemplateAttachSegmentsRequest, 56, "AttachSegmentsRequest"},
 		{TemplateAuthConnectRequest, 58, "AuthConnectRequest"},
 		{TemplateChallenge, 59, "Challenge"},
 		{TemplateChallengeResponse, 60, "ChallengeResponse"},
@@ -87,7 +89,7 @@ func TestTemplateIDs(t *testing.T) {
 	if got := TemplateID(11).String(); got != "TemplateID(11)" {
 		t.Errorf("TemplateID(11) = %s", got)
 	}
-	if len(templateNames) != 35 {
+	if len(templateNames) != 37 {
 		t.Errorf("%d named templates; a new one needs a golden row above", len(templateNames))
 	}
 }

@@ -217,6 +217,54 @@ func (r PurgeSegmentsRequest) AppendTo(dst []byte) ([]byte, error) {
 	return out, nil
 }
 
+// DetachSegmentsRequest detaches the segments of recording RecordingID
+// below NewStartPosition, which becomes its start position; the segment
+// files stay on disk (see [AttachSegmentsRequest]). It must be a segment
+// boundary at or after the start, below the segment being written. The
+// archive answers OK.
+type DetachSegmentsRequest struct {
+	ControlSessionID int64
+	CorrelationID    int64
+	RecordingID      int64
+	NewStartPosition int64
+}
+
+// TemplateID returns [TemplateDetachSegmentsRequest].
+func (DetachSegmentsRequest) TemplateID() TemplateID { return TemplateDetachSegmentsRequest }
+
+// EncodedLength implements [Request].
+func (DetachSegmentsRequest) EncodedLength() int { return HeaderLength + truncateBlockLength }
+
+// AppendTo implements [Request]. It never fails.
+func (r DetachSegmentsRequest) AppendTo(dst []byte) ([]byte, error) {
+	out, w := appendMessage(dst, r.TemplateID(), truncateBlockLength, 0)
+	w.session(r.ControlSessionID, r.CorrelationID)
+	w.int64(truncateRecordingIDOffset, r.RecordingID)
+	w.int64(truncatePositionOffset, r.NewStartPosition)
+	return out, nil
+}
+
+// AttachSegmentsRequest attaches the segment files found on disk just
+// below the start of recording RecordingID (detached by a
+// [DetachSegmentsRequest]) back to it, moving its start position down. The
+// archive answers OK with RelevantID = the number of segments attached.
+type AttachSegmentsRequest struct {
+	ControlSessionID int64
+	CorrelationID    int64
+	RecordingID      int64
+}
+
+// TemplateID returns [TemplateAttachSegmentsRequest].
+func (AttachSegmentsRequest) TemplateID() TemplateID { return TemplateAttachSegmentsRequest }
+
+// EncodedLength implements [Request].
+func (AttachSegmentsRequest) EncodedLength() int { return idRequestLength }
+
+// AppendTo implements [Request]. It never fails.
+func (r AttachSegmentsRequest) AppendTo(dst []byte) ([]byte, error) {
+	return appendIDRequest(dst, r.TemplateID(), r.ControlSessionID, r.CorrelationID, r.RecordingID), nil
+}
+
 // PurgeRecordingRequest deletes the stopped recording RecordingID and
 // removes it from the catalog. The archive answers as for
 // [TruncateRecordingRequest].

@@ -49,7 +49,9 @@ const (
 	TemplateTruncateRecordingRequest    TemplateID = 13
 	TemplateStopPositionRequest         TemplateID = 15
 	TemplateStartPositionRequest        TemplateID = 52
+	TemplateDetachSegmentsRequest       TemplateID = 53
 	TemplatePurgeSegmentsRequest        TemplateID = 55
+	TemplateAttachSegmentsRequest       TemplateID = 56
 	TemplateMaxRecordedPositionRequest  TemplateID = 67
 	TemplatePurgeRecordingRequest       TemplateID = 104
 
@@ -89,7 +91,9 @@ var templateNames = map[TemplateID]string{
 	TemplateTruncateRecordingRequest:         "TruncateRecordingRequest",
 	TemplateStopPositionRequest:              "StopPositionRequest",
 	TemplateStartPositionRequest:             "StartPositionRequest",
+	TemplateDetachSegmentsRequest:            "DetachSegmentsRequest",
 	TemplatePurgeSegmentsRequest:             "PurgeSegmentsRequest",
+	TemplateAttachSegmentsRequest:            "AttachSegmentsRequest",
 	TemplateMaxRecordedPositionRequest:       "MaxRecordedPositionRequest",
 	TemplatePurgeRecordingRequest:            "PurgeRecordingRequest",
 	TemplateReplayRequest:                    "ReplayRequest",
