@@ -40,6 +40,10 @@ type checkpointer struct {
 	// origins are the recordings as listed, stored with every checkpoint so that a reused
 	// recording id is recognised (stream.go, checkOrigin).
 	origins map[int64]origin
+	// fromStart are the recordings seeded at their start as the configuration takes it (not
+	// at a live end start_position latest chose): their seeds are stored saying so, so that
+	// a replay begins at the archive's start should it move back (segments attached again).
+	fromStart map[int64]bool
 	// reopened are completed recordings published again from their end (extended): their
 	// next replay start replaces the completed policy.
 	reopened map[int64]bool
@@ -74,10 +78,12 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 			lastRecords: map[int64]store.RecordMark{},
 			persisted:   map[int64]store.Checkpoint{},
 			origins:     map[int64]origin{},
+			fromStart:   map[int64]bool{},
 			reopened:    map[int64]bool{},
 		}
 		for _, cp := range cfg.Stored.Checkpoints {
 			c.persisted[cp.RecordingID] = cp
+			c.fromStart[cp.RecordingID] = cp.FromStart
 		}
 		return c
 	}
@@ -96,12 +102,13 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		c.startTicker(ctx)
 	case *messages.WatermarkRequest:
 		cp, ok := c.persisted[msg.RecordingId]
-		w := &messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed}
+		w := &messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed, FromStart: cp.FromStart}
 		if m := cp.LastRecord; m.Known() {
 			w.LastRecord = &messages.RecordMark{Start: m.Start, End: m.End, Checksum: m.Checksum}
 		}
 		ctx.Respond(w)
 	case *messages.SeedCheckpoint:
+		c.fromStart[msg.RecordingId] = msg.FromStart
 		c.track(ctx, msg.RecordingId, msg.Position, origin{msg.StartMs, msg.SessionId})
 	case *messages.RecordingReopened:
 		c.reopened[msg.RecordingId] = true
@@ -154,10 +161,19 @@ type origin struct {
 // track gives recording id a checkpoint policy starting at from, unless it has one (not
 // completed and reopened since); a recording the store holds nothing of is seeded (its
 // start saved at once). The stream sends a seed before it spawns the replay, so that it is
-// stored no later than its commits.
+// stored no later than its commits. A replay that begins below its recording's seed (the
+// archive's start moved back since the seed was taken: replay.go, openReplay) has the seed
+// moved back with it.
 func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 	c.origins[id] = o
-	if _, ok := c.policies[id]; ok && !c.reopened[id] {
+	if p, ok := c.policies[id]; ok && !c.reopened[id] {
+		if from < p.Start() {
+			if err := p.StartEarlier(from, c.env.nowMs()); err != nil {
+				panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("checkpointer: a replay began below the checkpoint of what it committed: %w", err)))
+			}
+			c.committed[id] = from
+			c.flush(ctx, c.env.nowMs())
+		}
 		return
 	}
 	delete(c.reopened, id)
@@ -184,7 +200,7 @@ func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 func (c *checkpointer) checkpoint(s progress.Save, nowMs int64) store.Checkpoint {
 	o := c.origins[s.RecordingID] // a save follows the recording's seed or replay start
 	cp := store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: nowMs,
-		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed}
+		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed, FromStart: s.Seed && c.fromStart[s.RecordingID]}
 	// A save is of the committed position the last mark came with (Tick saves the latest,
 	// and a recording's end only adds padding): a mark beyond it is a bug, which would store
 	// a checkpoint the next start cannot check.

@@ -188,6 +188,9 @@ func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
 		return
 	}
 	from := r.startPosition(w)
+	// A seed at the recording's start as the configuration takes it follows the archive's
+	// start back, should it have moved (openReplay).
+	followStart := w.Stored && w.Seed && w.FromStart
 	var mark *messages.RecordMark
 	if w.Stored && !w.Seed {
 		mark = w.LastRecord // nil for a checkpoint of an older ferry, or with no record below it
@@ -197,7 +200,7 @@ func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
 	self, system, gen := ctx.Self(), ctx.ActorSystem(), r.gen
 	id := r.rec.RecordingId
 	started := r.env.tasks().Go(func() {
-		res := r.openReplay(callCtx, gen, id, from, mark)
+		res := r.openReplay(callCtx, gen, id, from, followStart, mark)
 		system.Root.Send(self, res)
 	})
 	if !started {
@@ -220,10 +223,15 @@ func (r *replay) startPosition(w *messages.Watermark) int64 {
 // configuration: start_position in the start_recording_id, its start otherwise (the
 // latest-anchored recording begins at its live end instead: replay.open, stream.go).
 func configuredStart(cfg *StreamConfig, rec *messages.RecordingInfo) int64 {
-	if st := cfg.Start; st.Kind == config.StartAt && st.RecordingID == rec.RecordingId {
-		return max(st.Position, rec.StartPosition)
+	return configuredStartAt(cfg, rec.RecordingId, rec.StartPosition)
+}
+
+// configuredStartAt is [configuredStart] of recording id starting at start.
+func configuredStartAt(cfg *StreamConfig, id, start int64) int64 {
+	if st := cfg.Start; st.Kind == config.StartAt && st.RecordingID == id {
+		return max(st.Position, start)
 	}
-	return rec.StartPosition
+	return start
 }
 
 // openReplay runs on a task goroutine, not the actor's (so it reads none of the actor's
@@ -231,7 +239,13 @@ func configuredStart(cfg *StreamConfig, rec *messages.RecordingInfo) int64 {
 // starts at the record's start, to read it again (see check) — at the recording's start if
 // retention purged the padding before the record — unless the archive no longer holds the
 // record (nothing below the checkpoint is needed then: it goes unchecked).
-func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, mark *messages.RecordMark) *openedReplay {
+//
+// followStart: from is a seed at the recording's start as the configuration took it when
+// first listed. If the archive's start has moved back since — its first segments were
+// detached then and are attached again — the replay begins where the configuration now
+// puts it, as it would have had they never been detached: nothing of the recording was
+// acknowledged, and skipping what the archive holds again would lose it without a word.
+func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, followStart bool, mark *messages.RecordMark) *openedReplay {
 	res := &openedReplay{gen: gen}
 	call, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
 	defer cancel()
@@ -239,6 +253,10 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, mar
 	if err != nil {
 		res.err = fmt.Errorf("describe recording %d: %w", id, err)
 		return res
+	}
+	if start := configuredStartAt(r.cfg, id, desc.StartPosition); followStart && start < from {
+		r.env.Logger.Info("the recording's start moved back in the archive (segments attached again) before ferry began it: publishing it from there", "stream", r.cfg.Def.Name, "recording", id, "seeded_at", from, "from", start)
+		from = start
 	}
 	res.from = from
 	res.stopPosition = desc.StopPosition

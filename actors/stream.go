@@ -286,8 +286,10 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			// while it waited and ferry was down stops the stream (lesson 14, replay.go)
 			// instead of being left out, or begun at its new start, without a word. (In a
 			// run, checkStart and the listing see both; start_position latest seeds its
-			// own at the first listing.)
-			ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: r.RecordingId, Position: s.startingPosition(r), StartMs: r.StartMs, SessionId: r.SessionId})
+			// own at the first listing.) The seed is at the recording's start as the
+			// configuration takes it: should the archive's start move back before its turn
+			// (segments attached again), its replay begins there (replay.go, openReplay).
+			ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: r.RecordingId, Position: s.startingPosition(r), StartMs: r.StartMs, SessionId: r.SessionId, FromStart: true})
 		}
 		s.known[r.RecordingId] = r
 		s.status.known(r, l.ListedAtMs)

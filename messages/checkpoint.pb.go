@@ -51,7 +51,13 @@ type Checkpoint struct {
 	// vanished from the archive (retention purged it) before ferry published all of it; the
 	// operator accepted that its records after position were never published. Set with
 	// completed.
-	Forgotten     bool `protobuf:"varint,9,opt,name=forgotten,proto3" json:"forgotten,omitempty"`
+	Forgotten bool `protobuf:"varint,9,opt,name=forgotten,proto3" json:"forgotten,omitempty"`
+	// Only with seed: the seed is where the configuration takes the recording on from its
+	// start (the recording's start as listed, or start_position in start_recording_id), not a
+	// live end start_position latest chose. Should the archive's start move back before
+	// anything of the recording is acknowledged (segments attached again, AttachSegments),
+	// ferry takes it on from there instead, as it would have had they never been detached.
+	FromStart     bool `protobuf:"varint,10,opt,name=from_start,json=fromStart,proto3" json:"from_start,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -149,6 +155,13 @@ func (x *Checkpoint) GetForgotten() bool {
 	return false
 }
 
+func (x *Checkpoint) GetFromStart() bool {
+	if x != nil {
+		return x.FromStart
+	}
+	return false
+}
+
 // RecordMark is one record of a recording as ferry published it: where it starts and ends
 // and the CRC-32C (Castagnoli) of its payload. A replay resumed from a checkpoint reads the
 // record again and compares: an archive recording truncated below the checkpoint and
@@ -217,7 +230,7 @@ var File_ferry_v1_checkpoint_proto protoreflect.FileDescriptor
 
 const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\n" +
-	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xb0\x02\n" +
+	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xcf\x02\n" +
 	"\n" +
 	"Checkpoint\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
@@ -230,7 +243,10 @@ const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\x04seed\x18\a \x01(\bR\x04seed\x125\n" +
 	"\vlast_record\x18\b \x01(\v2\x14.ferry.v1.RecordMarkR\n" +
 	"lastRecord\x12\x1c\n" +
-	"\tforgotten\x18\t \x01(\bR\tforgotten\"P\n" +
+	"\tforgotten\x18\t \x01(\bR\tforgotten\x12\x1d\n" +
+	"\n" +
+	"from_start\x18\n" +
+	" \x01(\bR\tfromStart\"P\n" +
 	"\n" +
 	"RecordMark\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +

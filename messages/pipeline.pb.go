@@ -267,8 +267,11 @@ type SeedCheckpoint struct {
 	RecordingId int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
 	Position    int64                  `protobuf:"varint,2,opt,name=position,proto3" json:"position,omitempty"`
 	// The recording's start time and session as listed, stored with it.
-	StartMs       int64 `protobuf:"varint,3,opt,name=start_ms,json=startMs,proto3" json:"start_ms,omitempty"`
-	SessionId     int32 `protobuf:"varint,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	StartMs   int64 `protobuf:"varint,3,opt,name=start_ms,json=startMs,proto3" json:"start_ms,omitempty"`
+	SessionId int32 `protobuf:"varint,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The position is where the configuration takes the recording on from its start (see
+	// Checkpoint.from_start), not a live end start_position latest chose.
+	FromStart     bool `protobuf:"varint,5,opt,name=from_start,json=fromStart,proto3" json:"from_start,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -329,6 +332,13 @@ func (x *SeedCheckpoint) GetSessionId() int32 {
 		return x.SessionId
 	}
 	return 0
+}
+
+func (x *SeedCheckpoint) GetFromStart() bool {
+	if x != nil {
+		return x.FromStart
+	}
+	return false
 }
 
 // ReplayEnded tells the commit tracker that the replay read a stopped recording to its end.
@@ -909,7 +919,11 @@ type Watermark struct {
 	// The last record the stored checkpoint covers, unset when not known (a seed, a
 	// checkpoint of an older ferry): the replay reads it again first and checks that the
 	// archive still holds it (see checkpoint.proto, RecordMark).
-	LastRecord    *RecordMark `protobuf:"bytes,7,opt,name=last_record,json=lastRecord,proto3" json:"last_record,omitempty"`
+	LastRecord *RecordMark `protobuf:"bytes,7,opt,name=last_record,json=lastRecord,proto3" json:"last_record,omitempty"`
+	// The stored seed is at the recording's start as the configuration takes it (see
+	// Checkpoint.from_start): the replay begins at the archive's start instead if that moved
+	// back since.
+	FromStart     bool `protobuf:"varint,8,opt,name=from_start,json=fromStart,proto3" json:"from_start,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -991,6 +1005,13 @@ func (x *Watermark) GetLastRecord() *RecordMark {
 		return x.LastRecord
 	}
 	return nil
+}
+
+func (x *Watermark) GetFromStart() bool {
+	if x != nil {
+		return x.FromStart
+	}
+	return false
 }
 
 // CheckpointPersisted tells the stream supervisor what reached the store.
@@ -1496,13 +1517,15 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\rfrom_position\x18\x03 \x01(\x03R\ffromPosition\x12\x19\n" +
 	"\bstart_ms\x18\x04 \x01(\x03R\astartMs\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x05 \x01(\x05R\tsessionId\"\x89\x01\n" +
+	"session_id\x18\x05 \x01(\x05R\tsessionId\"\xa8\x01\n" +
 	"\x0eSeedCheckpoint\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x19\n" +
 	"\bstart_ms\x18\x03 \x01(\x03R\astartMs\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x04 \x01(\x05R\tsessionId\"u\n" +
+	"session_id\x18\x04 \x01(\x05R\tsessionId\x12\x1d\n" +
+	"\n" +
+	"from_start\x18\x05 \x01(\bR\tfromStart\"u\n" +
 	"\vReplayEnded\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
@@ -1547,7 +1570,7 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x02 \x01(\x04R\n" +
-	"generation\"\xeb\x01\n" +
+	"generation\"\x8a\x02\n" +
 	"\tWatermark\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x16\n" +
 	"\x06stored\x18\x02 \x01(\bR\x06stored\x12\x1a\n" +
@@ -1558,7 +1581,9 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"generation\x12\x12\n" +
 	"\x04seed\x18\x06 \x01(\bR\x04seed\x125\n" +
 	"\vlast_record\x18\a \x01(\v2\x14.ferry.v1.RecordMarkR\n" +
-	"lastRecord\"r\n" +
+	"lastRecord\x12\x1d\n" +
+	"\n" +
+	"from_start\x18\b \x01(\bR\tfromStart\"r\n" +
 	"\x13CheckpointPersisted\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x1c\n" +

@@ -97,6 +97,7 @@ type CheckpointPolicy struct {
 
 	inFlight      bool
 	flight        Save
+	flightVoid    bool  // the save in flight is of a start moved back since (StartEarlier)
 	flightRecords int   // unsavedRecords at issue, restored on failure
 	flightSinceMs int64 // dirtySinceMs at issue, restored on failure
 
@@ -180,6 +181,28 @@ func (p *CheckpointPolicy) Seed(nowMs int64) {
 	}
 }
 
+// Start returns the position the policy began at.
+func (p *CheckpointPolicy) Start() int64 { return p.start }
+
+// StartEarlier moves the start of a recording nothing of which was committed back to
+// from, below it: the recording's start in the archive moved back (segments attached
+// again) before its replay began, and the replay begins there. The seed is saved again,
+// at from; a save in flight, of the later start, counts for nothing when it returns. It
+// returns [ErrCommittedRegressed] unless nothing was committed since the start and from is
+// below it, and [ErrInvalidPosition] for a negative from.
+func (p *CheckpointPolicy) StartEarlier(from, nowMs int64) error {
+	switch {
+	case from < 0:
+		return fmt.Errorf("recording %d: start %d: %w", p.recordingID, from, ErrInvalidPosition)
+	case from >= p.start || p.committed != p.start || p.completed:
+		return fmt.Errorf("recording %d: start moved back to %d from %d, committed %d (completed %t): %w", p.recordingID, from, p.start, p.committed, p.completed, ErrCommittedRegressed)
+	}
+	p.start, p.committed, p.persisted, p.persistedCompleted = from, from, from, false
+	p.flightVoid = p.inFlight
+	p.Seed(nowMs)
+	return nil
+}
+
 // Seeding reports whether a [CheckpointPolicy.Seed] is not saved yet: until then the store
 // does not know the recording was taken on.
 func (p *CheckpointPolicy) Seeding() bool { return p.seeding }
@@ -248,6 +271,11 @@ func (p *CheckpointPolicy) NextDeadline() (atMs int64, ok bool) {
 // a slower, older save completing late never lowers it. It returns
 // [ErrSaveBeyondCommitted] for a save this policy cannot have issued.
 func (p *CheckpointPolicy) Saved(s Save, nowMs int64) error {
+	if p.inFlight && p.flightVoid && s == p.flight {
+		p.inFlight, p.flightVoid = false, false
+		p.failure.Consecutive = 0
+		return nil // of a start moved back since: the seed at the new one is saved next
+	}
 	if s.RecordingID != p.recordingID || s.Position > p.committed {
 		return fmt.Errorf("saved recording %d position %d, committed %d of recording %d: %w",
 			s.RecordingID, s.Position, p.committed, p.recordingID, ErrSaveBeyondCommitted)
@@ -278,7 +306,7 @@ func (p *CheckpointPolicy) SaveFailed(s Save, err error, nowMs int64) {
 	if !p.inFlight || s != p.flight {
 		return
 	}
-	p.inFlight = false
+	p.inFlight, p.flightVoid = false, false
 	p.unsavedRecords += p.flightRecords
 	if !p.dirty || p.flightSinceMs < p.dirtySinceMs {
 		p.dirtySinceMs = p.flightSinceMs

@@ -29,6 +29,7 @@ var errDiskFull = errors.New("disk full")
 //	complete POS NOW         -> ok | err:...
 //	shutdown
 //	seed NOW
+//	earlier POS NOW          -> ok | err:...   (StartEarlier)
 //	tick NOW                 -> save POS [final] [seed] | none
 //	tickseed                 -> the same, for TickSeed
 //	saved POS [final] [seed] -> ok | err:...   (the save (7, POS, final, seed))
@@ -56,6 +57,8 @@ func runPolicy(t *testing.T, p *CheckpointPolicy, script string) {
 		case "seed":
 			p.Seed(atoi(t, f[1]))
 			got = "ok"
+		case "earlier":
+			got = okOr(p.StartEarlier(atoi(t, f[1]), atoi(t, f[2])))
 		case "tick", "tickseed":
 			var s Save
 			var ok bool
@@ -368,6 +371,62 @@ func TestCheckpointPolicy_TickSeedIgnoresTheBackoff(t *testing.T) {
 		tick 0 => save 128
 		saved 128 => ok
 		tickseed => none
+	`)
+}
+
+// A recording's start moved back before anything of it was committed (segments attached
+// again): the seed is saved again at the earlier start, and the seed save of the later
+// start still in flight counts for nothing — neither as persisted (a drain must wait for
+// the new seed) nor as a reason to refuse the commits below it that follow.
+func TestCheckpointPolicy_StartEarlierSeedsTheEarlierStart(t *testing.T) {
+	runPolicy(t, newPolicy(t, 1024), `
+		seed 0
+		tick 0 => save 1024 seed
+		earlier 0 5 => ok
+		state => persisted=0 final=false done=false failures=0 deadline=none
+		saved 1024 seed => ok
+		state => persisted=0 final=false done=false failures=0 deadline=5
+		tick 5 => save 0 seed
+		commit 512 1 6
+		saved 0 seed => ok
+		state => persisted=0 final=false done=false failures=0 deadline=1006
+		tick 1006 => save 512
+		saved 512 => ok
+		state => persisted=512 final=false done=false failures=0 deadline=none
+	`)
+	// Its failure retries the seed at the earlier start, after the backoff.
+	runPolicy(t, newPolicy(t, 1024), `
+		seed 0
+		tick 0 => save 1024 seed
+		earlier 64 0 => ok
+		failed 1024 0 seed
+		tick 1 => none
+		tick 100 => save 64 seed
+		saved 64 seed => ok
+		state => persisted=64 final=false done=false failures=0 deadline=none
+	`)
+	// Saved already, the seed is saved again.
+	runPolicy(t, newPolicy(t, 1024), `
+		seed 0
+		tick 0 => save 1024 seed
+		saved 1024 seed => ok
+		earlier 0 1 => ok
+		tick 1 => save 0 seed
+	`)
+}
+
+// Only a start nothing was committed since moves back, and only back.
+func TestCheckpointPolicy_StartEarlierRefusesWhatWasCommitted(t *testing.T) {
+	runPolicy(t, newPolicy(t, 1024), `
+		earlier 1024 0 => err:committed position moved backwards
+		earlier 2048 0 => err:committed position moved backwards
+		earlier -1 0 => err:invalid position
+		commit 2048 1 0
+		earlier 0 0 => err:committed position moved backwards
+	`)
+	runPolicy(t, newPolicy(t, 1024), `
+		complete 1024 0
+		earlier 0 0 => err:committed position moved backwards
 	`)
 }
 

@@ -88,6 +88,12 @@ type Checkpoint struct {
 	// operator accepted that its records after Position were never published. Only with
 	// Completed.
 	Forgotten bool
+	// FromStart marks a seed at the recording's start as the configuration takes it (its
+	// start as listed, or start_position in start_recording_id), not at a live end
+	// start_position latest chose: should the archive's start move back before anything of
+	// the recording is acknowledged (segments attached again), ferry takes it on from there.
+	// Only with Seed.
+	FromStart bool
 }
 
 // RecordMark is one record of a recording as ferry published it: its start and end
@@ -146,6 +152,8 @@ func (c Checkpoint) Validate() error {
 		return invalidf("recording %d: last record [%d, %d) is not a record at or below position %d", c.RecordingID, c.LastRecord.Start, c.LastRecord.End, c.Position)
 	case c.Forgotten && !c.Completed:
 		return invalidf("recording %d: forgotten but not completed", c.RecordingID)
+	case c.FromStart && !c.Seed:
+		return invalidf("recording %d: taken on from its start but not a seed", c.RecordingID)
 	}
 	return nil
 }

@@ -92,6 +92,7 @@ func encodeCheckpoint(c store.Checkpoint) ([]byte, error) {
 		SessionId:   c.SessionID,
 		Seed:        c.Seed,
 		Forgotten:   c.Forgotten,
+		FromStart:   c.FromStart,
 		LastRecord:  encodeMark(c.LastRecord),
 	})
 	if err != nil {
@@ -127,6 +128,7 @@ func decodeCheckpoint(want int64, b []byte) (store.Checkpoint, error) {
 		SessionID:   m.GetSessionId(),
 		Seed:        m.GetSeed(),
 		Forgotten:   m.GetForgotten(),
+		FromStart:   m.GetFromStart(),
 	}
 	if l := m.GetLastRecord(); l != nil {
 		c.LastRecord = store.RecordMark{Start: l.GetStart(), End: l.GetEnd(), Checksum: l.GetChecksum()}

@@ -110,6 +110,10 @@ func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
 	seed.Seed, seed.LastRecord = true, store.RecordMark{}
 	MustSave(t, s, def, seed)
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false), seed)
+	fromStart := seed
+	fromStart.FromStart = true
+	MustSave(t, s, def, fromStart)
+	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false), fromStart)
 	MustSave(t, s, def, cp(9, 64, false)) // the same position, no longer a seed
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false), cp(9, 64, false))
 	forgotten := cp(7, 8192, true)
@@ -120,6 +124,11 @@ func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
 	notDone.Forgotten = true
 	if err := s.Save(def, []store.Checkpoint{notDone}); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("Save of a forgotten checkpoint not completed: err = %v, want ErrInvalid", err)
+	}
+	notSeed := cp(11, 64, false)
+	notSeed.FromStart = true
+	if err := s.Save(def, []store.Checkpoint{notSeed}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("Save of a checkpoint taken on from its start that is not a seed: err = %v, want ErrInvalid", err)
 	}
 }
 

@@ -1187,6 +1187,100 @@ func TestLesson14_AWaitingRecordingPurgedWhileFerryIsDownFailsLoudly(t *testing.
 	}
 }
 
+// TestLesson14_SegmentsReattachedWhileARecordingWaitsArePublished: recording B's first
+// segment is detached (DetachSegments: its files stay on disk) before ferry first lists
+// it, so ferry takes B on at its second segment and seeds it there, while B waits for A,
+// whose acknowledgements are held. The segment is attached again (AttachSegments) — while
+// ferry runs, or while it is down — before B's turn: B now starts at 0 in the archive, and
+// ferry publishes all of it, from 0, as it would have had the segment never been detached.
+// (Until the seed said it was taken at the recording's start, B was published from its
+// second segment on: its first segment's records were skipped without a word.)
+func TestLesson14_SegmentsReattachedWhileARecordingWaitsArePublished(t *testing.T) {
+	const segment = 1 << 20
+	for _, down := range []bool{false, true} {
+		name := "while ferry runs"
+		if down {
+			name = "while ferry is down"
+		}
+		t.Run(name, func(t *testing.T) {
+			own := failOwnArchive(t, map[string]string{"aeron.archive.segment.file.length": "1m"})
+			sc := newStreamConfig(t, "")
+			rs := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
+			rs.startRecording(t)
+			a := rs.newPublication(t)
+			pa := a.publish(t, 0, 100)
+			a.close(t)
+			b := rs.newPublication(t)
+			var pb []int64
+			for len(pb) == 0 || pb[len(pb)-1] < 2*segment+segment/2 {
+				pb = append(pb, b.publish(t, 100+len(pb), 100+len(pb)+500)...)
+			}
+			b.close(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := rs.s.archive.DetachSegments(ctx, b.recordingID, segment); err != nil {
+				t.Fatalf("detach the first segment of recording %d: %v", b.recordingID, err)
+			}
+
+			var holding atomic.Bool
+			holding.Store(true)
+			storePath := filepath.Join(t.TempDir(), "checkpoints.db")
+			ip := startInProcess(t, inProcessOptions{aeronDir: own.AeronDir, storePath: storePath, plan: holdAcksOf(a.recordingID, &holding)}, sc)
+			t.Cleanup(func() { holding.Store(false); ip.producer(0).ReleaseAll() }) // after the pipeline's stop: LIFO
+			eventually.NoError(t, 30*time.Second, func() error {
+				st, err := ip.status(sc.Name)
+				if err != nil {
+					return err
+				}
+				if got, want := waitOf(st, b.recordingID), fmt.Sprintf("stopped behind %d", a.recordingID); got != want {
+					return fmt.Errorf("recording %d waits %s (state %s), want %s", b.recordingID, got, st.State, want)
+				}
+				return nil
+			})
+			// B's seed, at its start as first listed (the detached start), is stored.
+			eventually.NoError(t, 30*time.Second, func() error {
+				if cp := ip.checkpoint(sc, b.recordingID); !cp.Seed || cp.Position != segment {
+					return fmt.Errorf("recording %d's checkpoint %+v, want a seed at %d", b.recordingID, cp, segment)
+				}
+				return nil
+			})
+			attach := func() {
+				if n, err := rs.s.archive.AttachSegments(ctx, b.recordingID); err != nil || n != 1 {
+					t.Fatalf("attach the detached segment of recording %d: %d attached, %v; want 1", b.recordingID, n, err)
+				}
+			}
+			run := ip
+			if down {
+				_, _ = ip.stopWithin(time.Second) // A's records stay unacknowledged
+				attach()
+				run = startInProcess(t, inProcessOptions{aeronDir: own.AeronDir, storePath: storePath}, sc)
+			} else {
+				attach()
+				holding.Store(false)
+				ip.producer(0).ReleaseAll()
+			}
+			run.waitCheckpoint(sc, a.recordingID, pa[len(pa)-1], 60*time.Second)
+			run.waitCheckpoint(sc, b.recordingID, pb[len(pb)-1], 60*time.Second)
+			_, _ = run.stop()
+
+			got := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, len(pa)+len(pb), 30*time.Second)
+			var gotB []int64
+			for _, m := range got {
+				if d := describe(m); d.recordingID == b.recordingID {
+					gotB = append(gotB, d.position)
+				}
+			}
+			if !slices.Equal(gotB, pb) {
+				first := int64(-1)
+				if len(gotB) > 0 {
+					first = gotB[0]
+				}
+				t.Fatalf("recording %d in the topic: %d records from %d, want all %d of them, from %d, once each in order", b.recordingID, len(gotB), first, len(pb), pb[0])
+			}
+		})
+	}
+}
+
 // TestTheRecordBeforeACheckpointIsCheckedAfterRetentionPurgedThePaddingBeforeIt: recording
 // A of 1,000-byte messages in 1 MiB terms and segments stops just after its first message of
 // the second segment; ferry publishes it to its end. That message's record, the checkpoint's
