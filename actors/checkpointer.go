@@ -40,10 +40,12 @@ type checkpointer struct {
 	// origins are the recordings as listed, stored with every checkpoint so that a reused
 	// recording id is recognised (stream.go, checkOrigin).
 	origins map[int64]origin
-	// fromStart are the recordings seeded at their start as the configuration takes it (not
-	// at a live end start_position latest chose): their seeds are stored saying so, so that
-	// a replay begins at the archive's start should it move back (segments attached again).
+	// fromStart are the recordings whose seed, not stored yet, is from their start
+	// (SeedCheckpoint.from_start; store.Checkpoint.FromStart): saved saying so, until a
+	// replay takes the recording on (takeOn).
 	fromStart map[int64]bool
+	// takingOn are the replay incarnations waiting to be taken on (TakenOn), by recording.
+	takingOn map[int64][]takeOnWaiter
 	// reopened are completed recordings published again from their end (extended): their
 	// next replay start replaces the completed policy.
 	reopened map[int64]bool
@@ -79,11 +81,11 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 			persisted:   map[int64]store.Checkpoint{},
 			origins:     map[int64]origin{},
 			fromStart:   map[int64]bool{},
+			takingOn:    map[int64][]takeOnWaiter{},
 			reopened:    map[int64]bool{},
 		}
 		for _, cp := range cfg.Stored.Checkpoints {
 			c.persisted[cp.RecordingID] = cp
-			c.fromStart[cp.RecordingID] = cp.FromStart
 		}
 		return c
 	}
@@ -116,6 +118,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		// The stream seeds a recording before it spawns the replay; one it did not seed
 		// has a stored checkpoint, or has its seed here.
 		c.track(ctx, msg.RecordingId, msg.FromPosition, origin{msg.StartMs, msg.SessionId})
+		c.takeOn(ctx, msg)
 	case *messages.Committed:
 		p, now := c.policy(msg.RecordingId), c.env.nowMs()
 		if err := p.Committed(msg.Position, int(msg.Records), now); err != nil {
@@ -161,19 +164,10 @@ type origin struct {
 // track gives recording id a checkpoint policy starting at from, unless it has one (not
 // completed and reopened since); a recording the store holds nothing of is seeded (its
 // start saved at once). The stream sends a seed before it spawns the replay, so that it is
-// stored no later than its commits. A replay that begins below its recording's seed (the
-// archive's start moved back since the seed was taken: replay.go, openReplay) has the seed
-// moved back with it.
+// stored no later than its commits.
 func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 	c.origins[id] = o
-	if p, ok := c.policies[id]; ok && !c.reopened[id] {
-		if from < p.Start() {
-			if err := p.StartEarlier(from, c.env.nowMs()); err != nil {
-				panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("checkpointer: a replay began below the checkpoint of what it committed: %w", err)))
-			}
-			c.committed[id] = from
-			c.flush(ctx, c.env.nowMs())
-		}
+	if _, ok := c.policies[id]; ok && !c.reopened[id] {
 		return
 	}
 	delete(c.reopened, id)
@@ -194,6 +188,49 @@ func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 	c.policies[id] = p
 	c.committed[id] = from
 	c.flush(ctx, now)
+}
+
+// takeOnWaiter is a replay incarnation waiting for its TakenOn.
+type takeOnWaiter struct {
+	pid *actor.PID
+	gen uint64
+}
+
+// takeOn answers a replay incarnation that started (ReplayStarted) once it may send: at once,
+// unless the recording's seed — stored, or on its way to the store — is from its start
+// (store.Checkpoint.FromStart), which a replay may still follow back to an earlier start
+// (replay.go, openReplay). The seed is then saved again, where this replay begins and no
+// longer from_start, and the replay waits for that: from its first record sent on, Pulsar
+// may hold records of the recording from the seed on, and records below them sent later
+// would be dropped as duplicates by their sequence ids (positions). So no replay ever
+// follows a start back past a record sent, in this run or after a restart.
+func (c *checkpointer) takeOn(ctx actor.Context, msg *messages.ReplayStarted) {
+	id := msg.RecordingId
+	taken := &messages.TakenOn{RecordingId: id, Generation: msg.Generation}
+	if !c.fromStart[id] && !c.persisted[id].FromStart {
+		ctx.Respond(taken)
+		return
+	}
+	c.takingOn[id] = append(c.takingOn[id], takeOnWaiter{ctx.Sender(), msg.Generation})
+	c.fromStart[id] = false
+	now := c.env.nowMs()
+	if err := c.policy(id).SeedAgain(msg.FromPosition, now); err != nil {
+		panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("checkpointer: a recording whose seed is from its start was committed before a replay took it on: %w", err)))
+	}
+	c.committed[id] = msg.FromPosition
+	c.flush(ctx, now)
+}
+
+// takenOn answers the replays waiting for recording id once its checkpoint as stored, cp,
+// is no longer a seed from its start.
+func (c *checkpointer) takenOn(ctx actor.Context, cp store.Checkpoint) {
+	if cp.FromStart {
+		return
+	}
+	for _, w := range c.takingOn[cp.RecordingID] {
+		ctx.Send(w.pid, &messages.TakenOn{RecordingId: cp.RecordingID, Generation: w.gen})
+	}
+	delete(c.takingOn, cp.RecordingID)
 }
 
 // checkpoint is what the store keeps of a save.
@@ -296,6 +333,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
 		c.persisted[s.RecordingID] = res.cps[i] // as written: marks may have moved on since
+		c.takenOn(ctx, res.cps[i])
 		ctx.Send(ctx.Parent(), &messages.CheckpointPersisted{RecordingId: s.RecordingID, Position: s.Position, Completed: s.Completed})
 	}
 	if res.err != nil {

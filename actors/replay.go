@@ -78,6 +78,7 @@ type replay struct {
 
 	gen     uint64
 	opening bool // a Watermark was taken: one open per incarnation
+	takenOn bool // the checkpointer's TakenOn came: reading may begin
 	from    int64
 	cancel  context.CancelFunc
 	opened  *openedReplay
@@ -154,6 +155,10 @@ func (r *replay) Receive(ctx actor.Context) {
 		r.onEndChecked(ctx, msg)
 	case *openedReplay:
 		r.onOpened(ctx, msg)
+	case *messages.TakenOn:
+		if msg.Generation == r.gen {
+			r.onTakenOn(ctx)
+		}
 	case *pollReplay:
 		if msg.gen == r.gen {
 			r.pollPending = false
@@ -223,15 +228,10 @@ func (r *replay) startPosition(w *messages.Watermark) int64 {
 // configuration: start_position in the start_recording_id, its start otherwise (the
 // latest-anchored recording begins at its live end instead: replay.open, stream.go).
 func configuredStart(cfg *StreamConfig, rec *messages.RecordingInfo) int64 {
-	return configuredStartAt(cfg, rec.RecordingId, rec.StartPosition)
-}
-
-// configuredStartAt is [configuredStart] of recording id starting at start.
-func configuredStartAt(cfg *StreamConfig, id, start int64) int64 {
-	if st := cfg.Start; st.Kind == config.StartAt && st.RecordingID == id {
-		return max(st.Position, start)
+	if st := cfg.Start; st.Kind == config.StartAt && st.RecordingID == rec.RecordingId {
+		return max(st.Position, rec.StartPosition)
 	}
-	return start
+	return rec.StartPosition
 }
 
 // openReplay runs on a task goroutine, not the actor's (so it reads none of the actor's
@@ -240,11 +240,12 @@ func configuredStartAt(cfg *StreamConfig, id, start int64) int64 {
 // retention purged the padding before the record — unless the archive no longer holds the
 // record (nothing below the checkpoint is needed then: it goes unchecked).
 //
-// followStart: from is a seed at the recording's start as the configuration took it when
-// first listed. If the archive's start has moved back since — its first segments were
-// detached then and are attached again — the replay begins where the configuration now
-// puts it, as it would have had they never been detached: nothing of the recording was
-// acknowledged, and skipping what the archive holds again would lose it without a word.
+// followStart: from is a seed at the recording's start as it was listed first, and no
+// replay of it has sent anything (store.Checkpoint.FromStart). If the archive's start has
+// moved back since — its first segments were detached then and are attached again — the
+// replay begins there, as it would have had they never been detached: skipping what the
+// archive holds again would lose it without a word. (Once a replay sent a record, the
+// checkpointer has cleared the seed's mark: see takeOn.)
 func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, followStart bool, mark *messages.RecordMark) *openedReplay {
 	res := &openedReplay{gen: gen}
 	call, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
@@ -254,9 +255,9 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, fol
 		res.err = fmt.Errorf("describe recording %d: %w", id, err)
 		return res
 	}
-	if start := configuredStartAt(r.cfg, id, desc.StartPosition); followStart && start < from {
-		r.env.Logger.Info("the recording's start moved back in the archive (segments attached again) before ferry began it: publishing it from there", "stream", r.cfg.Def.Name, "recording", id, "seeded_at", from, "from", start)
-		from = start
+	if followStart && desc.StartPosition < from {
+		r.env.Logger.Info("the recording's start moved back in the archive (segments attached again) before ferry began it: publishing it from there", "stream", r.cfg.Def.Name, "recording", id, "seeded_at", from, "from", desc.StartPosition)
+		from = desc.StartPosition
 	}
 	res.from = from
 	res.stopPosition = desc.StopPosition
@@ -328,19 +329,30 @@ func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
 		r.check = recordCheck{mark: res.check, pending: true}
 		r.lastEnd = res.check.Start
 	}
-	r.joinBy = time.Now().Add(imageJoinTimeout)
 	r.asm = aeron.NewFragmentAssembler(maxMessageLength, r.onMessage)
 	r.asm.UsePool(r.env.Payloads)
 	r.readFragment, r.checkFragments, r.firstFragments = r.asm.OnFragment, r.checkFragment, r.firstFragment
 	r.firstUnread, r.firstBegin = res.check == nil, -1
-	// The tracker and checkpointer hear of the new incarnation before any of its batches.
+	// The tracker and checkpointer hear of the new incarnation before any of its batches;
+	// it reads once the checkpointer has taken it on (TakenOn).
 	started := &messages.ReplayStarted{RecordingId: r.rec.RecordingId, Generation: r.gen, FromPosition: r.from, StartMs: r.rec.StartMs, SessionId: r.rec.SessionId}
-	ctx.Send(r.pids.checkpointer, started)
+	ctx.Request(r.pids.checkpointer, started)
 	ctx.Send(r.pids.tracker, started)
-	if res.nothingLeft {
+}
+
+// onTakenOn starts reading once the checkpointer took the recording on: a seed that could
+// still follow the recording's start back is stored as no longer doing so (checkpointer,
+// takeOn).
+func (r *replay) onTakenOn(ctx actor.Context) {
+	if r.opened == nil || r.takenOn {
+		return
+	}
+	r.takenOn = true
+	if r.opened.nothingLeft {
 		r.end(ctx, r.from)
 		return
 	}
+	r.joinBy = time.Now().Add(imageJoinTimeout)
 	r.schedulePoll(ctx, 0)
 }
 
@@ -355,7 +367,7 @@ const maxMessageLength = 16 << 20
 
 // poll reads what the credits allow and hands it to the tracker.
 func (r *replay) poll(ctx actor.Context) {
-	if r.opened == nil || r.ended || r.draining() {
+	if r.opened == nil || !r.takenOn || r.ended || r.draining() {
 		return
 	}
 	if r.image == nil {
@@ -601,7 +613,7 @@ func (r *replay) end(ctx actor.Context, stop int64) {
 
 // schedulePoll arranges one poll after d (at once if d is 0); at most one is pending.
 func (r *replay) schedulePoll(ctx actor.Context, d time.Duration) {
-	if r.pollPending || r.opened == nil || r.ended || r.draining() {
+	if r.pollPending || r.opened == nil || !r.takenOn || r.ended || r.draining() {
 		return
 	}
 	r.pollPending = true

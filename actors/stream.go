@@ -286,10 +286,12 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			// while it waited and ferry was down stops the stream (lesson 14, replay.go)
 			// instead of being left out, or begun at its new start, without a word. (In a
 			// run, checkStart and the listing see both; start_position latest seeds its
-			// own at the first listing.) The seed is at the recording's start as the
-			// configuration takes it: should the archive's start move back before its turn
-			// (segments attached again), its replay begins there (replay.go, openReplay).
-			ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: r.RecordingId, Position: s.startingPosition(r), StartMs: r.StartMs, SessionId: r.SessionId, FromStart: true})
+			// own at the first listing.) A seed at the recording's start (not at a
+			// start_position the configuration gives in it) follows the archive's start
+			// back, should it move back before the recording's first record is sent
+			// (segments attached again: replay.go, openReplay).
+			named := s.cfg.Start.Kind == config.StartAt && s.cfg.Start.RecordingID == r.RecordingId
+			ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: r.RecordingId, Position: s.startingPosition(r), StartMs: r.StartMs, SessionId: r.SessionId, FromStart: !named})
 		}
 		s.known[r.RecordingId] = r
 		s.status.known(r, l.ListedAtMs)

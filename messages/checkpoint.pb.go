@@ -52,11 +52,12 @@ type Checkpoint struct {
 	// operator accepted that its records after position were never published. Set with
 	// completed.
 	Forgotten bool `protobuf:"varint,9,opt,name=forgotten,proto3" json:"forgotten,omitempty"`
-	// Only with seed: the seed is where the configuration takes the recording on from its
-	// start (the recording's start as listed, or start_position in start_recording_id), not a
-	// live end start_position latest chose. Should the archive's start move back before
-	// anything of the recording is acknowledged (segments attached again, AttachSegments),
-	// ferry takes it on from there instead, as it would have had they never been detached.
+	// Only with seed: the seed is the recording's start as listed, where the configuration
+	// takes it on from (not a start_position in it, nor a live end start_position latest
+	// chose), and no replay of it has sent anything yet. Should the archive's start move back
+	// meanwhile (segments attached again, AttachSegments), ferry takes the recording on from
+	// there instead, as it would have had they never been detached. Cleared (the seed saved
+	// again) before a replay sends the recording's first record.
 	FromStart     bool `protobuf:"varint,10,opt,name=from_start,json=fromStart,proto3" json:"from_start,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -258,6 +258,64 @@ func (x *ReplayStarted) GetSessionId() int32 {
 	return 0
 }
 
+// TakenOn answers a ReplayStarted: the replay incarnation may read and send from now on.
+// The checkpointer answers at once, unless the recording's checkpoint is a seed from its
+// start (Checkpoint.from_start), which a replay may still follow back to an earlier start:
+// then once that seed is stored again without from_start, since the first record sent ends
+// every follow-back (records Pulsar may store from the seed on would make the ones below it
+// duplicates by their sequence ids).
+type TakenOn struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	Generation    uint64                 `protobuf:"varint,2,opt,name=generation,proto3" json:"generation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TakenOn) Reset() {
+	*x = TakenOn{}
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TakenOn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TakenOn) ProtoMessage() {}
+
+func (x *TakenOn) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TakenOn.ProtoReflect.Descriptor instead.
+func (*TakenOn) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TakenOn) GetRecordingId() int64 {
+	if x != nil {
+		return x.RecordingId
+	}
+	return 0
+}
+
+func (x *TakenOn) GetGeneration() uint64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
 // SeedCheckpoint asks the checkpointer to store where a recording's replay begins, before
 // it begins, when the store holds nothing of the recording: from then on the store knows
 // ferry took it on, and a restart never skips it (the skip rule keeps every recording from
@@ -269,8 +327,9 @@ type SeedCheckpoint struct {
 	// The recording's start time and session as listed, stored with it.
 	StartMs   int64 `protobuf:"varint,3,opt,name=start_ms,json=startMs,proto3" json:"start_ms,omitempty"`
 	SessionId int32 `protobuf:"varint,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// The position is where the configuration takes the recording on from its start (see
-	// Checkpoint.from_start), not a live end start_position latest chose.
+	// The position is the recording's start as listed, where the configuration takes it on
+	// from (see Checkpoint.from_start): not a start_position in it, nor a live end
+	// start_position latest chose.
 	FromStart     bool `protobuf:"varint,5,opt,name=from_start,json=fromStart,proto3" json:"from_start,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -278,7 +337,7 @@ type SeedCheckpoint struct {
 
 func (x *SeedCheckpoint) Reset() {
 	*x = SeedCheckpoint{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[3]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -290,7 +349,7 @@ func (x *SeedCheckpoint) String() string {
 func (*SeedCheckpoint) ProtoMessage() {}
 
 func (x *SeedCheckpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[3]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -303,7 +362,7 @@ func (x *SeedCheckpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedCheckpoint.ProtoReflect.Descriptor instead.
 func (*SeedCheckpoint) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{3}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SeedCheckpoint) GetRecordingId() int64 {
@@ -353,7 +412,7 @@ type ReplayEnded struct {
 
 func (x *ReplayEnded) Reset() {
 	*x = ReplayEnded{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[4]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -365,7 +424,7 @@ func (x *ReplayEnded) String() string {
 func (*ReplayEnded) ProtoMessage() {}
 
 func (x *ReplayEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[4]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -378,7 +437,7 @@ func (x *ReplayEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayEnded.ProtoReflect.Descriptor instead.
 func (*ReplayEnded) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{4}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ReplayEnded) GetRecordingId() int64 {
@@ -417,7 +476,7 @@ type Credits struct {
 
 func (x *Credits) Reset() {
 	*x = Credits{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[5]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -429,7 +488,7 @@ func (x *Credits) String() string {
 func (*Credits) ProtoMessage() {}
 
 func (x *Credits) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[5]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -442,7 +501,7 @@ func (x *Credits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Credits.ProtoReflect.Descriptor instead.
 func (*Credits) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{5}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Credits) GetRecordingId() int64 {
@@ -488,7 +547,7 @@ type PublishAcked struct {
 
 func (x *PublishAcked) Reset() {
 	*x = PublishAcked{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[6]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +559,7 @@ func (x *PublishAcked) String() string {
 func (*PublishAcked) ProtoMessage() {}
 
 func (x *PublishAcked) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[6]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +572,7 @@ func (x *PublishAcked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishAcked.ProtoReflect.Descriptor instead.
 func (*PublishAcked) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{6}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PublishAcked) GetRecordingId() int64 {
@@ -557,7 +616,7 @@ type PublishFailed struct {
 
 func (x *PublishFailed) Reset() {
 	*x = PublishFailed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[7]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -569,7 +628,7 @@ func (x *PublishFailed) String() string {
 func (*PublishFailed) ProtoMessage() {}
 
 func (x *PublishFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[7]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -582,7 +641,7 @@ func (x *PublishFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishFailed.ProtoReflect.Descriptor instead.
 func (*PublishFailed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{7}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PublishFailed) GetRecordingId() int64 {
@@ -627,7 +686,7 @@ type RedeliveryRequired struct {
 
 func (x *RedeliveryRequired) Reset() {
 	*x = RedeliveryRequired{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[8]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +698,7 @@ func (x *RedeliveryRequired) String() string {
 func (*RedeliveryRequired) ProtoMessage() {}
 
 func (x *RedeliveryRequired) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[8]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +711,7 @@ func (x *RedeliveryRequired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedeliveryRequired.ProtoReflect.Descriptor instead.
 func (*RedeliveryRequired) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{8}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RedeliveryRequired) GetRecordingId() int64 {
@@ -693,7 +752,7 @@ type Committed struct {
 
 func (x *Committed) Reset() {
 	*x = Committed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[9]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +764,7 @@ func (x *Committed) String() string {
 func (*Committed) ProtoMessage() {}
 
 func (x *Committed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[9]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +777,7 @@ func (x *Committed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Committed.ProtoReflect.Descriptor instead.
 func (*Committed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{9}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Committed) GetRecordingId() int64 {
@@ -761,7 +820,7 @@ type RecordingFinished struct {
 
 func (x *RecordingFinished) Reset() {
 	*x = RecordingFinished{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -773,7 +832,7 @@ func (x *RecordingFinished) String() string {
 func (*RecordingFinished) ProtoMessage() {}
 
 func (x *RecordingFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -786,7 +845,7 @@ func (x *RecordingFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingFinished.ProtoReflect.Descriptor instead.
 func (*RecordingFinished) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{10}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RecordingFinished) GetRecordingId() int64 {
@@ -815,7 +874,7 @@ type RecordingReopened struct {
 
 func (x *RecordingReopened) Reset() {
 	*x = RecordingReopened{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -827,7 +886,7 @@ func (x *RecordingReopened) String() string {
 func (*RecordingReopened) ProtoMessage() {}
 
 func (x *RecordingReopened) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -840,7 +899,7 @@ func (x *RecordingReopened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingReopened.ProtoReflect.Descriptor instead.
 func (*RecordingReopened) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{11}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RecordingReopened) GetRecordingId() int64 {
@@ -862,7 +921,7 @@ type WatermarkRequest struct {
 
 func (x *WatermarkRequest) Reset() {
 	*x = WatermarkRequest{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -874,7 +933,7 @@ func (x *WatermarkRequest) String() string {
 func (*WatermarkRequest) ProtoMessage() {}
 
 func (x *WatermarkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -887,7 +946,7 @@ func (x *WatermarkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatermarkRequest.ProtoReflect.Descriptor instead.
 func (*WatermarkRequest) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{12}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WatermarkRequest) GetRecordingId() int64 {
@@ -920,9 +979,9 @@ type Watermark struct {
 	// checkpoint of an older ferry): the replay reads it again first and checks that the
 	// archive still holds it (see checkpoint.proto, RecordMark).
 	LastRecord *RecordMark `protobuf:"bytes,7,opt,name=last_record,json=lastRecord,proto3" json:"last_record,omitempty"`
-	// The stored seed is at the recording's start as the configuration takes it (see
-	// Checkpoint.from_start): the replay begins at the archive's start instead if that moved
-	// back since.
+	// The stored seed is at the recording's start as listed (see Checkpoint.from_start), and
+	// no replay of it has sent anything: the replay begins at the archive's start instead if
+	// that moved back since.
 	FromStart     bool `protobuf:"varint,8,opt,name=from_start,json=fromStart,proto3" json:"from_start,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -930,7 +989,7 @@ type Watermark struct {
 
 func (x *Watermark) Reset() {
 	*x = Watermark{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -942,7 +1001,7 @@ func (x *Watermark) String() string {
 func (*Watermark) ProtoMessage() {}
 
 func (x *Watermark) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -955,7 +1014,7 @@ func (x *Watermark) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Watermark.ProtoReflect.Descriptor instead.
 func (*Watermark) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{13}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Watermark) GetRecordingId() int64 {
@@ -1026,7 +1085,7 @@ type CheckpointPersisted struct {
 
 func (x *CheckpointPersisted) Reset() {
 	*x = CheckpointPersisted{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1038,7 +1097,7 @@ func (x *CheckpointPersisted) String() string {
 func (*CheckpointPersisted) ProtoMessage() {}
 
 func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +1110,7 @@ func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointPersisted.ProtoReflect.Descriptor instead.
 func (*CheckpointPersisted) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{14}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CheckpointPersisted) GetRecordingId() int64 {
@@ -1095,7 +1154,7 @@ type RecordingInfo struct {
 
 func (x *RecordingInfo) Reset() {
 	*x = RecordingInfo{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1166,7 @@ func (x *RecordingInfo) String() string {
 func (*RecordingInfo) ProtoMessage() {}
 
 func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1179,7 @@ func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingInfo.ProtoReflect.Descriptor instead.
 func (*RecordingInfo) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RecordingInfo) GetRecordingId() int64 {
@@ -1190,7 +1249,7 @@ type RecordingsListed struct {
 
 func (x *RecordingsListed) Reset() {
 	*x = RecordingsListed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1202,7 +1261,7 @@ func (x *RecordingsListed) String() string {
 func (*RecordingsListed) ProtoMessage() {}
 
 func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1215,7 +1274,7 @@ func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingsListed.ProtoReflect.Descriptor instead.
 func (*RecordingsListed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RecordingsListed) GetRecordings() []*RecordingInfo {
@@ -1243,7 +1302,7 @@ type DiscoveryFailed struct {
 
 func (x *DiscoveryFailed) Reset() {
 	*x = DiscoveryFailed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1255,7 +1314,7 @@ func (x *DiscoveryFailed) String() string {
 func (*DiscoveryFailed) ProtoMessage() {}
 
 func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1268,7 +1327,7 @@ func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscoveryFailed.ProtoReflect.Descriptor instead.
 func (*DiscoveryFailed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DiscoveryFailed) GetError() string {
@@ -1300,7 +1359,7 @@ type Drain struct {
 
 func (x *Drain) Reset() {
 	*x = Drain{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1371,7 @@ func (x *Drain) String() string {
 func (*Drain) ProtoMessage() {}
 
 func (x *Drain) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1384,7 @@ func (x *Drain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drain.ProtoReflect.Descriptor instead.
 func (*Drain) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Drain) GetDeadlineMs() int64 {
@@ -1356,7 +1415,7 @@ type RecordingDrained struct {
 
 func (x *RecordingDrained) Reset() {
 	*x = RecordingDrained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1427,7 @@ func (x *RecordingDrained) String() string {
 func (*RecordingDrained) ProtoMessage() {}
 
 func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1440,7 @@ func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingDrained.ProtoReflect.Descriptor instead.
 func (*RecordingDrained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RecordingDrained) GetRecordingId() int64 {
@@ -1407,7 +1466,7 @@ type CheckpointsFlushed struct {
 
 func (x *CheckpointsFlushed) Reset() {
 	*x = CheckpointsFlushed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1419,7 +1478,7 @@ func (x *CheckpointsFlushed) String() string {
 func (*CheckpointsFlushed) ProtoMessage() {}
 
 func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1432,7 +1491,7 @@ func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsFlushed.ProtoReflect.Descriptor instead.
 func (*CheckpointsFlushed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{21}
 }
 
 // Drained answers Drain for a whole stream.
@@ -1448,7 +1507,7 @@ type Drained struct {
 
 func (x *Drained) Reset() {
 	*x = Drained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1460,7 +1519,7 @@ func (x *Drained) String() string {
 func (*Drained) ProtoMessage() {}
 
 func (x *Drained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1473,7 +1532,7 @@ func (x *Drained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drained.ProtoReflect.Descriptor instead.
 func (*Drained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{21}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Drained) GetStream() string {
@@ -1517,7 +1576,12 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\rfrom_position\x18\x03 \x01(\x03R\ffromPosition\x12\x19\n" +
 	"\bstart_ms\x18\x04 \x01(\x03R\astartMs\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x05 \x01(\x05R\tsessionId\"\xa8\x01\n" +
+	"session_id\x18\x05 \x01(\x05R\tsessionId\"L\n" +
+	"\aTakenOn\x12!\n" +
+	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x02 \x01(\x04R\n" +
+	"generation\"\xa8\x01\n" +
 	"\x0eSeedCheckpoint\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x19\n" +
@@ -1631,37 +1695,38 @@ func file_ferry_v1_pipeline_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_pipeline_proto_rawDescData
 }
 
-var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_ferry_v1_pipeline_proto_goTypes = []any{
 	(*Record)(nil),              // 0: ferry.v1.Record
 	(*RecordBatch)(nil),         // 1: ferry.v1.RecordBatch
 	(*ReplayStarted)(nil),       // 2: ferry.v1.ReplayStarted
-	(*SeedCheckpoint)(nil),      // 3: ferry.v1.SeedCheckpoint
-	(*ReplayEnded)(nil),         // 4: ferry.v1.ReplayEnded
-	(*Credits)(nil),             // 5: ferry.v1.Credits
-	(*PublishAcked)(nil),        // 6: ferry.v1.PublishAcked
-	(*PublishFailed)(nil),       // 7: ferry.v1.PublishFailed
-	(*RedeliveryRequired)(nil),  // 8: ferry.v1.RedeliveryRequired
-	(*Committed)(nil),           // 9: ferry.v1.Committed
-	(*RecordingFinished)(nil),   // 10: ferry.v1.RecordingFinished
-	(*RecordingReopened)(nil),   // 11: ferry.v1.RecordingReopened
-	(*WatermarkRequest)(nil),    // 12: ferry.v1.WatermarkRequest
-	(*Watermark)(nil),           // 13: ferry.v1.Watermark
-	(*CheckpointPersisted)(nil), // 14: ferry.v1.CheckpointPersisted
-	(*RecordingInfo)(nil),       // 15: ferry.v1.RecordingInfo
-	(*RecordingsListed)(nil),    // 16: ferry.v1.RecordingsListed
-	(*DiscoveryFailed)(nil),     // 17: ferry.v1.DiscoveryFailed
-	(*Drain)(nil),               // 18: ferry.v1.Drain
-	(*RecordingDrained)(nil),    // 19: ferry.v1.RecordingDrained
-	(*CheckpointsFlushed)(nil),  // 20: ferry.v1.CheckpointsFlushed
-	(*Drained)(nil),             // 21: ferry.v1.Drained
-	(*RecordMark)(nil),          // 22: ferry.v1.RecordMark
+	(*TakenOn)(nil),             // 3: ferry.v1.TakenOn
+	(*SeedCheckpoint)(nil),      // 4: ferry.v1.SeedCheckpoint
+	(*ReplayEnded)(nil),         // 5: ferry.v1.ReplayEnded
+	(*Credits)(nil),             // 6: ferry.v1.Credits
+	(*PublishAcked)(nil),        // 7: ferry.v1.PublishAcked
+	(*PublishFailed)(nil),       // 8: ferry.v1.PublishFailed
+	(*RedeliveryRequired)(nil),  // 9: ferry.v1.RedeliveryRequired
+	(*Committed)(nil),           // 10: ferry.v1.Committed
+	(*RecordingFinished)(nil),   // 11: ferry.v1.RecordingFinished
+	(*RecordingReopened)(nil),   // 12: ferry.v1.RecordingReopened
+	(*WatermarkRequest)(nil),    // 13: ferry.v1.WatermarkRequest
+	(*Watermark)(nil),           // 14: ferry.v1.Watermark
+	(*CheckpointPersisted)(nil), // 15: ferry.v1.CheckpointPersisted
+	(*RecordingInfo)(nil),       // 16: ferry.v1.RecordingInfo
+	(*RecordingsListed)(nil),    // 17: ferry.v1.RecordingsListed
+	(*DiscoveryFailed)(nil),     // 18: ferry.v1.DiscoveryFailed
+	(*Drain)(nil),               // 19: ferry.v1.Drain
+	(*RecordingDrained)(nil),    // 20: ferry.v1.RecordingDrained
+	(*CheckpointsFlushed)(nil),  // 21: ferry.v1.CheckpointsFlushed
+	(*Drained)(nil),             // 22: ferry.v1.Drained
+	(*RecordMark)(nil),          // 23: ferry.v1.RecordMark
 }
 var file_ferry_v1_pipeline_proto_depIdxs = []int32{
 	0,  // 0: ferry.v1.RecordBatch.records:type_name -> ferry.v1.Record
-	22, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
-	22, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
-	15, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
+	23, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
+	23, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
+	16, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
 	4,  // [4:4] is the sub-list for method output_type
 	4,  // [4:4] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
@@ -1681,7 +1746,7 @@ func file_ferry_v1_pipeline_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_pipeline_proto_rawDesc), len(file_ferry_v1_pipeline_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

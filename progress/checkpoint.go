@@ -97,7 +97,7 @@ type CheckpointPolicy struct {
 
 	inFlight      bool
 	flight        Save
-	flightVoid    bool  // the save in flight is of a start moved back since (StartEarlier)
+	flightVoid    bool  // the save in flight is of the seed before a SeedAgain
 	flightRecords int   // unsavedRecords at issue, restored on failure
 	flightSinceMs int64 // dirtySinceMs at issue, restored on failure
 
@@ -184,18 +184,18 @@ func (p *CheckpointPolicy) Seed(nowMs int64) {
 // Start returns the position the policy began at.
 func (p *CheckpointPolicy) Start() int64 { return p.start }
 
-// StartEarlier moves the start of a recording nothing of which was committed back to
-// from, below it: the recording's start in the archive moved back (segments attached
-// again) before its replay began, and the replay begins there. The seed is saved again,
-// at from; a save in flight, of the later start, counts for nothing when it returns. It
-// returns [ErrCommittedRegressed] unless nothing was committed since the start and from is
-// below it, and [ErrInvalidPosition] for a negative from.
-func (p *CheckpointPolicy) StartEarlier(from, nowMs int64) error {
+// SeedAgain has the seed saved again, at from, for a recording nothing of which was
+// committed since the start: its start moved (the archive's start moved back, segments
+// attached again, and the replay begins there), or what the seed says of it changed. A
+// save in flight counts for nothing when it returns (it is of the seed before). It returns
+// [ErrCommittedRegressed] if anything was committed since the start, or the recording
+// completed, and [ErrInvalidPosition] for a negative from.
+func (p *CheckpointPolicy) SeedAgain(from, nowMs int64) error {
 	switch {
 	case from < 0:
-		return fmt.Errorf("recording %d: start %d: %w", p.recordingID, from, ErrInvalidPosition)
-	case from >= p.start || p.committed != p.start || p.completed:
-		return fmt.Errorf("recording %d: start moved back to %d from %d, committed %d (completed %t): %w", p.recordingID, from, p.start, p.committed, p.completed, ErrCommittedRegressed)
+		return fmt.Errorf("recording %d: seed again at %d: %w", p.recordingID, from, ErrInvalidPosition)
+	case p.committed != p.start || p.completed:
+		return fmt.Errorf("recording %d: seed again at %d, committed %d since the start %d (completed %t): %w", p.recordingID, from, p.committed, p.start, p.completed, ErrCommittedRegressed)
 	}
 	p.start, p.committed, p.persisted, p.persistedCompleted = from, from, from, false
 	p.flightVoid = p.inFlight
@@ -274,7 +274,7 @@ func (p *CheckpointPolicy) Saved(s Save, nowMs int64) error {
 	if p.inFlight && p.flightVoid && s == p.flight {
 		p.inFlight, p.flightVoid = false, false
 		p.failure.Consecutive = 0
-		return nil // of a start moved back since: the seed at the new one is saved next
+		return nil // of the seed before a SeedAgain: the new one is saved next
 	}
 	if s.RecordingID != p.recordingID || s.Position > p.committed {
 		return fmt.Errorf("saved recording %d position %d, committed %d of recording %d: %w",

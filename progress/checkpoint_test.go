@@ -29,7 +29,7 @@ var errDiskFull = errors.New("disk full")
 //	complete POS NOW         -> ok | err:...
 //	shutdown
 //	seed NOW
-//	earlier POS NOW          -> ok | err:...   (StartEarlier)
+//	again POS NOW            -> ok | err:...   (SeedAgain)
 //	tick NOW                 -> save POS [final] [seed] | none
 //	tickseed                 -> the same, for TickSeed
 //	saved POS [final] [seed] -> ok | err:...   (the save (7, POS, final, seed))
@@ -57,8 +57,8 @@ func runPolicy(t *testing.T, p *CheckpointPolicy, script string) {
 		case "seed":
 			p.Seed(atoi(t, f[1]))
 			got = "ok"
-		case "earlier":
-			got = okOr(p.StartEarlier(atoi(t, f[1]), atoi(t, f[2])))
+		case "again":
+			got = okOr(p.SeedAgain(atoi(t, f[1]), atoi(t, f[2])))
 		case "tick", "tickseed":
 			var s Save
 			var ok bool
@@ -378,12 +378,13 @@ func TestCheckpointPolicy_TickSeedIgnoresTheBackoff(t *testing.T) {
 // again): the seed is saved again at the earlier start, and the seed save of the later
 // start still in flight counts for nothing — neither as persisted (a drain must wait for
 // the new seed) nor as a reason to refuse the commits below it that follow.
-func TestCheckpointPolicy_StartEarlierSeedsTheEarlierStart(t *testing.T) {
+func TestCheckpointPolicy_SeedAgainAtAnEarlierStart(t *testing.T) {
 	runPolicy(t, newPolicy(t, 1024), `
 		seed 0
 		tick 0 => save 1024 seed
-		earlier 0 5 => ok
+		again 0 5 => ok
 		state => persisted=0 final=false done=false failures=0 deadline=none
+		tickseed => none
 		saved 1024 seed => ok
 		state => persisted=0 final=false done=false failures=0 deadline=5
 		tick 5 => save 0 seed
@@ -398,35 +399,50 @@ func TestCheckpointPolicy_StartEarlierSeedsTheEarlierStart(t *testing.T) {
 	runPolicy(t, newPolicy(t, 1024), `
 		seed 0
 		tick 0 => save 1024 seed
-		earlier 64 0 => ok
+		again 64 0 => ok
 		failed 1024 0 seed
 		tick 1 => none
 		tick 100 => save 64 seed
 		saved 64 seed => ok
 		state => persisted=64 final=false done=false failures=0 deadline=none
 	`)
-	// Saved already, the seed is saved again.
+	// Saved already, the seed is saved again; twice in a row, the last one counts.
 	runPolicy(t, newPolicy(t, 1024), `
 		seed 0
 		tick 0 => save 1024 seed
 		saved 1024 seed => ok
-		earlier 0 1 => ok
+		again 0 1 => ok
 		tick 1 => save 0 seed
+		again 1024 2 => ok
+		again 512 2 => ok
+		saved 0 seed => ok
+		tickseed => save 512 seed
+		saved 512 seed => ok
+		state => persisted=512 final=false done=false failures=0 deadline=none
+	`)
+	// At the same position (what the seed says of the recording changed): saved again.
+	runPolicy(t, newPolicy(t, 1024), `
+		seed 0
+		tick 0 => save 1024 seed
+		again 1024 0 => ok
+		saved 1024 seed => ok
+		tick 0 => save 1024 seed
+		saved 1024 seed => ok
+		tick 0 => none
 	`)
 }
 
-// Only a start nothing was committed since moves back, and only back.
-func TestCheckpointPolicy_StartEarlierRefusesWhatWasCommitted(t *testing.T) {
+// Only a seed nothing was committed since is saved again.
+func TestCheckpointPolicy_SeedAgainRefusesWhatWasCommitted(t *testing.T) {
 	runPolicy(t, newPolicy(t, 1024), `
-		earlier 1024 0 => err:committed position moved backwards
-		earlier 2048 0 => err:committed position moved backwards
-		earlier -1 0 => err:invalid position
+		again -1 0 => err:invalid position
 		commit 2048 1 0
-		earlier 0 0 => err:committed position moved backwards
+		again 0 0 => err:committed position moved backwards
+		again 2048 0 => err:committed position moved backwards
 	`)
 	runPolicy(t, newPolicy(t, 1024), `
 		complete 1024 0
-		earlier 0 0 => err:committed position moved backwards
+		again 1024 0 => err:committed position moved backwards
 	`)
 }
 

@@ -88,11 +88,11 @@ type Checkpoint struct {
 	// operator accepted that its records after Position were never published. Only with
 	// Completed.
 	Forgotten bool
-	// FromStart marks a seed at the recording's start as the configuration takes it (its
-	// start as listed, or start_position in start_recording_id), not at a live end
-	// start_position latest chose: should the archive's start move back before anything of
-	// the recording is acknowledged (segments attached again), ferry takes it on from there.
-	// Only with Seed.
+	// FromStart marks a seed at the recording's start as listed, where the configuration
+	// takes it on from (not a start_position in it, nor a live end start_position latest
+	// chose), of which no replay has sent anything yet: should the archive's start move back
+	// meanwhile (segments attached again), ferry takes the recording on from there, and the
+	// seed moves back with it (see [CheckAdvance]). Only with Seed.
 	FromStart bool
 }
 
@@ -172,8 +172,13 @@ func ValidateName(name string) error {
 // CheckAdvance returns a [*PositionRegressedError] (File left empty) if next would move
 // stored backwards, and nil otherwise: a lower position, or a completed recording not
 // completed at its end. (A completed recording goes on only beyond its end: extended after it
-// was completed.) Implementations call it for every saved checkpoint.
+// was completed.) A seed from the recording's start (FromStart) may be followed by a seed
+// anywhere: nothing of the recording was sent, and its start in the archive moved back.
+// Implementations call it for every saved checkpoint.
 func CheckAdvance(stream string, stored, next Checkpoint) error {
+	if stored.Seed && stored.FromStart && next.Seed && !next.Completed {
+		return nil
+	}
 	if next.Position < stored.Position || (stored.Completed && !next.Completed && next.Position == stored.Position) {
 		return &PositionRegressedError{Stream: stream, Stored: stored, Attempted: next}
 	}

@@ -114,6 +114,12 @@ func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
 	fromStart.FromStart = true
 	MustSave(t, s, def, fromStart)
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false), fromStart)
+	// A seed from the recording's start moves back with it (segments attached again).
+	back := fromStart
+	back.Position = 0
+	MustSave(t, s, def, back)
+	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false), back)
+	MustSave(t, s, def, fromStart)        // and on again, where its start was
 	MustSave(t, s, def, cp(9, 64, false)) // the same position, no longer a seed
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), cp(7, 8192, false), cp(9, 64, false))
 	forgotten := cp(7, 8192, true)
@@ -353,6 +359,24 @@ func testPositionNeverMovesBackwards(t *testing.T, s store.Store) {
 		t.Errorf("batch regressing within itself: err = %v, want ErrPositionRegressed", err)
 	}
 	WantCheckpoints(t, s, def, cp(1, 100, true), cp(2, 600, false), cp(3, 20, false))
+	// Only a seed from the recording's start moves back, and only to another seed.
+	seed := func(pos int64, fromStart bool) store.Checkpoint {
+		c := cp(5, pos, false)
+		c.Seed, c.FromStart, c.LastRecord = true, fromStart, store.RecordMark{}
+		return c
+	}
+	MustSave(t, s, def, seed(4096, false))
+	if err := s.Save(def, []store.Checkpoint{seed(0, false)}); !errors.Is(err, store.ErrPositionRegressed) {
+		t.Errorf("a seed not from the start moved back: err = %v, want ErrPositionRegressed", err)
+	}
+	MustSave(t, s, def, seed(8192, true))
+	for _, c := range []store.Checkpoint{cp(5, 4096, false), cp(5, 4096, true)} {
+		if err := s.Save(def, []store.Checkpoint{c}); !errors.Is(err, store.ErrPositionRegressed) {
+			t.Errorf("a seed from the start followed by %+v: err = %v, want ErrPositionRegressed", c, err)
+		}
+	}
+	MustSave(t, s, def, seed(4096, false))
+	WantCheckpoints(t, s, def, cp(1, 100, true), cp(2, 600, false), cp(3, 20, false), seed(4096, false))
 }
 
 func testOnlyResetGoesBack(t *testing.T, s store.Store) {
