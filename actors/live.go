@@ -39,6 +39,7 @@ type live struct {
 	discarded   uint64 // the assembler's discarded messages counted as lost so far
 	lastEnd     map[int32]int64
 	first       int // the image a poll starts at, turn by turn (see poll)
+	publishers  int // the images the last poll found: the publications connected
 	batch       *messages.RecordBatch
 	pollPending bool
 	idle        time.Duration
@@ -163,6 +164,10 @@ func (l *live) poll(ctx actor.Context) {
 	if len(l.lastEnd) > len(images) {
 		l.forgetGone(images)
 	}
+	if len(images) != l.publishers {
+		l.publishers = len(images)
+		l.pushStatus(ctx, true)
+	}
 	l.countBrokenOff(ctx)
 	// Each poll starts at the next image: one that starts every poll would take the credits
 	// an outcome returns first, and while its publisher has a backlog (Pulsar slower than
@@ -281,6 +286,9 @@ func (l *live) pushStatus(ctx actor.Context, force bool) {
 	}
 	st := &messages.RecordingStatus{Published: l.sent, Acknowledged: l.published, Failed: l.lost,
 		PendingRecords: int64(len(l.inflight)), PendingBytes: l.inflightB}
+	if l.sub != nil {
+		st.Publishers = proto.Int32(int32(l.publishers))
+	}
 	if l.lastReadMs != 0 {
 		st.LastReadMs = proto.Int64(l.lastReadMs)
 	}

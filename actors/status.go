@@ -188,6 +188,7 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) {
 	r.Published, r.Acknowledged = c.published+t.Published, c.acknowledged+t.Acknowledged
 	r.Duplicates, r.Failed = c.duplicates+t.Duplicates, c.failed+t.Failed
 	r.LastReadMs, r.LastAckMs = t.LastReadMs, t.LastAckMs
+	r.Publishers = t.Publishers
 	if t.CommittedPosition != nil {
 		x := s.rates[p.RecordingId]
 		if x == nil {

@@ -500,7 +500,10 @@ type RecordingStatus struct {
 	// Completed by `ferry checkpoint forget`: the recording vanished from the archive before
 	// ferry published all of it, and its records after committed_position were never
 	// published.
-	Forgotten     bool `protobuf:"varint,25,opt,name=forgotten,proto3" json:"forgotten,omitempty"`
+	Forgotten bool `protobuf:"varint,25,opt,name=forgotten,proto3" json:"forgotten,omitempty"`
+	// Transport mode: how many publications the live subscription reads from now (one image
+	// each: the publishers connected to ferry). Absent in archive mode.
+	Publishers    *int32 `protobuf:"varint,26,opt,name=publishers,proto3,oneof" json:"publishers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -708,6 +711,13 @@ func (x *RecordingStatus) GetForgotten() bool {
 		return x.Forgotten
 	}
 	return false
+}
+
+func (x *RecordingStatus) GetPublishers() int32 {
+	if x != nil && x.Publishers != nil {
+		return *x.Publishers
+	}
+	return 0
 }
 
 // Failure is the last failure of one kind.
@@ -1020,7 +1030,7 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\"?\n" +
 	"\fStoreWritten\x12\x17\n" +
 	"\atook_us\x18\x01 \x01(\x03R\x06tookUs\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\bR\x06failed\"\x87\t\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xbb\t\n" +
 	"\x0fRecordingStatus\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1d\n" +
 	"\n" +
@@ -1051,7 +1061,11 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\x06eta_ms\x18\x16 \x01(\x03H\tR\x05etaMs\x88\x01\x01\x12\x1a\n" +
 	"\bproducer\x18\x17 \x01(\tR\bproducer\x12$\n" +
 	"\rdeduplication\x18\x18 \x01(\tR\rdeduplication\x12\x1c\n" +
-	"\tforgotten\x18\x19 \x01(\bR\tforgottenB\x10\n" +
+	"\tforgotten\x18\x19 \x01(\bR\tforgotten\x12#\n" +
+	"\n" +
+	"publishers\x18\x1a \x01(\x05H\n" +
+	"R\n" +
+	"publishers\x88\x01\x01B\x10\n" +
 	"\x0e_stop_positionB\x12\n" +
 	"\x10_replay_positionB\x15\n" +
 	"\x13_committed_positionB\x18\n" +
@@ -1061,7 +1075,8 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\x13_last_checkpoint_msB\x14\n" +
 	"\x12_recorded_positionB\x11\n" +
 	"\x0f_recorded_at_msB\t\n" +
-	"\a_eta_ms\"L\n" +
+	"\a_eta_msB\r\n" +
+	"\v_publishers\"L\n" +
 	"\aFailure\x12\x13\n" +
 	"\x05at_ms\x18\x01 \x01(\x03R\x04atMs\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x18\n" +

@@ -45,7 +45,8 @@ func TestMetricsExportConnectionAndTheStatusLag(t *testing.T) {
 	b.SetStream(&messages.StreamStatus{Name: "orders", Healthy: true, Recordings: []*messages.RecordingStatus{{
 		RecordingId: 7, CommittedPosition: proto.Int64(1000), ReplayPosition: proto.Int64(1000), LagBytes: 5000,
 	}}})
-	srv := httptest.NewServer(Handler(b, []string{"orders"}))
+	b.SetStream(&messages.StreamStatus{Name: "ticks", Mode: "transport", Healthy: true, Recordings: []*messages.RecordingStatus{{Publishers: proto.Int32(2)}}})
+	srv := httptest.NewServer(Handler(b, []string{"orders", "ticks"}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/metrics")
 	if err != nil {
@@ -56,9 +57,12 @@ func TestMetricsExportConnectionAndTheStatusLag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"ferry_aeron_connected 0", `ferry_recording_lag_bytes{recording="7",stream="orders"} 5000`} {
+	for _, line := range []string{"ferry_aeron_connected 0", `ferry_recording_lag_bytes{recording="7",stream="orders"} 5000`, `ferry_transport_publishers{stream="ticks"} 2`} {
 		if !strings.Contains(string(body), line+"\n") {
 			t.Errorf("/metrics lacks %q:\n%s", line, body)
 		}
+	}
+	if strings.Contains(string(body), `ferry_transport_publishers{stream="orders"}`) {
+		t.Errorf("/metrics has a publisher count for an archive stream:\n%s", body)
 	}
 }

@@ -24,6 +24,7 @@ var (
 	descRecorded     = prometheus.NewDesc("ferry_recording_recorded_position", "How far the archive had recorded when discovery last looked, in bytes.", []string{"stream", "recording"}, nil)
 	descStoreWrites  = prometheus.NewDesc("ferry_store_writes_total", "Checkpoint store transactions that succeeded (a failed one is a checkpoint failure).", []string{"stream"}, nil)
 	descStoreLatency = prometheus.NewDesc("ferry_store_last_write_seconds", "How long the last checkpoint store transaction took.", []string{"stream"}, nil)
+	descPublishers   = prometheus.NewDesc("ferry_transport_publishers", "Transport mode: the publications the live subscription reads from now (publishers connected).", []string{"stream"}, nil)
 	descConnected    = prometheus.NewDesc("ferry_aeron_connected", "1 while connected to the Aeron media driver (and archive), 0 while not; absent before the first attempt ended.", nil, nil)
 )
 
@@ -31,7 +32,7 @@ var (
 type collector struct{ b *Board }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descHealthy, descRestarts, descFailureAt, descCommitted, descCheckpointed, descReplay, descLag, descPending, descPublished, descAcknowledged, descDuplicates, descFailed, descRate, descRecorded, descStoreWrites, descStoreLatency, descConnected} {
+	for _, d := range []*prometheus.Desc{descHealthy, descRestarts, descFailureAt, descCommitted, descCheckpointed, descReplay, descLag, descPending, descPublished, descAcknowledged, descDuplicates, descFailed, descRate, descRecorded, descStoreWrites, descStoreLatency, descConnected, descPublishers} {
 		ch <- d
 	}
 }
@@ -60,6 +61,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descFailureAt, prometheus.GaugeValue, float64(f.AtMs), s.Name, f.Kind)
 		}
 		for _, r := range s.Recordings {
+			if r.Publishers != nil {
+				ch <- prometheus.MustNewConstMetric(descPublishers, prometheus.GaugeValue, float64(*r.Publishers), s.Name)
+			}
 			id := strconv.FormatInt(r.RecordingId, 10)
 			if r.CommittedPosition != nil {
 				ch <- prometheus.MustNewConstMetric(descCommitted, prometheus.GaugeValue, float64(*r.CommittedPosition), s.Name, id)

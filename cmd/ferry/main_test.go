@@ -313,6 +313,20 @@ func TestStatusTableShowsCompletedAndForgottenRecordingsKnownFromTheirCheckpoint
 	}
 }
 
+// A transport stream says how many publishers ferry reads from; an archive stream has no
+// such line.
+func TestStatusTableShowsATransportStreamsPublishers(t *testing.T) {
+	st := &messages.Status{Version: "test", AtMs: 1795980000000, Streams: []*messages.StreamStatus{
+		{Name: "ticks", Mode: "transport", State: "live", Healthy: true, Recordings: []*messages.RecordingStatus{{Publishers: proto.Int32(3)}}},
+		{Name: "orders", Mode: "archive", State: "caught-up", Healthy: true, Recordings: []*messages.RecordingStatus{{RecordingId: 1}}},
+	}}
+	var out bytes.Buffer
+	printStatus(&out, st)
+	if got := strings.Count(out.String(), "publishers connected"); got != 1 || !strings.Contains(out.String(), "stream ticks (transport): live, healthy, restarts 0\n  publishers connected: 3\n") {
+		t.Errorf("want one line \"publishers connected: 3\" under stream ticks only, got %d in\n%s", got, out.String())
+	}
+}
+
 // Each waiting recording is shown with what it waits for.
 func TestStatusTableSaysWhatEachWaitingRecordingWaitsFor(t *testing.T) {
 	st := &messages.Status{Version: "test", AtMs: 1795980000000, Streams: []*messages.StreamStatus{{

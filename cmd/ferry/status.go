@@ -104,6 +104,11 @@ func printStatus(w io.Writer, st *messages.Status) {
 		for _, wr := range s.Waiting {
 			fmt.Fprintf(w, "  recording %d waits: %s\n", wr.RecordingId, waitingFor(wr))
 		}
+		for _, r := range s.Recordings {
+			if r.Publishers != nil {
+				fmt.Fprintf(w, "  publishers connected: %d\n", *r.Publishers)
+			}
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  RECORDING\tSTOP\tRECORDED\tCOMMITTED\tCHECKPOINT\tLAG\tRATE/s\tETA\tPENDING\tACKED\tDUPS\tFAILED\tPRODUCER\tDEDUP\tLAST ACK\t")
 		for _, r := range s.Recordings {

@@ -459,3 +459,37 @@ func TestTransportModeCountsMessagesThatBrokeOff(t *testing.T) {
 	// begun before ferry subscribed, and they are not counted (README, transport mode).
 	t.Logf("%d messages sent, %d in Pulsar, %d counted lost", n, len(msgs), st.GetFailed())
 }
+
+// TestTransportStatusCountsTheConnectedPublishers: a transport stream's status says how many
+// publications ferry reads from — none before the first publisher, then each as it connects —
+// and follows one that leaves; the stream is live throughout.
+func TestTransportStatusCountsTheConnectedPublishers(t *testing.T) {
+	sc := newStreamConfig(t, "")
+	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+	ip := startInProcess(t, inProcessOptions{transport: true}, sc)
+	rs := newStream(t, sc.Channel, sc.StreamID)
+	want := func(n int32, after string) {
+		t.Helper()
+		eventually.NoError(t, 30*time.Second, func() error {
+			st, err := ip.status(sc.Name)
+			if err != nil {
+				return err
+			}
+			r := recordingOf(st, 0)
+			switch {
+			case r == nil || r.Publishers == nil:
+				return fmt.Errorf("no publisher count in the status (state %s, recordings %v)", st.State, st.Recordings)
+			case *r.Publishers != n || st.State != "live":
+				return fmt.Errorf("%s: %d publishers connected, state %s; want %d, live", after, *r.Publishers, st.State, n)
+			}
+			return nil
+		})
+	}
+	want(0, "subscribed, no publisher yet")
+	a := rs.newPublication(t)
+	want(1, "one publisher")
+	rs.newPublication(t)
+	want(2, "a second publisher")
+	a.close(t)
+	want(1, "the first publisher closed")
+}
