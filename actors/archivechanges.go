@@ -270,11 +270,14 @@ const renameToGoOn = "To publish the new archive's recordings, give the stream a
 	"to the topic's deduplication, which would otherwise drop the reused ids' records as duplicates of the old ones (a checkpoint reset alone would not do)"
 
 // laterCheckpointed returns, for a recording the skip rule leaves out (an id below the
-// lowest stored one), a stored checkpoint of a recording that began before it: the archive
-// gives ids in start order, so the recording is not of the archive ferry checkpointed, and
-// skipping it would drop a new archive's recording silently.
+// lowest stored one), the stored checkpoint of the lowest recording that knows its origin,
+// if that recording began before it: the archive gives ids in start order, so the
+// recording is not of the archive ferry checkpointed, and skipping it would drop a new
+// archive's recording silently. (Not the earliest start stored: a recording replicated
+// into the archive keeps its source's start time, and one stored with an older start than
+// the recordings below it would make them all look like another archive's.)
 func (s *streamSupervisor) laterCheckpointed(r *messages.RecordingInfo) (store.Checkpoint, bool) {
-	e, cps := s.origins.earliest, s.cfg.Stored.Checkpoints
+	e, cps := s.origins.lowest, s.cfg.Stored.Checkpoints
 	if e.StartMs == 0 || r.RecordingId >= cps[0].RecordingID || e.StartMs >= r.StartMs {
 		return store.Checkpoint{}, false
 	}
@@ -282,10 +285,10 @@ func (s *streamSupervisor) laterCheckpointed(r *messages.RecordingInfo) (store.C
 }
 
 // storedOrigins are the stored checkpoints that know their recording's origin, by
-// recording, and the one of them whose recording began first.
+// recording, and the one of them with the lowest recording id.
 type storedOrigins struct {
 	byRecording map[int64]store.Checkpoint
-	earliest    store.Checkpoint // StartMs 0: none
+	lowest      store.Checkpoint // StartMs 0: none
 }
 
 func newStoredOrigins(cps []store.Checkpoint) storedOrigins {
@@ -295,8 +298,8 @@ func newStoredOrigins(cps []store.Checkpoint) storedOrigins {
 			continue
 		}
 		o.byRecording[cp.RecordingID] = cp
-		if o.earliest.StartMs == 0 || cp.StartMs < o.earliest.StartMs {
-			o.earliest = cp
+		if o.lowest.StartMs == 0 || cp.RecordingID < o.lowest.RecordingID {
+			o.lowest = cp
 		}
 	}
 	return o

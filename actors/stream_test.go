@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,6 +52,19 @@ func TestCheckOriginTellsReplacedFromExtendedRecordings(t *testing.T) {
 				t.Fatalf("checkOrigin(%v) = %v, want an error saying %q", tt.r, err, tt.want)
 			}
 		})
+	}
+
+	// A recording replicated into the archive keeps its source's start time: stored (seeded
+	// when first listed) with an older start than the recordings below the lowest stored,
+	// it does not make them look like another archive's; a recording that began after the
+	// lowest stored one still does.
+	withReplica := append(slices.Clone(stored), store.Checkpoint{RecordingID: 10, Position: 0, Seed: true, StartMs: 1_000, SessionID: 100})
+	replicated := &streamSupervisor{cfg: &StreamConfig{Def: store.Stream{Name: "orders"}, Stored: store.State{Stored: true, Checkpoints: withReplica}}, known: map[int64]*messages.RecordingInfo{}, origins: newStoredOrigins(withReplica), finalAt: map[int64]int64{9: 100}}
+	if err := replicated.checkOrigin(rec(3, 3_000, 30)); err != nil {
+		t.Fatalf("a lower id, earlier than the lowest stored, beside a replicated recording's old start: %v", err)
+	}
+	if err := replicated.checkOrigin(rec(3, 8_000, 5)); err == nil || !strings.Contains(err.Error(), "recording 3 in the archive began at") {
+		t.Fatalf("a lower id, later than the lowest stored, beside a replicated recording's old start: %v", err)
 	}
 
 	// While running: a recording listed again with another origin.
