@@ -103,6 +103,13 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		}
 		c.startTicker(ctx)
 	case *messages.WatermarkRequest:
+		if len(c.takingOn[msg.RecordingId]) > 0 {
+			// A replay is being taken on (takeOn): where it begins, seeded again, is where
+			// the store's seed is about to be — no longer from the start, so that no later
+			// incarnation follows the start back past where that one began.
+			ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: true, Position: c.policies[msg.RecordingId].Start(), Seed: true})
+			return
+		}
 		cp, ok := c.persisted[msg.RecordingId]
 		w := &messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed, FromStart: cp.FromStart}
 		if m := cp.LastRecord; m.Known() {
@@ -329,10 +336,14 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 			p.SaveFailed(s, res.err, now)
 			continue
 		}
+		void := p.Void(s) // of a seed saved again since (takeOn): the new one is still to come
 		if err := p.Saved(s, now); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
 		c.persisted[s.RecordingID] = res.cps[i] // as written: marks may have moved on since
+		if void {
+			continue
+		}
 		c.takenOn(ctx, res.cps[i])
 		ctx.Send(ctx.Parent(), &messages.CheckpointPersisted{RecordingId: s.RecordingID, Position: s.Position, Completed: s.Completed})
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -495,4 +496,129 @@ func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
 		t.Fatalf("final save %+v, want completed at 256 with record b", got)
 	}
 	gate.release <- struct{}{}
+}
+
+// A replay of a recording whose stored seed is from its start — which a replay may still
+// follow back to an earlier start — is taken on (TakenOn) only once the seed is stored again
+// where that replay begins, no longer from the start: from its first record sent on, Pulsar
+// may hold records of it, and records below them would be dropped as duplicates. Until then
+// a restarted incarnation's watermark is that seed, not the stored one, so it begins there
+// too; and a seed saved again while the one before is in flight counts only when it lands. A
+// recording whose seed is not from its start is taken on at once.
+func TestAReplayIsTakenOnOnlyOnceItsSeedNoLongerFollowsTheStart(t *testing.T) {
+	env, cfg := testEnv(t)
+	gate := &gatedStore{saves: make(chan []store.Checkpoint), release: make(chan struct{}), done: make(chan struct{})}
+	t.Cleanup(func() { close(gate.done) }) // before the actors' work is waited for
+	env.Store = gate
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 10, RetryMaxMs: 10}
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{
+		{RecordingID: 7, Position: 4096, Seed: true, FromStart: true, StartMs: 1, SessionID: 1},
+		{RecordingID: 8, Position: 64, Seed: true, StartMs: 2, SessionID: 2},
+	}}
+	system := testSystem(t)
+	checkpointer, _ := spawnSupervised(t, system, env, cfg, newCheckpointer(env, cfg))
+	var mu sync.Mutex
+	var taken []*messages.TakenOn
+	probe := system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if m, ok := c.Message().(*messages.TakenOn); ok {
+			mu.Lock()
+			taken = append(taken, m)
+			mu.Unlock()
+		}
+	}))
+	takenOn := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var got []string
+		for _, m := range taken {
+			got = append(got, fmt.Sprintf("%d/%d", m.RecordingId, m.Generation))
+		}
+		return got
+	}
+	watermark := func(id int64) *messages.Watermark {
+		t.Helper()
+		res, err := system.Root.RequestFuture(checkpointer, &messages.WatermarkRequest{RecordingId: id, Generation: 1}, waitFor).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.(*messages.Watermark)
+	}
+	nextSave := func() store.Checkpoint {
+		t.Helper()
+		select {
+		case cps := <-gate.saves:
+			if len(cps) != 1 {
+				t.Fatalf("save of %+v, want one checkpoint", cps)
+			}
+			return cps[0]
+		case <-time.After(waitFor):
+			t.Fatalf("no save within %s", waitFor)
+			return store.Checkpoint{}
+		}
+	}
+	started := func(id int64, gen uint64, from int64) {
+		system.Root.RequestWithCustomSender(checkpointer, &messages.ReplayStarted{RecordingId: id, Generation: gen, FromPosition: from, StartMs: id - 6, SessionId: int32(id - 6)}, probe)
+	}
+
+	// Not from its start: at once.
+	if w := watermark(8); !w.Stored || !w.Seed || w.FromStart {
+		t.Fatalf("watermark of recording 8 %v, want a stored seed not from the start", w)
+	}
+	started(8, 1, 64)
+	eventually.NoError(t, waitFor, func() error {
+		if got := takenOn(); !slices.Equal(got, []string{"8/1"}) {
+			return fmt.Errorf("taken on: %v, want 8/1", got)
+		}
+		return nil
+	})
+
+	// From its start: the replay followed it back to 1024; the seed is saved there, and
+	// until that save is done nothing is taken on.
+	if w := watermark(7); !w.Seed || !w.FromStart || w.Position != 4096 {
+		t.Fatalf("watermark of recording 7 %v, want the seed from its start at 4096", w)
+	}
+	started(7, 1, 1024)
+	if got := nextSave(); !got.Seed || got.FromStart || got.Position != 1024 {
+		t.Fatalf("save %+v, want the seed at 1024, not from the start", got)
+	}
+	// A restarted incarnation begins where that one does, and does not follow the start
+	// back again; it seeds again (the save in flight then counts for nothing).
+	if w := watermark(7); !w.Stored || !w.Seed || w.FromStart || w.Position != 1024 {
+		t.Fatalf("watermark of recording 7 while it is taken on %v, want the seed at 1024, not from the start", w)
+	}
+	started(7, 2, 1024)
+	eventually.Always(t, 200*time.Millisecond, func() error {
+		if got := takenOn(); len(got) != 1 {
+			return fmt.Errorf("taken on while the seed is being saved: %v", got)
+		}
+		return nil
+	})
+	gate.release <- struct{}{} // the first save, void
+	if got := nextSave(); !got.Seed || got.FromStart || got.Position != 1024 {
+		t.Fatalf("save %+v, want the seed at 1024 again", got)
+	}
+	eventually.Always(t, 200*time.Millisecond, func() error {
+		if got := takenOn(); len(got) != 1 {
+			return fmt.Errorf("taken on after a void save: %v", got)
+		}
+		return nil
+	})
+	gate.release <- struct{}{}
+	eventually.NoError(t, waitFor, func() error {
+		if got := takenOn(); !slices.Equal(got, []string{"8/1", "7/1", "7/2"}) {
+			return fmt.Errorf("taken on: %v, want 8/1, 7/1, 7/2", got)
+		}
+		return nil
+	})
+	if w := watermark(7); !w.Seed || w.FromStart || w.Position != 1024 {
+		t.Fatalf("watermark of recording 7 once taken on %v, want the stored seed at 1024", w)
+	}
+	// Taken on, a later incarnation is answered at once.
+	started(7, 3, 1024)
+	eventually.NoError(t, waitFor, func() error {
+		if got := takenOn(); len(got) != 4 {
+			return fmt.Errorf("taken on: %v, want 7/3 too", got)
+		}
+		return nil
+	})
 }

@@ -287,11 +287,12 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			// instead of being left out, or begun at its new start, without a word. (In a
 			// run, checkStart and the listing see both; start_position latest seeds its
 			// own at the first listing.) A seed at the recording's start (not at a
-			// start_position the configuration gives in it) follows the archive's start
-			// back, should it move back before the recording's first record is sent
-			// (segments attached again: replay.go, openReplay).
-			named := s.cfg.Start.Kind == config.StartAt && s.cfg.Start.RecordingID == r.RecordingId
-			ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: r.RecordingId, Position: s.startingPosition(r), StartMs: r.StartMs, SessionId: r.SessionId, FromStart: !named})
+			// start_position above 0 the configuration gives in it) follows the archive's
+			// start back, should it move back before a replay of the recording is taken on
+			// (segments attached again: replay.go, openReplay; checkpointer.go, takeOn).
+			st := s.cfg.Start
+			inside := st.Kind == config.StartAt && st.RecordingID == r.RecordingId && st.Position > 0
+			ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: r.RecordingId, Position: s.startingPosition(r), StartMs: r.StartMs, SessionId: r.SessionId, FromStart: !inside})
 		}
 		s.known[r.RecordingId] = r
 		s.status.known(r, l.ListedAtMs)

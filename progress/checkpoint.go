@@ -267,6 +267,11 @@ func (p *CheckpointPolicy) NextDeadline() (atMs int64, ok bool) {
 	return max(at, p.retryAtMs()), true
 }
 
+// Void reports whether s is the save in flight that a [CheckpointPolicy.SeedAgain] made
+// count for nothing: persisted, it is of the seed before, which the store holds until the
+// new one is saved.
+func (p *CheckpointPolicy) Void(s Save) bool { return p.inFlight && p.flightVoid && s == p.flight }
+
 // Saved reports that s was persisted. The persisted mark only moves forward:
 // a slower, older save completing late never lowers it. It returns
 // [ErrSaveBeyondCommitted] for a save this policy cannot have issued.

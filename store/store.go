@@ -173,10 +173,10 @@ func ValidateName(name string) error {
 // stored backwards, and nil otherwise: a lower position, or a completed recording not
 // completed at its end. (A completed recording goes on only beyond its end: extended after it
 // was completed.) A seed from the recording's start (FromStart) may be followed by a seed
-// anywhere: nothing of the recording was sent, and its start in the archive moved back.
+// below it: nothing of the recording was sent, and its start in the archive moved back.
 // Implementations call it for every saved checkpoint.
 func CheckAdvance(stream string, stored, next Checkpoint) error {
-	if stored.Seed && stored.FromStart && next.Seed && !next.Completed {
+	if stored.Seed && stored.FromStart && next.Seed && !next.Completed && next.Position <= stored.Position {
 		return nil
 	}
 	if next.Position < stored.Position || (stored.Completed && !next.Completed && next.Position == stored.Position) {
