@@ -348,8 +348,9 @@ func (s *streamSupervisor) atLatest(id int64) bool {
 // schedule with nothing to publish (from its stop), so that the rule a restart applies —
 // skip below the lowest recording stored — gives the same: each of them is seeded now, also
 // those the schedule holds back for a while, so that a restart before their turn neither
-// publishes their history nor skips what was recorded meanwhile. false: a live end could
-// not be read, and the next listing decides.
+// publishes their history nor skips what was recorded meanwhile. With none live, the newest
+// takes its turn so, from its stop (an empty archive has nothing to seed). false: a live end
+// could not be read, and the next listing decides.
 func (s *streamSupervisor) decideLatest(ctx actor.Context, l *messages.RecordingsListed) bool {
 	newest, lowestLive := int64(-1), int64(-1)
 	for _, r := range l.Recordings {
@@ -372,6 +373,12 @@ func (s *streamSupervisor) decideLatest(ctx actor.Context, l *messages.Recording
 	from := map[int64]int64{}
 	for _, r := range l.Recordings {
 		switch {
+		case lowestLive < 0 && r.RecordingId == newest:
+			// Nothing live: the newest recording takes its turn from its stop, with nothing
+			// to publish, so that the store says where ferry began. A restart then leaves out
+			// only what is below it, and publishes whatever was recorded while ferry was down
+			// (an extension of this one, or recordings after it), as this run would have.
+			from[r.RecordingId] = r.StopPosition
 		case lowestLive < 0 || r.RecordingId < lowestLive:
 		case r.Live:
 			from[r.RecordingId] = max(r.RecordedPosition, r.StartPosition)
@@ -384,7 +391,7 @@ func (s *streamSupervisor) decideLatest(ctx actor.Context, l *messages.Recording
 	}
 	s.latestFrom = from
 	if lowestLive < 0 {
-		s.skip = func(id int64) bool { return id <= newest }
+		s.skip = func(id int64) bool { return id < newest }
 	} else {
 		s.skip = func(id int64) bool { return id < lowestLive }
 	}

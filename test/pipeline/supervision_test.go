@@ -675,3 +675,45 @@ func TestStartLatestLeavesTheSameOutAfterARestart(t *testing.T) {
 		t.Fatalf("%d messages of the recording S %d, stopped before the first start, were published", got, b.recordingID)
 	}
 }
+
+// TestStartLatestWithNothingLiveLeavesNothingOutAfterARestart: at the first listing the only
+// recording, A, is stopped, so start_position latest publishes nothing of it; ferry is then
+// stopped, and while it is down recording B is made. The restart publishes all of B (this
+// run would have: later recordings are published in full), and still nothing of A. (Until
+// the first listing seeded the newest stopped recording when none was live, nothing was
+// stored, and the restart took start_position latest again: B was left out without a word.)
+func TestStartLatestWithNothingLiveLeavesNothingOutAfterARestart(t *testing.T) {
+	const n = 50
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, n)
+	a.close(t)
+	watchTopic(t, sc.Topic)
+	storePath := filepath.Join(t.TempDir(), "checkpoints.db")
+	opts := inProcessOptions{start: config.StartPosition{Kind: config.StartLatest}, storePath: storePath}
+	ip := startInProcess(t, opts, sc)
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if st.State != "caught-up" {
+			return fmt.Errorf("stream %s (%s), want caught-up", st.State, st.Reason)
+		}
+		return nil
+	})
+	if _, err := ip.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	b := rs.newPublication(t)
+	pb := b.publish(t, 1000, 1000+n)
+	b.close(t)
+	again := startInProcess(t, opts, sc)
+	again.waitCheckpoint(sc, b.recordingID, pb[n-1], 30*time.Second)
+	groups := byRecording(readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second))
+	assertExactlyOnceInOrder(t, groups[b.recordingID], payloads(1000, 1000+n))
+	if got := len(groups[a.recordingID]); got != 0 {
+		t.Fatalf("%d messages of recording A %d (stopped at %d before the first start) were published", got, a.recordingID, pa[n-1])
+	}
+}
