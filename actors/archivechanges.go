@@ -35,11 +35,10 @@ func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
 	} else if k, ok := s.known[r.RecordingId]; ok && (k.StartMs != r.StartMs || k.SessionId != r.SessionId) {
 		was, sameStart = fmt.Sprintf("the one listed before began at %s in session %d", formatMs(k.StartMs), k.SessionId), k.StartMs == r.StartMs
 	} else if cp, ok := s.laterCheckpointed(r); ok {
-		return fmt.Errorf("recording %d in the archive began at %s, after recording %d, which ferry checkpointed, began at %s, although the archive gives ids in start order: "+
+		return fmt.Errorf("recording %d in the archive began at %s, after recording %d, which has a higher id, began (at %s), and after ferry had checkpointed it (at %s), although the archive gives ids in the order it makes recordings: "+
 			"its catalog was replaced or rebuilt and reuses recording ids, and ferry, which leaves out recordings below the first it took on, would skip this one; it stops the stream instead (lesson 14). %s. "+
-			"If the archive was not replaced (a recording replicated from another archive keeps its original start time, and the archive's clock may have stepped back), run `%s`: "+
-			"the stream is published again from its configured start_position, and what the topic's deduplication remembers is not stored twice",
-			r.RecordingId, formatMs(r.StartMs), cp.RecordingID, formatMs(cp.StartMs), renameToGoOn, store.ResetCommand(s.cfg.Def.Name))
+			"If the archive was not replaced, its clock is ahead of this machine's by more than %s: set both clocks right, and start ferry again",
+			r.RecordingId, formatMs(r.StartMs), cp.RecordingID, formatMs(cp.StartMs), formatMs(s.origins.oldestWrite), renameToGoOn, clockTolerance)
 	} else {
 		return nil
 	}
@@ -271,24 +270,33 @@ const renameToGoOn = "To publish the new archive's recordings, give the stream a
 
 // laterCheckpointed returns, for a recording the skip rule leaves out (an id below the
 // lowest stored one), the stored checkpoint of the lowest recording that knows its origin,
-// if that recording began before it: the archive gives ids in start order, so the
-// recording is not of the archive ferry checkpointed, and skipping it would drop a new
-// archive's recording silently. (Not the earliest start stored: a recording replicated
-// into the archive keeps its source's start time, and one stored with an older start than
-// the recordings below it would make them all look like another archive's.)
+// if r began after that recording began and after the oldest checkpoint write stored (by
+// more than clockTolerance, this machine's clock against the archive's): the archive gives
+// ids in the order it makes recordings, so every recording below the lowest stored one was
+// made, and began, before any stored one was made, listed or checkpointed, and r is not of
+// the archive ferry checkpointed; skipping it would drop a new archive's recording
+// silently. The start times alone do not tell: a recording replicated into the archive
+// keeps its source's start time, and one stored with an older start than the recordings
+// below it would make them look like another archive's.
 func (s *streamSupervisor) laterCheckpointed(r *messages.RecordingInfo) (store.Checkpoint, bool) {
 	e, cps := s.origins.lowest, s.cfg.Stored.Checkpoints
-	if e.StartMs == 0 || r.RecordingId >= cps[0].RecordingID || e.StartMs >= r.StartMs {
+	if e.StartMs == 0 || r.RecordingId >= cps[0].RecordingID || e.StartMs >= r.StartMs || r.StartMs <= s.origins.oldestWrite+clockTolerance.Milliseconds() {
 		return store.Checkpoint{}, false
 	}
 	return e, true
 }
 
+// clockTolerance is how far ahead of this machine's clock the archive's may be before a
+// recording's start time is taken to come after a checkpoint written here.
+const clockTolerance = time.Minute
+
 // storedOrigins are the stored checkpoints that know their recording's origin, by
-// recording, and the one of them with the lowest recording id.
+// recording, the one of them with the lowest recording id, and when the oldest checkpoint
+// stored was written.
 type storedOrigins struct {
 	byRecording map[int64]store.Checkpoint
 	lowest      store.Checkpoint // StartMs 0: none
+	oldestWrite int64            // the oldest UpdatedAtMs stored, Unix epoch ms (0: none)
 }
 
 func newStoredOrigins(cps []store.Checkpoint) storedOrigins {
@@ -300,6 +308,11 @@ func newStoredOrigins(cps []store.Checkpoint) storedOrigins {
 		o.byRecording[cp.RecordingID] = cp
 		if o.lowest.StartMs == 0 || cp.RecordingID < o.lowest.RecordingID {
 			o.lowest = cp
+		}
+	}
+	for _, cp := range cps {
+		if cp.UpdatedAtMs > 0 && (o.oldestWrite == 0 || cp.UpdatedAtMs < o.oldestWrite) {
+			o.oldestWrite = cp.UpdatedAtMs
 		}
 	}
 	return o
