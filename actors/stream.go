@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
@@ -158,6 +159,22 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 }
 
 func (s *streamSupervisor) start(ctx actor.Context) {
+	s.initState()
+	if s.cfg.Transport {
+		s.startLive(ctx)
+		return
+	}
+	var err error
+	if s.checkpointer, err = ctx.SpawnNamed(actor.PropsFromProducer(newCheckpointer(s.env, s.cfg)), "checkpointer"); err != nil {
+		panic(supervisor.Fail(supervisor.Bug, err))
+	}
+	if s.discovery, err = ctx.SpawnNamed(actor.PropsFromProducer(newDiscovery(s.env, s.cfg)), "discovery"); err != nil {
+		panic(supervisor.Fail(supervisor.Bug, err))
+	}
+}
+
+// initState sets the supervisor's state up from the store as loaded at start.
+func (s *streamSupervisor) initState() {
 	s.schedule = progress.NewSchedule(s.cfg.RestartGrace.Milliseconds())
 	s.scheduleClock = time.Now()
 	s.known = map[int64]*messages.RecordingInfo{}
@@ -184,18 +201,7 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 		}
 		s.status.stored(cp)
 	}
-	if s.cfg.Transport {
-		s.startLive(ctx)
-		return
-	}
 	s.skip = s.skipRule()
-	var err error
-	if s.checkpointer, err = ctx.SpawnNamed(actor.PropsFromProducer(newCheckpointer(s.env, s.cfg)), "checkpointer"); err != nil {
-		panic(supervisor.Fail(supervisor.Bug, err))
-	}
-	if s.discovery, err = ctx.SpawnNamed(actor.PropsFromProducer(newDiscovery(s.env, s.cfg)), "discovery"); err != nil {
-		panic(supervisor.Fail(supervisor.Bug, err))
-	}
 }
 
 // startLive spawns the transport mode's live reader and its publisher.
@@ -297,11 +303,25 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		s.known[r.RecordingId] = r
 		s.status.known(r, l.ListedAtMs)
 	}
+	// A recording ferry published to its end (its final checkpoint persisted) that the
+	// archive deleted before a listing showed it stopped did not vanish unpublished: it
+	// stopped, and is done (completeFinished, below), not waited for as live.
+	for _, id := range slices.Sorted(maps.Keys(s.finished)) {
+		if k := s.known[id]; !present[id] && k != nil && k.Live {
+			stopped := proto.Clone(k).(*messages.RecordingInfo)
+			stopped.Live, stopped.StopPosition, stopped.StopMs = false, s.finalAt[id], l.ListedAtMs
+			if err := s.schedule.Add(progress.Recording{ID: id, StartMs: stopped.StartMs, StopMs: stopped.StopMs, Recorded: stopped.StopPosition, ListedAtMs: listedAt}); err != nil {
+				s.fail(ctx, fmt.Errorf("recording %d, published to its end and gone from the archive: %w", id, err))
+				return
+			}
+			s.known[id] = stopped
+		}
+	}
 	// A recording ferry has not finished must not vanish (lesson 14). All of them are
 	// named: retention that swept several waiting recordings is seen at once.
 	var gone []int64
 	for id := range s.stored {
-		if !present[id] && !s.storedCompleted[id] && !s.completed[id] {
+		if !present[id] && !s.storedCompleted[id] && !s.completed[id] && !s.finished[id] {
 			gone = append(gone, id)
 		}
 	}
@@ -311,7 +331,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		return
 	}
 	for id := range s.known {
-		if !present[id] && !s.completed[id] && !s.storedCompleted[id] {
+		if !present[id] && !s.completed[id] && !s.storedCompleted[id] && !s.finished[id] {
 			gone = append(gone, id)
 		}
 	}

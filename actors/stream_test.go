@@ -1,9 +1,13 @@
 package actors
 
 import (
+	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
@@ -17,6 +21,7 @@ import (
 // skipped as below the lowest stored recording.
 func TestCheckOriginTellsReplacedFromExtendedRecordings(t *testing.T) {
 	const at = 1_795_000_000_000 // Unix epoch ms
+
 	stored := []store.Checkpoint{ // as the store returns them, by recording id
 		{RecordingID: 7, Position: 100, StartMs: at + 7_000, SessionID: 70, UpdatedAtMs: at + 7_500},
 		{RecordingID: 8, Position: 100, UpdatedAtMs: at + 8_500}, // written before origins were stored: matches anything
@@ -183,5 +188,58 @@ func TestReopenOfARecordingNotTheNewest(t *testing.T) {
 				t.Fatalf("reopen = %v, want the stream stopped saying %q", err, c.want)
 			}
 		})
+	}
+}
+
+// runIn is a function the test actor runs on its own goroutine, as the stream supervisor's
+// own Receive would: it gives the supervisor's handlers an actor context.
+type runIn func(ctx actor.Context)
+
+type runner struct{}
+
+func (runner) Receive(ctx actor.Context) {
+	if f, ok := ctx.Message().(runIn); ok {
+		f(ctx)
+	}
+}
+
+type sink struct{}
+
+func (sink) Receive(actor.Context) {}
+
+// A recording ferry published to its end while the archive still listed it live, and that
+// the archive deleted before a listing showed it stopped, is done — not a recording that
+// vanished before ferry published all of it (lesson 14's alarm, whose way on, forget,
+// would refuse it as completed) — and a recording after it is not held back by it.
+func TestARecordingFinishedThenDeletedBeforeItsStopWasListedIsDone(t *testing.T) {
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
+	t.Cleanup(system.Shutdown)
+	var failure error
+	env, cfg := testEnv(t)
+	nobody := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sink{} }))
+	s := &streamSupervisor{env: env, cfg: cfg, onFailed: func(_ string, err error) { failure = err }, status: newStreamStatus(0), checkpointer: nobody}
+	s.initState()
+	done := make(chan struct{})
+	system.Root.Send(system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return runner{} })), runIn(func(ctx actor.Context) {
+		defer close(done)
+		for _, id := range []int64{5, 6} { // as if spawned: the test runs no recording's actors
+			s.running[id] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody}
+		}
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{{RecordingId: 5, StartMs: 500, Live: true, StopPosition: -1, RecordedPosition: 100}}})
+		s.recordingCompleted(ctx, &messages.CheckpointPersisted{RecordingId: 5, Position: 200, Completed: true})
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 2_000}) // the archive deleted it
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 3_000, Recordings: []*messages.RecordingInfo{{RecordingId: 6, StartMs: 2_500, StopMs: 2_800, StopPosition: 64, RecordedPosition: 64}}})
+	}))
+	<-done
+	if failure != nil {
+		t.Fatalf("the stream failed: %v", failure)
+	}
+	if !s.completed[5] || s.finished[5] {
+		t.Fatalf("recording 5: completed %t, finished %t; want completed", s.completed[5], s.finished[5])
+	}
+	if w := s.schedule.Waiting(); len(w) != 0 {
+		t.Fatalf("recordings waiting: %v, want none (recording 6 may publish)", w)
 	}
 }
