@@ -427,6 +427,21 @@ func (s *gatedStore) Save(_ store.Stream, cps []store.Checkpoint) error {
 	return nil
 }
 
+// next returns the one checkpoint of the next save, which waits for its release.
+func (s *gatedStore) next(t *testing.T) store.Checkpoint {
+	t.Helper()
+	select {
+	case cps := <-s.saves:
+		if len(cps) != 1 {
+			t.Fatalf("save of %+v, want one checkpoint", cps)
+		}
+		return cps[0]
+	case <-time.After(waitFor):
+		t.Fatalf("no save within %s", waitFor)
+		return store.Checkpoint{}
+	}
+}
+
 // Each checkpoint keeps the last record it covers, the one the tracker reported with its
 // position — not a later one that arrived while the save was in flight — and the watermark
 // a restarted replay asks for hands back the pair as stored. After the recording's end
@@ -439,19 +454,6 @@ func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
 	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 10, RetryMaxMs: 10}
 	system := testSystem(t)
 	checkpointer, _ := spawnSupervised(t, system, env, cfg, newCheckpointer(env, cfg))
-	nextSave := func() store.Checkpoint {
-		t.Helper()
-		select {
-		case cps := <-gate.saves:
-			if len(cps) != 1 {
-				t.Fatalf("save of %+v, want one checkpoint", cps)
-			}
-			return cps[0]
-		case <-time.After(waitFor):
-			t.Fatalf("no save within %s", waitFor)
-			return store.Checkpoint{}
-		}
-	}
 	watermark := func(position int64) *messages.Watermark {
 		t.Helper()
 		var w *messages.Watermark
@@ -471,12 +473,12 @@ func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
 	b := &messages.RecordMark{Start: 100, End: 200, Checksum: 0xb}
 
 	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 1, FromPosition: 0})
-	if seed := nextSave(); !seed.Seed || seed.LastRecord.Known() {
+	if seed := gate.next(t); !seed.Seed || seed.LastRecord.Known() {
 		t.Fatalf("first save %+v, want a seed without a record", seed)
 	}
 	gate.release <- struct{}{}
 	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 100, Records: 2, LastRecord: a})
-	if got := nextSave(); got.Position != 100 || got.LastRecord != (store.RecordMark{Start: 64, End: 100, Checksum: 0xa}) {
+	if got := gate.next(t); got.Position != 100 || got.LastRecord != (store.RecordMark{Start: 64, End: 100, Checksum: 0xa}) {
 		t.Fatalf("save %+v, want position 100 with record a", got)
 	}
 	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 200, Records: 1, LastRecord: b}) // while a's save is in flight
@@ -484,7 +486,7 @@ func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
 	if w := watermark(100); !proto.Equal(w.LastRecord, a) {
 		t.Fatalf("watermark %v after the save of 100, want record a with it", w)
 	}
-	if got := nextSave(); got.Position != 200 || got.LastRecord != (store.RecordMark{Start: 100, End: 200, Checksum: 0xb}) {
+	if got := gate.next(t); got.Position != 200 || got.LastRecord != (store.RecordMark{Start: 100, End: 200, Checksum: 0xb}) {
 		t.Fatalf("save %+v, want position 200 with record b", got)
 	}
 	gate.release <- struct{}{}
@@ -492,7 +494,7 @@ func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
 		t.Fatalf("watermark %v after the save of 200, want record b with it", w)
 	}
 	system.Root.Send(checkpointer, &messages.RecordingFinished{RecordingId: 7, FinalPosition: 256}) // padding after b
-	if got := nextSave(); !got.Completed || got.Position != 256 || got.LastRecord != (store.RecordMark{Start: 100, End: 200, Checksum: 0xb}) {
+	if got := gate.next(t); !got.Completed || got.Position != 256 || got.LastRecord != (store.RecordMark{Start: 100, End: 200, Checksum: 0xb}) {
 		t.Fatalf("final save %+v, want completed at 256 with record b", got)
 	}
 	gate.release <- struct{}{}
@@ -543,19 +545,6 @@ func TestAReplayIsTakenOnOnlyOnceItsSeedNoLongerFollowsTheStart(t *testing.T) {
 		}
 		return res.(*messages.Watermark)
 	}
-	nextSave := func() store.Checkpoint {
-		t.Helper()
-		select {
-		case cps := <-gate.saves:
-			if len(cps) != 1 {
-				t.Fatalf("save of %+v, want one checkpoint", cps)
-			}
-			return cps[0]
-		case <-time.After(waitFor):
-			t.Fatalf("no save within %s", waitFor)
-			return store.Checkpoint{}
-		}
-	}
 	started := func(id int64, gen uint64, from int64) {
 		system.Root.RequestWithCustomSender(checkpointer, &messages.ReplayStarted{RecordingId: id, Generation: gen, FromPosition: from, StartMs: id - 6, SessionId: int32(id - 6)}, probe)
 	}
@@ -578,7 +567,7 @@ func TestAReplayIsTakenOnOnlyOnceItsSeedNoLongerFollowsTheStart(t *testing.T) {
 		t.Fatalf("watermark of recording 7 %v, want the seed from its start at 4096", w)
 	}
 	started(7, 1, 1024)
-	if got := nextSave(); !got.Seed || got.FromStart || got.Position != 1024 {
+	if got := gate.next(t); !got.Seed || got.FromStart || got.Position != 1024 {
 		t.Fatalf("save %+v, want the seed at 1024, not from the start", got)
 	}
 	// A restarted incarnation begins where that one does, and does not follow the start
@@ -594,7 +583,7 @@ func TestAReplayIsTakenOnOnlyOnceItsSeedNoLongerFollowsTheStart(t *testing.T) {
 		return nil
 	})
 	gate.release <- struct{}{} // the first save, void
-	if got := nextSave(); !got.Seed || got.FromStart || got.Position != 1024 {
+	if got := gate.next(t); !got.Seed || got.FromStart || got.Position != 1024 {
 		t.Fatalf("save %+v, want the seed at 1024 again", got)
 	}
 	eventually.Always(t, 200*time.Millisecond, func() error {

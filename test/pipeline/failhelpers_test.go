@@ -411,6 +411,29 @@ func failOwnArchive(t *testing.T, properties map[string]string) *infra.Archive {
 	return own
 }
 
+// failRecordAThenBOfSegments records on an archive of the test's own, with segments of
+// 1 MiB, recording A of 100 messages and, once A stopped, recording B of a little over
+// two and a half segments (so that B's first segment can be purged, or detached, with
+// records of it left beyond). It returns the archive, the stream, its recorded stream, and
+// each publisher with the positions after its messages.
+func failRecordAThenBOfSegments(t *testing.T) (own *infra.Archive, sc streamConfig, rs *recordedStream, a *publisher, pa []int64, b *publisher, pb []int64) {
+	t.Helper()
+	const segment = 1 << 20
+	own = failOwnArchive(t, map[string]string{"aeron.archive.segment.file.length": "1m"})
+	sc = newStreamConfig(t, "")
+	rs = failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
+	rs.startRecording(t)
+	a = rs.newPublication(t)
+	pa = a.publish(t, 0, 100)
+	a.close(t)
+	b = rs.newPublication(t)
+	for len(pb) == 0 || pb[len(pb)-1] < 2*segment+segment/2 {
+		pb = append(pb, b.publish(t, 100+len(pb), 100+len(pb)+500)...)
+	}
+	b.close(t)
+	return own, sc, rs, a, pa, b, pb
+}
+
 // failReplaceArchive replaces the test's own archive: stopped, its catalog and recordings
 // deleted, started again. The new archive's first recording, of sc's stream, gets the id
 // reused, as the new archive numbers from 0 again; it holds payloadFor(from..from+n-1),

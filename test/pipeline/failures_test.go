@@ -1100,19 +1100,7 @@ func TestLesson14_AWaitingRecordingPurgedWhileFerryIsDownFailsLoudly(t *testing.
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			own := failOwnArchive(t, map[string]string{"aeron.archive.segment.file.length": "1m"})
-			sc := newStreamConfig(t, "")
-			rs := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
-			rs.startRecording(t)
-			a := rs.newPublication(t)
-			pa := a.publish(t, 0, 100)
-			a.close(t)
-			b := rs.newPublication(t)
-			var pb []int64
-			for len(pb) == 0 || pb[len(pb)-1] < 2*segment+segment/2 {
-				pb = append(pb, b.publish(t, 100+len(pb), 100+len(pb)+500)...)
-			}
-			b.close(t)
+			own, sc, rs, a, pa, b, pb := failRecordAThenBOfSegments(t)
 
 			var holding atomic.Bool
 			holding.Store(true)
@@ -1206,19 +1194,7 @@ func TestLesson14_SegmentsReattachedWhileARecordingWaitsArePublished(t *testing.
 	const segment = 1 << 20
 	for _, when := range []string{"before its turn, while ferry runs", "before its turn, while ferry is down", "after ferry began it"} {
 		t.Run(when, func(t *testing.T) {
-			own := failOwnArchive(t, map[string]string{"aeron.archive.segment.file.length": "1m"})
-			sc := newStreamConfig(t, "")
-			rs := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
-			rs.startRecording(t)
-			a := rs.newPublication(t)
-			pa := a.publish(t, 0, 100)
-			a.close(t)
-			b := rs.newPublication(t)
-			var pb []int64
-			for len(pb) == 0 || pb[len(pb)-1] < 2*segment+segment/2 {
-				pb = append(pb, b.publish(t, 100+len(pb), 100+len(pb)+500)...)
-			}
-			b.close(t)
+			own, sc, rs, a, pa, b, pb := failRecordAThenBOfSegments(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			if err := rs.s.archive.DetachSegments(ctx, b.recordingID, segment); err != nil {
