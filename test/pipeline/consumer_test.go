@@ -33,10 +33,16 @@ const (
 
 func newPulsarClient(t testing.TB, serviceURL string) pulsar.Client {
 	t.Helper()
+	return newPulsarClientLogging(t, serviceURL, os.Stderr)
+}
+
+// newPulsarClientLogging is newPulsarClient with the client's warnings written to log.
+func newPulsarClientLogging(t testing.TB, serviceURL string, log io.Writer) pulsar.Client {
+	t.Helper()
 	client, err := pulsar.NewClient(pulsar.ClientOptions{
 		URL:              serviceURL,
 		OperationTimeout: 30 * time.Second,
-		Logger: pulsarlog.NewLoggerWithSlog(slog.New(slog.NewTextHandler(os.Stderr,
+		Logger: pulsarlog.NewLoggerWithSlog(slog.New(slog.NewTextHandler(log,
 			&slog.HandlerOptions{Level: slog.LevelWarn}))),
 	})
 	if err != nil {

@@ -5,7 +5,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -84,6 +86,8 @@ type inProcessOptions struct {
 	// the shared broker's); noAdmin asks none, as without pulsar.admin_url.
 	adminURL string
 	noAdmin  bool
+	// pulsarLog also gets the Pulsar client's warnings (they go to stderr in any case).
+	pulsarLog io.Writer
 	// noScribble recycles payload buffers as `ferry run` does, without overwriting each one
 	// given back (benchmarks); tests scribble, so that a reuse too early shows in the topic.
 	noScribble bool
@@ -136,7 +140,11 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 	if o.wrapAeron != nil {
 		sub = o.wrapAeron(sub)
 	}
-	client := newPulsarClient(t, peers.Pulsar.ServiceURL)
+	clientLog := io.Writer(os.Stderr)
+	if o.pulsarLog != nil {
+		clientLog = io.MultiWriter(os.Stderr, o.pulsarLog)
+	}
+	client := newPulsarClientLogging(t, peers.Pulsar.ServiceURL, clientLog)
 	replay, err := channel.Parse("aeron:ipc")
 	if err != nil {
 		t.Fatal(err)
