@@ -427,6 +427,14 @@ func (s *gatedStore) Save(_ store.Stream, cps []store.Checkpoint) error {
 	return nil
 }
 
+// newGatedStore returns a gatedStore that lets every save go when the test ends, before
+// the actors' work is waited for.
+func newGatedStore(t *testing.T) *gatedStore {
+	gate := &gatedStore{saves: make(chan []store.Checkpoint), release: make(chan struct{}), done: make(chan struct{})}
+	t.Cleanup(func() { close(gate.done) })
+	return gate
+}
+
 // next returns the one checkpoint of the next save, which waits for its release.
 func (s *gatedStore) next(t *testing.T) store.Checkpoint {
 	t.Helper()
@@ -448,8 +456,7 @@ func (s *gatedStore) next(t *testing.T) store.Checkpoint {
 // (padding beyond the last record) the completed checkpoint keeps that record.
 func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
 	env, cfg := testEnv(t)
-	gate := &gatedStore{saves: make(chan []store.Checkpoint), release: make(chan struct{}), done: make(chan struct{})}
-	t.Cleanup(func() { close(gate.done) }) // before the actors' work is waited for
+	gate := newGatedStore(t)
 	env.Store = gate
 	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 10, RetryMaxMs: 10}
 	system := testSystem(t)
@@ -509,8 +516,7 @@ func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
 // recording whose seed is not from its start is taken on at once.
 func TestAReplayIsTakenOnOnlyOnceItsSeedNoLongerFollowsTheStart(t *testing.T) {
 	env, cfg := testEnv(t)
-	gate := &gatedStore{saves: make(chan []store.Checkpoint), release: make(chan struct{}), done: make(chan struct{})}
-	t.Cleanup(func() { close(gate.done) }) // before the actors' work is waited for
+	gate := newGatedStore(t)
 	env.Store = gate
 	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 10, RetryMaxMs: 10}
 	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{

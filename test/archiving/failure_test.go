@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/test/eventually"
-	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // TestArchiveKilledThenRestarted: the archive process (media driver included) is killed
@@ -22,16 +20,7 @@ import (
 // on the same directory, a new session sees the recording made before the crash and
 // replays it whole.
 func TestArchiveKilledThenRestarted(t *testing.T) {
-	own, err := infra.StartArchive(context.Background(), infra.ArchiveOptions{Dir: filepath.Join(t.TempDir(), "archive")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = own.Stop()
-		if t.Failed() {
-			t.Logf("archive log:\n%s", own.LogTail())
-		}
-	})
+	own := startOwnArchive(t, nil)
 	const deadline = 2 * time.Second
 	s := connectWith(t, own, aeron.Options{DriverTimeout: deadline, KeepaliveInterval: 100 * time.Millisecond, ResourceLinger: 100 * time.Millisecond},
 		archive.Options{MessageTimeout: deadline, OnError: func(error) {}})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -43,6 +44,24 @@ func uniqueStream() int32 { return 1<<20 + rand.Int32N(1<<29) }
 type session struct {
 	aeron   *aeron.Client
 	archive *archive.Client
+}
+
+// startOwnArchive starts an archive of the test's own, with properties added to the
+// defaults (infra.ArchiveProperties); it is stopped when the test ends, and its log tail
+// printed if the test failed.
+func startOwnArchive(t *testing.T, properties map[string]string) *infra.Archive {
+	t.Helper()
+	own, err := infra.StartArchive(context.Background(), infra.ArchiveOptions{Dir: filepath.Join(t.TempDir(), "archive"), Properties: properties})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = own.Stop()
+		if t.Failed() {
+			t.Logf("archive log:\n%s", own.LogTail())
+		}
+	})
+	return own
 }
 
 func connect(t testing.TB, a *infra.Archive, opts archive.Options) session {

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/ferry-bridge/ferry/aeron/archive"
-	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // TestTruncateAndPurge: a stopped recording truncated to a message boundary stops there
@@ -58,17 +56,7 @@ func TestTruncateAndPurge(t *testing.T) {
 // replay delivers every message, in order, at the positions they were published at.
 func TestDetachThenAttachSegments(t *testing.T) {
 	const segment = 64 << 10
-	own, err := infra.StartArchive(context.Background(), infra.ArchiveOptions{Dir: filepath.Join(t.TempDir(), "archive"),
-		Properties: map[string]string{"aeron.archive.segment.file.length": "64k"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = own.Stop()
-		if t.Failed() {
-			t.Logf("archive log:\n%s", own.LogTail())
-		}
-	})
+	own := startOwnArchive(t, map[string]string{"aeron.archive.segment.file.length": "64k"})
 	s := connect(t, own, archive.Options{})
 	ctx := context.Background()
 	_, subID, pub, id := recorded(t, s, "aeron:ipc?term-length=64k")

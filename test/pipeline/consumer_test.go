@@ -419,6 +419,17 @@ func byRecording(msgs []pulsar.Message) map[int64][]pulsar.Message {
 	return out
 }
 
+// positionsOf returns the positions of recording id's messages among msgs, in their order.
+func positionsOf(msgs []pulsar.Message, id int64) []int64 {
+	var out []int64
+	for _, m := range msgs {
+		if d := describe(m); d.recordingID == id {
+			out = append(out, d.position)
+		}
+	}
+	return out
+}
+
 // The broker's own view of a topic, through its admin REST API.
 
 var adminClient = &http.Client{Timeout: 15 * time.Second}

@@ -1162,12 +1162,7 @@ func TestLesson14_AWaitingRecordingPurgedWhileFerryIsDownFailsLoudly(t *testing.
 				}
 			}
 			got := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, len(pa)+len(kept), 30*time.Second)
-			var gotB []int64
-			for _, m := range got {
-				if d := describe(m); d.recordingID == b.recordingID {
-					gotB = append(gotB, d.position)
-				}
-			}
+			gotB := positionsOf(got, b.recordingID)
 			if !slices.Equal(gotB, kept) {
 				t.Fatalf("recording %d in the topic: %d records, want the %d after its new start at %d", b.recordingID, len(gotB), len(kept), segment)
 			}
@@ -1270,12 +1265,7 @@ func TestLesson14_SegmentsReattachedWhileARecordingWaitsArePublished(t *testing.
 				}
 			}
 			got := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, len(pa)+len(want), 30*time.Second)
-			var gotB []int64
-			for _, m := range got {
-				if d := describe(m); d.recordingID == b.recordingID {
-					gotB = append(gotB, d.position)
-				}
-			}
+			gotB := positionsOf(got, b.recordingID)
 			if !slices.Equal(gotB, want) {
 				first := int64(-1)
 				if len(gotB) > 0 {
