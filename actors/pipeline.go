@@ -101,6 +101,10 @@ func (p *Pipeline) Drain(timeout time.Duration) ([]*messages.Drained, error) {
 			out = append(out, d)
 			continue
 		}
+		if errors.Is(err, actor.ErrDeadLetter) {
+			errs = append(errs, fmt.Errorf("stream %s had stopped (its supervisor failed twice, logged above): nothing of it was drained", p.streams[i].Def.Name))
+			continue
+		}
 		errs = append(errs, fmt.Errorf("stream %s did not drain within %s: %v", p.streams[i].Def.Name, timeout, err))
 	}
 	return out, errors.Join(errs...)

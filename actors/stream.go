@@ -3,8 +3,11 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
+	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -29,6 +32,9 @@ type streamSupervisor struct {
 	env      *Env
 	cfg      *StreamConfig
 	onFailed func(name string, err error)
+	// crashed is set by the streamGuardian when this supervisor itself failed; the next
+	// message it handles fails the stream.
+	crashed *crash
 
 	schedule      *progress.Schedule
 	scheduleClock time.Time // the schedule's listing times count from it (monotonic)
@@ -88,6 +94,9 @@ type streamFailed struct {
 }
 
 func (s *streamSupervisor) Receive(ctx actor.Context) {
+	if err := s.crashed.take(); err != nil {
+		s.fail(ctx, err)
+	}
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		s.status = s.env.statuses.take(s.cfg.Def.Name, s.env.nowMs())
@@ -651,18 +660,96 @@ func (s *streamSupervisor) drained(ctx actor.Context) {
 // streamProps builds the StreamSupervisor's props with its supervision strategy.
 func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.ActorSystem, onFailed func(string, error)) (*actor.Props, error) {
 	giveUp := func(child *actor.PID, class supervisor.Class, reason any) {
-		err, ok := reason.(error)
-		if !ok {
-			err = fmt.Errorf("%v", reason)
-		}
-		system.Root.Send(self, &streamFailed{child: child, err: fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, err)})
+		system.Root.Send(self, &streamFailed{child: child, err: fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, failureError(reason))})
 	}
 	strategy, err := supervisor.NewStrategy(cfg.Restart, giveUp, env.Logger)
 	if err != nil {
 		return nil, err
 	}
-	producer := func() actor.Actor { return &streamSupervisor{env: env, cfg: cfg, onFailed: onFailed} }
-	return actor.PropsFromProducer(producer, actor.WithSupervisor(strategy), actor.WithMailbox(actor.Bounded(4096))), nil
+	crashed := &crash{}
+	guardian := &streamGuardian{stream: cfg.Def.Name, logger: env.Logger, crashed: crashed, onFailed: onFailed}
+	producer := func() actor.Actor {
+		return &streamSupervisor{env: env, cfg: cfg, onFailed: onFailed, crashed: crashed}
+	}
+	return actor.PropsFromProducer(producer, actor.WithSupervisor(strategy), actor.WithGuardian(guardian),
+		actor.WithMailbox(actor.Bounded(4096))), nil
+}
+
+// crash is a stream supervisor's own failure, handed by its guardian to the next message
+// it handles.
+type crash struct {
+	mu       sync.Mutex
+	err      error
+	failures int
+}
+
+// record keeps err for take and returns how often the supervisor has failed.
+func (c *crash) record(err error) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failures++
+	c.err = err
+	return c.failures
+}
+
+// take returns the failure recorded since the last take, if any. A nil crash has none.
+func (c *crash) take() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := c.err
+	c.err = nil
+	return err
+}
+
+// streamGuardian supervises a StreamSupervisor, which is spawned from the actor system's
+// root. It never restarts one in place: a new incarnation would start from the store as
+// loaded at ferry's start, without what its recordings' actors held, and protoactor's
+// default strategy would restart it up to ten times in ten seconds and then stop it
+// without a word — a stream gone while the process runs on. Instead the first failure
+// fails the stream, loudly and for good, as a child the stream's strategy gave up on
+// does: the supervisor is resumed, and the next message it handles fails it (its
+// recordings' actors stop, its checkpointer stays to persist what was acknowledged and to
+// answer a drain, its status says why). A supervisor that fails again is stopped. The
+// process and other streams go on.
+type streamGuardian struct {
+	stream   string
+	logger   *slog.Logger
+	crashed  *crash
+	onFailed func(name string, err error)
+}
+
+var _ actor.SupervisorStrategy = (*streamGuardian)(nil)
+
+// HandleFailure runs on the failed supervisor's goroutine, inside its recovery, so that
+// the stack logged is the one that failed.
+func (g *streamGuardian) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor, child *actor.PID,
+	_ *actor.RestartStatistics, reason any, message any,
+) {
+	err := fmt.Errorf("the stream's supervisor failed handling %T (%w) and cannot be restarted in place; restart ferry to resume from the persisted checkpoint", message, failureError(reason))
+	attrs := []any{"stream", g.stream, "class", supervisor.Classify(reason).String(), "reason", reason, "stack", string(debug.Stack())}
+	if g.crashed.record(err) > 1 {
+		g.logger.Error("stream supervisor failed again, while failing: stopped", attrs...)
+		sup.StopChildren(child)
+		if g.onFailed != nil {
+			g.onFailed(g.stream, err)
+		}
+		return
+	}
+	g.logger.Error("stream supervisor failed: the stream fails, other streams go on", attrs...)
+	// The notice makes sure a next message comes; whichever comes first fails the stream.
+	system.Root.Send(child, &streamFailed{child: child, err: err})
+	sup.ResumeChildren(child)
+}
+
+// failureError is a panic's reason as an error.
+func failureError(reason any) error {
+	if err, ok := reason.(error); ok {
+		return err
+	}
+	return fmt.Errorf("%v", reason)
 }
 
 // refuseRestart fails the stream for good (Poison) when an actor that cannot be restarted in

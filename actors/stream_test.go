@@ -1,17 +1,26 @@
 package actors
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/apache/pulsar-client-go/pulsar"
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
 // checkOrigin tells a recording from another under the same id (the archive's catalog
@@ -241,5 +250,143 @@ func TestARecordingFinishedThenDeletedBeforeItsStopWasListedIsDone(t *testing.T)
 	}
 	if w := s.schedule.Waiting(); len(w) != 0 {
 		t.Fatalf("recordings waiting: %v, want none (recording 6 may publish)", w)
+	}
+}
+
+// waitingSubscriber is an Aeron client whose subscriptions never come: a transport stream
+// stays starting, with nothing in flight.
+type waitingSubscriber struct{}
+
+func (waitingSubscriber) AddSubscription(ctx context.Context, _ string, _ int32, _ aeron.ImageHandlers) (*aeron.Subscription, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// streamBoard keeps the last status of each stream.
+type streamBoard struct {
+	mu      sync.Mutex
+	streams map[string]*messages.StreamStatus
+}
+
+func (b *streamBoard) SetStream(st *messages.StreamStatus) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.streams[st.Name] = st
+}
+
+func (b *streamBoard) SetConnection(*messages.Connection) {}
+
+func (b *streamBoard) stream(name string) *messages.StreamStatus {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.streams[name]
+}
+
+// lockedBuffer is a log destination the actors may write to concurrently.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// startTwoStreams starts a pipeline of two transport streams, a and b, whose
+// subscriptions never come, and returns it with its board and log.
+func startTwoStreams(t *testing.T) (*Pipeline, *streamBoard, *lockedBuffer) {
+	t.Helper()
+	env, cfg := testEnv(t)
+	logs := &lockedBuffer{}
+	env.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	env.Aeron = waitingSubscriber{}
+	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) {
+		return nil, errors.New("no producer in this test")
+	}
+	board := &streamBoard{streams: map[string]*messages.StreamStatus{}}
+	env.Board = board
+	cfg.Transport = true
+	cfg.CallTimeout = time.Hour // the subscriptions wait, without failing
+	a, b := *cfg, *cfg
+	a.Def.Name, b.Def.Name = "a", "b"
+	p, err := NewPipeline(env, []StreamConfig{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p, board, logs
+}
+
+// failStreamA makes stream a's supervisor fail on a listing with a hole, which no
+// discovery sends, and waits for the pipeline's report of it.
+func failStreamA(t *testing.T, p *Pipeline) {
+	t.Helper()
+	p.system.Root.Send(p.pids[0], &messages.RecordingsListed{Recordings: []*messages.RecordingInfo{nil}})
+	select {
+	case f := <-p.Failures():
+		if f.Stream != "a" || !strings.Contains(f.Err.Error(), "the stream's supervisor failed handling *messages.RecordingsListed") {
+			t.Fatalf("failure %s: %v; want stream a's supervisor failing on the listing", f.Stream, f.Err)
+		}
+	case <-time.After(waitFor):
+		t.Fatalf("no stream failure reported within %s", waitFor)
+	}
+}
+
+// A stream's supervisor that fails (a bug) is neither restarted in place — from the store
+// as loaded at start, without what its recordings' actors held — nor, after protoactor's
+// default ten restarts, stopped without a word. Its stream fails, loudly: the reason and
+// the stack at error level, in its status and in the pipeline's failures. The other
+// stream goes on, and both answer a drain.
+func TestAFailedStreamSupervisorFailsItsStreamOnly(t *testing.T) {
+	p, board, logs := startTwoStreams(t)
+	failStreamA(t, p)
+	eventually.NoError(t, waitFor, func() error {
+		st := board.stream("a")
+		if st == nil || st.State != "failed" || !strings.Contains(st.Reason, "restart ferry to resume from the persisted checkpoint") {
+			return fmt.Errorf("stream a's status %v; want failed, with the way on", st)
+		}
+		return nil
+	})
+	if l := logs.String(); !strings.Contains(l, `level=ERROR msg="stream supervisor failed: the stream fails, other streams go on" stream=a`) || !strings.Contains(l, "actors.(*streamSupervisor).listed") {
+		t.Fatalf("the failure was not logged at error with its stack; log:\n%s", l)
+	}
+	eventually.NoError(t, waitFor, func() error {
+		if st := board.stream("b"); st == nil || st.State != "starting" {
+			return fmt.Errorf("stream b's status %v; want it starting still", st)
+		}
+		return nil
+	})
+	drained, err := p.Drain(waitFor)
+	if err != nil || len(drained) != 2 {
+		t.Fatalf("drain: %d streams answered, error %v; want both, no error", len(drained), err)
+	}
+}
+
+// A stream's supervisor that fails again while failing is stopped, and a drain says so
+// rather than waiting for it.
+func TestAStreamSupervisorFailingTwiceIsStopped(t *testing.T) {
+	p, _, logs := startTwoStreams(t)
+	failStreamA(t, p)
+	p.system.Root.Send(p.pids[0], (*messages.ProducerChanged)(nil)) // a nil notice
+	eventually.NoError(t, waitFor, func() error {
+		if !strings.Contains(logs.String(), "stream supervisor failed again, while failing: stopped") {
+			return errors.New("the second failure is not logged")
+		}
+		return nil
+	})
+	drained, err := p.Drain(waitFor)
+	if len(drained) != 1 || drained[0].Stream != "b" || err == nil || !strings.Contains(err.Error(), "stream a had stopped") {
+		t.Fatalf("drain after a's second failure: %v, error %v; want b drained and a reported stopped", drained, err)
 	}
 }
