@@ -26,7 +26,8 @@ import (
 // kept in a FIFO. It reports to the stream as its recording 0 (there are no recordings in
 // transport mode): published, acknowledged, lost (failed) and pending counts at most every
 // statusInterval, and each loss as a publish failure. Its mailbox holds one poll message,
-// one status tick, the subscription result and at most one outcome per record in flight.
+// one status tick, one image check, the subscription result and at most one outcome per
+// record in flight.
 type live struct {
 	env  *Env
 	cfg  *StreamConfig
@@ -42,10 +43,12 @@ type live struct {
 	publishers  int // the images the last poll found: the publications connected
 	batch       *messages.RecordBatch
 	pollPending bool
-	idle        time.Duration
-	draining    bool
-	drainedSent bool
-	pushes      pushThrottle
+	// checkPending: a checkImages is on its way (the window is full).
+	checkPending bool
+	idle         time.Duration
+	draining     bool
+	drainedSent  bool
+	pushes       pushThrottle
 }
 
 // liveSends is what the live reader knows of the records it handed to the publisher. It
@@ -118,6 +121,12 @@ func (l *live) Receive(ctx actor.Context) {
 	case *statusTick:
 		l.pushes.ticked()
 		l.pushStatus(ctx, true)
+	case *checkImages:
+		l.checkPending = false
+		if l.sub != nil && !l.draining && l.windowFull() {
+			l.observeImages(ctx)
+			l.scheduleImageCheck(ctx)
+		}
 	case *messages.Drain:
 		l.draining = true
 		if msg.Now && !l.drainedSent {
@@ -160,15 +169,7 @@ func (l *live) poll(ctx actor.Context) {
 	if l.sub == nil || l.draining {
 		return
 	}
-	images := l.sub.Images()
-	if len(l.lastEnd) > len(images) {
-		l.forgetGone(images)
-	}
-	if len(images) != l.publishers {
-		l.publishers = len(images)
-		l.pushStatus(ctx, true)
-	}
-	l.countBrokenOff(ctx)
+	images := l.observeImages(ctx)
 	// Each poll starts at the next image: one that starts every poll would take the credits
 	// an outcome returns first, and while its publisher has a backlog (Pulsar slower than
 	// the publishers) another session would get none.
@@ -176,10 +177,11 @@ func (l *live) poll(ctx actor.Context) {
 	moved := false
 	for k := range images {
 		img := images[(l.first+k)%len(images)]
-		credits := min(l.cfg.MaxInflightRecords-int64(len(l.inflight)), fragmentLimit)
-		if credits <= 0 || l.inflightB >= l.cfg.MaxInflightBytes {
+		if l.windowFull() {
+			l.scheduleImageCheck(ctx)
 			return // outcomes resume polling
 		}
+		credits := min(l.cfg.MaxInflightRecords-int64(len(l.inflight)), fragmentLimit)
 		if _, ok := l.lastEnd[img.SessionID()]; !ok {
 			l.lastEnd[img.SessionID()] = img.JoinPosition()
 		}
@@ -209,6 +211,42 @@ func (l *live) poll(ctx actor.Context) {
 	}
 	l.idle = min(max(2*l.idle, idlePollMin), idlePollMax)
 	l.schedulePoll(ctx, l.idle)
+}
+
+// windowFull reports whether the records or bytes in flight leave no credit to read.
+func (l *live) windowFull() bool {
+	return int64(len(l.inflight)) >= l.cfg.MaxInflightRecords || l.inflightB >= l.cfg.MaxInflightBytes
+}
+
+// checkImages is the live reader's self-message, while its window is full, to look at the
+// subscription's images (see observeImages).
+type checkImages struct{}
+
+// scheduleImageCheck arms one checkImages, statusInterval from now.
+func (l *live) scheduleImageCheck(ctx actor.Context) {
+	if l.checkPending {
+		return
+	}
+	l.checkPending = true
+	self, system := ctx.Self(), ctx.ActorSystem()
+	time.AfterFunc(statusInterval, func() { system.Root.Send(self, &checkImages{}) })
+}
+
+// observeImages returns the subscription's images, after forgetting the sessions gone, counting
+// the messages they broke off and pushing a changed publisher count at once. Called by each
+// poll and, while the window is full and the reader does not poll, every statusInterval, so
+// that the status follows the publishers while Pulsar holds the reader back.
+func (l *live) observeImages(ctx actor.Context) []*aeron.Image {
+	images := l.sub.Images()
+	if len(l.lastEnd) > len(images) {
+		l.forgetGone(images)
+	}
+	if len(images) != l.publishers {
+		l.publishers = len(images)
+		l.pushStatus(ctx, true)
+	}
+	l.countBrokenOff(ctx)
+	return images
 }
 
 // forgetGone drops what the reader keeps of the publisher sessions whose images are gone: the

@@ -460,6 +460,26 @@ func TestTransportModeCountsMessagesThatBrokeOff(t *testing.T) {
 	t.Logf("%d messages sent, %d in Pulsar, %d counted lost", n, len(msgs), st.GetFailed())
 }
 
+// wantPublishers waits until the transport stream's status counts n publishers, in state
+// (any, if empty).
+func wantPublishers(t *testing.T, ip *inProcess, stream string, n int32, state, after string) {
+	t.Helper()
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := ip.status(stream)
+		if err != nil {
+			return err
+		}
+		r := recordingOf(st, 0)
+		switch {
+		case r == nil || r.Publishers == nil:
+			return fmt.Errorf("no publisher count in the status (state %s, recordings %v)", st.State, st.Recordings)
+		case *r.Publishers != n || (state != "" && st.State != state):
+			return fmt.Errorf("%s: %d publishers connected, state %s; want %d (state %q, empty for any)", after, *r.Publishers, st.State, n, state)
+		}
+		return nil
+	})
+}
+
 // TestTransportStatusCountsTheConnectedPublishers: a transport stream's status says how many
 // publications ferry reads from — none before the first publisher, then each as it connects —
 // and follows one that leaves; the stream is live throughout.
@@ -468,28 +488,38 @@ func TestTransportStatusCountsTheConnectedPublishers(t *testing.T) {
 	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
 	ip := startInProcess(t, inProcessOptions{transport: true}, sc)
 	rs := newStream(t, sc.Channel, sc.StreamID)
-	want := func(n int32, after string) {
-		t.Helper()
-		eventually.NoError(t, 30*time.Second, func() error {
-			st, err := ip.status(sc.Name)
-			if err != nil {
-				return err
-			}
-			r := recordingOf(st, 0)
-			switch {
-			case r == nil || r.Publishers == nil:
-				return fmt.Errorf("no publisher count in the status (state %s, recordings %v)", st.State, st.Recordings)
-			case *r.Publishers != n || st.State != "live":
-				return fmt.Errorf("%s: %d publishers connected, state %s; want %d, live", after, *r.Publishers, st.State, n)
-			}
-			return nil
-		})
-	}
-	want(0, "subscribed, no publisher yet")
+	wantPublishers(t, ip, sc.Name, 0, "live", "subscribed, no publisher yet")
 	a := rs.newPublication(t)
-	want(1, "one publisher")
+	wantPublishers(t, ip, sc.Name, 1, "live", "one publisher")
 	rs.newPublication(t)
-	want(2, "a second publisher")
+	wantPublishers(t, ip, sc.Name, 2, "live", "a second publisher")
 	a.close(t)
-	want(1, "the first publisher closed")
+	wantPublishers(t, ip, sc.Name, 1, "live", "the first publisher closed")
+}
+
+// TestTransportPublisherCountFollowsWhileTheWindowIsFull: Pulsar takes nothing (the producer
+// cannot be created), the window fills and the reader stops polling; the status still follows
+// a publisher that leaves.
+func TestTransportPublisherCountFollowsWhileTheWindowIsFull(t *testing.T) {
+	sc := newStreamConfig(t, "")
+	ip := startInProcess(t, inProcessOptions{transport: true, maxInflightRecords: 4,
+		createProducer: func(actors.ProducerFactory) actors.ProducerFactory {
+			return func(pulsar.ProducerOptions) (pulsar.Producer, error) { return nil, errors.New("refused by the test") }
+		}}, sc)
+	rs := newStream(t, sc.Channel, sc.StreamID)
+	a, b := rs.newPublication(t), rs.newPublication(t)
+	wantPublishers(t, ip, sc.Name, 2, "", "two publishers")
+	a.publish(t, 0, 10)
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if r := recordingOf(st, 0); r == nil || r.PendingRecords != 4 {
+			return fmt.Errorf("status %v; want the window of 4 records full", r)
+		}
+		return nil
+	})
+	b.close(t)
+	wantPublishers(t, ip, sc.Name, 1, "", "the publisher without messages closed, the window full")
 }
