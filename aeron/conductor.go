@@ -140,7 +140,8 @@ func (d *conductor) dutyCycle(now time.Time) {
 		if now.After(a.deadline) {
 			// A driver that does not answer within its timeout is gone, or so slow that a
 			// late answer would leave a resource nobody owns: the client ends (stop answers
-			// every waiting caller, this one included).
+			// every waiting caller, this one included, and tells a driver still beating
+			// that the client left, which frees that resource too).
 			d.fatal = fmt.Errorf("%w: no answer to %s within %s", ErrDriverTimeout, a.what, d.c.opts.DriverTimeout)
 			return
 		}
@@ -528,6 +529,9 @@ func (d *conductor) unref(path string) {
 // call can still be reading a mapping, everything is unmapped.
 func (d *conductor) stop(cause error) {
 	now := time.Now()
+	// The cause first: a poll or offer that sees a resource closed below, or an
+	// OnUnavailable handler, reads it through closedErr.
+	d.c.err.Store(&cause)
 	for corr, a := range d.awaiting {
 		delete(d.awaiting, corr)
 		a.req.reply() <- answer{err: cause}
@@ -541,10 +545,12 @@ func (d *conductor) stop(cause error) {
 	}
 	clear(d.publications)
 	clear(d.subscriptions)
-	if !errors.Is(cause, ErrDriverTimeout) {
+	// Tell a driver that still beats that the client leaves, so that it frees what the
+	// client held (a late answer to an unanswered command included) now rather than at its
+	// client liveness timeout; a driver whose heartbeat stopped cannot hear it.
+	if !errors.Is(cause, ErrDriverTimeout) || d.c.cnc.CheckDriverActive(now, d.c.opts.DriverTimeout) == nil {
 		d.removeFromDriver(command.ClientClose{ClientID: d.c.clientID})
 	}
-	d.c.err.Store(&cause)
 	if !errors.Is(cause, ErrClientClosed) {
 		// Before dead closes: whatever OnError does happens-before a caller's wake-up on
 		// Dead (the channel close), so the caller sees it.

@@ -132,10 +132,26 @@ func TestUnansweredCommandTimesOut(t *testing.T) {
 	if !errors.Is(err, ErrDriverTimeout) {
 		t.Fatalf("unanswered command: %v, want ErrDriverTimeout", err)
 	}
-	// A late answer would leave a resource nobody owns: the client ends.
+	// A late answer would leave a resource nobody owns: the client ends, and tells the
+	// driver, still beating, that it left (which frees that resource too), rather than
+	// leave it holding the client's subscriptions until its liveness timeout.
 	if err := waitDead(t, c); !errors.Is(err, ErrDriverTimeout) {
 		t.Fatalf("client error after an unanswered command: %v", err)
 	}
+	if !sentClientClose(d) {
+		t.Fatal("the driver still beats, and the client left without CLIENT_CLOSE")
+	}
+}
+
+// sentClientClose reports whether the client wrote a CLIENT_CLOSE; a dead client wrote all
+// it will.
+func sentClientClose(d *fakeDriver) bool {
+	for _, cmd := range d.read() {
+		if cmd.typ == command.CommandClientClose {
+			return true
+		}
+	}
+	return false
 }
 
 // A driver whose heartbeat stops is declared dead within the driver timeout.
@@ -144,6 +160,44 @@ func TestStaleDriverHeartbeatIsFatal(t *testing.T) {
 	c := d.client(Options{DriverTimeout: 300 * time.Millisecond, KeepaliveInterval: 10 * time.Millisecond})
 	if err := waitDead(t, c); !errors.Is(err, ErrDriverTimeout) {
 		t.Fatalf("stale heartbeat: %v, want ErrDriverTimeout", err)
+	}
+	if sentClientClose(d) {
+		t.Fatal("CLIENT_CLOSE written to a driver whose heartbeat stopped")
+	}
+}
+
+// A subscription closed because the client died says why: a poll in its image's
+// OnUnavailable handler, run as the client stops, gets the cause, not a bare ErrClosed.
+func TestResourcesClosedByADeadClientCarryTheCause(t *testing.T) {
+	d := newFakeDriver(t)
+	c := d.client(Options{})
+	polled := make(chan error, 1)
+	done := make(chan *Subscription, 1)
+	go func() {
+		s, err := c.AddSubscription(context.Background(), "aeron:ipc", 7, ImageHandlers{OnUnavailable: func(img *Image) {
+			_, err := img.Subscription().Poll(func([]byte, Header) {}, 1)
+			polled <- err
+		}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- s
+	}()
+	cmd := d.awaitCommand(command.CommandAddSubscription)
+	d.send(command.ResponseOnSubscriptionReady, command.SubscriptionReady{CorrelationID: cmd.correlationID, ChannelStatusCounterID: -1}.AppendTo(nil))
+	sub := <-done
+	d.allocateCounter(3, counters.TypeSubscriberPosition, nil)
+	d.send(command.ResponseOnAvailableImage, command.ImageBuffersReady{CorrelationID: 99, SessionID: 5, StreamID: 7,
+		SubscriptionRegistrationID: sub.RegistrationID(), SubscriberPositionCounterID: 3, LogFileName: newFakeLog(t), SourceIdentity: "aeron:ipc"}.AppendTo(nil))
+	waitFor(t, sub.IsConnected)
+	d.send(command.ResponseOnClientTimeout, command.ClientTimeout{ClientID: c.ClientID()}.AppendTo(nil))
+	select {
+	case err := <-polled:
+		if !errors.Is(err, ErrClosed) || !errors.Is(err, ErrClientTimeout) {
+			t.Fatalf("poll as the client died of its timeout: %v; want ErrClosed with ErrClientTimeout", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the image was not reported unavailable as the client died")
 	}
 }
 
