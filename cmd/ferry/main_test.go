@@ -156,47 +156,64 @@ func TestCheckpointShowAndReset(t *testing.T) {
 }
 
 // Checkpoint data in an encoding version this build does not read (a newer ferry wrote it)
-// is reset only with --force.
+// is reset only with --force: its definition, or a checkpoint stored under a definition the
+// configuration has since changed (which this build must not take for "changed, reset it").
 func TestCheckpointResetRefusesDataOfANewerFerry(t *testing.T) {
-	path, storePath := writeConfig(t, "")
-	st, err := bolt.Open(storePath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
-	if err := st.Save(def, []store.Checkpoint{{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// The stream's definition in envelope version 9, as a newer ferry would write it.
-	db, err := bbolt.Open(storePath, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error {
-		sb := tx.Bucket([]byte("streams")).Bucket([]byte("orders"))
-		v := append([]byte(nil), sb.Get([]byte("definition"))...)
-		v[1] = 9
-		return sb.Put([]byte("definition"), v)
-	})
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	for _, tc := range []struct {
+		name  string
+		topic string // stored
+		edit  func(sb *bbolt.Bucket) error
+	}{
+		{"its definition", "persistent://public/default/orders", func(sb *bbolt.Bucket) error {
+			v := append([]byte(nil), sb.Get([]byte("definition"))...)
+			v[1] = 9
+			return sb.Put([]byte("definition"), v)
+		}},
+		{"a checkpoint under a changed definition", "persistent://public/default/orders-before", func(sb *bbolt.Bucket) error {
+			recs := sb.Bucket([]byte("recordings"))
+			k, v := recs.Cursor().First()
+			v = append([]byte(nil), v...)
+			v[1] = 9
+			return recs.Put(append([]byte(nil), k...), v)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, storePath := writeConfig(t, "")
+			st, err := bolt.Open(storePath, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: tc.topic, SchemaVersion: schemaVersion}
+			if err := st.Save(def, []store.Checkpoint{{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// In envelope version 9, as a newer ferry would write it.
+			db, err := bbolt.Open(storePath, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.Update(func(tx *bbolt.Tx) error { return tc.edit(tx.Bucket([]byte("streams")).Bucket([]byte("orders"))) })
+			if cerr := db.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 
-	code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
-	if code != exitFailure || !strings.Contains(errOut, "newer ferry") || !strings.Contains(errOut, "--force") {
-		t.Fatalf("reset of a newer ferry's data = %d\n%s%s; want exit 1 naming the newer ferry and --force", code, out, errOut)
-	}
-	if code, _, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders"); code != exitFailure || !strings.Contains(errOut, "encoding version 9") {
-		t.Fatalf("show after the refused reset = %d %q; want the data still there", code, errOut)
-	}
-	if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes", "--force"); code != exitOK || !strings.Contains(out, "verified") {
-		t.Fatalf("reset --force = %d\n%s%s", code, out, errOut)
+			code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
+			if code != exitFailure || !strings.Contains(errOut, "newer ferry") || !strings.Contains(errOut, "--force") {
+				t.Fatalf("reset of a newer ferry's data = %d\n%s%s; want exit 1 naming the newer ferry and --force", code, out, errOut)
+			}
+			if code, _, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders"); code != exitFailure || !strings.Contains(errOut, "encoding version 9") {
+				t.Fatalf("show after the refused reset = %d %q; want the data still there", code, errOut)
+			}
+			if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes", "--force"); code != exitOK || !strings.Contains(out, "verified") {
+				t.Fatalf("reset --force = %d\n%s%s", code, out, errOut)
+			}
+		})
 	}
 }
 

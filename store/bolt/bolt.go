@@ -158,6 +158,9 @@ func (s *Store) Load(def store.Stream) (store.State, error) {
 		if err != nil || sb == nil {
 			return err
 		}
+		if err := s.checkVersions(sb, def.Name); err != nil {
+			return err
+		}
 		if err := s.checkDefinition(sb, def); err != nil {
 			return err
 		}
@@ -386,6 +389,28 @@ func (s *Store) checkDefinition(sb *bbolt.Bucket, def store.Stream) error {
 		return &store.StreamChangedError{File: s.path, Stored: stored, Configured: def}
 	}
 	return nil
+}
+
+// checkVersions fails with a [store.UnknownVersionError] if any value stored for the
+// stream is in an encoding version this build does not read. That comes first: a newer
+// ferry wrote it, and this build cannot judge what it holds — a definition that only looks
+// changed, say, whose advised reset would delete the newer ferry's checkpoints (`ferry
+// checkpoint reset` leaves such data alone unless forced).
+func (s *Store) checkVersions(sb *bbolt.Bucket, stream string) error {
+	// As open reads an envelope: the kind byte first, so that garbage is reported corrupt.
+	if v := sb.Get(definitionKey); len(v) > 1 && v[0] == kindDefinition && v[1] != valueVersion {
+		return s.decodeErr(stream, "definition", errVersion(v[1]))
+	}
+	recs := sb.Bucket(recordingsBucket)
+	if recs == nil {
+		return nil // checkDefinition or Load says what is missing
+	}
+	return recs.ForEach(func(k, v []byte) error {
+		if len(k) == 8 && len(v) > 1 && v[0] == kindCheckpoint && v[1] != valueVersion {
+			return s.decodeErr(stream, fmt.Sprintf("recording %d", int64(binary.BigEndian.Uint64(k))), errVersion(v[1]))
+		}
+		return nil
+	})
 }
 
 // decodeErr names the file, stream and key of a decode failure.

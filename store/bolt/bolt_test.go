@@ -186,6 +186,26 @@ func TestLesson13_UnknownValueVersionFailsLoudly(t *testing.T) {
 	wantMentions(t, err, path)
 }
 
+// A value a newer ferry wrote is reported as such even when the stream's definition no
+// longer matches the configuration: "changed, reset it" would have a reset delete the newer
+// ferry's checkpoints, which `ferry checkpoint reset` keeps unless forced.
+func TestLesson13_UnknownValueVersionOutranksAChangedDefinition(t *testing.T) {
+	path := seeded(t)
+	editRaw(t, path, func(tx *bbolt.Tx) error {
+		v := append([]byte(nil), recordings(tx).Get(recordingKey(7))...)
+		v[1] = 9
+		return recordings(tx).Put(recordingKey(7), v)
+	})
+	s := openStore(t, path)
+	changed := storetest.Def("orders")
+	changed.Topic += "-renamed"
+	_, err := s.Load(changed)
+	var ve *store.UnknownVersionError
+	if !errors.As(err, &ve) || ve.Key != "recording 7" || ve.Version != 9 {
+		t.Fatalf("Load with another topic: err = %v, want the UnknownVersionError of recording 7", err)
+	}
+}
+
 func TestLesson13_UnknownSchemaVersionRefusedAtOpen(t *testing.T) {
 	path := seeded(t)
 	editRaw(t, path, func(tx *bbolt.Tx) error {
