@@ -172,11 +172,12 @@ func ValidateName(name string) error {
 // CheckAdvance returns a [*PositionRegressedError] (File left empty) if next would move
 // stored backwards, and nil otherwise: a lower position, or a completed recording not
 // completed at its end. (A completed recording goes on only beyond its end: extended after it
-// was completed.) A seed from the recording's start (FromStart) may be followed by a seed
-// below it: nothing of the recording was sent, and its start in the archive moved back.
+// was completed.) A seed from the recording's start (FromStart) not completed may be followed
+// by a seed below it: nothing of the recording was sent, and its start in the archive moved
+// back. (Completed, it is done — an empty recording, or one forgotten — and stays so.)
 // Implementations call it for every saved checkpoint.
 func CheckAdvance(stream string, stored, next Checkpoint) error {
-	if stored.Seed && stored.FromStart && next.Seed && !next.Completed && next.Position <= stored.Position {
+	if stored.Seed && stored.FromStart && !stored.Completed && next.Seed && !next.Completed && next.Position <= stored.Position {
 		return nil
 	}
 	if next.Position < stored.Position || (stored.Completed && !next.Completed && next.Position == stored.Position) {

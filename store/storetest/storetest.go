@@ -377,6 +377,21 @@ func testPositionNeverMovesBackwards(t *testing.T, s store.Store) {
 	}
 	MustSave(t, s, def, seed(4096, false))
 	WantCheckpoints(t, s, def, cp(1, 100, true), cp(2, 600, false), cp(3, 20, false), seed(4096, false))
+	// A completed seed from the start (an empty recording done at its start, or one
+	// forgotten, which keeps its seed's flags) never moves back, forgotten or not.
+	done := seed(4096, true)
+	done.RecordingID, done.Completed = 6, true
+	forgotten := done
+	forgotten.RecordingID, forgotten.Forgotten = 7, true
+	MustSave(t, s, def, done, forgotten)
+	for _, c := range []store.Checkpoint{done, forgotten} {
+		back := seed(0, false)
+		back.RecordingID = c.RecordingID
+		if err := s.Save(def, []store.Checkpoint{back}); !errors.Is(err, store.ErrPositionRegressed) {
+			t.Errorf("completed seed %+v followed by a seed below it: err = %v, want ErrPositionRegressed", c, err)
+		}
+	}
+	WantCheckpoints(t, s, def, cp(1, 100, true), cp(2, 600, false), cp(3, 20, false), seed(4096, false), done, forgotten)
 }
 
 func testOnlyResetGoesBack(t *testing.T, s store.Store) {
