@@ -50,13 +50,13 @@ func (p *parser) build() *Config {
 	c.Aeron.Dir = decode(p, "aeron.dir", g("aeron.dir"), "", anyText)
 
 	a := &c.Archive
-	a.ControlChannel = decode(p, "archive.control_channel", g("archive.control_channel"), mustChannel(DefaultControlChannel), parseChannel)
+	a.ControlChannel = decode(p, "archive.control_channel", g("archive.control_channel"), mustChannel(DefaultControlChannel), archiveChannel)
 	a.ControlStreamID = decode(p, "archive.control_stream_id", g("archive.control_stream_id"), int32(DefaultControlStreamID), int32Of)
-	a.ResponseChannel = decode(p, "archive.response_channel", g("archive.response_channel"), mustChannel(DefaultResponseChannel), parseChannel)
+	a.ResponseChannel = decode(p, "archive.response_channel", g("archive.response_channel"), mustChannel(DefaultResponseChannel), archiveChannel)
 	a.ResponseStreamID = decode(p, "archive.response_stream_id", g("archive.response_stream_id"), int32(DefaultResponseStreamID), int32Of)
 	a.MessageTimeout = decode(p, "archive.message_timeout", g("archive.message_timeout"), DefaultMessageTimeout, durationIn(minMessageTimeout, maxMessageTimeout))
 	a.RestartGrace = decode(p, "archive.restart_grace", g("archive.restart_grace"), DefaultRestartGrace, durationIn(0, time.Hour))
-	c.Replay.Channel = decode(p, "replay.channel", g("replay.channel"), mustChannel(DefaultReplayChannel), parseChannel)
+	c.Replay.Channel = decode(p, "replay.channel", g("replay.channel"), mustChannel(DefaultReplayChannel), archiveChannel)
 	c.Replay.StreamID = decode(p, "replay.stream_id", g("replay.stream_id"), int32(DefaultReplayStreamID), int32Of)
 	c.Transport.Spy = decode(p, "transport.spy", g("transport.spy"), false, boolean)
 

@@ -185,6 +185,16 @@ func parseChannel(s string) (channel.URI, *problem) {
 	return u, nil
 }
 
+// archiveChannel parses one of the archive's channels (control, response, replay): ferry
+// publishes or subscribes on it itself, so it cannot be a spy on another publication.
+func archiveChannel(s string) (channel.URI, *problem) {
+	u, pr := parseChannel(s)
+	if pr == nil && u.IsSpy() {
+		return channel.URI{}, &problem{what: "is a spy channel", fix: "write the channel without aeron-spy: (spying applies to a stream's channel in transport mode, transport.spy)"}
+	}
+	return u, pr
+}
+
 // mustChannel parses a built-in default.
 func mustChannel(s string) channel.URI {
 	u, err := channel.Parse(s)
