@@ -323,6 +323,9 @@ func (d *conductor) onPublicationReady(r command.PublicationBuffersReady) {
 	}
 	pub, err := d.newPublication(a.req.(*addPublication), r)
 	if err != nil {
+		// The driver made it: tell it the publication is gone, or it keeps it, and its
+		// session, until the client closes.
+		d.removeFromDriver(command.RemovePublication{ClientID: d.c.clientID, CorrelationID: d.c.toDriver.NextCorrelationID(), RegistrationID: r.RegistrationID})
 		a.req.reply() <- answer{err: fmt.Errorf("aeron: %s: %w", a.what, err)}
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -262,6 +263,28 @@ func TestAnswerNobodyTookIsReleased(t *testing.T) {
 	c.send(&abandon{reply: reply}) // the caller's context ended as the answer arrived
 	if got := d.awaitCommand(command.CommandRemoveSubscription); got.clientID != c.ClientID() {
 		t.Fatalf("remove from client %d, want %d", got.clientID, c.ClientID())
+	}
+}
+
+// A publication the driver made but the client cannot set up (its log does not map) fails
+// its caller, and the driver is told to remove it rather than keep it, and its session,
+// until the client closes.
+func TestAPublicationThatCannotBeSetUpIsRemovedFromTheDriver(t *testing.T) {
+	d := newFakeDriver(t)
+	c := d.client(Options{})
+	failed := make(chan error, 1)
+	go func() {
+		_, err := c.AddExclusivePublication(context.Background(), "aeron:ipc", 7)
+		failed <- err
+	}()
+	cmd := d.awaitCommand(command.CommandAddExclusivePublication)
+	d.send(command.ResponseOnExclusivePublicationReady, command.PublicationBuffersReady{CorrelationID: cmd.correlationID, RegistrationID: cmd.correlationID,
+		SessionID: 5, StreamID: 7, PublicationLimitCounterID: 1, ChannelStatusCounterID: -1, LogFileName: filepath.Join(t.TempDir(), "no-such.logbuffer")}.AppendTo(nil))
+	if err := <-failed; err == nil {
+		t.Fatal("a publication whose log does not exist was set up")
+	}
+	if got := d.awaitCommand(command.CommandRemovePublication); got.registrationID != cmd.correlationID {
+		t.Fatalf("removed publication %d, want %d", got.registrationID, cmd.correlationID)
 	}
 }
 

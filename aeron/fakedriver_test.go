@@ -39,6 +39,8 @@ type driverCommand struct {
 	typ           command.CommandType
 	clientID      int64
 	correlationID int64
+	// registrationID is a REMOVE_PUBLICATION's or REMOVE_SUBSCRIPTION's; 0 for others.
+	registrationID int64
 }
 
 // Section sizes of the fake CnC file: small, so that a test can lap the broadcast buffer.
@@ -110,11 +112,15 @@ func (d *fakeDriver) read() []driverCommand {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	_, err := d.ring.Read(1<<20, func(typeID int32, payload []byte) {
-		d.commands = append(d.commands, driverCommand{
+		c := driverCommand{
 			typ:           command.CommandType(typeID),
 			clientID:      int64(binary.LittleEndian.Uint64(payload[0:])),
 			correlationID: int64(binary.LittleEndian.Uint64(payload[8:])),
-		})
+		}
+		if c.typ == command.CommandRemovePublication || c.typ == command.CommandRemoveSubscription {
+			c.registrationID = int64(binary.LittleEndian.Uint64(payload[16:]))
+		}
+		d.commands = append(d.commands, c)
 	})
 	if err != nil {
 		d.t.Fatal(err)
