@@ -33,10 +33,10 @@ func checkpointShow(args []string, stdout io.Writer) error {
 	path := storePath(cfg)
 	// Looking must not create: a missing file is reported, not made.
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(stdout, "stream %s: no checkpoint store at %s; ferry starts at its configured start position\n", stream.Name, path)
+		fmt.Fprintf(stdout, "stream %s: no checkpoint store at %s; ferry starts at its configured start position%s\n", stream.Name, path, relativeStoreNote(cfg))
 		return nil
 	}
-	st, err := openStopped(path, "read its checkpoints here, or ask the running ferry's /status")
+	st, err := openStopped(path, "read its checkpoints here, or ask the running ferry's /status", true)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("no checkpoint store at %s, so nothing to reset; %s", path, storePathHint(cfg))
 	}
-	st, err := openStopped(path, "reset a checkpoint only while ferry is stopped: stop it first")
+	st, err := openStopped(path, "reset a checkpoint only while ferry is stopped: stop it first", false)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("no checkpoint store at %s, so no checkpoint of recording %d to forget; %s", path, id, storePathHint(cfg))
 	}
-	st, err := openStopped(path, "forget a recording only while ferry is stopped: stop it first")
+	st, err := openStopped(path, "forget a recording only while ferry is stopped: stop it first", false)
 	if err != nil {
 		return err
 	}
@@ -239,6 +239,15 @@ func storePathHint(cfg *config.Config) string {
 	return "check store.path in the configuration"
 }
 
+// relativeStoreNote warns, after a store found missing, that a relative store.path may name
+// a file elsewhere for a ferry run in another directory; "" for an absolute one.
+func relativeStoreNote(cfg *config.Config) string {
+	if filepath.IsAbs(cfg.Store.Path) {
+		return ""
+	}
+	return " (store.path is relative to the directory ferry runs in: if ferry runs elsewhere, run this command there, or make store.path absolute)"
+}
+
 // stopText is a recording's stop position, or "live" for one still recorded.
 func stopText(stop int64) string {
 	if stop == archive.NullPosition {
@@ -258,8 +267,8 @@ func storePath(cfg *config.Config) string {
 
 // openStopped opens the store at path for a command that needs ferry stopped; a store a
 // running ferry holds is an error that says so and what to do instead.
-func openStopped(path, instead string) (*bolt.Store, error) {
-	st, err := bolt.Open(path, &bolt.Options{OpenTimeout: time.Second})
+func openStopped(path, instead string, readOnly bool) (*bolt.Store, error) {
+	st, err := bolt.Open(path, &bolt.Options{OpenTimeout: time.Second, ReadOnly: readOnly})
 	if errors.Is(err, store.ErrLocked) {
 		return nil, fmt.Errorf("checkpoint store %s is held by a running ferry (or another command): %s", path, instead)
 	}

@@ -62,6 +62,45 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// A relative store.path names a file relative to where the command runs: looked at from
+// another directory than ferry's, a store missing there may be elsewhere, and show says so
+// rather than only "ferry starts at its configured start position".
+func TestCheckpointShowOfARelativeStoreSaysWhereItWasLooked(t *testing.T) {
+	path, _ := writeConfig(t, "")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relative := regexp.MustCompile(`(?m)^  path: .*$`).ReplaceAll(raw, []byte("  path: data/checkpoints.db"))
+	if err := os.WriteFile(path, relative, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	if code != exitOK || !strings.Contains(out, "no checkpoint store at") || !strings.Contains(out, "store.path is relative to the directory ferry runs in") {
+		t.Fatalf("show of a relative store missing here = %d\n%s%s; want the note on the relative path", code, out, errOut)
+	}
+}
+
+// ferry recordings shows as committed only what Pulsar acknowledged: a seed (a recording
+// taken on, nothing acknowledged) is not, and a forgotten recording says so.
+func TestRecordingsCommittedColumn(t *testing.T) {
+	all := map[string]map[int64]store.Checkpoint{"orders": {
+		1: {RecordingID: 1, Position: 4096},
+		2: {RecordingID: 2, Position: 128, Completed: true},
+		3: {RecordingID: 3, Position: 64, Seed: true},
+		4: {RecordingID: 4, Position: 8192, Seed: true, Completed: true, Forgotten: true},
+	}}
+	for id, want := range map[int64]string{1: "4096", 2: "128 (completed)", 3: "- (taken on at 64)", 4: "8192 (forgotten: never published after it)", 5: "-"} {
+		if got := committedText(all, "orders", id); got != want {
+			t.Errorf("recording %d: COMMITTED %q, want %q", id, got, want)
+		}
+	}
+	if got := committedText(nil, "orders", 1); got != "?" {
+		t.Errorf("checkpoints unknown: COMMITTED %q, want ?", got)
+	}
+}
+
 func TestCheckpointShowAndReset(t *testing.T) {
 	path, storePath := writeConfig(t, "")
 	code, out, _ := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
@@ -97,7 +136,14 @@ func TestCheckpointShowAndReset(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
+	before, err := os.ReadFile(storePath)
+	if err != nil {
+		t.Fatal(err)
+	}
 	code, out, errOut = ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	if after, err := os.ReadFile(storePath); err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("checkpoint show changed the store file (read error %v): it only looks", err)
+	}
 	for _, want := range []string{"acknowledged up to POSITION", "taken on, nothing acknowledged yet", "completed", "2026-11-29T16:33:20Z", "-42", "[4000, 4096) e3069283"} {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Fatalf("show = %d, want %q in:\n%s%s", code, want, out, errOut)

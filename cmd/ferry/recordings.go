@@ -76,9 +76,9 @@ func recordings(args []string, stdout io.Writer) error {
 func committedCheckpoints(cfg *config.Config) (map[string]map[int64]store.Checkpoint, string, error) {
 	path := storePath(cfg)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Sprintf("; no checkpoint store at %s", path), nil
+		return nil, fmt.Sprintf("; no checkpoint store at %s%s", path, relativeStoreNote(cfg)), nil
 	}
-	st, err := bolt.Open(path, &bolt.Options{OpenTimeout: time.Second})
+	st, err := bolt.Open(path, &bolt.Options{OpenTimeout: time.Second, ReadOnly: true})
 	if errors.Is(err, store.ErrLocked) {
 		return nil, "; checkpoints unknown: a running ferry holds the store (ask its /status)", nil
 	}
@@ -108,8 +108,12 @@ func committedText(all map[string]map[int64]store.Checkpoint, stream string, id 
 	switch {
 	case !ok:
 		return "-"
+	case c.Forgotten:
+		return fmt.Sprintf("%d (forgotten: never published after it)", c.Position)
 	case c.Completed:
 		return fmt.Sprintf("%d (completed)", c.Position)
+	case c.Seed:
+		return fmt.Sprintf("- (taken on at %d)", c.Position)
 	}
 	return fmt.Sprint(c.Position)
 }

@@ -39,6 +39,11 @@ type Options struct {
 	// OpenTimeout bounds the wait for the file lock held by another process; zero means
 	// [DefaultOpenTimeout].
 	OpenTimeout time.Duration
+	// ReadOnly opens an existing file for reading only, for commands that only look: nothing
+	// is written to it (not even a transaction of their own), so that a copy on a read-only
+	// mount can be read too. Its lock is shared with other readers; a writer (a running
+	// ferry) still excludes it. Saves and resets fail.
+	ReadOnly bool
 }
 
 // Store is a [store.Store] backed by one bbolt file. It is safe for concurrent use; writes
@@ -67,17 +72,19 @@ var _ store.Store = (*Store)(nil)
 // damaged, and [store.ErrUnknownVersion] for a schema version this build does not know;
 // each names the file and what to do.
 func Open(path string, opts *Options) (*Store, error) {
-	timeout := DefaultOpenTimeout
+	timeout, readOnly := DefaultOpenTimeout, opts != nil && opts.ReadOnly
 	if opts != nil && opts.OpenTimeout > 0 {
 		timeout = opts.OpenTimeout
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
+	if !readOnly {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
+		}
 	}
-	db, err := openDB(path, timeout)
+	db, err := openDB(path, timeout, readOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -86,19 +93,23 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, errors.Join(fmt.Errorf("open checkpoint store %s: %w", path, err), db.Close())
 	}
 	s := &Store{db: db, path: path, file: file, deleteBucket: (*bbolt.Bucket).DeleteBucket}
-	if err := s.update(s.initSchema); err != nil {
+	schema := s.update
+	if readOnly {
+		schema = s.view
+	}
+	if err := schema(s.initSchema); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
 	return s, nil
 }
 
-func openDB(path string, timeout time.Duration) (db *bbolt.DB, err error) {
+func openDB(path string, timeout time.Duration, readOnly bool) (db *bbolt.DB, err error) {
 	if err := checkTruncation(path); err != nil {
 		return nil, err
 	}
 	defer recoverCorrupt(path, &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout})
+	db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout, ReadOnly: readOnly})
 	switch {
 	case err == nil:
 		return db, nil
@@ -115,11 +126,15 @@ func openDB(path string, timeout time.Duration) (db *bbolt.DB, err error) {
 }
 
 // initSchema writes the schema version into a new file and checks it in an existing one.
+// Read only, a file without one holds nothing (a ferry created it and wrote nothing yet).
 func (s *Store) initSchema(tx *bbolt.Tx) error {
 	meta := tx.Bucket(metaBucket)
 	if meta == nil {
 		if tx.Bucket(streamsBucket) != nil {
 			return &store.CorruptError{File: s.path, Reason: "streams are stored but the schema version is missing"}
+		}
+		if !tx.Writable() {
+			return nil
 		}
 		var v [4]byte
 		binary.BigEndian.PutUint32(v[:], schemaVersion)
@@ -367,6 +382,9 @@ func (s *Store) Close() error {
 // streamBucket returns the bucket of stream name, or nil if nothing is stored for it.
 func (s *Store) streamBucket(tx *bbolt.Tx, name string) (*bbolt.Bucket, error) {
 	streams := tx.Bucket(streamsBucket)
+	if streams == nil {
+		return nil, nil // read only, a file with nothing in it (initSchema)
+	}
 	if sb := streams.Bucket([]byte(name)); sb != nil {
 		return sb, nil
 	}

@@ -1,11 +1,13 @@
 package bolt_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -462,5 +464,73 @@ func TestLesson13_DamagedPageFailsLoudlyNeverCrashes(t *testing.T) {
 		if err != nil {
 			wantMentions(t, err, path)
 		}
+	}
+}
+
+// A store opened read only (ferry checkpoint show, ferry recordings) reads what is stored
+// and writes nothing: the file's bytes are the same afterwards, and a save fails. A file a
+// ferry created and wrote nothing into yet holds nothing; a running ferry still excludes it.
+func TestReadOnlyWritesNothing(t *testing.T) {
+	path := seeded(t)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := bolt.Open(path, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("Open read only: %v", err)
+	}
+	storetest.WantCheckpoints(t, s, storetest.Def("orders"), ckpt(3, 64), ckpt(7, 4096))
+	if err := s.Save(storetest.Def("orders"), []store.Checkpoint{ckpt(7, 8192)}); err == nil {
+		t.Error("a save through a read-only store succeeded")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("the file changed under a read-only store (read error %v)", err)
+	}
+
+	empty := filepath.Join(t.TempDir(), "checkpoints.db")
+	db, err := bbolt.Open(empty, 0o600, nil) // as bbolt leaves a file before ferry's schema
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = bolt.Open(empty, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("Open read only of a file with nothing in it: %v", err)
+	}
+	if st, err := s.Load(storetest.Def("orders")); err != nil || st.Stored {
+		t.Errorf("Load of a file with nothing in it: %+v, %v; want nothing stored", st, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	openStore(t, path) // a running ferry
+	if _, err := bolt.Open(path, &bolt.Options{ReadOnly: true, OpenTimeout: 50 * time.Millisecond}); !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("Open read only of a file a writer holds: %v, want ErrLocked", err)
+	}
+}
+
+// An empty file another process holds locked is one being created (bbolt locks a new file
+// before writing its first pages), not a store cut to nothing: the open says it is held,
+// rather than advise deleting it.
+func TestAnEmptyFileBeingCreatedIsHeldNotCorrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "checkpoints.db")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	_, err = bolt.Open(path, &bolt.Options{OpenTimeout: 50 * time.Millisecond})
+	if !errors.Is(err, store.ErrLocked) || errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("Open of an empty file being created: %v; want ErrLocked", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"syscall"
 
 	"github.com/ferry-bridge/ferry/store"
 )
@@ -66,6 +67,10 @@ func checkTruncation(path string) error {
 		return fmt.Errorf("open checkpoint store %s: %w", path, err)
 	}
 	if info.Size() == 0 {
+		if lockHeld(f) {
+			// Being created: bbolt locks a new file before it writes its first pages.
+			return fmt.Errorf("open checkpoint store %s: %w: another process holds it while creating it (a ferry starting with it?)", path, store.ErrLocked)
+		}
 		return &store.CorruptError{File: path, Reason: "the file is empty (if ferry never ran with it, a start that crashed while creating it: delete it)"}
 	}
 	m0, ok0 := readBoltMeta(f, 0)
@@ -86,4 +91,14 @@ func checkTruncation(path string) error {
 			"truncated: the file is %d bytes, its metadata says %d", info.Size(), need)}
 	}
 	return nil
+}
+
+// lockHeld reports whether another process (or another open of the file) holds bbolt's
+// exclusive lock on f.
+func lockHeld(f *os.File) bool {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if err == nil {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	}
+	return errors.Is(err, syscall.EWOULDBLOCK)
 }
