@@ -488,6 +488,47 @@ func TestLesson14_RecordingTruncatedAndExtendedBelowTheCheckpointFailsLoudly(t *
 	}
 }
 
+// TestLesson14_RecordingTruncatedBelowTheCheckpointFailsLoudly: while ferry is down, the
+// archive truncates a stopped recording below ferry's checkpoint (TruncateRecording). The
+// next start stops the stream saying so, with nothing published, and `ferry checkpoint
+// forget` of the recording refuses, naming the same way on (a reset), rather than say that
+// ferry publishes it on from its checkpoint.
+func TestLesson14_RecordingTruncatedBelowTheCheckpointFailsLoudly(t *testing.T) {
+	const n, cut = 200, 150
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	pa := a.publish(t, 0, n)
+	f := startFerry(t, cfg.write(t))
+	w.waitAll(t, f, a.recordingID, pa, 90*time.Second)
+	f.mustStop()
+	rs.stopRecording(t, a)
+	a.close(t)
+	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], false)
+	before := receivedMessages(t, sc.Topic)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
+		t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
+	}
+
+	f = startFerry(t, cfg.path)
+	code, log := failMustExit(t, f, 60*time.Second, fmt.Sprintf("recording %d stops at %d, before the committed position %d", a.recordingID, pa[cut-1], pa[n-1]))
+	if code != 1 {
+		t.Fatalf("exit status %d, want 1; log:\n%s", code, log)
+	}
+	failMustContain(t, log, "ferry's output", "it was truncated", store.ResetCommand(sc.Name))
+	code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", strconv.FormatInt(a.recordingID, 10), "--yes")
+	if code != 1 || !strings.Contains(errOut, fmt.Sprintf("stops at %d, below ferry's checkpoint at %d", pa[cut-1], pa[n-1])) || !strings.Contains(errOut, store.ResetCommand(sc.Name)) {
+		t.Fatalf("forget of a truncated recording: exit %d, stdout %q, stderr %q; want 1, saying it was truncated below the checkpoint and naming the reset", code, out, errOut)
+	}
+	if in := receivedMessages(t, sc.Topic); in != before {
+		t.Fatalf("the broker received %d messages, %d before the restart", in, before)
+	}
+	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], false)
+}
+
 // rewritten is messages from..to-1 with other bytes: payloadFor's, each byte flipped, and
 // with longer, 100 bytes longer (by three or four frame alignments).
 func rewritten(from, to int, longer bool) [][]byte {
