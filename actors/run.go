@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/ferry-bridge/ferry/aeron"
@@ -68,6 +70,12 @@ func Run(ctx context.Context, o RunOptions) error {
 	}
 	down := &messages.Connection{}
 	statuses := &statusKeeper{}
+	// failed holds the streams that failed for good in this process: a reconnect does not
+	// start them again (what failed them — a record stored above a failed one (lesson 22),
+	// a vanished recording — is still true, and a new start would hide it or, after lesson
+	// 22, take the failed record's re-send, answered as a duplicate, for published). Their
+	// status stays failed; restarting ferry retries them.
+	failed := map[string]error{}
 	var wait time.Duration // before the next attempt
 	for attempt := 0; ; {
 		if wait > 0 {
@@ -95,7 +103,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		up := time.Now()
 		report(&messages.Connection{Connected: true, SinceMs: up.UnixMilli()})
 		var lostAt time.Time
-		lost, err := runOnce(ctx, o, conn, statuses, log, func() {
+		lost, err := runOnce(ctx, o, conn, statuses, failed, log, func() {
 			// Reported before the drain, which may take DrainTimeout: while it runs ferry is
 			// not connected, and the time it takes is not time the connection held.
 			lostAt = time.Now()
@@ -120,12 +128,24 @@ func Run(ctx context.Context, o RunOptions) error {
 	}
 }
 
-// runOnce runs one pipeline on conn. lost reports that the connection died; onLost is
-// called as soon as it does, before the drain.
-func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *statusKeeper, log *slog.Logger, onLost func()) (lost bool, err error) {
-	streams, err := o.Streams()
+// runOnce runs one pipeline on conn, of the streams not in failed, and adds those that fail
+// to it. lost reports that the connection died; onLost is called as soon as it does, before
+// the drain.
+func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *statusKeeper, failed map[string]error, log *slog.Logger, onLost func()) (lost bool, err error) {
+	configured, err := o.Streams()
 	if err != nil {
 		return false, err
+	}
+	var streams []StreamConfig
+	for _, s := range configured {
+		if err := failed[s.Def.Name]; err != nil {
+			log.Error("stream failed earlier in this run: not started again after the reconnect; restart ferry to retry it", "stream", s.Def.Name, "error", err)
+			continue
+		}
+		streams = append(streams, s)
+	}
+	if len(configured) > 0 && len(streams) == 0 {
+		return false, everyStreamFailed(failed)
 	}
 	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, LastStored: o.LastStored, Deduplication: o.Deduplication, Store: o.Store, Logger: log, Board: o.Board, statuses: statuses,
 		Payloads: &aeron.BufferPool{Scribble: scribblePayloads}}
@@ -138,7 +158,6 @@ func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *stat
 		return false, err
 	}
 	log.Info("ferry running", "streams", len(streams))
-	failed := map[string]error{}
 	var runErr error
 wait:
 	for {
@@ -152,12 +171,8 @@ wait:
 			break wait
 		case f := <-p.Failures():
 			failed[f.Stream] = f.Err
-			if len(failed) == len(streams) {
-				var errs []error
-				for name, e := range failed {
-					errs = append(errs, fmt.Errorf("stream %s: %w", name, e))
-				}
-				runErr = fmt.Errorf("every stream failed: %w", errors.Join(errs...))
+			if len(failed) == len(configured) {
+				runErr = everyStreamFailed(failed)
 				break wait
 			}
 		}
@@ -176,4 +191,13 @@ wait:
 	}
 	p.Stop()
 	return lost && runErr == nil, runErr
+}
+
+// everyStreamFailed is Run's error once no stream is left running.
+func everyStreamFailed(failed map[string]error) error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(failed)) {
+		errs = append(errs, fmt.Errorf("stream %s: %w", name, failed[name]))
+	}
+	return fmt.Errorf("every stream failed: %w", errors.Join(errs...))
 }

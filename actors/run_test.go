@@ -97,3 +97,92 @@ func (b *connectionBoard) last() *messages.Connection {
 	defer b.mu.Unlock()
 	return b.conn
 }
+
+// subscribeByStream fails the subscriptions of stream id 1 at once and leaves the others
+// waiting, counting the calls of each.
+type subscribeByStream struct {
+	mu    sync.Mutex
+	calls map[int32]int
+}
+
+func (s *subscribeByStream) AddSubscription(ctx context.Context, _ string, stream int32, _ aeron.ImageHandlers) (*aeron.Subscription, error) {
+	s.mu.Lock()
+	s.calls[stream]++
+	s.mu.Unlock()
+	if stream == 1 {
+		return nil, errors.New("refused by the test")
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (s *subscribeByStream) count(stream int32) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[stream]
+}
+
+// TestAStreamFailedForGoodStaysFailedAcrossAReconnect: a stream that failed for good is not
+// started again when the media driver or archive is lost and ferry reconnects — what failed
+// it is still true, and after lesson 22 a new start would take the failed record's re-send,
+// answered as a duplicate, for published — and its status stays failed; the other stream is
+// started again.
+func TestAStreamFailedForGoodStaysFailedAcrossAReconnect(t *testing.T) {
+	_, cfg := testEnv(t)
+	cfg.Transport = true
+	cfg.CallTimeout = time.Hour
+	cfg.Restart.MaxRestarts = 1
+	a, b := *cfg, *cfg
+	a.Def.Name, a.Def.StreamID = "a", 1
+	b.Def.Name, b.Def.StreamID = "b", 2
+	subs := &subscribeByStream{calls: map[int32]int{}}
+	board := &streamBoard{streams: map[string]*messages.StreamStatus{}}
+	deads := make(chan chan struct{}, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, RunOptions{
+			Connect: func(context.Context) (*Connection, error) {
+				dead := make(chan struct{})
+				deads <- dead
+				return &Connection{Aeron: subs, Dead: dead, Err: func() error { return errors.New("driver restarted by the test") }, Close: func() error { return nil }}, nil
+			},
+			Streams: func() ([]StreamConfig, error) { return []StreamConfig{a, b}, nil },
+			CreateProducer: func(pulsar.ProducerOptions) (pulsar.Producer, error) {
+				return nil, errors.New("no producer in this test")
+			},
+			Board:        board,
+			Reconnect:    supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond},
+			DrainTimeout: time.Second,
+			Logger:       slog.New(slog.DiscardHandler),
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	})
+	failedA := func() error {
+		if st := board.stream("a"); st == nil || st.State != "failed" {
+			return fmt.Errorf("stream a's status %v; want failed", st)
+		}
+		return nil
+	}
+	eventually.NoError(t, waitFor, failedA)
+	tries := subs.count(1)
+	close(<-deads) // the driver is lost
+	<-deads        // and ferry connected again
+	eventually.NoError(t, waitFor, func() error {
+		if n := subs.count(2); n < 2 {
+			return fmt.Errorf("stream b subscribed %d times; want again after the reconnect", n)
+		}
+		return nil
+	})
+	eventually.Always(t, 300*time.Millisecond, func() error {
+		if n := subs.count(1); n != tries {
+			return fmt.Errorf("stream a subscribed %d times after the reconnect: started again", n-tries)
+		}
+		return failedA()
+	})
+}
