@@ -32,8 +32,12 @@ type streamStatus struct {
 	restarts       uint64
 	lastProgressMs int64 // 0: never
 	startedMs      int64
-	storeWrites    uint64
-	lastWriteUs    *int64
+	// idleAtMs is when a build last found nothing pending and nothing behind (0: never):
+	// the stall clock of work that arrives after an idle spell runs from there, not from the
+	// last progress before it.
+	idleAtMs    int64
+	storeWrites uint64
+	lastWriteUs *int64
 	// saveFailingSinceMs is when the checkpoint saves began to fail, every one since; 0
 	// while the last one succeeded.
 	saveFailingSinceMs int64
@@ -259,9 +263,11 @@ func (s *streamStatus) stored(cp store.Checkpoint) {
 
 // build is the stream's status now, with the health rule applied: unhealthy when the
 // stream failed; when every checkpoint save failed for stallAfter (what Pulsar acknowledged
-// meanwhile is not persisted, although the committed positions move); when records are pending, or recorded and not committed, and no committed
-// position moved for stallAfter (since the last progress, or since the start if there was
-// none); or when it has not started (no listing of its recordings, in transport mode no
+// meanwhile is not persisted, although the committed positions move); when records are
+// pending, or recorded and not committed, and no committed position moved for stallAfter
+// (since the last progress, the start, or the last build that found the stream idle,
+// whichever is latest; records of a recording held back for the restart grace (quiet) are
+// not counted, as they wait by design); or when it has not started (no listing of its recordings, in transport mode no
 // subscription) for stallAfter. A recording the replay has not reached yet is behind by
 // what was recorded past its checkpoint, or its start.
 func (s *streamStatus) build(name, mode string, failed error, waits []progress.Wait, stallAfter time.Duration, nowMs int64) *messages.StreamStatus {
@@ -271,7 +277,11 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		st.WaitingRecordings = append(st.WaitingRecordings, w.ID)
 		st.Waiting = append(st.Waiting, &messages.WaitingRecording{RecordingId: w.ID, Behind: w.Behind, Reason: w.Why.String()})
 	}
-	var pending, lag int64
+	quiet := map[int64]bool{} // held back for the restart grace, by design
+	for _, w := range waits {
+		quiet[w.ID] = w.Why == progress.WaitQuiet
+	}
+	var pending, lag, overdue int64
 	s.forgetOldCompleted()
 	for _, id := range slices.Sorted(maps.Keys(s.recordings)) {
 		r := proto.Clone(s.recordings[id]).(*messages.RecordingStatus)
@@ -290,6 +300,9 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		}
 		pending += r.PendingRecords
 		lag += r.LagBytes
+		if !quiet[id] {
+			overdue += r.LagBytes
+		}
 		st.Recordings = append(st.Recordings, r)
 	}
 	for _, kind := range slices.Sorted(maps.Keys(s.failures)) {
@@ -298,7 +311,10 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 	if s.lastProgressMs > 0 {
 		st.LastProgressMs = proto.Int64(s.lastProgressMs)
 	}
-	since := max(s.lastProgressMs, s.startedMs)
+	if pending == 0 && overdue == 0 {
+		s.idleAtMs = nowMs
+	}
+	since := max(s.lastProgressMs, s.startedMs, s.idleAtMs)
 	switch {
 	case failed != nil:
 		st.State, st.Healthy = "failed", false
@@ -309,7 +325,7 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		st.State, st.Healthy = "stalled", false
 		st.Reason = fmt.Sprintf("stalled: every checkpoint save failed for %s: what Pulsar acknowledged meanwhile is not persisted, and a restart would publish it again; see failures%s",
 			time.Duration(nowMs-s.saveFailingSinceMs)*time.Millisecond, kinds(st.Failures))
-	case (pending > 0 || lag > 0) && nowMs-since > stallAfter.Milliseconds():
+	case (pending > 0 || overdue > 0) && nowMs-since > stallAfter.Milliseconds():
 		st.State, st.Healthy = "stalled", false
 		where := "nothing pending: the replay reads nothing from the archive"
 		if pending > 0 {

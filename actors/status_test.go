@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
 )
 
@@ -192,5 +193,57 @@ func TestAReopenedRecordingsCountsGoOn(t *testing.T) {
 	r := s.recording(3)
 	if r.Completed || r.Published != 12 || r.Acknowledged != 11 || r.Duplicates != 1 {
 		t.Fatalf("reopened recording's status %+v; want not completed, 12 published, 11 acknowledged, 1 duplicate", r)
+	}
+}
+
+// Work that arrives after an idle spell longer than the threshold is not stalled at once:
+// the stall clock runs from the last time the stream was seen idle, not from the last
+// progress before the spell (which would flap /healthz at every burst after a quiet minute).
+// In transport mode too. Work that then does not move for the threshold is stalled.
+func TestWorkArrivingAfterAnIdleSpellIsNotStalledAtOnce(t *testing.T) {
+	const stall = time.Minute
+	for _, mode := range []string{"archive", "transport"} {
+		t.Run(mode, func(t *testing.T) {
+			s := newStreamStatus(0)
+			s.listed, s.reported = true, true
+			s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096), Acknowledged: 1}}, 1_000)
+			for now := int64(1_000); now <= 600_000; now += 500 { // pushed every half second
+				if st := s.build("orders", mode, nil, nil, stall, now); st.State == "stalled" {
+					t.Fatalf("idle at %d ms: stalled: %s", now, st.Reason)
+				}
+			}
+			s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096), Acknowledged: 1, PendingRecords: 1}}, 600_100)
+			if st := s.build("orders", mode, nil, nil, stall, 600_400); !st.Healthy {
+				t.Fatalf("one record pending for 400 ms after ten idle minutes: %s, %s", st.State, st.Reason)
+			}
+			if st := s.build("orders", mode, nil, nil, stall, 600_500+stall.Milliseconds()); st.State != "stalled" || st.Healthy {
+				t.Fatalf("the record pending for longer than the threshold: %s, healthy %t; want stalled", st.State, st.Healthy)
+			}
+		})
+	}
+}
+
+// A recording held back for the restart grace behind a quiet live one (a restarted
+// publisher's) waits by design, however long the grace: it does not make the stream stalled.
+// One held back behind a stopped recording not yet drained does, once nothing moved for the
+// threshold.
+func TestARecordingWaitingOutTheRestartGraceIsNotStalled(t *testing.T) {
+	const stall = time.Minute
+	for _, c := range []struct {
+		why     progress.WaitReason
+		stalled bool
+	}{{progress.WaitQuiet, false}, {progress.WaitStopped, true}} {
+		t.Run(c.why.String(), func(t *testing.T) {
+			s := newStreamStatus(0)
+			s.listed = true
+			s.known(&messages.RecordingInfo{RecordingId: 1, Live: true, RecordedPosition: 4096}, 0)
+			s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096)}}, 0)
+			s.known(&messages.RecordingInfo{RecordingId: 2, Live: true, RecordedPosition: 10_000}, 0)
+			waits := []progress.Wait{{ID: 2, Behind: 1, Why: c.why}}
+			st := s.build("orders", "archive", nil, waits, stall, 2*stall.Milliseconds())
+			if (st.State == "stalled") != c.stalled || st.Healthy == c.stalled {
+				t.Fatalf("recording 2 waiting (%s) for twice the threshold: %s, healthy %t, %q; want stalled %t", c.why, st.State, st.Healthy, st.Reason, c.stalled)
+			}
+		})
 	}
 }
