@@ -157,8 +157,18 @@ type rate struct {
 	bytesPerS      float64
 }
 
-// rateSmoothing weighs a new sample against the smoothed rate.
-const rateSmoothing = 0.3
+const (
+	// rateSmoothing weighs a new sample against the smoothed rate.
+	rateSmoothing = 0.3
+	// rateIdleMs: a recording's rate not sampled for this long is sampled again, at the same
+	// position, by the next status build.
+	rateIdleMs = 1_000
+	// minEtaRate is the lowest rate shown, in bytes a second; below it the rate is 0 and
+	// there is no ETA.
+	minEtaRate = 1.0
+	// maxEtaMs is the longest ETA shown (a year); a longer one is none.
+	maxEtaMs = 365 * 24 * 3600 * 1000.0
+)
 
 func (x *rate) sample(position, atMs int64) {
 	if x.atMs == 0 || atMs <= x.atMs {
@@ -191,7 +201,14 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) {
 	r.PendingRecords, r.PendingBytes = t.PendingRecords, t.PendingBytes
 	r.Published, r.Acknowledged = c.published+t.Published, c.acknowledged+t.Acknowledged
 	r.Duplicates, r.Failed = c.duplicates+t.Duplicates, c.failed+t.Failed
-	r.LastReadMs, r.LastAckMs = t.LastReadMs, t.LastAckMs
+	// A new tracker (a reconnect, a restart, a reopened recording) has read and seen
+	// acknowledged nothing yet: the last ones of the one before are still the last.
+	if t.LastReadMs != nil {
+		r.LastReadMs = t.LastReadMs
+	}
+	if t.LastAckMs != nil {
+		r.LastAckMs = t.LastAckMs
+	}
 	r.Publishers = t.Publishers
 	if t.CommittedPosition != nil {
 		x := s.rates[p.RecordingId]
@@ -294,8 +311,19 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 				base = *r.CommittedPosition
 			}
 			r.LagBytes = max(r.GetRecordedPosition(), r.GetReplayPosition(), base) - base
-			if r.LagBytes > 0 && r.RateBytesPerS > 0 {
-				r.EtaMs = proto.Int64(int64(float64(r.LagBytes) / r.RateBytesPerS * 1000))
+			if x := s.rates[id]; x != nil && nowMs-x.atMs >= rateIdleMs {
+				// Nothing pushed for a while: nothing committed. The rate decays rather
+				// than stay at its last value while nothing moves.
+				x.sample(x.position, nowMs)
+				s.recordings[id].RateBytesPerS = x.bytesPerS
+				r.RateBytesPerS = x.bytesPerS
+			}
+			if r.RateBytesPerS < minEtaRate {
+				r.RateBytesPerS = 0
+				s.recordings[id].RateBytesPerS = 0
+			}
+			if eta := float64(r.LagBytes) / r.RateBytesPerS * 1000; r.LagBytes > 0 && r.RateBytesPerS > 0 && eta < maxEtaMs {
+				r.EtaMs = proto.Int64(int64(eta))
 			}
 		}
 		pending += r.PendingRecords

@@ -247,3 +247,48 @@ func TestARecordingWaitingOutTheRestartGraceIsNotStalled(t *testing.T) {
 		})
 	}
 }
+
+// A new tracker (a reconnect, a restarted replay, a reopened recording) has read and seen
+// acknowledged nothing yet: the last read and the last acknowledgement stay those of the
+// tracker before it, not "never" (lesson 25), until it has its own.
+func TestTheLastReadAndAckOutliveTheirTracker(t *testing.T) {
+	s := newStreamStatus(0)
+	s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096),
+		LastReadMs: proto.Int64(1_500), LastAckMs: proto.Int64(1_600)}}, 2_000)
+	s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096)}}, 3_000)
+	r := s.build("orders", "archive", nil, nil, time.Minute, 3_000).Recordings[0]
+	if r.GetLastReadMs() != 1_500 || r.GetLastAckMs() != 1_600 {
+		t.Fatalf("after a new tracker's first push: last read %v, last ack %v; want 1500, 1600", r.LastReadMs, r.LastAckMs)
+	}
+	s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(8192),
+		LastReadMs: proto.Int64(3_500), LastAckMs: proto.Int64(3_600)}}, 4_000)
+	if r := s.build("orders", "archive", nil, nil, time.Minute, 4_000).Recordings[0]; r.GetLastReadMs() != 3_500 || r.GetLastAckMs() != 3_600 {
+		t.Fatalf("the new tracker's own: last read %v, last ack %v; want 3500, 3600", r.LastReadMs, r.LastAckMs)
+	}
+}
+
+// A recording's rate falls while nothing is committed, pushes or not, and its ETA is never
+// negative nor absurd: at a rate below a byte a second there is none.
+func TestTheRateFallsWhileNothingMovesAndTheEtaStaysSane(t *testing.T) {
+	s := newStreamStatus(0)
+	s.listed = true
+	s.known(&messages.RecordingInfo{RecordingId: 7, Live: true, RecordedPosition: 10_000_000}, 0)
+	for i, pos := range []int64{0, 1_000_000, 2_000_000} {
+		s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos)}}, int64(i)*1_000)
+	}
+	busy := s.build("orders", "archive", nil, nil, time.Minute, 2_000).Recordings[0]
+	if busy.RateBytesPerS <= 0 || busy.EtaMs == nil {
+		t.Fatalf("moving: rate %.0f B/s, ETA %v; want both", busy.RateBytesPerS, busy.EtaMs)
+	}
+	var last float64 = busy.RateBytesPerS
+	for now := int64(2_500); now <= 3_600_000; now += 500 { // an hour of builds, no push
+		r := s.build("orders", "archive", nil, nil, time.Minute, now).Recordings[0]
+		if r.RateBytesPerS > last || r.GetEtaMs() < 0 || (r.EtaMs != nil && float64(*r.EtaMs) > maxEtaMs) {
+			t.Fatalf("at %d ms: rate %.3g B/s (before %.3g), ETA %v", now, r.RateBytesPerS, last, r.EtaMs)
+		}
+		last = r.RateBytesPerS
+	}
+	if r := s.build("orders", "archive", nil, nil, time.Minute, 3_600_500).Recordings[0]; r.RateBytesPerS != 0 || r.EtaMs != nil {
+		t.Fatalf("after an hour without a commit: rate %.3g B/s, ETA %v; want 0 and none", r.RateBytesPerS, r.EtaMs)
+	}
+}
