@@ -375,10 +375,14 @@ func pulsarClient(cfg *config.Config, stderr io.Writer) (pulsar.Client, error) {
 // token, the certificate is also the authentication (Pulsar's "tls" method).
 func clientOptions(cfg *config.Config, stderr io.Writer) pulsar.ClientOptions {
 	opts := pulsar.ClientOptions{
-		URL:                        cfg.Pulsar.ServiceURL,
-		OperationTimeout:           10 * time.Second,
-		ConnectionTimeout:          5 * time.Second,
-		MemoryLimitBytes:           max(2*cfg.Inflight.MaxBytes*int64(len(cfg.Streams)), 64<<20),
+		URL:               cfg.Pulsar.ServiceURL,
+		OperationTimeout:  10 * time.Second,
+		ConnectionTimeout: 5 * time.Second,
+		// Off: ferry's windows bound what is in flight, per recording, and a stream
+		// publishes every live recording at once (lesson 11). A limit per client fails
+		// sends (ClientMemoryBufferIsFull, a re-delivery and a replay restart each) as
+		// soon as the recordings catching up together hold more than it.
+		MemoryLimitBytes:           -1,
 		TLSTrustCertsFilePath:      cfg.Pulsar.TLS.CAFile,
 		TLSAllowInsecureConnection: cfg.Pulsar.TLS.InsecureSkipVerify,
 		TLSValidateHostname:        cfg.Pulsar.TLS.ValidateHostname,

@@ -271,6 +271,7 @@ type ferryConfig struct {
 	Pulsar     pulsarSection    `yaml:"pulsar"`
 	Store      storeSection     `yaml:"store,omitempty"`
 	Checkpoint checkpointConfig `yaml:"checkpoint,omitempty"`
+	Inflight   *inflightSection `yaml:"inflight,omitempty"`
 	HTTP       httpSection      `yaml:"http"`
 	Streams    []streamConfig   `yaml:"streams"`
 
@@ -310,6 +311,11 @@ type authSection struct {
 
 type storeSection struct {
 	Path string `yaml:"path"`
+}
+
+type inflightSection struct {
+	MaxMessages int    `yaml:"max_messages,omitempty"`
+	MaxBytes    string `yaml:"max_bytes,omitempty"`
 }
 
 type checkpointConfig struct {

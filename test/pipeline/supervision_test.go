@@ -624,6 +624,71 @@ func TestLesson11_StartLatestTakesOnEveryLivePublisher(t *testing.T) {
 	assertExactlyOnceInOrder(t, groups[b.recordingID], payloads(1000+n, 1000+2*n))
 }
 
+// TestConcurrentRecordingsCatchingUpLargeMessagesFailNoSend: three publishers' recordings of
+// 1 MiB messages, made while ferry was down and growing on, are caught up at once (lesson
+// 11), each with its own window of 32 MiB in flight: more together than a Pulsar client
+// memory limit sized two windows per stream (64 MiB here) holds. No send fails (a failed send is a
+// re-delivery and a replay restart, and ten in five minutes fail the stream); everything
+// arrives, in order.
+func TestConcurrentRecordingsCatchingUpLargeMessagesFailNoSend(t *testing.T) {
+	const backlog, more, size = 60, 40, 1 << 20
+	sc := newStreamConfig(t, "")
+	sc.Channel += "|term-length=16m" // a message may take up to an eighth of a term
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pubs := []*publisher{a, rs.newPublication(t), rs.newPublication(t)}
+	want, ends := map[int64][][]byte{}, map[int64][]int64{}
+	publish := func(k, i int) {
+		p := pubs[k]
+		msg := sizedPayload(k*1000+i, size)
+		end, err := p.offer(msg, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[p.recordingID] = append(want[p.recordingID], msg)
+		ends[p.recordingID] = append(ends[p.recordingID], end)
+	}
+	for k := range pubs {
+		for i := range backlog {
+			publish(k, i)
+		}
+	}
+	w := watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	cfg.Inflight = &inflightSection{MaxBytes: "32m"}
+	f := startFerry(t, cfg.write(t))
+	// The publishers go on, each a message every 50 ms, so that none of the recordings is
+	// quiet (which would hold the others back for the restart grace): all three are caught
+	// up at once.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for i := backlog; i < backlog+more; i++ {
+		<-tick.C
+		for k := range pubs {
+			publish(k, i)
+		}
+	}
+	for _, p := range pubs {
+		w.waitAll(t, f, p.recordingID, ends[p.recordingID], 120*time.Second)
+	}
+	st, err := findStream(t, "http://"+cfg.HTTP.Listen, sc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fl := range st.Failures {
+		if fl.Kind == "publish" {
+			t.Fatalf("a send failed while the recordings caught up: %s", fl.Message)
+		}
+	}
+	if st.Restarts != 0 {
+		t.Fatalf("%d restarts while the recordings caught up; want none", st.Restarts)
+	}
+	f.mustStop()
+	groups := byRecording(readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, len(pubs)*(backlog+more), 60*time.Second))
+	for id, msgs := range want {
+		assertExactlyOnceInOrder(t, groups[id], msgs)
+	}
+}
+
 // TestStartLatestLeavesTheSameOutAfterARestart: at the first listing recording A is live, S
 // (an earlier recording of the second publisher) stopped, and C (the second publisher
 // again) live. start_position latest publishes A and C from their live ends and nothing of
