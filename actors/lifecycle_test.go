@@ -617,3 +617,40 @@ func TestAReplayIsTakenOnOnlyOnceItsSeedNoLongerFollowsTheStart(t *testing.T) {
 		return nil
 	})
 }
+
+// A record the publisher skipped after its epoch's first failed send (fail-stop) did not
+// fail: the status counts one failure, not a window of them, and the skipped records are
+// re-delivered with the failed one.
+func TestRecordsSkippedAfterAFailedSendAreNotCountedFailed(t *testing.T) {
+	env, cfg := testEnv(t)
+	system, nb, tracker := startTracker(t, env, cfg)
+	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{
+		{Start: 0, End: 64, Payload: []byte("a")}, {Start: 64, End: 128, Payload: []byte("b")}, {Start: 128, End: 192, Payload: []byte("c")}}})
+	system.Root.Send(tracker, &messages.PublishFailed{RecordingId: 7, End: 64, Error: "broker said no"})
+	for _, end := range []int64{128, 192} {
+		system.Root.Send(tracker, &messages.PublishFailed{RecordingId: 7, End: end, Error: "not sent: an earlier send of this epoch failed", NotSent: true})
+	}
+	// A drain pushes the counts so far, after what came before it (one mailbox), then says
+	// it drained: the last status before that has every outcome in it.
+	system.Root.Send(tracker, &messages.Drain{Now: true})
+	var last *messages.RecordingStatus
+	for done := false; !done; {
+		select {
+		case m := <-nb.stream:
+			switch m := m.(type) {
+			case *messages.RecordingProgress:
+				last = m.Status
+			case *messages.RecordingDrained:
+				done = true
+			}
+		case <-time.After(waitFor):
+			t.Fatalf("the tracker did not drain within %s", waitFor)
+		}
+	}
+	if last == nil || last.Failed != 1 {
+		t.Fatalf("status %v; want 1 failed, the send that failed", last)
+	}
+	if r := next[*messages.RedeliveryRequired](t, nb.replay); !strings.Contains(r.Reason, "broker said no") {
+		t.Fatalf("re-delivery for %q; want the failed send's", r.Reason)
+	}
+}

@@ -562,7 +562,7 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	// publisher gets an outcome, so no credit leaks (fail-stop, lesson 22).
 	skip := func(rs []*messages.Record) {
 		for _, r := range rs {
-			system.Root.Send(tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: b.Epoch, End: r.End, Error: "not sent: an earlier send of this epoch failed"})
+			system.Root.Send(tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: b.Epoch, End: r.End, Error: "not sent: an earlier send of this epoch failed", NotSent: true})
 		}
 	}
 	if stopped() {

@@ -603,13 +603,16 @@ func (x *PublishAcked) GetDuplicate() bool {
 	return false
 }
 
-// PublishFailed is a failed send of the record ending at end.
+// PublishFailed is a failed send of the record ending at end, or, with not_sent, a record
+// the publisher did not send because an earlier send of its epoch had failed (fail-stop).
 type PublishFailed struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
-	Epoch         uint64                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	End           int64                  `protobuf:"varint,3,opt,name=end,proto3" json:"end,omitempty"`
-	Error         string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	Epoch       uint64                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	End         int64                  `protobuf:"varint,3,opt,name=end,proto3" json:"end,omitempty"`
+	Error       string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// The record was never handed to Pulsar; not counted as failed in the status.
+	NotSent       bool `protobuf:"varint,5,opt,name=not_sent,json=notSent,proto3" json:"not_sent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -670,6 +673,13 @@ func (x *PublishFailed) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *PublishFailed) GetNotSent() bool {
+	if x != nil {
+		return x.NotSent
+	}
+	return false
 }
 
 // RedeliveryRequired tells a replay that a record it read failed to publish: the replay must
@@ -1607,12 +1617,13 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x10\n" +
 	"\x03end\x18\x03 \x01(\x03R\x03end\x12\x1c\n" +
-	"\tduplicate\x18\x04 \x01(\bR\tduplicate\"p\n" +
+	"\tduplicate\x18\x04 \x01(\bR\tduplicate\"\x8b\x01\n" +
 	"\rPublishFailed\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x10\n" +
 	"\x03end\x18\x03 \x01(\x03R\x03end\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"o\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12\x19\n" +
+	"\bnot_sent\x18\x05 \x01(\bR\anotSent\"o\n" +
 	"\x12RedeliveryRequired\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1e\n" +

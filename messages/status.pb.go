@@ -468,8 +468,9 @@ type RecordingStatus struct {
 	// Records read and not yet committed, and their bytes.
 	PendingRecords int64 `protobuf:"varint,8,opt,name=pending_records,json=pendingRecords,proto3" json:"pending_records,omitempty"`
 	PendingBytes   int64 `protobuf:"varint,9,opt,name=pending_bytes,json=pendingBytes,proto3" json:"pending_bytes,omitempty"`
-	// Records handed to Pulsar, acknowledged as stored, acknowledged as already stored
-	// (duplicates, not progress, lesson 26), and failed.
+	// Records handed to the publisher (to Pulsar, but for those a failed send of the same
+	// epoch stopped: they are read and sent again), acknowledged as stored, acknowledged as
+	// already stored (duplicates, not progress, lesson 26), and whose send failed.
 	Published        uint64 `protobuf:"varint,10,opt,name=published,proto3" json:"published,omitempty"`
 	Acknowledged     uint64 `protobuf:"varint,11,opt,name=acknowledged,proto3" json:"acknowledged,omitempty"`
 	Duplicates       uint64 `protobuf:"varint,12,opt,name=duplicates,proto3" json:"duplicates,omitempty"`
