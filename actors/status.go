@@ -41,9 +41,14 @@ type streamStatus struct {
 	// saveFailingSinceMs is when the checkpoint saves began to fail, every one since; 0
 	// while the last one succeeded.
 	saveFailingSinceMs int64
-	listed             bool
-	reported           bool // a tracker or the live reader pushed its status
-	stopped            bool
+	// listFailingSinceMs is when the listings of the stream's recordings began to fail,
+	// every one since; 0 while the last one succeeded.
+	listFailingSinceMs int64
+	// listed: a listing of the stream's recordings was acted on (start_position latest may
+	// defer the first).
+	listed   bool
+	reported bool // a tracker or the live reader pushed its status
+	stopped  bool
 	// carried holds each recording's counts at the end of the previous incarnation (see
 	// resume): a tracker counts from 0.
 	carried map[int64]counts
@@ -353,6 +358,10 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		st.State, st.Healthy = "stalled", false
 		st.Reason = fmt.Sprintf("stalled: every checkpoint save failed for %s: what Pulsar acknowledged meanwhile is not persisted, and a restart would publish it again; see failures%s",
 			time.Duration(nowMs-s.saveFailingSinceMs)*time.Millisecond, kinds(st.Failures))
+	case s.listed && s.listFailingSinceMs > 0 && nowMs-s.listFailingSinceMs > stallAfter.Milliseconds():
+		st.State, st.Healthy = "stalled", false
+		st.Reason = fmt.Sprintf("stalled: every listing of the stream's recordings failed for %s: new recordings, and how far live ones have grown, are not seen; see failures%s",
+			time.Duration(nowMs-s.listFailingSinceMs)*time.Millisecond, kinds(st.Failures))
 	case (pending > 0 || overdue > 0) && nowMs-since > stallAfter.Milliseconds():
 		st.State, st.Healthy = "stalled", false
 		where := "nothing pending: the replay reads nothing from the archive"
@@ -364,7 +373,7 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 	case mode == "transport" && !s.reported || mode != "transport" && !s.listed:
 		st.State = "starting"
 		if waited := nowMs - s.startedMs; waited > stallAfter.Milliseconds() {
-			what := "no listing of its recordings succeeded"
+			what := "no listing of its recordings succeeded (or, with start_position latest, could read the live ends)"
 			if mode == "transport" {
 				what = "its live subscription is not open"
 			}

@@ -128,10 +128,13 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 	case *messages.DeduplicationChecked:
 		s.status.recording(msg.RecordingId).Deduplication = msg.State
 	case *messages.RecordingsListed:
-		s.status.listed = true
+		s.status.listFailingSinceMs = 0
 		s.listed(ctx, msg)
 	case *messages.DiscoveryFailed:
 		s.status.failure(&messages.Failure{AtMs: msg.AtMs, Kind: "archive", Message: "listing recordings: " + msg.Error})
+		if s.status.listFailingSinceMs == 0 {
+			s.status.listFailingSinceMs = s.env.nowMs()
+		}
 		if msg.Error != s.lastDiscovery {
 			s.lastDiscovery = msg.Error
 			s.env.Logger.Warn("cannot list the stream's recordings; retrying", "stream", s.cfg.Def.Name, "error", msg.Error)
@@ -256,9 +259,10 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 	}
 	if s.skip == nil { // StartLatest, first listing
 		if !s.decideLatest(ctx, l) {
-			return
+			return // not started yet, as the status says
 		}
 	}
+	s.status.listed = true
 	if err := s.checkConfiguredStart(l); err != nil {
 		s.fail(ctx, err)
 		return

@@ -17,6 +17,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
@@ -388,5 +389,48 @@ func TestAStreamSupervisorFailingTwiceIsStopped(t *testing.T) {
 	drained, err := p.Drain(waitFor)
 	if len(drained) != 1 || drained[0].Stream != "b" || err == nil || !strings.Contains(err.Error(), "stream a had stopped") {
 		t.Fatalf("drain after a's second failure: %v, error %v; want b drained and a reported stopped", drained, err)
+	}
+}
+
+// A stream whose first listing start_position latest could not act on (the live end of a
+// live recording unreadable) has not started: the status says starting, and stalled after
+// the threshold, rather than caught-up while nothing of it is published. A stream whose
+// listings all fail, after one succeeded, is stalled after the threshold: new recordings
+// are not seen.
+func TestAStreamStartsWithAListingActedOnAndStallsWhenListingsFail(t *testing.T) {
+	const stall = time.Minute
+	system := testSystem(t)
+	env, cfg := testEnv(t)
+	cfg.Start = config.StartPosition{Kind: config.StartLatest}
+	nobody := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sink{} }))
+	s := &streamSupervisor{env: env, cfg: cfg, status: newStreamStatus(0), checkpointer: nobody}
+	s.initState()
+	done := make(chan struct{})
+	system.Root.Send(system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return runner{} })), runIn(func(ctx actor.Context) {
+		defer close(done)
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{{RecordingId: 5, StartMs: 500, Live: true, StopPosition: -1, RecordedPosition: -1}}})
+	}))
+	<-done
+	if st := s.status.build("orders", "archive", nil, nil, stall, stall.Milliseconds()+1); st.State != "stalled" || !strings.Contains(st.Reason, "not started") {
+		t.Fatalf("latest undecided for longer than the threshold: %s, %q; want stalled, not started", st.State, st.Reason)
+	}
+	done = make(chan struct{})
+	system.Root.Send(system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return runner{} })), runIn(func(ctx actor.Context) {
+		defer close(done)
+		// The recording deleted meanwhile: an empty archive, decided at once (nothing to seed).
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 2_000})
+	}))
+	<-done
+	if st := s.status.build("orders", "archive", nil, nil, stall, stall.Milliseconds()+2); st.State != "caught-up" {
+		t.Fatalf("latest decided at the second listing: %s, %q; want caught-up", st.State, st.Reason)
+	}
+
+	st := newStreamStatus(0)
+	st.listed, st.listFailingSinceMs = true, 1_000
+	if b := st.build("orders", "archive", nil, nil, stall, 1_000+stall.Milliseconds()-1); !b.Healthy {
+		t.Fatalf("listings failing for less than the threshold: %s, %q; want healthy", b.State, b.Reason)
+	}
+	if b := st.build("orders", "archive", nil, nil, stall, 1_000+stall.Milliseconds()+1); b.State != "stalled" || !strings.Contains(b.Reason, "every listing of the stream's recordings failed") {
+		t.Fatalf("listings failing for longer than the threshold: %s, %q; want stalled, saying so", b.State, b.Reason)
 	}
 }
