@@ -288,8 +288,9 @@ func (p *publisher) create(ctx actor.Context) {
 		// rather than blocks (the replay's credits keep it from filling).
 		DisableBatching: true,
 		SendTimeout:     -1,
-		// Twice the credits: the client frees a queue slot only after the callback that
-		// returns the credit, so a queue exactly as long would fail sends now and then.
+		// Twice the credits, as headroom: the credits already keep the queue from filling
+		// (v0.19.0 frees a slot just before the callback that leads to the credit's return),
+		// and a full queue fails the send.
 		MaxPendingMessages:      int(min(2*p.cfg.MaxInflightRecords, 1<<21)),
 		DisableBlockIfQueueFull: true,
 		// A recording stays in one partition, so order and dedup hold on partitioned topics.
