@@ -2,12 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
@@ -16,6 +23,7 @@ import (
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
+	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
 // ferry runs the command line and returns its exit status and output.
@@ -407,4 +415,57 @@ func TestStatusTableSaysWhatEachWaitingRecordingWaitsFor(t *testing.T) {
 			t.Errorf("no line with %q in\n%s", line, out.String())
 		}
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader on two goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// `ferry status --watch` rides out a ferry that does not answer (restarting, say): it says
+// so in place of the table and asks again, showing the table once ferry answers.
+func TestStatusWatchAsksAgainWhileFerryDoesNotAnswer(t *testing.T) {
+	var answering atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !answering.Load() {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(`{"atMs":"1796000000000","version":"test","streams":[{"name":"orders","mode":"archive","state":"caught-up","healthy":true}]}`))
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		watchStatus(ctx, out, srv.URL+"/status", false, 10*time.Millisecond)
+	}()
+	defer func() { cancel(); <-done }()
+	eventually.NoError(t, 5*time.Second, func() error {
+		if !strings.Contains(out.String(), "503 Service Unavailable") || !strings.Contains(out.String(), "asking again") {
+			return fmt.Errorf("output so far %q; want the failure and that it asks again", out.String())
+		}
+		return nil
+	})
+	answering.Store(true)
+	eventually.NoError(t, 5*time.Second, func() error {
+		if !strings.Contains(out.String(), "stream orders") {
+			return fmt.Errorf("output so far %q; want the table once ferry answers", out.String())
+		}
+		return nil
+	})
 }

@@ -36,29 +36,48 @@ func status(args []string, stdout io.Writer) error {
 	url := "http://" + cfg.HTTP.Listen + "/status"
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	for {
+	if !watch {
 		body, st, err := fetchStatus(ctx, url)
 		if err != nil {
 			return fmt.Errorf("%s: %w (is ferry running with this configuration?)", url, err)
 		}
-		if watch {
-			fmt.Fprint(stdout, "\033[H\033[2J") // clear the screen: the table refreshes in place
+		showStatus(stdout, body, st, asJSON)
+		return nil
+	}
+	watchStatus(ctx, stdout, url, asJSON, time.Second)
+	return nil
+}
+
+// watchStatus shows the status every interval until ctx is done. A ferry that does not
+// answer (restarting, say) is said so, in place of the table, and asked again.
+func watchStatus(ctx context.Context, stdout io.Writer, url string, asJSON bool, interval time.Duration) {
+	for {
+		body, st, err := fetchStatus(ctx, url)
+		if ctx.Err() != nil {
+			return
 		}
-		if asJSON {
-			_, _ = stdout.Write(body)
-			fmt.Fprintln(stdout)
+		fmt.Fprint(stdout, "\033[H\033[2J") // clear the screen: the table refreshes in place
+		if err != nil {
+			fmt.Fprintf(stdout, "%s %s: %v (is ferry running with this configuration?); asking again every %s\n", time.Now().UTC().Format(time.RFC3339), url, err, interval)
 		} else {
-			printStatus(stdout, st)
-		}
-		if !watch {
-			return nil
+			showStatus(stdout, body, st, asJSON)
 		}
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
+			return
+		case <-time.After(interval):
 		}
 	}
+}
+
+// showStatus prints the status as JSON or as the table.
+func showStatus(stdout io.Writer, body []byte, st *messages.Status, asJSON bool) {
+	if asJSON {
+		_, _ = stdout.Write(body)
+		fmt.Fprintln(stdout)
+		return
+	}
+	printStatus(stdout, st)
 }
 
 func fetchStatus(ctx context.Context, url string) ([]byte, *messages.Status, error) {
