@@ -173,24 +173,10 @@ func TestResourcesClosedByADeadClientCarryTheCause(t *testing.T) {
 	d := newFakeDriver(t)
 	c := d.client(Options{})
 	polled := make(chan error, 1)
-	done := make(chan *Subscription, 1)
-	go func() {
-		s, err := c.AddSubscription(context.Background(), "aeron:ipc", 7, ImageHandlers{OnUnavailable: func(img *Image) {
-			_, err := img.Subscription().Poll(func([]byte, Header) {}, 1)
-			polled <- err
-		}})
-		if err != nil {
-			t.Error(err)
-		}
-		done <- s
-	}()
-	cmd := d.awaitCommand(command.CommandAddSubscription)
-	d.send(command.ResponseOnSubscriptionReady, command.SubscriptionReady{CorrelationID: cmd.correlationID, ChannelStatusCounterID: -1}.AppendTo(nil))
-	sub := <-done
-	d.allocateCounter(3, counters.TypeSubscriberPosition, nil)
-	d.send(command.ResponseOnAvailableImage, command.ImageBuffersReady{CorrelationID: 99, SessionID: 5, StreamID: 7,
-		SubscriptionRegistrationID: sub.RegistrationID(), SubscriberPositionCounterID: 3, LogFileName: newFakeLog(t), SourceIdentity: "aeron:ipc"}.AppendTo(nil))
-	waitFor(t, sub.IsConnected)
+	subscribeWithAnImage(t, d, c, ImageHandlers{OnUnavailable: func(img *Image) {
+		_, err := img.Subscription().Poll(func([]byte, Header) {}, 1)
+		polled <- err
+	}})
 	d.send(command.ResponseOnClientTimeout, command.ClientTimeout{ClientID: c.ClientID()}.AppendTo(nil))
 	select {
 	case err := <-polled:
@@ -294,21 +280,7 @@ func TestClosingASubscriptionReportsItsImagesAndLeavesThemSafe(t *testing.T) {
 	d := newFakeDriver(t)
 	c := d.client(Options{ResourceLinger: time.Millisecond})
 	left := make(chan *Image, 1)
-	done := make(chan *Subscription, 1)
-	go func() {
-		s, err := c.AddSubscription(context.Background(), "aeron:ipc", 7, ImageHandlers{OnUnavailable: func(img *Image) { left <- img }})
-		if err != nil {
-			t.Error(err)
-		}
-		done <- s
-	}()
-	cmd := d.awaitCommand(command.CommandAddSubscription)
-	d.send(command.ResponseOnSubscriptionReady, command.SubscriptionReady{CorrelationID: cmd.correlationID, ChannelStatusCounterID: -1}.AppendTo(nil))
-	sub := <-done
-	d.allocateCounter(3, counters.TypeSubscriberPosition, nil)
-	d.send(command.ResponseOnAvailableImage, command.ImageBuffersReady{CorrelationID: 99, SessionID: 5, StreamID: 7,
-		SubscriptionRegistrationID: sub.RegistrationID(), SubscriberPositionCounterID: 3, LogFileName: newFakeLog(t), SourceIdentity: "aeron:ipc"}.AppendTo(nil))
-	waitFor(t, sub.IsConnected)
+	sub := subscribeWithAnImage(t, d, c, ImageHandlers{OnUnavailable: func(img *Image) { left <- img }})
 	img := sub.Images()[0]
 	if err := sub.Close(); err != nil {
 		t.Fatal(err)
@@ -340,4 +312,26 @@ func isMapped(t *testing.T, path string) bool {
 		t.Fatal(err)
 	}
 	return strings.Contains(string(maps), " "+path)
+}
+
+// subscribeWithAnImage adds a subscription to IPC stream 7 with handlers, as the fake
+// driver answers it, and gives it one image (session 5); it returns once connected.
+func subscribeWithAnImage(t *testing.T, d *fakeDriver, c *Client, handlers ImageHandlers) *Subscription {
+	t.Helper()
+	done := make(chan *Subscription, 1)
+	go func() {
+		s, err := c.AddSubscription(context.Background(), "aeron:ipc", 7, handlers)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- s
+	}()
+	cmd := d.awaitCommand(command.CommandAddSubscription)
+	d.send(command.ResponseOnSubscriptionReady, command.SubscriptionReady{CorrelationID: cmd.correlationID, ChannelStatusCounterID: -1}.AppendTo(nil))
+	sub := <-done
+	d.allocateCounter(3, counters.TypeSubscriberPosition, nil)
+	d.send(command.ResponseOnAvailableImage, command.ImageBuffersReady{CorrelationID: 99, SessionID: 5, StreamID: 7,
+		SubscriptionRegistrationID: sub.RegistrationID(), SubscriberPositionCounterID: 3, LogFileName: newFakeLog(t), SourceIdentity: "aeron:ipc"}.AppendTo(nil))
+	waitFor(t, sub.IsConnected)
+	return sub
 }
