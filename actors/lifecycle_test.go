@@ -654,3 +654,62 @@ func TestRecordsSkippedAfterAFailedSendAreNotCountedFailed(t *testing.T) {
 		t.Fatalf("re-delivery for %q; want the failed send's", r.Reason)
 	}
 }
+
+// Pulsar stored a record above one of the same producer that failed (lesson 22): the stream
+// stops whichever outcome reaches the tracker first — the failure, then the later record's
+// acknowledgement, or that acknowledgement first. A record above that was only answered as
+// a duplicate (stored by an earlier run) is no such case.
+func TestARecordStoredAboveAFailureStopsTheStreamInEitherOrder(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		ackFirst  bool
+		duplicate bool
+		stops     bool
+	}{
+		{"failure first", false, false, true},
+		{"acknowledgement first", true, false, true},
+		{"a duplicate receipt first", true, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, cfg := testEnv(t)
+			system := testSystem(t)
+			nb, pids := spawnNeighbours(system)
+			tracker, givenUp := spawnSupervised(t, system, env, cfg, newTracker(env, cfg, 7, pids))
+			system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+			system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{
+				{Start: 0, End: 64, Payload: []byte("x")}, {Start: 64, End: 128, Payload: []byte("y")}}})
+			next[*messages.RecordBatch](t, nb.publisher)
+			fail := &messages.PublishFailed{RecordingId: 7, End: 64, Error: "broker said no"}
+			ack := &messages.PublishAcked{RecordingId: 7, End: 128, Duplicate: c.duplicate}
+			if c.ackFirst {
+				system.Root.Send(tracker, ack)
+				system.Root.Send(tracker, fail)
+			} else {
+				system.Root.Send(tracker, fail)
+				system.Root.Send(tracker, ack)
+			}
+			if !c.stops {
+				if r := next[*messages.RedeliveryRequired](t, nb.replay); !strings.Contains(r.Reason, "broker said no") {
+					t.Fatalf("re-delivery for %q; want the failed send's", r.Reason)
+				}
+				eventually.Always(t, 200*time.Millisecond, func() error {
+					select {
+					case err := <-givenUp:
+						return fmt.Errorf("the stream stopped: %v", err)
+					default:
+						return nil
+					}
+				})
+				return
+			}
+			select {
+			case err := <-givenUp:
+				if err == nil || !strings.Contains(err.Error(), "lesson 22") {
+					t.Fatalf("stopped with %v; want lesson 22's stop", err)
+				}
+			case <-time.After(waitFor):
+				t.Fatalf("a record stored above a failed one did not stop the stream within %s", waitFor)
+			}
+		})
+	}
+}
