@@ -27,30 +27,15 @@ func TestRunBacksOffFromConnectionsLostAsSoonAsMade(t *testing.T) {
 	dead := make(chan struct{})
 	close(dead)
 	board := &connectionBoard{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, RunOptions{
-			Connect: func(context.Context) (*Connection, error) {
-				connects.Add(1)
-				return &Connection{Aeron: noSubscriptions{}, Dead: dead,
-					Err: func() error { return errors.New("dropped by the archive") }, Close: func() error { return nil }}, nil
-			},
-			Streams: func() ([]StreamConfig, error) { return nil, nil },
-			CreateProducer: func(pulsar.ProducerOptions) (pulsar.Producer, error) {
-				return nil, errors.New("no producer in this test")
-			},
-			Board:        board,
-			Reconnect:    supervisor.Backoff{Min: 50 * time.Millisecond, Max: 400 * time.Millisecond},
-			DrainTimeout: time.Second,
-			Logger:       slog.New(slog.DiscardHandler),
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run = %v", err)
-		}
+	startRun(t, RunOptions{
+		Connect: func(context.Context) (*Connection, error) {
+			connects.Add(1)
+			return &Connection{Aeron: noSubscriptions{}, Dead: dead,
+				Err: func() error { return errors.New("dropped by the archive") }, Close: func() error { return nil }}, nil
+		},
+		Streams:   func() ([]StreamConfig, error) { return nil, nil },
+		Board:     board,
+		Reconnect: supervisor.Backoff{Min: 50 * time.Millisecond, Max: 400 * time.Millisecond},
 	})
 	// Back-off from 50 ms doubling to 400 ms, each at least half its base: at most 8
 	// connections in a second. At full speed it would be hundreds.
@@ -69,6 +54,28 @@ func TestRunBacksOffFromConnectionsLostAsSoonAsMade(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// startRun runs Run with o until the test ends, with no producer, a drain of a second and
+// no log, and checks that it returns nil then.
+func startRun(t *testing.T, o RunOptions) {
+	t.Helper()
+	o.CreateProducer = noProducer
+	o.DrainTimeout, o.Logger = time.Second, slog.New(slog.DiscardHandler)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, o) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	})
+}
+
+// noProducer is a producer factory for tests whose pipelines never publish.
+func noProducer(pulsar.ProducerOptions) (pulsar.Producer, error) {
+	return nil, errors.New("no producer in this test")
 }
 
 // noSubscriptions is an Aeron client a pipeline of no streams never asks for anything.
@@ -138,30 +145,15 @@ func TestAStreamFailedForGoodStaysFailedAcrossAReconnect(t *testing.T) {
 	subs := &subscribeByStream{calls: map[int32]int{}}
 	board := &streamBoard{streams: map[string]*messages.StreamStatus{}}
 	deads := make(chan chan struct{}, 2)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, RunOptions{
-			Connect: func(context.Context) (*Connection, error) {
-				dead := make(chan struct{})
-				deads <- dead
-				return &Connection{Aeron: subs, Dead: dead, Err: func() error { return errors.New("driver restarted by the test") }, Close: func() error { return nil }}, nil
-			},
-			Streams: func() ([]StreamConfig, error) { return []StreamConfig{a, b}, nil },
-			CreateProducer: func(pulsar.ProducerOptions) (pulsar.Producer, error) {
-				return nil, errors.New("no producer in this test")
-			},
-			Board:        board,
-			Reconnect:    supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond},
-			DrainTimeout: time.Second,
-			Logger:       slog.New(slog.DiscardHandler),
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run = %v", err)
-		}
+	startRun(t, RunOptions{
+		Connect: func(context.Context) (*Connection, error) {
+			dead := make(chan struct{})
+			deads <- dead
+			return &Connection{Aeron: subs, Dead: dead, Err: func() error { return errors.New("driver restarted by the test") }, Close: func() error { return nil }}, nil
+		},
+		Streams:   func() ([]StreamConfig, error) { return []StreamConfig{a, b}, nil },
+		Board:     board,
+		Reconnect: supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond},
 	})
 	failedA := func() error {
 		if st := board.stream("a"); st == nil || st.State != "failed" {

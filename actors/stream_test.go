@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/pulsar-client-go/pulsar"
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/ferry-bridge/ferry/aeron"
@@ -309,9 +308,7 @@ func startTwoStreams(t *testing.T) (*Pipeline, *streamBoard, *lockedBuffer) {
 	logs := &lockedBuffer{}
 	env.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	env.Aeron = waitingSubscriber{}
-	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) {
-		return nil, errors.New("no producer in this test")
-	}
+	env.CreateProducer = noProducer
 	board := &streamBoard{streams: map[string]*messages.StreamStatus{}}
 	env.Board = board
 	cfg.Transport = true

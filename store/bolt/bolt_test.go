@@ -169,13 +169,20 @@ func TestLesson13_CorruptValueBlocksSave(t *testing.T) {
 	wantMentions(t, err, path, "recording 7")
 }
 
+// setValueVersion rewrites the envelope version of recording id's checkpoint, as a ferry
+// writing another version would store it.
+func setValueVersion(t *testing.T, path string, id uint64, version byte) {
+	t.Helper()
+	editRaw(t, path, func(tx *bbolt.Tx) error {
+		v := append([]byte(nil), recordings(tx).Get(recordingKey(id))...)
+		v[1] = version
+		return recordings(tx).Put(recordingKey(id), v)
+	})
+}
+
 func TestLesson13_UnknownValueVersionFailsLoudly(t *testing.T) {
 	path := seeded(t)
-	editRaw(t, path, func(tx *bbolt.Tx) error {
-		v := append([]byte(nil), recordings(tx).Get(recordingKey(7))...)
-		v[1] = 9
-		return recordings(tx).Put(recordingKey(7), v)
-	})
+	setValueVersion(t, path, 7, 9)
 	s := openStore(t, path)
 	_, err := s.Load(storetest.Def("orders"))
 	var ve *store.UnknownVersionError
@@ -193,11 +200,7 @@ func TestLesson13_UnknownValueVersionFailsLoudly(t *testing.T) {
 // ferry's checkpoints, which `ferry checkpoint reset` keeps unless forced.
 func TestLesson13_UnknownValueVersionOutranksAChangedDefinition(t *testing.T) {
 	path := seeded(t)
-	editRaw(t, path, func(tx *bbolt.Tx) error {
-		v := append([]byte(nil), recordings(tx).Get(recordingKey(7))...)
-		v[1] = 9
-		return recordings(tx).Put(recordingKey(7), v)
-	})
+	setValueVersion(t, path, 7, 9)
 	s := openStore(t, path)
 	changed := storetest.Def("orders")
 	changed.Topic += "-renamed"
