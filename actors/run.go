@@ -178,7 +178,15 @@ wait:
 		}
 	}
 	drained, derr := p.Drain(o.DrainTimeout)
+	// A stream can fail during the drain (an acknowledgement arriving then can be lesson
+	// 22's): it is as failed as one that failed before, and a reconnect must not start it
+	// again.
+	takeFailures(p, failed)
 	for _, d := range drained {
+		if failed[d.Stream] != nil {
+			log.Error("stream failed: what it had sent and not acknowledged was not waited for; in archive mode the next start re-publishes it from the persisted checkpoint, in transport mode it is lost", "stream", d.Stream)
+			continue
+		}
 		if d.Unacknowledged > 0 {
 			log.Warn("stream stopped with records sent and not acknowledged: in archive mode the next start re-publishes them from the persisted checkpoint; in transport mode they are lost",
 				"stream", d.Stream, "unacknowledged", d.Unacknowledged)
@@ -190,7 +198,23 @@ wait:
 		log.Error("drain incomplete: in archive mode the next start re-publishes from the persisted checkpoint; in transport mode what was not acknowledged is lost", "error", derr)
 	}
 	p.Stop()
+	takeFailures(p, failed)
+	if runErr == nil && len(configured) > 0 && len(failed) == len(configured) {
+		runErr = everyStreamFailed(failed)
+	}
 	return lost && runErr == nil, runErr
+}
+
+// takeFailures adds the streams the pipeline reported failed, and not yet taken, to failed.
+func takeFailures(p *Pipeline, failed map[string]error) {
+	for {
+		select {
+		case f := <-p.Failures():
+			failed[f.Stream] = f.Err
+		default:
+			return
+		}
+	}
 }
 
 // everyStreamFailed is Run's error once no stream is left running.

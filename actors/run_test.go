@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -105,18 +106,19 @@ func (b *connectionBoard) last() *messages.Connection {
 	return b.conn
 }
 
-// subscribeByStream fails the subscriptions of stream id 1 at once and leaves the others
-// waiting, counting the calls of each.
+// subscribeByStream fails the subscriptions of stream id 1 at once, unless told to let it
+// wait, and leaves the others waiting, counting the calls of each.
 type subscribeByStream struct {
 	mu    sync.Mutex
 	calls map[int32]int
+	wait  map[int32]bool
 }
 
 func (s *subscribeByStream) AddSubscription(ctx context.Context, _ string, stream int32, _ aeron.ImageHandlers) (*aeron.Subscription, error) {
 	s.mu.Lock()
 	s.calls[stream]++
 	s.mu.Unlock()
-	if stream == 1 {
+	if stream == 1 && !s.wait[stream] {
 		return nil, errors.New("refused by the test")
 	}
 	<-ctx.Done()
@@ -177,4 +179,92 @@ func TestAStreamFailedForGoodStaysFailedAcrossAReconnect(t *testing.T) {
 		}
 		return failedA()
 	})
+}
+
+// TestAStreamFailingDuringTheDrainStaysFailedAcrossAReconnect: a stream that fails while the
+// lost connection's pipeline drains (an acknowledgement arriving then can be lesson 22's) is
+// as failed as one that failed before the loss: not started again after the reconnect.
+func TestAStreamFailingDuringTheDrainStaysFailedAcrossAReconnect(t *testing.T) {
+	_, cfg := testEnv(t)
+	cfg.Transport = true
+	a, b := *cfg, *cfg
+	a.Def.Name, a.Def.StreamID = "a", 1
+	b.Def.Name, b.Def.StreamID = "b", 2
+	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{1: true}}
+	board := &failingBoard{streamBoard: streamBoard{streams: map[string]*messages.StreamStatus{}},
+		failing: "a", blocked: make(chan struct{}), release: make(chan struct{}), lost: make(chan struct{})}
+	deads := make(chan chan struct{}, 2)
+	startRun(t, RunOptions{
+		Connect: func(context.Context) (*Connection, error) {
+			dead := make(chan struct{})
+			deads <- dead
+			return &Connection{Aeron: subs, Dead: dead, Err: func() error { return errors.New("driver restarted by the test") }, Close: func() error { return nil }}, nil
+		},
+		Streams:   func() ([]StreamConfig, error) { return []StreamConfig{a, b}, nil },
+		Board:     board,
+		Reconnect: supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond},
+	})
+	eventually.NoError(t, waitFor, func() error {
+		if subs.count(1) == 0 || subs.count(2) == 0 {
+			return errors.New("the streams did not subscribe")
+		}
+		return nil
+	})
+	board.armed.Store(true)
+	select { // stream a's supervisor is held inside its next status push
+	case <-board.blocked:
+	case <-time.After(waitFor):
+		t.Fatalf("stream a pushed no status within %s", waitFor)
+	}
+	close(<-deads) // the driver is lost: Run leaves its wait and drains
+	select {
+	case <-board.lost:
+	case <-time.After(waitFor):
+		t.Fatalf("Run reported no lost connection within %s", waitFor)
+	}
+	tries := subs.count(1)
+	close(board.release) // now stream a fails, with the drain waiting for it
+	<-deads              // ferry connected again
+	eventually.NoError(t, waitFor, func() error {
+		if n := subs.count(2); n < 2 {
+			return fmt.Errorf("stream b subscribed %d times; want again after the reconnect", n)
+		}
+		return nil
+	})
+	eventually.Always(t, 300*time.Millisecond, func() error {
+		if n := subs.count(1); n != tries {
+			return fmt.Errorf("stream a, failed during the drain, subscribed %d times after the reconnect: started again", n-tries)
+		}
+		if st := board.stream("a"); st == nil || st.State != "failed" {
+			return fmt.Errorf("stream a's status %v; want failed", st)
+		}
+		return nil
+	})
+}
+
+// failingBoard is a streamBoard on which, once armed, the failing stream's next status push
+// blocks until released and then panics: that stream's supervisor fails, at the time the
+// test chooses. lost is closed when Run reports the connection lost.
+type failingBoard struct {
+	streamBoard
+	failing          string
+	armed            atomic.Bool
+	blocked, release chan struct{}
+	lost             chan struct{}
+	lostOnce         sync.Once
+}
+
+func (b *failingBoard) SetStream(st *messages.StreamStatus) {
+	if st.Name == b.failing && b.armed.CompareAndSwap(true, false) {
+		close(b.blocked)
+		<-b.release
+		panic("the board failed the stream, as the test asked")
+	}
+	b.streamBoard.SetStream(st)
+}
+
+func (b *failingBoard) SetConnection(c *messages.Connection) {
+	if !c.Connected && strings.HasPrefix(c.Error, "connection lost") {
+		b.lostOnce.Do(func() { close(b.lost) })
+	}
 }
