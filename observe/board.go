@@ -48,19 +48,28 @@ func (b *Board) SetConnection(c *messages.Connection) {
 }
 
 // Snapshot returns a copy of every stream's status, in the order they first appeared, and
-// of the connection's.
+// of the connection's. While the connection is down no stream is healthy, whatever it last
+// said: its actors are gone until ferry reconnects, and nothing it shows moves.
 func (b *Board) Snapshot() *messages.Status {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := &messages.Status{AtMs: b.now().UnixMilli(), Version: b.version}
+	down := disconnected(b.connection) != ""
 	for _, name := range b.order {
-		out.Streams = append(out.Streams, proto.Clone(b.streams[name]).(*messages.StreamStatus))
+		st := proto.Clone(b.streams[name]).(*messages.StreamStatus)
+		if down && st.Healthy {
+			st.Healthy, st.Reason = false, notConnected
+		}
+		out.Streams = append(out.Streams, st)
 	}
 	if b.connection != nil {
 		out.Connection = proto.Clone(b.connection).(*messages.Connection)
 	}
 	return out
 }
+
+// notConnected is the reason a stream healthy when ferry lost the connection to Aeron is not.
+const notConnected = "waiting for the connection to Aeron (its last values are from before it was lost)"
 
 // Healthy reports whether ferry is connected to Aeron (or has not yet finished its first
 // attempt) and every stream is healthy, and the reasons of what is not. While the
@@ -72,7 +81,7 @@ func (b *Board) Healthy() (bool, []string) {
 		reasons = append(reasons, down)
 	}
 	for _, s := range snap.Streams {
-		if !s.Healthy {
+		if !s.Healthy && s.Reason != notConnected { // the connection's reason says it
 			reasons = append(reasons, s.Name+": "+s.Reason)
 		}
 	}

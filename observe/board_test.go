@@ -37,8 +37,9 @@ func TestBoardIsUnhealthyWhileDisconnected(t *testing.T) {
 	}
 }
 
-// /metrics says whether ferry is connected, and its lag is the status's lag_bytes: behind
-// what was recorded, not only behind what the replay read.
+// /metrics says whether ferry is connected, no stream is healthy while it is not (the
+// streams' last values are from before the loss), and its lag is the status's lag_bytes:
+// behind what was recorded, not only behind what the replay read.
 func TestMetricsExportConnectionAndTheStatusLag(t *testing.T) {
 	b := NewBoard("test")
 	b.SetConnection(&messages.Connection{SinceMs: 1795980000000, Error: "connection lost"})
@@ -57,7 +58,7 @@ func TestMetricsExportConnectionAndTheStatusLag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"ferry_aeron_connected 0", `ferry_recording_lag_bytes{recording="7",stream="orders"} 5000`, `ferry_transport_publishers{stream="ticks"} 2`} {
+	for _, line := range []string{"ferry_aeron_connected 0", `ferry_stream_healthy{stream="orders"} 0`, `ferry_recording_lag_bytes{recording="7",stream="orders"} 5000`, `ferry_transport_publishers{stream="ticks"} 2`} {
 		if !strings.Contains(string(body), line+"\n") {
 			t.Errorf("/metrics lacks %q:\n%s", line, body)
 		}
