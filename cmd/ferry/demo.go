@@ -85,14 +85,24 @@ streams:
 	}
 	fmt.Fprintf(stdout, "demo: configuration %s\ndemo: a sample publisher on %s stream %d, recorded by the archive; ferry publishes it to %s\n", cfgPath, demoChannel, demoStreamID, demoTopic)
 
+	// The demo's own handler only ends its loop: ferry's (runPipeline's) drains, and a
+	// second signal must reach Go's default once ferry lets it, so the demo lets go of the
+	// signals as soon as the first comes.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	pub, err := startDemoPublisher(ctx, cfg, rate)
+	// The sample publisher and the topic's reader run until the demo returns, whatever
+	// ends it: a demo whose ferry could not start says why and ends, rather than publish on.
+	work, endWork := context.WithCancel(ctx)
+	pub, err := startDemoPublisher(work, cfg, rate)
 	if err != nil {
+		endWork()
 		return err
 	}
-	defer pub.close()
-	if err := pub.seen.run(ctx, pulsarURL); err != nil {
+	defer func() {
+		endWork()
+		pub.close()
+	}()
+	if err := pub.seen.run(work, pulsarURL); err != nil {
 		return err
 	}
 
@@ -115,6 +125,7 @@ streams:
 				}
 			}
 		case <-ctx.Done():
+			stop()       // a second signal is runPipeline's to take
 			return <-ran // runPipeline saw the same signal and drains
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -468,4 +469,22 @@ func TestStatusWatchAsksAgainWhileFerryDoesNotAnswer(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A run that ends on an error of its own says that error, not that a signal came: the
+// signal handler must not take the run's own end for a signal.
+func TestARunThatFailsToStartReportsNoSignal(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	path, _ := writeConfig(t, "http:\n  listen: "+taken.Addr().String()+"\n")
+	code, _, errOut := ferry("run", "--config", path)
+	if code != exitFailure || !strings.Contains(errOut, "address already in use") {
+		t.Fatalf("ferry run on a port taken = %d, stderr %q; want 1 and the listen error", code, errOut)
+	}
+	if strings.Contains(errOut, "signal received") {
+		t.Fatalf("ferry run on a port taken logged a signal nobody sent:\n%s", errOut)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -67,22 +68,14 @@ func runPipeline(args []string, stderr io.Writer) error {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// In archive mode nothing is lost by a second signal: a checkpoint only ever holds
+	// acknowledged records, so the next start publishes the rest again.
+	after := "what is not yet acknowledged is published again at the next start"
+	if cfg.Mode == config.ModeTransport {
+		after = "in transport mode what is not yet acknowledged then goes unpublished"
+	}
+	ctx, stop := drainOnSignal(log, after)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		// The first signal drains (up to drainTimeout); a second one ends the process at
-		// once, Go's default for both signals. In archive mode nothing is lost by it: a
-		// checkpoint only ever holds acknowledged records, so the next start publishes the
-		// rest again. A second signal within a second is taken for the same request (a
-		// wrapper forwarding the terminal's Ctrl-C to its process group delivers two).
-		after := "what is not yet acknowledged is published again at the next start"
-		if cfg.Mode == config.ModeTransport {
-			after = "in transport mode what is not yet acknowledged then goes unpublished"
-		}
-		log.Info("signal received: draining; a second signal (a second from now) stops ferry at once: " + after)
-		time.AfterFunc(time.Second, stop)
-	}()
 
 	var st store.Store // archive mode only
 	streams := func() ([]actors.StreamConfig, error) { return transportConfigs(cfg), nil }
@@ -130,6 +123,40 @@ func runPipeline(args []string, stderr io.Writer) error {
 	})
 	log.Info("ferry stopped")
 	return err
+}
+
+// drainOnSignal returns a context that the first SIGINT or SIGTERM ends, which starts the
+// drain (up to drainTimeout), and a function that undoes it. A second signal ends the
+// process at once, Go's default for both signals, once a second has passed: a second signal
+// within it is taken for the same request (a wrapper forwarding the terminal's Ctrl-C to
+// its process group delivers two). after says what a second signal leaves undone.
+func drainOnSignal(log *slog.Logger, after string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-signals:
+		case <-done: // the run ended on its own: no signal to report
+			return
+		}
+		log.Info("signal received: draining; a second signal (a second from now) stops ferry at once: " + after)
+		cancel()
+		select {
+		case <-time.After(time.Second):
+		case <-done:
+		}
+		signal.Stop(signals)
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			close(done)
+			signal.Stop(signals)
+			cancel()
+		})
+	}
 }
 
 // serveHTTP serves /status, /metrics, /healthz and /readyz on http.listen.

@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -84,5 +86,37 @@ func TestMakeDemoDeliversAndStopsEverything(t *testing.T) {
 		if syscall.Kill(pid, 0) == nil {
 			t.Errorf("peer process %d still runs after the demo ended", pid)
 		}
+	}
+}
+
+// TestADemoWhoseFerryCannotStartSaysWhyAndEnds: `ferry demo` whose ferry cannot start (here
+// its HTTP port is taken) says why and exits 1, rather than go on publishing without a word
+// until Ctrl-C.
+func TestADemoWhoseFerryCannotStartSaysWhyAndEnds(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cmd := exec.Command(ferryBin, "demo", "--aeron-dir", peers.Archive.AeronDir, "--pulsar", peers.Pulsar.ServiceURL,
+		"--pulsar-admin", peers.Pulsar.AdminURL, "--dir", t.TempDir(), "--rate", "10")
+	cmd.Env = append(os.Environ(), "FERRY_HTTP_LISTEN="+taken.Addr().String())
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("ferry demo still ran a minute after its ferry could not start:\n%s", out.String())
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(out.String(), "address already in use") {
+		t.Fatalf("ferry demo = %v; want exit 1 saying the port is taken:\n%s", err, out.String())
 	}
 }
