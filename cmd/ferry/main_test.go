@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/observe"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/eventually"
@@ -486,5 +489,46 @@ func TestARunThatFailsToStartReportsNoSignal(t *testing.T) {
 	}
 	if strings.Contains(errOut, "signal received") {
 		t.Fatalf("ferry run on a port taken logged a signal nobody sent:\n%s", errOut)
+	}
+}
+
+// The status endpoint closes a kept-alive connection that has waited for its next request
+// longer than its idle timeout: scrapers and browsers that keep connections open must not
+// hold ferry's goroutines and sockets for ever.
+func TestTheStatusEndpointClosesIdleConnections(t *testing.T) {
+	defer func(d time.Duration) { httpIdleTimeout = d }(httpIdleTimeout)
+	httpIdleTimeout = 200 * time.Millisecond
+	cfg := &config.Config{}
+	cfg.HTTP.Listen = "127.0.0.1:0"
+	var logged bytes.Buffer
+	stop, err := serveHTTP(cfg, observe.NewBoard("test"), slog.New(slog.NewTextHandler(&logged, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	m := regexp.MustCompile(`url=http://([^/]+)/status`).FindStringSubmatch(logged.String())
+	if m == nil {
+		t.Fatalf("no status endpoint logged: %q", logged.String())
+	}
+	conn, err := net.Dial("tcp", m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: ferry\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	// The connection stays open, idle: the server closes it after its idle timeout.
+	if err := conn.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := conn.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("read on the idle connection = %d, %v; want io.EOF, the server closing it", n, err)
 	}
 }

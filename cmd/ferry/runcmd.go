@@ -159,6 +159,11 @@ func drainOnSignal(log *slog.Logger, after string) (context.Context, func()) {
 	}
 }
 
+// httpTimeout bounds the reading of a request to the status endpoint and the writing of
+// its answer (a client that stops reading holds a goroutine no longer); httpIdleTimeout,
+// how long a kept-alive connection waits for its next request.
+var httpTimeout, httpIdleTimeout = 10 * time.Second, time.Minute
+
 // serveHTTP serves /status, /metrics, /healthz and /readyz on http.listen.
 func serveHTTP(cfg *config.Config, board *observe.Board, log *slog.Logger) (func(), error) {
 	var names []string
@@ -169,7 +174,8 @@ func serveHTTP(cfg *config.Config, board *observe.Board, log *slog.Logger) (func
 	if err != nil {
 		return nil, fmt.Errorf("http.listen %s: %w (another ferry on this port? set http.listen)", cfg.HTTP.Listen, err)
 	}
-	srv := &http.Server{Handler: observe.Handler(board, names), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: observe.Handler(board, names), ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout: httpTimeout, WriteTimeout: httpTimeout, IdleTimeout: httpIdleTimeout}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("status endpoint stopped", "error", err)
