@@ -532,3 +532,34 @@ func TestTheStatusEndpointClosesIdleConnections(t *testing.T) {
 		t.Fatalf("read on the idle connection = %d, %v; want io.EOF, the server closing it", n, err)
 	}
 }
+
+// hungCloser is a store whose Close waits for a write that never ends, as bbolt's does.
+type hungCloser struct{ release chan struct{} }
+
+func (h hungCloser) Close() error {
+	<-h.release
+	return nil
+}
+
+// A checkpoint store that does not close (a write on a hung disk holds it) does not hold
+// up ferry's exit for ever, and ferry says so.
+func TestAStoreThatDoesNotCloseDoesNotHoldUpTheExit(t *testing.T) {
+	defer func(d time.Duration) { storeCloseWait = d }(storeCloseWait)
+	storeCloseWait = 100 * time.Millisecond
+	st := hungCloser{make(chan struct{})}
+	defer close(st.release)
+	var logged bytes.Buffer
+	closed := make(chan struct{})
+	go func() {
+		closeStore(st, slog.New(slog.NewTextHandler(&logged, nil)))
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("closeStore still waits for a store that does not close, 5 s on")
+	}
+	if !strings.Contains(logged.String(), "did not close within 100ms") {
+		t.Fatalf("closeStore gave up without a word: %q", logged.String())
+	}
+}

@@ -84,7 +84,7 @@ func runPipeline(args []string, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		defer bst.Close()
+		defer closeStore(bst, log)
 		st = bst
 		// Read every stream's checkpoint now, so that a damaged store stops the start at
 		// once (lessons 12, 13); every (re)start of the pipeline reads them again.
@@ -156,6 +156,26 @@ func drainOnSignal(log *slog.Logger, after string) (context.Context, func()) {
 			signal.Stop(signals)
 			cancel()
 		})
+	}
+}
+
+// storeCloseWait bounds the close of the checkpoint store at exit: bbolt's Close waits for
+// a write in progress, and one on a hung disk never ends (the pipeline's stop has left it
+// behind already, and said so).
+var storeCloseWait = 10 * time.Second
+
+// closeStore closes the checkpoint store, or gives up on it after storeCloseWait, loudly:
+// the process exits either way, and what the store persisted before stands.
+func closeStore(st io.Closer, log *slog.Logger) {
+	closed := make(chan error, 1)
+	go func() { closed <- st.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			log.Error("closing the checkpoint store", "error", err)
+		}
+	case <-time.After(storeCloseWait):
+		log.Error("the checkpoint store did not close within " + storeCloseWait.String() + " (a write on a hung disk?); exiting without it: what it persisted before stands, and the next start resumes from there")
 	}
 }
 
