@@ -28,11 +28,11 @@ type scheduled struct {
 	Recording
 	permitted bool
 	completed bool
-	// firstListedMs is when the recording was first listed; grewAtMs, the listing at
-	// which its recorded position last moved (its first listing to begin with);
-	// extendedAtMs, the listing that last found it live again after a stop (extended;
-	// 0: never).
-	firstListedMs, grewAtMs, extendedAtMs int64
+	// firstListedMs is when the recording was first listed; listedMs, the last listing
+	// that reported it; grewAtMs, the listing at which its recorded position last moved
+	// (its first listing to begin with); extendedAtMs, the listing that last found it live
+	// again after a stop (extended; 0: never).
+	firstListedMs, listedMs, grewAtMs, extendedAtMs int64
 }
 
 // Schedule decides which recordings of one stream may publish now
@@ -59,8 +59,11 @@ type scheduled struct {
 // [NewSchedule]; zero holds nothing): if it stops meanwhile, r waits for it as
 // for any stopped recording; if it grows, or the grace ends, it is a
 // concurrent publisher (an idle one, at worst delayed by the grace) and r
-// publishes beside it. Time is the listings' (Recording.ListedAtMs): the
-// grace ends at the first listing after it.
+// publishes beside it. Time is the listings' (Recording.ListedAtMs), and the
+// grace ends at the first listing after it that reports the live recording
+// still live: a listing is added one recording at a time, and the recordings
+// with lower ids added first must not end the grace against what the listing
+// before said of the one that holds r.
 //
 // A stopped recording extended (the archive's ExtendRecording: listed live
 // again), before it completed or after ([Schedule.Reopen]), holds back every
@@ -90,7 +93,6 @@ type scheduled struct {
 type Schedule struct {
 	recs    []scheduled // ascending ID
 	graceMs int64
-	nowMs   int64 // the latest ListedAtMs
 }
 
 // NewSchedule returns an empty schedule with a restart grace of graceMs
@@ -121,9 +123,9 @@ func (s *Schedule) Add(r Recording) error {
 	if r.ID < 0 {
 		return fmt.Errorf("add recording %d: %w", r.ID, ErrInvalidRecordingID)
 	}
-	s.nowMs = max(s.nowMs, r.ListedAtMs)
 	if i, ok := s.find(r.ID); ok {
 		e := &s.recs[i]
+		e.listedMs = max(e.listedMs, r.ListedAtMs)
 		switch {
 		case e.StartMs != r.StartMs:
 			return fmt.Errorf("add recording %d started at %d, known start %d: %w", r.ID, r.StartMs, e.StartMs, ErrRecordingConflict)
@@ -148,7 +150,7 @@ func (s *Schedule) Add(r Recording) error {
 	if n := len(s.recs); n > 0 && r.ID < s.recs[n-1].ID {
 		return fmt.Errorf("add recording %d after recording %d: %w", r.ID, s.recs[n-1].ID, ErrRecordingOrder)
 	}
-	s.recs = append(s.recs, scheduled{Recording: r, firstListedMs: r.ListedAtMs, grewAtMs: r.ListedAtMs})
+	s.recs = append(s.recs, scheduled{Recording: r, firstListedMs: r.ListedAtMs, listedMs: r.ListedAtMs, grewAtMs: r.ListedAtMs})
 	s.update()
 	return nil
 }
@@ -245,7 +247,7 @@ func (s *Schedule) reopen(r Recording, anywhere bool) error {
 	if r.Live {
 		e.grewAtMs = r.ListedAtMs
 	}
-	s.nowMs = max(s.nowMs, r.ListedAtMs)
+	e.listedMs = max(e.listedMs, r.ListedAtMs)
 	s.update()
 	return nil
 }
@@ -280,9 +282,11 @@ func (s *Schedule) heldBy(i int) (int64, WaitReason, bool) {
 }
 
 // holds reports whether the live recording q holds r back: it has not grown since r was
-// first listed, and the grace since then is not over.
+// first listed, and the grace since then was not over at the last listing that reported q
+// (not the latest listing's time: in the middle of a listing, q may not be added yet, and
+// what the listing says of it — stopped, perhaps — is still to come).
 func (s *Schedule) holds(q, r scheduled) bool {
-	return q.grewAtMs <= r.firstListedMs && s.nowMs-r.firstListedMs < s.graceMs
+	return q.grewAtMs <= r.firstListedMs && max(q.listedMs, r.firstListedMs)-r.firstListedMs < s.graceMs
 }
 
 // Runnable returns, in ascending order, the ids of the recordings that may

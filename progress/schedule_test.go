@@ -112,6 +112,20 @@ func TestLesson05_ALiveRecordingThatStoppedGrowingHoldsALaterOneForTheGrace(t *t
 		mustAdd(t, s, stoppedAt(1, 100, 22_000))
 		wantIDs(t, "Runnable", s.Runnable(), 1, 2)
 	})
+	t.Run("it stops in the listing that ends the grace, after a concurrent publisher", func(t *testing.T) {
+		// 0 is a concurrent publisher, adding each listing first: it must not end the
+		// grace against what the listing before said of 1, which this one says stopped.
+		s := NewSchedule(grace)
+		mustAdd(t, s, listed(0, 100, 0), listed(1, 100, 0))
+		mustAdd(t, s, listed(0, 200, 1_000), listed(1, 100, 1_000), listed(2, 10, 1_000))
+		wantIDs(t, "Runnable", s.Runnable(), 0, 1)
+		mustAdd(t, s, listed(0, 300, 21_000), stoppedAt(1, 100, 21_000), listed(2, 20, 21_000))
+		wantIDs(t, "Runnable", s.Runnable(), 0, 1)
+		if err := s.Completed(1); err != nil {
+			t.Fatal(err)
+		}
+		wantIDs(t, "Runnable", s.Runnable(), 0, 2)
+	})
 	t.Run("a position not read is no growth", func(t *testing.T) {
 		s := NewSchedule(grace)
 		mustAdd(t, s, listed(1, -1, 0), listed(2, 10, 1_000))
