@@ -375,14 +375,15 @@ func (c *checkpointer) checkHung(ctx actor.Context) {
 	c.env.Logger.Warn("a checkpoint save has not returned; waiting for it", "stream", c.cfg.Def.Name, "for", took)
 }
 
-// reportFlushed tells the stream, while it drains, once every commit is persisted.
+// reportFlushed tells the stream, while it drains, once everything its policies were
+// given is persisted: every commit, every completion (a position persisted is not yet the
+// recording done, which the next recording waits for) and every seed.
 func (c *checkpointer) reportFlushed(ctx actor.Context) {
 	if !c.flushing || c.writing {
 		return
 	}
-	for rec, pos := range c.committed {
-		p := c.policies[rec]
-		if persisted, _ := p.Persisted(); persisted < pos || p.Seeding() {
+	for _, p := range c.policies {
+		if p.Unsaved() {
 			return
 		}
 	}

@@ -145,15 +145,22 @@ func TestABatchArrivingAfterTheTrackersDrainIsNotPublished(t *testing.T) {
 }
 
 // supervised is a stream supervisor's stand-in: it spawns one child, under the strategy
-// its props give it.
+// its props give it, and hands what the child sends it to messages, if set.
 type supervised struct {
 	child    actor.Producer
 	children chan *actor.PID
+	messages probe
 }
 
 func (s *supervised) Receive(ctx actor.Context) {
-	if _, ok := ctx.Message().(*actor.Started); ok {
+	switch ctx.Message().(type) {
+	case *actor.Started:
 		s.children <- ctx.Spawn(actor.PropsFromProducer(s.child))
+	case actor.SystemMessage, actor.AutoReceiveMessage:
+	default:
+		if s.messages != nil {
+			s.messages <- ctx.Message()
+		}
 	}
 }
 
@@ -161,6 +168,13 @@ func (s *supervised) Receive(ctx actor.Context) {
 // would, and returns it with the failures the strategy gives up on. The child is stopped
 // before the test's tasks are awaited (a checkpointer's ticker is one).
 func spawnSupervised(t *testing.T, system *actor.ActorSystem, env *Env, cfg *StreamConfig, child actor.Producer) (*actor.PID, <-chan error) {
+	t.Helper()
+	pid, givenUp, _ := spawnWatched(t, system, env, cfg, child)
+	return pid, givenUp
+}
+
+// spawnWatched is spawnSupervised, and also returns what the child sends its parent.
+func spawnWatched(t *testing.T, system *actor.ActorSystem, env *Env, cfg *StreamConfig, child actor.Producer) (*actor.PID, <-chan error, probe) {
 	t.Helper()
 	givenUp := make(chan error, 4)
 	strategy, err := supervisor.NewStrategy(cfg.Restart, func(_ *actor.PID, _ supervisor.Class, reason any) {
@@ -170,10 +184,10 @@ func spawnSupervised(t *testing.T, system *actor.ActorSystem, env *Env, cfg *Str
 	if err != nil {
 		t.Fatal(err)
 	}
-	parent := &supervised{child: child, children: make(chan *actor.PID, 1)}
+	parent := &supervised{child: child, children: make(chan *actor.PID, 1), messages: make(probe, 1024)}
 	pid := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return parent }, actor.WithSupervisor(strategy)))
 	t.Cleanup(func() { _ = system.Root.StopFuture(pid).Wait() })
-	return <-parent.children, givenUp
+	return <-parent.children, givenUp, parent.messages
 }
 
 // A checkpointer that failed (a bug) must not come back empty-handed: it would have lost
@@ -329,20 +343,54 @@ func TestTheTrackersLastStatusIsPushedWhenItStops(t *testing.T) {
 	}
 }
 
-// saveLog is a store that records every Save and fails the first failFirst of them.
+// saveLog is a store that records every Save and fails the first failFirst of them, and
+// the next one once failNext is set.
 type saveLog struct {
 	store.Store // not called: the checkpointer only saves
 	failFirst   int
+	failNext    atomic.Bool
 	saves       chan []store.Checkpoint
 }
 
 func (s *saveLog) Save(_ store.Stream, cps []store.Checkpoint) error {
 	s.saves <- cps
-	if s.failFirst > 0 {
-		s.failFirst--
+	if s.failFirst > 0 || s.failNext.Swap(false) {
+		s.failFirst = max(s.failFirst-1, 0)
 		return errors.New("injected: disk full")
 	}
 	return nil
+}
+
+// A recording's completion whose save failed waits out its backoff: a drain must not report
+// the checkpoints flushed meanwhile — the position is persisted, but not that the recording
+// is done, which the next recording waits for.
+func TestADrainWaitsForTheCompletedCheckpoint(t *testing.T) {
+	env, cfg := testEnv(t)
+	saves := &saveLog{saves: make(chan []store.Checkpoint, 16)}
+	env.Store = saves
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 60_000, RetryMaxMs: 60_000}
+	cfg.Stored.Checkpoints = []store.Checkpoint{{RecordingID: 7, Position: 0, Seed: true}}
+	system := testSystem(t)
+	checkpointer, _, parent := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
+	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 1, FromPosition: 0})
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 128, Records: 1})
+	if p := next[*messages.CheckpointPersisted](t, parent); p.Position != 128 || p.Completed {
+		t.Fatalf("persisted %+v; want 128, not completed", p)
+	}
+	saves.failNext.Store(true)
+	system.Root.Send(checkpointer, &messages.RecordingFinished{RecordingId: 7, FinalPosition: 128})
+	next[*messages.FailureObserved](t, parent) // the completed checkpoint's save failed: back-off of a minute
+	system.Root.Send(checkpointer, &messages.Drain{})
+	eventually.Always(t, 300*time.Millisecond, func() error {
+		select {
+		case m := <-parent:
+			if _, ok := m.(*messages.CheckpointsFlushed); ok {
+				return errors.New("the drain reported the checkpoints flushed while the recording's completion is not saved")
+			}
+		default:
+		}
+		return nil
+	})
 }
 
 // A seed whose save failed waits out a long backoff; a later recording's seed must not be

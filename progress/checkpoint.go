@@ -345,6 +345,11 @@ func (p *CheckpointPolicy) FinalPersisted() bool {
 	return p.completed && p.persistedCompleted && p.persisted == p.committed
 }
 
+// Unsaved reports whether anything the policy was given — a commit, the recording's
+// completion, a seed — is not known to be persisted yet: a save of it is pending, waiting
+// out a failure's backoff, or in flight.
+func (p *CheckpointPolicy) Unsaved() bool { return p.dirty || p.inFlight }
+
 // InFlight returns the save in flight, if any.
 func (p *CheckpointPolicy) InFlight() (Save, bool) { return p.flight, p.inFlight }
 
