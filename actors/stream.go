@@ -16,6 +16,7 @@ import (
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/supervisor"
 )
 
@@ -44,8 +45,10 @@ type streamSupervisor struct {
 	// first listing on begins: a live one at its live end as read then (every live one, so
 	// that no concurrent publisher is left out, lesson 11), a stopped one at its stop; each
 	// is seeded there at once (see decideLatest).
-	latestFrom      map[int64]int64
-	latestDeferred  bool // the choice waited for a listing that could read the live ends
+	latestFrom     map[int64]int64
+	latestDeferred bool // the choice waited for a listing that could read the live ends
+	// leftOut: the live recordings the start position leaves out, each said once.
+	leftOut         map[int64]bool
 	storedCompleted map[int64]bool
 	// finalAt is where each recording ferry published to its end ended: its final
 	// checkpoint, stored (storedCompleted) or persisted in this run (finished, completed).
@@ -288,6 +291,9 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			return
 		}
 		if s.skip(r.RecordingId) {
+			if r.Live {
+				s.leftOutLive(r.RecordingId)
+			}
 			continue
 		}
 		if s.endUnmoved(r) {
@@ -353,6 +359,28 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		return
 	}
 	s.completeFinished(ctx)
+}
+
+// leftOutLive says, once per recording, that the start position leaves out a recording that
+// is live: a concurrent publisher's (lesson 11), whose records, those recorded from now on
+// too, ferry never publishes. A start position is the user's to choose, so the stream goes
+// on; leaving a publisher out must not go unsaid.
+func (s *streamSupervisor) leftOutLive(id int64) {
+	if s.leftOut == nil {
+		s.leftOut = map[int64]bool{}
+	}
+	if s.leftOut[id] {
+		return
+	}
+	s.leftOut[id] = true
+	first := s.cfg.Start.RecordingID
+	if cps := s.cfg.Stored.Checkpoints; len(cps) > 0 {
+		first = cps[0].RecordingID
+	}
+	msg := fmt.Sprintf("recording %d is live but below recording %d, where the stream begins (start_recording_id, or the lowest recording of the stored checkpoint): a concurrent publisher's recording, of which ferry publishes nothing, also what it records from now on; to publish every live recording from its live end use start_position: latest (after `%s`)",
+		id, first, store.ResetCommand(s.cfg.Def.Name))
+	s.env.Logger.Error(msg, "stream", s.cfg.Def.Name, "recording", id)
+	s.status.failure(&messages.Failure{AtMs: s.env.nowMs(), Kind: "start", Message: msg})
 }
 
 // vanished is the stream's failure for the recordings gone that left the archive unfinished

@@ -431,3 +431,43 @@ func TestAStreamStartsWithAListingActedOnAndStallsWhenListingsFail(t *testing.T)
 		t.Fatalf("listings failing for longer than the threshold: %s, %q; want stalled, saying so", b.State, b.Reason)
 	}
 }
+
+// A start position that leaves out a live recording (start_recording_id above a concurrent
+// publisher's) is the user's choice, but leaving a publisher out must not go unsaid (lesson
+// 11): the stream says so once, at error level and in its status, and goes on.
+func TestAStartLeavingOutALiveRecordingSaysSo(t *testing.T) {
+	system := testSystem(t)
+	var failure error
+	env, cfg := testEnv(t)
+	logged := &lockedBuffer{}
+	env.Logger = slog.New(slog.NewTextHandler(logged, nil))
+	cfg.Start = config.StartPosition{Kind: config.StartAt, RecordingID: 5}
+	nobody := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sink{} }))
+	s := &streamSupervisor{env: env, cfg: cfg, onFailed: func(_ string, err error) { failure = err }, status: newStreamStatus(0), checkpointer: nobody}
+	s.initState()
+	done := make(chan struct{})
+	system.Root.Send(system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return runner{} })), runIn(func(ctx actor.Context) {
+		defer close(done)
+		s.running[5] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned
+		for i, at := range []int64{1_000, 2_000} {
+			s.listed(ctx, &messages.RecordingsListed{ListedAtMs: at, Recordings: []*messages.RecordingInfo{
+				{RecordingId: 3, StartMs: 100, StopMs: 200, StopPosition: 64, RecordedPosition: 64},
+				{RecordingId: 4, StartMs: 300, Live: true, StopPosition: -1, RecordedPosition: 1000 * int64(i+1)},
+				{RecordingId: 5, StartMs: 400, Live: true, StopPosition: -1, RecordedPosition: 64},
+			}})
+		}
+	}))
+	<-done
+	if failure != nil {
+		t.Fatalf("the stream failed: %v", failure)
+	}
+	if n := strings.Count(logged.String(), "recording 4 is live but below recording 5"); n != 1 {
+		t.Fatalf("the live recording left out was said %d times, want once:\n%s", n, logged.String())
+	}
+	if strings.Contains(logged.String(), "recording 3 is") {
+		t.Fatalf("the stopped recording left out was reported as a live one:\n%s", logged.String())
+	}
+	if f := s.status.failures["start"]; f == nil || !strings.Contains(f.Message, "start_position: latest") {
+		t.Fatalf("status failure %v; want the start's, saying what to do", f)
+	}
+}

@@ -85,7 +85,11 @@
 // environment), whatever its value, even its default (lesson 17). A value
 // out of range is rejected, never clamped or ignored: there are no
 // negative sentinels, and a start position is earliest, latest, or a
-// 32-byte aligned position >= 0 in a named recording (lesson 19). Unknown
+// 32-byte aligned position >= 0 in a named recording (lesson 19); the
+// recordings below that one are left out, a live one too (a concurrent
+// publisher's: the stream says so at error level, and latest, which starts
+// every live recording at its live end, is the start that leaves none out).
+// Unknown
 // keys are rejected, with a suggestion when one is close. Every problem is
 // reported at once, as a [*KeyError] naming the key path, the value, where
 // it came from, and the fix.
