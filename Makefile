@@ -24,7 +24,10 @@ proto: ## regenerate messages/ from proto/ferry/v1
 	$(BUF) generate
 
 check: ## gofmt, go vet, buf lint, and generated code up to date
-	@unformatted=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
+	@# git's failure (no repository, a checkout of another user) must not pass for "no files".
+	@files=$$(git ls-files -co --exclude-standard '*.go') && [ -n "$$files" ] || \
+	  { echo "check: git ls-files found no Go files (run it in a git checkout you own)"; exit 1; }; \
+	  unformatted=$$(gofmt -l $$files); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(BUF) lint
@@ -41,8 +44,12 @@ test: deps check ## everything CI runs: checks, all tests against the real peers
 fuzz: ## run every fuzz target FUZZTIME (default 2000x inputs; try FUZZTIME=100000x)
 	@# Targets are found in the sources: `go test -list` would run each package's TestMain,
 	@# which starts real peers.
-	@for file in $$(git ls-files -co --exclude-standard '*_test.go'); do \
+	@files=$$(git ls-files -co --exclude-standard '*_test.go') && [ -n "$$files" ] || \
+	  { echo "fuzz: git ls-files found no test files (run it in a git checkout you own)"; exit 1; }; \
+	  n=0; \
+	  for file in $$files; do \
 	  for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
+	    n=$$((n + 1)); \
 	    pkg=./$$(dirname "$$file"); \
 	    echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
 	    out=$$(mktemp); \
@@ -50,7 +57,8 @@ fuzz: ## run every fuzz target FUZZTIME (default 2000x inputs; try FUZZTIME=1000
 	      cat "$$out"; rm -f "$$out"; exit 1; fi; \
 	    rm -f "$$out"; \
 	  done; \
-	done
+	done; \
+	if [ "$$n" -eq 0 ]; then echo "fuzz: no fuzz targets found"; exit 1; fi
 
 bench: deps ## benchmarks against the real peers, each beside its baseline
 	$(PEERS) run -- $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...

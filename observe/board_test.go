@@ -38,13 +38,14 @@ func TestBoardIsUnhealthyWhileDisconnected(t *testing.T) {
 }
 
 // /metrics says whether ferry is connected, no stream is healthy while it is not (the
-// streams' last values are from before the loss), and its lag is the status's lag_bytes:
-// behind what was recorded, not only behind what the replay read.
+// streams' last values are from before the loss), its lag is the status's lag_bytes:
+// behind what was recorded, not only behind what the replay read, and it says whether the
+// broker deduplicates a recording's topic.
 func TestMetricsExportConnectionAndTheStatusLag(t *testing.T) {
 	b := NewBoard("test")
 	b.SetConnection(&messages.Connection{SinceMs: 1795980000000, Error: "connection lost"})
 	b.SetStream(&messages.StreamStatus{Name: "orders", Healthy: true, Recordings: []*messages.RecordingStatus{{
-		RecordingId: 7, CommittedPosition: proto.Int64(1000), ReplayPosition: proto.Int64(1000), LagBytes: 5000,
+		RecordingId: 7, CommittedPosition: proto.Int64(1000), ReplayPosition: proto.Int64(1000), LagBytes: 5000, Deduplication: "disabled",
 	}}})
 	b.SetStream(&messages.StreamStatus{Name: "ticks", Mode: "transport", Healthy: true, Recordings: []*messages.RecordingStatus{{Publishers: proto.Int32(2)}}})
 	srv := httptest.NewServer(Handler(b, []string{"orders", "ticks"}))
@@ -58,7 +59,7 @@ func TestMetricsExportConnectionAndTheStatusLag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"ferry_aeron_connected 0", `ferry_stream_healthy{stream="orders"} 0`, `ferry_recording_lag_bytes{recording="7",stream="orders"} 5000`, `ferry_transport_publishers{stream="ticks"} 2`} {
+	for _, line := range []string{"ferry_aeron_connected 0", `ferry_stream_healthy{stream="orders"} 0`, `ferry_recording_lag_bytes{recording="7",stream="orders"} 5000`, `ferry_transport_publishers{stream="ticks"} 2`, `ferry_recording_deduplication{recording="7",state="disabled",stream="orders"} 1`} {
 		if !strings.Contains(string(body), line+"\n") {
 			t.Errorf("/metrics lacks %q:\n%s", line, body)
 		}

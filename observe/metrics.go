@@ -24,6 +24,7 @@ var (
 	descRecorded     = prometheus.NewDesc("ferry_recording_recorded_position", "How far the archive had recorded when discovery last looked, in bytes.", []string{"stream", "recording"}, nil)
 	descStoreWrites  = prometheus.NewDesc("ferry_store_writes_total", "Checkpoint store transactions that succeeded (a failed one is a checkpoint failure).", []string{"stream"}, nil)
 	descStoreLatency = prometheus.NewDesc("ferry_store_last_write_seconds", "How long the last checkpoint store transaction took.", []string{"stream"}, nil)
+	descDedup        = prometheus.NewDesc("ferry_recording_deduplication", "1 for the broker's deduplication of the recording's topic partition as its admin API last answered (state: enabled, disabled, unknown, unchecked); archive mode only. Anything but enabled is at least once, not effectively once.", []string{"stream", "recording", "state"}, nil)
 	descPublishers   = prometheus.NewDesc("ferry_transport_publishers", "Transport mode: the publications the live subscription reads from now (publishers connected).", []string{"stream"}, nil)
 	descConnected    = prometheus.NewDesc("ferry_aeron_connected", "1 while connected to the Aeron media driver (and archive), 0 while not; absent before the first attempt ended.", nil, nil)
 )
@@ -32,7 +33,7 @@ var (
 type collector struct{ b *Board }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descHealthy, descRestarts, descFailureAt, descCommitted, descCheckpointed, descReplay, descLag, descPending, descPublished, descAcknowledged, descDuplicates, descFailed, descRate, descRecorded, descStoreWrites, descStoreLatency, descConnected, descPublishers} {
+	for _, d := range []*prometheus.Desc{descHealthy, descRestarts, descFailureAt, descCommitted, descCheckpointed, descReplay, descLag, descPending, descPublished, descAcknowledged, descDuplicates, descFailed, descRate, descRecorded, descStoreWrites, descStoreLatency, descConnected, descPublishers, descDedup} {
 		ch <- d
 	}
 }
@@ -80,6 +81,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descRate, prometheus.GaugeValue, r.RateBytesPerS, s.Name, id)
 			if r.RecordedPosition != nil {
 				ch <- prometheus.MustNewConstMetric(descRecorded, prometheus.GaugeValue, float64(*r.RecordedPosition), s.Name, id)
+			}
+			if r.Deduplication != "" {
+				ch <- prometheus.MustNewConstMetric(descDedup, prometheus.GaugeValue, 1, s.Name, id, r.Deduplication)
 			}
 			ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(r.PendingRecords), s.Name, id)
 			ch <- prometheus.MustNewConstMetric(descPublished, prometheus.CounterValue, float64(r.Published), s.Name, id)

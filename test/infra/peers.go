@@ -136,7 +136,7 @@ func (p *Peers) Env() []string {
 
 // Close stops the peers started here (never reused ones). If failed, it prints the tail of
 // each peer's log to stderr and keeps the run directory; otherwise the run directory is
-// removed unless FERRY_KEEP_RUN is set.
+// removed unless FERRYTEST_KEEP_RUN is set.
 func (p *Peers) Close(failed bool) error {
 	return p.close(os.Stderr, failed)
 }

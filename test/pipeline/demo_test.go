@@ -27,14 +27,16 @@ func TestMakeDemoDeliversAndStopsEverything(t *testing.T) {
 	}
 	cmd := exec.Command("make", "--no-print-directory", "demo")
 	cmd.Dir = root
-	// Without the shared peers' variables: the demo starts peers of its own.
+	// Without the shared peers' variables, nor ferry's: the demo starts peers of its own.
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "FERRYTEST_") && !strings.HasPrefix(kv, "FERRY_") {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = env
+	// Its status endpoint on a port of its own, not the default one a ferry or demo of the
+	// developer's may hold.
+	cmd.Env = append(env, fmt.Sprintf("FERRY_HTTP_LISTEN=127.0.0.1:%d", freePort(t)))
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
