@@ -100,6 +100,10 @@ func runPolicy(t *testing.T, p *CheckpointPolicy, script string) {
 		if hasWant && got != strings.TrimSpace(want) {
 			t.Fatalf("line %d %q:\n got  %s\n want %s", n+1, line, got, strings.TrimSpace(want))
 		}
+		if !hasWant && strings.HasPrefix(got, "err:") {
+			// A step the script takes for granted failed: what follows tests something else.
+			t.Fatalf("line %d %q: %s (a line without => must succeed)", n+1, line, got)
+		}
 	}
 }
 
