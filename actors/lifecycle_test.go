@@ -72,16 +72,16 @@ func startTracker(t *testing.T, env *Env, cfg *StreamConfig) (*actor.ActorSystem
 }
 
 // neighbours are the probes standing in for the actors around the one under test.
-type neighbours struct{ stream, publisher, checkpointer, replay probe }
+type neighbours struct{ stream, publisher, checkpointer, replay, tracker probe }
 
 // spawnNeighbours starts a probe for each neighbour of a recording's actor and returns them
 // with the PIDs to give that actor.
 func spawnNeighbours(system *actor.ActorSystem) (neighbours, *recordingPIDs) {
-	nb := neighbours{make(probe, 1024), make(probe, 1024), make(probe, 1024), make(probe, 1024)}
+	nb := neighbours{make(probe, 1024), make(probe, 1024), make(probe, 1024), make(probe, 1024), make(probe, 1024)}
 	spawn := func(p probe) *actor.PID {
 		return system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return p }))
 	}
-	return nb, &recordingPIDs{stream: spawn(nb.stream), publisher: spawn(nb.publisher), replay: spawn(nb.replay), checkpointer: spawn(nb.checkpointer)}
+	return nb, &recordingPIDs{stream: spawn(nb.stream), publisher: spawn(nb.publisher), replay: spawn(nb.replay), checkpointer: spawn(nb.checkpointer), tracker: spawn(nb.tracker)}
 }
 
 func testEnv(t *testing.T) (*Env, *StreamConfig) {

@@ -1,0 +1,148 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/test/eventually"
+)
+
+// sendRecorder is a stand-in Pulsar producer for the publisher's unit tests: it keeps each
+// send's callback for the test to answer, or fails the sends fail says to at once, inside
+// SendAsync, as pulsar-client-go v0.19.0 does with a full queue. The end-to-end tests
+// publish to a real broker; these drive the orders of outcomes a broker cannot be made to
+// produce on cue.
+type sendRecorder struct {
+	fail func(end string) bool
+
+	mu    sync.Mutex
+	sends []string // the ferry.position of each message sent
+	held  map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error)
+}
+
+func (r *sendRecorder) SendAsync(_ context.Context, m *pulsar.ProducerMessage, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
+	end := m.Properties[PropPosition]
+	r.mu.Lock()
+	r.sends = append(r.sends, end)
+	failNow := r.fail != nil && r.fail(end)
+	if !failNow {
+		r.held[end] = cb
+	}
+	r.mu.Unlock()
+	if failNow {
+		cb(nil, m, pulsar.ErrSendQueueIsFull)
+	}
+}
+
+// answer calls back the send of the record ending at end with err.
+func (r *sendRecorder) answer(t *testing.T, end string, err error) {
+	t.Helper()
+	var cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)
+	eventually.NoError(t, waitFor, func() error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if cb = r.held[end]; cb == nil {
+			return errors.New("the record ending at " + end + " was not sent")
+		}
+		delete(r.held, end)
+		return nil
+	})
+	cb(nil, nil, err)
+}
+
+func (r *sendRecorder) sent() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.sends...)
+}
+
+func (r *sendRecorder) Topic() string                      { return "t" }
+func (r *sendRecorder) Name() string                       { return "ferry-s-7" }
+func (r *sendRecorder) LastSequenceID() int64              { return -1 }
+func (r *sendRecorder) Flush() error                       { return nil }
+func (r *sendRecorder) FlushWithCtx(context.Context) error { return nil }
+func (r *sendRecorder) Close()                             {}
+func (r *sendRecorder) Send(context.Context, *pulsar.ProducerMessage) (pulsar.MessageID, error) {
+	return nil, errors.New("sendRecorder: Send is not used by ferry")
+}
+
+// startPublisher starts recording 7's publisher on rec among probe neighbours.
+func startPublisher(t *testing.T, rec *sendRecorder) (*actor.ActorSystem, neighbours, *actor.PID) {
+	t.Helper()
+	env, cfg := testEnv(t)
+	rec.held = map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}
+	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	pub := system.Root.Spawn(actor.PropsFromProducer(newPublisher(env, cfg, 7, pids)))
+	t.Cleanup(func() { _ = system.Root.StopFuture(pub).Wait() })
+	return system, nb, pub
+}
+
+func batch(epoch uint64, ends ...int64) *messages.RecordBatch {
+	b := &messages.RecordBatch{RecordingId: 7, Epoch: epoch}
+	start := int64(0)
+	for _, end := range ends {
+		b.Records = append(b.Records, &messages.Record{Start: start, End: end, Payload: []byte("x")})
+		start = end
+	}
+	return b
+}
+
+// Lesson 22's fail-stop: once a send of an epoch failed, no send of that epoch follows it —
+// the records after it in the batch, and batches of the epoch that come later, are reported
+// to the tracker as not sent (they are re-delivered with the failed one, and are not
+// failures of their own). A send that followed could be stored above the failed record,
+// whose re-send the broker's deduplication would then drop.
+func TestNoSendOfAnEpochFollowsItsFailure(t *testing.T) {
+	t.Run("a send failing inside SendAsync", func(t *testing.T) {
+		rec := &sendRecorder{fail: func(end string) bool { return end == "64" }}
+		system, nb, pub := startPublisher(t, rec)
+		system.Root.Send(pub, batch(0, 64, 128, 192))
+		for _, want := range []struct {
+			end     int64
+			notSent bool
+		}{{64, false}, {128, true}, {192, true}} {
+			f := next[*messages.PublishFailed](t, nb.tracker)
+			if f.End != want.end || f.NotSent != want.notSent {
+				t.Fatalf("outcome %+v; want the record ending at %d failed, not sent: %t", f, want.end, want.notSent)
+			}
+		}
+		if s := rec.sent(); len(s) != 1 {
+			t.Fatalf("sent %v; want only the record that failed", s)
+		}
+	})
+	t.Run("a send failing later", func(t *testing.T) {
+		rec := &sendRecorder{}
+		system, nb, pub := startPublisher(t, rec)
+		system.Root.Send(pub, batch(0, 64))
+		rec.answer(t, "64", errors.New("broker said no"))
+		if f := next[*messages.PublishFailed](t, nb.tracker); f.End != 64 || f.NotSent {
+			t.Fatalf("outcome %+v; want the record ending at 64 failed", f)
+		}
+		b := batch(0, 128, 192) // read before the replay heard of the failure
+		b.Records[0].Start = 64
+		system.Root.Send(pub, b)
+		for _, end := range []int64{128, 192} {
+			if f := next[*messages.PublishFailed](t, nb.tracker); f.End != end || !f.NotSent {
+				t.Fatalf("outcome %+v; want the record ending at %d not sent", f, end)
+			}
+		}
+		// The re-delivery, a new epoch, is sent.
+		system.Root.Send(pub, batch(1, 64))
+		eventually.NoError(t, waitFor, func() error {
+			if s := rec.sent(); !slices.Equal(s, []string{"64", "64"}) {
+				return fmt.Errorf("sent %v; want 64, then its re-delivery", s)
+			}
+			return nil
+		})
+	})
+}
