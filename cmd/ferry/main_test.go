@@ -533,33 +533,50 @@ func TestTheStatusEndpointClosesIdleConnections(t *testing.T) {
 	}
 }
 
-// hungCloser is a store whose Close waits for a write that never ends, as bbolt's does.
-type hungCloser struct{ release chan struct{} }
+// hungClose is a checkpoint store whose Close waits for a write that never ends, as
+// bbolt's does behind a write on a hung disk.
+type hungClose struct {
+	store.Store
+	release chan struct{}
+}
 
-func (h hungCloser) Close() error {
+func (h hungClose) Close() error {
 	<-h.release
-	return nil
+	return h.Store.Close()
 }
 
 // A checkpoint store that does not close (a write on a hung disk holds it) does not hold
-// up ferry's exit for ever, and ferry says so.
+// up ferry's exit for ever, and ferry says so. The run ends at once here, on a port taken.
 func TestAStoreThatDoesNotCloseDoesNotHoldUpTheExit(t *testing.T) {
-	defer func(d time.Duration) { storeCloseWait = d }(storeCloseWait)
+	defer func(d time.Duration, open func(string) (store.Store, error)) { storeCloseWait, openStore = d, open }(storeCloseWait, openStore)
 	storeCloseWait = 100 * time.Millisecond
-	st := hungCloser{make(chan struct{})}
-	defer close(st.release)
-	var logged bytes.Buffer
-	closed := make(chan struct{})
+	release := make(chan struct{})
+	defer close(release)
+	openStore = func(path string) (store.Store, error) {
+		st, err := bolt.Open(path, nil)
+		return hungClose{st, release}, err
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	path, _ := writeConfig(t, "http:\n  listen: "+taken.Addr().String()+"\n")
+	type result struct {
+		code   int
+		errOut string
+	}
+	ran := make(chan result, 1)
 	go func() {
-		closeStore(st, slog.New(slog.NewTextHandler(&logged, nil)))
-		close(closed)
+		code, _, errOut := ferry("run", "--config", path)
+		ran <- result{code, errOut}
 	}()
 	select {
-	case <-closed:
+	case r := <-ran:
+		if r.code != exitFailure || !strings.Contains(r.errOut, "the checkpoint store did not close within 100ms") {
+			t.Fatalf("ferry run = %d, stderr %q; want 1, saying the store did not close", r.code, r.errOut)
+		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("closeStore still waits for a store that does not close, 5 s on")
-	}
-	if !strings.Contains(logged.String(), "did not close within 100ms") {
-		t.Fatalf("closeStore gave up without a word: %q", logged.String())
+		t.Fatal("ferry run still waits for a store that does not close, 5 s on")
 	}
 }

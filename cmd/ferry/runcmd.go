@@ -80,7 +80,7 @@ func runPipeline(args []string, stderr io.Writer) error {
 	var st store.Store // archive mode only
 	streams := func() ([]actors.StreamConfig, error) { return transportConfigs(cfg), nil }
 	if cfg.Mode == config.ModeArchive {
-		bst, err := bolt.Open(cfg.Store.Path, nil)
+		bst, err := openStore(cfg.Store.Path)
 		if err != nil {
 			return err
 		}
@@ -158,6 +158,10 @@ func drainOnSignal(log *slog.Logger, after string) (context.Context, func()) {
 		})
 	}
 }
+
+// openStore opens the checkpoint store `ferry run` uses (a variable for the tests, which
+// wrap it).
+var openStore = func(path string) (store.Store, error) { return bolt.Open(path, nil) }
 
 // storeCloseWait bounds the close of the checkpoint store at exit: bbolt's Close waits for
 // a write in progress, and one on a hung disk never ends (the pipeline's stop has left it
