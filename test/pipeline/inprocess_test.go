@@ -269,6 +269,20 @@ func (ip *inProcess) waitCheckpoint(s streamConfig, id, position int64, timeout 
 	})
 }
 
+// releaseUntilCheckpoint releases every acknowledgement p holds until recording id's
+// checkpoint is at position: again at each look, as an acknowledgement a send racing the
+// test's switch to deliver still holds comes after the look before.
+func (ip *inProcess) releaseUntilCheckpoint(p *harness.Producer, s streamConfig, id, position int64, timeout time.Duration) {
+	ip.t.Helper()
+	eventually.NoError(ip.t, timeout, func() error {
+		p.ReleaseAll()
+		if c := ip.checkpoint(s, id); c.Position != position {
+			return fmt.Errorf("checkpoint of recording %d at %d (completed %t), want %d", id, c.Position, c.Completed, position)
+		}
+		return nil
+	})
+}
+
 // waitDone waits until recording id's checkpoint is completed at end and the stream has
 // listed the recording stopped there (a replay can reach the end of a recording before the
 // listing that reports its stop).

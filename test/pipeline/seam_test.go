@@ -131,17 +131,7 @@ func TestInflightLimitsBoundWhatAwaitsAcknowledgement(t *testing.T) {
 			})
 
 			holding.Store(false)
-			eventually.NoError(t, 30*time.Second, func() error {
-				var numbers []int
-				for _, h := range p.Held() { // a send racing the switch is held too
-					numbers = append(numbers, h.N)
-				}
-				p.Release(numbers...)
-				if cp := ip.checkpoint(sc, pub.recordingID); cp.Position != last {
-					return fmt.Errorf("checkpoint at %d, want %d", cp.Position, last)
-				}
-				return nil
-			})
+			ip.releaseUntilCheckpoint(p, sc, pub.recordingID, last, 30*time.Second)
 			assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, c.n, 30*time.Second), want)
 		})
 	}

@@ -120,13 +120,7 @@ func TestStalledStreamTurnsUnhealthyAndRecovers(t *testing.T) {
 		}
 		return nil
 	})
-	p := ip.producer(0)
-	var numbers []int
-	for _, h := range p.Held() {
-		numbers = append(numbers, h.N)
-	}
-	p.Release(numbers...)
-	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 30*time.Second)
+	ip.releaseUntilCheckpoint(ip.producer(0), sc, pub.recordingID, pos[n-1], 30*time.Second)
 	eventually.NoError(t, 10*time.Second, func() error {
 		if code, body := get(t, srv.URL+"/healthz"); code != http.StatusOK {
 			return fmt.Errorf("/healthz %d %q after the acknowledgements arrived", code, body)

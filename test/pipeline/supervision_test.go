@@ -242,13 +242,7 @@ func TestAbortedReplayIsNotTheRecordingsEnd(t *testing.T) {
 	}
 	// From now on acknowledgements pass; then the ones held so far are released.
 	holding.Store(false)
-	p := ip.producer(0)
-	var numbers []int
-	for _, h := range p.Held() {
-		numbers = append(numbers, h.N)
-	}
-	p.Release(numbers...)
-	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 60*time.Second)
+	ip.releaseUntilCheckpoint(ip.producer(0), sc, pub.recordingID, pos[n-1], 60*time.Second)
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
 	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
 	if !ip.logs.contains("aborted the replay") {
