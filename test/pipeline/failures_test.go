@@ -1429,7 +1429,8 @@ func TestTheRecordBeforeACheckpointIsCheckedAfterRetentionPurgedThePaddingBefore
 // nothing committed. A restart must not skip A (the lowest recording stored was B, and
 // recordings below the lowest stored one are skipped: A was lost), and B, completed and now
 // waiting behind the stopped A, may be purged by retention without the stream failing over
-// it; once A completes, B is not replayed again.
+// it; once A completes, B is taken for done: none of its actors starts (its publisher would
+// create a producer at once), although the archive no longer has it to replay.
 func TestConcurrentRecordingsSurviveARestartInAnyState(t *testing.T) {
 	const n = 100
 	sc := newStreamConfig(t, "")
@@ -1480,7 +1481,7 @@ func TestConcurrentRecordingsSurviveARestartInAnyState(t *testing.T) {
 		ip.mu.Lock()
 		defer ip.mu.Unlock()
 		if len(ip.producers) != 1 {
-			return fmt.Errorf("%d producers in the second run, want 1 (A's): the completed B was replayed again", len(ip.producers))
+			return fmt.Errorf("%d producers in the second run, want 1 (A's): the completed, purged B was started again", len(ip.producers))
 		}
 		return nil
 	})

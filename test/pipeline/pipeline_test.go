@@ -80,12 +80,12 @@ func TestHappyPathMixedSizes(t *testing.T) {
 	expectCheckpoint(t, cfg, sc, pub.recordingID, last, false) // the recording is still live
 }
 
-// TestLesson01And04_Kill9MidStreamThenRestart: ferry is killed with kill -9 while it follows
+// TestLesson01_Kill9MidStreamThenRestart: ferry is killed with kill -9 while it follows
 // a live recording (lesson 1: what the checkpoint covers is in Pulsar; nothing else was
 // committed), the publisher keeps publishing while ferry is down, and the restarted ferry
 // resumes from the checkpoint: re-sends are deduplicated by the broker (same producer name,
 // same sequence ids), so the topic holds every message exactly once, in order.
-func TestLesson01And04_Kill9MidStreamThenRestart(t *testing.T) {
+func TestLesson01_Kill9MidStreamThenRestart(t *testing.T) {
 	const backlog = 5000
 	sc := newStreamConfig(t, "")
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
