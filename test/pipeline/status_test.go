@@ -217,16 +217,35 @@ type hangingArchive struct {
 	hanging *atomic.Int32
 }
 
-func (h hangingArchive) RecordingsOfChannel(ctx context.Context, _ channel.URI, _ int32, _ int32) ([]archive.RecordingDescriptor, error) {
+// hang waits, counted as hanging, until the call's context ends or the test releases it.
+func (h hangingArchive) hang(ctx context.Context) error {
 	h.hanging.Add(1)
 	defer h.hanging.Add(-1)
 	select {
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	case <-h.release:
-		return nil, errors.New("released")
+		return errors.New("released")
 	}
 }
+
+func (h hangingArchive) RecordingsOfChannel(ctx context.Context, _ channel.URI, _ int32, _ int32) ([]archive.RecordingDescriptor, error) {
+	return nil, h.hang(ctx)
+}
+
+func (h hangingArchive) Recording(ctx context.Context, _ int64) (archive.RecordingDescriptor, error) {
+	return archive.RecordingDescriptor{}, h.hang(ctx)
+}
+
+func (h hangingArchive) MaxRecordedPosition(ctx context.Context, _ int64) (int64, error) {
+	return 0, h.hang(ctx)
+}
+
+func (h hangingArchive) StartReplay(ctx context.Context, _, _, _ int64, _ string, _ int32) (int64, error) {
+	return 0, h.hang(ctx)
+}
+
+func (h hangingArchive) StopReplay(ctx context.Context, _ int64) error { return h.hang(ctx) }
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
