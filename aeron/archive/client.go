@@ -193,8 +193,10 @@ func (c *Client) Err() error {
 	return nil
 }
 
-// Close ends the control session (the archive stops this session's replays) and releases
-// the client's publication and subscription. Close it before the Aeron client it was built
+// Close ends the control session and releases the client's publication and subscription.
+// The archive does not stop the session's replays then (ControlSession.close, 1.47.3): a
+// replay ends when it is stopped, reaches its end, or loses its subscriber, or, never
+// subscribed to, after the archive's connect timeout. Close it before the Aeron client it was built
 // on. It must not be called from OnError (it waits for the agent that runs OnError). It is
 // idempotent.
 func (c *Client) Close() error {
@@ -425,8 +427,9 @@ func (c *Client) relevant(ctx context.Context, what string, corr int64, req code
 // after the request went out and the archive then starts it anyway, stop (with the relevant
 // id) stops it, so that no replay or recording is left running that nobody knows of.
 //
-// quietWhenClosed: a closed session ends what stop would stop (its replays), so failing to
-// stop it then is not worth a warning.
+// quietWhenClosed: what stop would stop ends by itself once the client is closed (a replay
+// nobody subscribes to ends after the archive's connect timeout), so failing to stop it
+// then is not worth a warning.
 func (c *Client) started(ctx context.Context, what string, corr int64, req codec.Request, stop func(context.Context, int64) error, quietWhenClosed bool) (int64, error) {
 	res, err := c.do(ctx, &call{what: what, kind: single, corr: corr, request: req, undo: func(id int64) {
 		ctx, cancel := context.WithTimeout(context.Background(), c.opts.MessageTimeout)
