@@ -144,6 +144,45 @@ func TestABatchArrivingAfterTheTrackersDrainIsNotPublished(t *testing.T) {
 	})
 }
 
+// A replay restarted for a reason other than a failed send (an image closed, an archive
+// error) leaves that epoch's sends out: a drain waits for their outcomes too, rather than
+// report the recording drained while they may still reach Pulsar, and a drain cut short
+// counts them as unacknowledged.
+func TestADrainWaitsForTheSendsOfAnEarlierReplay(t *testing.T) {
+	for _, now := range []bool{false, true} {
+		t.Run(fmt.Sprintf("now=%t", now), func(t *testing.T) {
+			env, cfg := testEnv(t)
+			system, nb, tracker := startTracker(t, env, cfg)
+			system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{
+				{Start: 0, End: 64, Payload: []byte("a")}, {Start: 64, End: 128, Payload: []byte("b")}}})
+			next[*messages.RecordBatch](t, nb.publisher)
+			system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 2, FromPosition: 0}) // the image closed
+			system.Root.Send(tracker, &messages.Drain{Now: now})
+			if now {
+				if d := next[*messages.RecordingDrained](t, nb.stream); d.Unacknowledged != 2 {
+					t.Fatalf("a drain cut short reported %d unacknowledged; want the 2 sends still out", d.Unacknowledged)
+				}
+				return
+			}
+			eventually.Always(t, 200*time.Millisecond, func() error {
+				select {
+				case m := <-nb.stream:
+					if _, ok := m.(*messages.RecordingDrained); ok {
+						return errors.New("the recording reported drained with the earlier replay's 2 sends still out")
+					}
+				default:
+				}
+				return nil
+			})
+			system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: 0, End: 64})
+			system.Root.Send(tracker, &messages.PublishFailed{RecordingId: 7, Epoch: 0, End: 128, Error: "broker said no"})
+			if d := next[*messages.RecordingDrained](t, nb.stream); d.Unacknowledged != 0 {
+				t.Fatalf("drained with %d unacknowledged once every send was answered; want 0", d.Unacknowledged)
+			}
+		})
+	}
+}
+
 // supervised is a stream supervisor's stand-in: it spawns one child, under the strategy
 // its props give it, and hands what the child sends it to messages, if set.
 type supervised struct {

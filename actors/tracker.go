@@ -143,11 +143,11 @@ func (t *tracker) Receive(ctx actor.Context) {
 		t.pushStatus(ctx, true, t.env.nowMs()) // the counts so far, while the stream listens
 		if msg.Now && !t.drainedSent {
 			t.drainedSent = true
-			var pending int64
+			var out int64
 			if t.core != nil {
-				pending = int64(t.core.Pending().Records)
+				out = t.unacknowledged()
 			}
-			ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec, Unacknowledged: pending})
+			ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec, Unacknowledged: out})
 			return
 		}
 		t.progressed(ctx, 0, false)
@@ -327,11 +327,20 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 		now = t.env.nowMs()
 	}
 	t.pushStatus(ctx, t.core.Completed(), now)
+	// Drained once nothing is pending and no send of an earlier replay is out (after a
+	// restart for any reason, its sends may still reach Pulsar), or at once when a failed
+	// send needs a re-delivery, which a drain does not make.
 	_, redeliver := t.core.Redelivery()
-	if t.draining && !t.drainedSent && (p.Records == 0 || redeliver) {
+	if t.draining && !t.drainedSent && (t.unacknowledged() == 0 || redeliver) {
 		t.drainedSent = true
-		ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec, Unacknowledged: int64(p.Records)})
+		ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec, Unacknowledged: t.unacknowledged()})
 	}
+}
+
+// unacknowledged is what a drain reports still out: the records pending in this epoch and
+// those sent in earlier ones whose outcome has not arrived.
+func (t *tracker) unacknowledged() int64 {
+	return int64(t.core.Pending().Records + t.core.EarlierUnanswered())
 }
 
 // reportCommits tells the checkpointer of the records committed since it was last told.

@@ -150,8 +150,11 @@ type CommitTracker struct {
 	// their lowest failed end: their late acknowledgements can still reveal a record
 	// stored above a failed one (lesson 22).
 	earlierFailures map[Epoch]int64
-	finished        bool
-	stop            int64 // valid if finished
+	// earlierUnanswered counts the records emitted in earlier epochs whose outcome had not
+	// arrived at the reset that ended their epoch, less the stale outcomes since.
+	earlierUnanswered int
+	finished          bool
+	stop              int64 // valid if finished
 	// last is the last record committed; valid if lastOK.
 	last   RecordMark
 	lastOK bool
@@ -249,6 +252,7 @@ func (t *CommitTracker) Ack(epoch Epoch, end int64) (AckResult, error) {
 		return res, fmt.Errorf("ack %d of recording %d in epoch %d, current %d: %w", end, t.recordingID, epoch, t.epoch, ErrUnknownEpoch)
 	}
 	if epoch < t.epoch {
+		t.answeredEarlier()
 		if fe, ok := t.earlierFailures[epoch]; ok && end > fe {
 			t.stats.AckedAboveFailure++
 			res.Outcome = AckAboveFailure
@@ -324,6 +328,9 @@ func (t *CommitTracker) Fail(epoch Epoch, end int64) (FailOutcome, error) {
 		return 0, fmt.Errorf("fail %d of recording %d in epoch %d, current %d: %w", end, t.recordingID, epoch, t.epoch, ErrUnknownEpoch)
 	}
 	if epoch < t.epoch || end <= t.committed {
+		if epoch < t.epoch {
+			t.answeredEarlier()
+		}
 		t.stats.Stale++
 		return FailStale, nil
 	}
@@ -363,7 +370,8 @@ func (t *CommitTracker) Redelivery() (from int64, required bool) {
 // Reset starts a new epoch after the replay was restarted at position from,
 // which must not exceed the committed position (usually it is the persisted
 // one). Every record above the committed position is discarded, whatever its
-// outcome; outcomes of earlier epochs become stale. Committed is unchanged.
+// outcome (those without one yet are counted in [CommitTracker.EarlierUnanswered]);
+// outcomes of earlier epochs become stale. Committed is unchanged.
 // Reset returns the new epoch.
 func (t *CommitTracker) Reset(from int64) (Epoch, error) {
 	if from < 0 {
@@ -379,6 +387,11 @@ func (t *CommitTracker) Reset(from int64) (Epoch, error) {
 		t.earlierFailures[t.epoch] = t.failedEnd
 		delete(t.earlierFailures, t.epoch-maxEarlierFailures)
 	}
+	for _, r := range t.pending {
+		if r.state == inFlight {
+			t.earlierUnanswered++
+		}
+	}
 	t.epoch++
 	t.pending = nil
 	t.bytes = 0
@@ -387,6 +400,18 @@ func (t *CommitTracker) Reset(from int64) (Epoch, error) {
 	t.lastEnd = from
 	t.stats.Resets++
 	return t.epoch, nil
+}
+
+// EarlierUnanswered returns how many records emitted in earlier epochs have had no outcome
+// yet: sent before a reset and still out (a drain waits for them too, although their
+// outcomes change nothing). An outcome can be lost (lesson 2), so it may never reach zero.
+func (t *CommitTracker) EarlierUnanswered() int { return t.earlierUnanswered }
+
+// answeredEarlier counts the arrival of an outcome of an earlier epoch.
+func (t *CommitTracker) answeredEarlier() {
+	if t.earlierUnanswered > 0 {
+		t.earlierUnanswered--
+	}
 }
 
 // Finish records that the replay reached the end of the stopped recording at

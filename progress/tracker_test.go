@@ -92,6 +92,8 @@ func runTracker(t *testing.T, tr *CommitTracker, script string) {
 			_, redeliver := tr.Redelivery()
 			got = fmt.Sprintf("committed=%d pending=%d/%d redeliver=%t completed=%t",
 				tr.Committed(), p.Records, p.Bytes, redeliver, tr.Completed())
+		case "earlier":
+			got = fmt.Sprintf("earlier=%d", tr.EarlierUnanswered())
 		case "last":
 			got = "last=none"
 			if m, ok := tr.LastCommitted(); ok {
@@ -323,6 +325,32 @@ func TestCommitTrackerMarksTheLastCommittedRecord(t *testing.T) {
 		ack 1 256 => advanced committed=320 new=1
 		# the padding after the last record is committed; the mark stays the record's
 		last => last=192-256/13
+	`)
+}
+
+// Records sent before a reset and still out are counted until their (stale) outcomes
+// arrive, failures and not-sent reports included: a drain waits for them too.
+func TestCommitTracker_EarlierUnansweredCountsSendsOutAcrossResets(t *testing.T) {
+	runTracker(t, newTracker(t, 0), `
+		emit 0 64
+		emit 64 128
+		emit 128 192
+		ack 0 64 => advanced committed=64 new=1
+		ack 0 192 => buffered committed=64 new=0
+		earlier => earlier=0
+		reset 64 => epoch=1
+		# 128 is out; 192's outcome arrived before the reset
+		earlier => earlier=1
+		emit 64 128
+		reset 64 => epoch=2
+		earlier => earlier=2
+		ack 0 128 => stale committed=64 new=0
+		earlier => earlier=1
+		fail 1 128 => stale redeliver=false
+		earlier => earlier=0
+		# an outcome beyond the count (a duplicate) does not go below zero
+		ack 1 128 => stale committed=64 new=0
+		earlier => earlier=0
 	`)
 }
 
