@@ -336,6 +336,25 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			s.known[id] = stopped
 		}
 	}
+	// A recording read again to check its last record (listed stopped at its end at another
+	// time, see reopen) had been published to its end: deleted meanwhile, it is done, the
+	// check not made. It finishes where ferry had published it to (completeFinished, below);
+	// its stored checkpoint still says so.
+	for _, id := range slices.Sorted(maps.Keys(s.rechecking)) {
+		if present[id] {
+			continue
+		}
+		if pids := s.running[id]; pids != nil {
+			ctx.Stop(pids.replay)
+			ctx.Stop(pids.tracker)
+			ctx.Stop(pids.publisher)
+			delete(s.running, id)
+		}
+		delete(s.recheckAgain, id)
+		s.finished[id] = true
+		s.env.Logger.Warn("recording deleted from the archive while ferry read its last record again: it had been published to its end; whether the archive had rewritten it is not checked",
+			"stream", s.cfg.Def.Name, "recording", id, "end", s.finalAt[id])
+	}
 	// A recording ferry has not finished must not vanish (lesson 14). All of them are
 	// named: retention that swept several waiting recordings is seen at once.
 	var gone []int64

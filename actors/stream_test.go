@@ -471,3 +471,43 @@ func TestAStartLeavingOutALiveRecordingSaysSo(t *testing.T) {
 		t.Fatalf("status failure %v; want the start's, saying what to do", f)
 	}
 }
+
+// A recording read again to check its last record (listed stopped at its end at another
+// time) that the archive then deleted had been published to its end: it is done, the check
+// not made — not a recording that vanished before ferry published all of it (lesson 14's
+// alarm, which would stop the stream and name records as lost that were published).
+func TestARecordingDeletedWhileReadAgainIsDone(t *testing.T) {
+	system := testSystem(t)
+	var failure error
+	env, cfg := testEnv(t)
+	logged := &lockedBuffer{}
+	env.Logger = slog.New(slog.NewTextHandler(logged, nil))
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 5, Position: 64, Completed: true, StartMs: 500}}}
+	nobody := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sink{} }))
+	s := &streamSupervisor{env: env, cfg: cfg, onFailed: func(_ string, err error) { failure = err }, status: newStreamStatus(0), checkpointer: nobody}
+	s.initState()
+	stopped := func(stopMs int64) *messages.RecordingInfo {
+		return &messages.RecordingInfo{RecordingId: 5, StartMs: 500, StopMs: stopMs, StopPosition: 64, RecordedPosition: 64}
+	}
+	done := make(chan struct{})
+	system.Root.Send(system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return runner{} })), runIn(func(ctx actor.Context) {
+		defer close(done)
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{stopped(600)}})
+		s.running[5] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned to read it again
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{stopped(1_500)}})
+		if !s.rechecking[5] {
+			t.Errorf("recording 5, stopped again at its end, is not read again")
+		}
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 3_000}) // retention deleted it
+	}))
+	<-done
+	if failure != nil {
+		t.Fatalf("the stream failed: %v", failure)
+	}
+	if !s.completed[5] || s.rechecking[5] || s.running[5] != nil {
+		t.Fatalf("recording 5: completed %t, read again %t, running %t; want completed, its actors stopped", s.completed[5], s.rechecking[5], s.running[5] != nil)
+	}
+	if !strings.Contains(logged.String(), "deleted from the archive while ferry read its last record again") {
+		t.Fatalf("the check not made was not said:\n%s", logged.String())
+	}
+}
