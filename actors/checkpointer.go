@@ -348,8 +348,11 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 		ctx.Send(ctx.Parent(), &messages.CheckpointPersisted{RecordingId: s.RecordingID, Position: s.Position, Completed: s.Completed})
 	}
 	if res.err != nil {
-		if supervisor.Classify(res.err) == supervisor.Corrupt {
-			panic(supervisor.Fail(supervisor.Corrupt, res.err))
+		// Only a transient failure is worth a retry: a save the store refuses as it stands
+		// (corrupt data, a later checkpoint than ferry's, a call it cannot take) is refused
+		// again, and would hold back every recording's checkpoint of the stream for good.
+		if class := supervisor.Classify(res.err); class != supervisor.Transient {
+			panic(supervisor.Fail(class, res.err))
 		}
 		f := c.policies[res.saves[0].RecordingID].Failure()
 		ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: now, Kind: "checkpoint", Message: res.err.Error()}})

@@ -432,6 +432,36 @@ func TestADrainWaitsForTheCompletedCheckpoint(t *testing.T) {
 	})
 }
 
+// A save the store refuses as it stands (here: it holds a later checkpoint than ferry's, a
+// second writer or a bug) fails the stream, saying so, rather than be retried for ever
+// while every recording's checkpoint of the stream is held back.
+func TestASaveTheStoreRefusesAsItStandsFailsTheStream(t *testing.T) {
+	env, cfg := testEnv(t)
+	env.Store = refusingStore{fmt.Errorf("checkpoint store: stream s, recording 7: %w", store.ErrPositionRegressed)}
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 1, RetryMaxMs: 1}
+	system := testSystem(t)
+	checkpointer, givenUp := spawnSupervised(t, system, env, cfg, newCheckpointer(env, cfg))
+	system.Root.Send(checkpointer, &messages.SeedCheckpoint{RecordingId: 7, Position: 0, StartMs: 1})
+	select {
+	case err := <-givenUp:
+		if !errors.Is(err, store.ErrPositionRegressed) {
+			t.Fatalf("the stream failed with %v; want the store's refusal", err)
+		}
+	case <-time.After(waitFor):
+		t.Fatalf("the store refused every save and the stream did not fail within %s", waitFor)
+	}
+}
+
+// refusingStore refuses every save with err.
+type refusingStore struct {
+	err error
+}
+
+func (s refusingStore) Save(store.Stream, []store.Checkpoint) error { return s.err }
+func (s refusingStore) Load(store.Stream) (store.State, error)      { return store.State{}, s.err }
+func (s refusingStore) Reset(string) error                          { return s.err }
+func (s refusingStore) Close() error                                { return nil }
+
 // A seed whose save failed waits out a long backoff; a later recording's seed must not be
 // stored without it (the skip rule would then leave the earlier recording out after a
 // crash): it goes in the same transaction. Nothing is flushed while a seed is unsaved.

@@ -89,7 +89,9 @@ func Fail(c Class, err error) *Failure {
 //  1. an error wrapping a [*Failure] has that Failure's class ([Bug] if the class is not
 //     one of the four, or the Failure is nil);
 //  2. an error matching store.ErrCorrupt, store.ErrUnknownVersion, store.ErrStreamChanged,
-//     store.ErrResetFailed or store.ErrReplaced is [Corrupt];
+//     store.ErrResetFailed, store.ErrReplaced or store.ErrPositionRegressed (the store holds
+//     a later checkpoint than ferry's: a second writer, or a bug) is [Corrupt]; one matching
+//     store.ErrInvalid or store.ErrClosed (a call the store can never take) is [Bug];
 //  3. an error matching archive.ErrRecordingUnknown is [Poison];
 //  4. an error wrapping a runtime.Error is [Bug];
 //  5. any other error is [Transient];
@@ -111,8 +113,11 @@ func Classify(reason any) Class {
 		errors.Is(err, store.ErrUnknownVersion),
 		errors.Is(err, store.ErrStreamChanged),
 		errors.Is(err, store.ErrResetFailed),
-		errors.Is(err, store.ErrReplaced):
+		errors.Is(err, store.ErrReplaced),
+		errors.Is(err, store.ErrPositionRegressed):
 		return Corrupt
+	case errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrClosed):
+		return Bug
 	case errors.Is(err, archive.ErrRecordingUnknown):
 		return Poison
 	}

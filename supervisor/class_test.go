@@ -55,6 +55,11 @@ func TestClassify(t *testing.T) {
 		{"store reset failed", fmt.Errorf("reset s: %w", store.ErrResetFailed), Corrupt},
 		{"store sentinel corrupt", store.ErrCorrupt, Corrupt},
 		{"store locked is transient", fmt.Errorf("open: %w", store.ErrLocked), Transient},
+		// A save the store refuses as it stands is refused again: retried, it would hold
+		// every recording's checkpoint of the stream back for good.
+		{"store checkpoint regressed", fmt.Errorf("save: %w", store.ErrPositionRegressed), Corrupt},
+		{"store invalid argument", fmt.Errorf("save: %w", store.ErrInvalid), Bug},
+		{"store closed", fmt.Errorf("save: %w", store.ErrClosed), Bug},
 		{"recording unknown", archive.ErrRecordingUnknown, Poison},
 		{"wrapped recording unknown", fmt.Errorf("replay recording 7: %w", archive.ErrRecordingUnknown), Poison},
 		{"archive refusal for an unknown recording", &archive.Error{Request: "replay", Code: 5, Message: "unknown recording id: 7"}, Poison},
