@@ -113,6 +113,9 @@ type Env struct {
 	// statuses carries each stream's status from one pipeline to the next (Run's
 	// reconnects) and across a supervisor's restarts; nil: each starts afresh.
 	statuses *statusKeeper
+	// sentMarks carries each transport stream's sent marks from one pipeline to the next;
+	// nil: each starts afresh.
+	sentMarks *sentMarksKeeper
 }
 
 func (e *Env) tasks() *tasks { return e.bg }

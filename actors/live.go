@@ -42,6 +42,8 @@ type live struct {
 	first       int // the image a poll starts at, turn by turn (see poll)
 	publishers  int // the images the last poll found: the publications connected
 	batch       *messages.RecordBatch
+	reading     publication // of the image being polled
+	again       uint64      // messages the poll read again (see sentMarks)
 	pollPending bool
 	// checkPending: a checkImages is on its way (the window is full).
 	checkPending bool
@@ -58,7 +60,9 @@ type live struct {
 // still return their credits.
 type liveSends struct {
 	epoch                 uint64
-	inflight              []int64 // bytes of each record in flight, in send order
+	marks                 *sentMarks // of each publication, the end of the last message sent
+	readAgain             uint64     // messages read again and not sent again (see sentMarks)
+	inflight              []int64    // bytes of each record in flight, in send order
 	inflightB             int64
 	sent                  uint64 // records handed to the publisher
 	published             uint64 // records Pulsar acknowledged
@@ -76,7 +80,7 @@ type liveSubscribed struct {
 type pollLive struct{}
 
 func newLive(env *Env, cfg *StreamConfig, pids *recordingPIDs) actor.Producer {
-	s := &liveSends{epoch: 1}
+	s := &liveSends{epoch: 1, marks: env.sentMarks.take(cfg.Def.Name)}
 	return func() actor.Actor {
 		return &live{env: env, cfg: cfg, pids: pids, liveSends: s, lastEnd: map[int32]int64{}}
 	}
@@ -187,9 +191,16 @@ func (l *live) poll(ctx actor.Context) {
 		}
 		before := img.Position()
 		l.batch = &messages.RecordBatch{Generation: 0, Epoch: l.epoch, SessionId: img.SessionID()}
+		l.reading = publication{session: img.SessionID(), initialTermID: img.InitialTermID(), source: img.SourceIdentity()}
 		_, err := img.Poll(l.asm.OnFragment, int(credits))
 		batch := l.batch
 		l.batch = nil
+		if l.again > 0 {
+			l.readAgain += l.again
+			l.env.Logger.Warn("transport mode: messages read again were already sent: not sent again (the media driver joined the new subscription at a slower subscriber's position)",
+				"stream", l.cfg.Def.Name, "session", img.SessionID(), "messages", l.again, "up_to", l.marks.ends[l.reading].end, "read_again_total", l.readAgain)
+			l.again = 0
+		}
 		if len(batch.Records) > 0 {
 			l.sent += uint64(len(batch.Records))
 			l.lastReadMs = l.env.nowMs()
@@ -288,6 +299,13 @@ func (l *live) countBrokenOff(ctx actor.Context) {
 func (l *live) onMessage(payload []byte, h aeron.Header) {
 	session, end := h.SessionID(), h.Position()
 	owned := l.asm.Detach() // a reassembled message's buffer, or a copy out of the log
+	if l.marks.sent(l.reading, end) {
+		l.again++
+		l.lastEnd[session] = end
+		l.env.Payloads.Put(owned)
+		return
+	}
+	l.marks.mark(l.reading, end)
 	l.batch.Records = append(l.batch.Records, &messages.Record{Start: l.lastEnd[session], End: end, Payload: owned})
 	l.lastEnd[session] = end
 	l.inflight = append(l.inflight, int64(len(payload)))

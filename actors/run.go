@@ -69,7 +69,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		}
 	}
 	down := &messages.Connection{}
-	statuses := &statusKeeper{}
+	statuses, marks := &statusKeeper{}, &sentMarksKeeper{}
 	// failed holds the streams that failed for good in this process: a reconnect does not
 	// start them again (what failed them — a record stored above a failed one (lesson 22),
 	// a vanished recording — is still true, and a new start would hide it or, after lesson
@@ -103,7 +103,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		up := time.Now()
 		report(&messages.Connection{Connected: true, SinceMs: up.UnixMilli()})
 		var lostAt time.Time
-		lost, err := runOnce(ctx, o, conn, statuses, failed, log, func() {
+		lost, err := runOnce(ctx, o, conn, statuses, marks, failed, log, func() {
 			// Reported before the drain, which may take DrainTimeout: while it runs ferry is
 			// not connected, and the time it takes is not time the connection held.
 			lostAt = time.Now()
@@ -131,7 +131,7 @@ func Run(ctx context.Context, o RunOptions) error {
 // runOnce runs one pipeline on conn, of the streams not in failed, and adds those that fail
 // to it. lost reports that the connection died; onLost is called as soon as it does, before
 // the drain.
-func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *statusKeeper, failed map[string]error, log *slog.Logger, onLost func()) (lost bool, err error) {
+func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *statusKeeper, marks *sentMarksKeeper, failed map[string]error, log *slog.Logger, onLost func()) (lost bool, err error) {
 	configured, err := o.Streams()
 	if err != nil {
 		return false, err
@@ -147,7 +147,7 @@ func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *stat
 	if len(configured) > 0 && len(streams) == 0 {
 		return false, everyStreamFailed(failed)
 	}
-	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, LastStored: o.LastStored, Deduplication: o.Deduplication, Store: o.Store, Logger: log, Board: o.Board, statuses: statuses,
+	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, LastStored: o.LastStored, Deduplication: o.Deduplication, Store: o.Store, Logger: log, Board: o.Board, statuses: statuses, sentMarks: marks,
 		Payloads: &aeron.BufferPool{Scribble: scribblePayloads}}
 	p, err := NewPipeline(env, streams)
 	if err != nil {

@@ -146,6 +146,10 @@ func (i *Image) SourceIdentity() string { return i.sourceIdentity }
 // Subscription is the subscription the image belongs to.
 func (i *Image) Subscription() *Subscription { return i.subscription }
 
+// InitialTermID is the publication's initial term id: with the session id and the source,
+// it tells the publication apart from another with the same session id.
+func (i *Image) InitialTermID() int32 { return i.log.InitialTermID() }
+
 // TermLength is the length of each of the image's three terms.
 func (i *Image) TermLength() int { return i.log.TermLength() }
 

@@ -523,3 +523,66 @@ func TestTransportPublisherCountFollowsWhileTheWindowIsFull(t *testing.T) {
 	b.close(t)
 	wantPublishers(t, ip, sc.Name, 1, "", "the publisher without messages closed, the window full")
 }
+
+// TestTransportReaderRestartedBehindASlowerSubscriberSendsNothingTwice: the media driver
+// joins a new subscription at the slowest subscriber's position of the stream, and another
+// subscriber here reads nothing. When the live reader is restarted (its subscription closed
+// under it), its new subscription begins where that one is: every message ferry had sent
+// already comes again, and must not be sent again — ferry sends each message once.
+func TestTransportReaderRestartedBehindASlowerSubscriberSendsNothingTwice(t *testing.T) {
+	const n, more = 20, 5
+	sc := newStreamConfig(t, "")
+	rs := newStream(t, sc.Channel, sc.StreamID)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	slow, err := rs.s.aeron.AddSubscription(ctx, sc.Channel, sc.StreamID, aeron.ImageHandlers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = slow.Close() })
+	pub := rs.newPublication(t)
+	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+	subs := &subscriptions{}
+	ip := startInProcess(t, inProcessOptions{transport: true, wrapAeron: subs.wrap}, sc)
+	connected := func(sub *aeron.Subscription) func() error {
+		return func() error {
+			if len(sub.Images()) == 0 {
+				return errors.New("ferry's subscription has no image of the publication yet")
+			}
+			return nil
+		}
+	}
+	entries := func() (int64, error) {
+		var stats struct {
+			NumberOfEntries int64 `json:"numberOfEntries"`
+		}
+		err := adminGet(topicPath(sc.Topic)+"/internalStats", &stats)
+		return stats.NumberOfEntries, err
+	}
+	eventually.NoError(t, 30*time.Second, connected(subs.get(t, 0)))
+	pub.publish(t, 0, n)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if got, err := entries(); err != nil || got != n {
+			return fmt.Errorf("the topic holds %d messages (%v), want %d", got, err, n)
+		}
+		return nil
+	})
+	if err := subs.get(t, 0).Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually.NoError(t, 30*time.Second, connected(subs.get(t, 1)))
+	pub.publish(t, n, n+more)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if got, err := entries(); err != nil || got < n+more {
+			return fmt.Errorf("the topic holds %d messages (%v), want %d", got, err, n+more)
+		}
+		return nil
+	})
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n+more, 30*time.Second), payloads(0, n+more))
+	eventually.NoError(t, 10*time.Second, func() error {
+		if !ip.logs.contains("already sent") {
+			return errors.New("the messages read again and not sent are not reported")
+		}
+		return nil
+	})
+}

@@ -1,0 +1,82 @@
+package actors
+
+import (
+	"sync"
+)
+
+// publication identifies a publisher's stream of positions as a subscriber sees it: its
+// session, its initial term id (random unless the publisher sets it) and where it comes
+// from. Within one, positions only grow.
+type publication struct {
+	session       int32
+	initialTermID int32
+	source        string
+}
+
+// sentMarks keeps, for each publication of a transport stream, the end of the last message
+// the live reader handed to the publisher. The media driver joins a new subscription at the
+// position of the slowest subscriber of the stream (IpcPublication.joinPosition,
+// PublicationImage.joinPosition in 1.47.3): a live reader that subscribes again (restarted,
+// or after ferry reconnected to a driver that kept the publication) behind another
+// subscriber reads again what it had sent, which the marks keep it from sending twice. They
+// keep the maxSentMarks publications sent from most recently.
+type sentMarks struct {
+	ends map[publication]sentMark
+	seq  uint64
+}
+
+type sentMark struct {
+	end int64
+	seq uint64 // when it was last marked, for the bound
+}
+
+// maxSentMarks bounds the publications a stream's marks keep: a publisher restarting every
+// minute makes half a million a year.
+const maxSentMarks = 4096
+
+func newSentMarks() *sentMarks { return &sentMarks{ends: map[publication]sentMark{}} }
+
+// sent reports whether the message of p ending at end was handed to the publisher already.
+func (m *sentMarks) sent(p publication, end int64) bool {
+	last, ok := m.ends[p]
+	return ok && end <= last.end
+}
+
+// mark notes that the message of p ending at end was handed to the publisher.
+func (m *sentMarks) mark(p publication, end int64) {
+	m.seq++
+	if _, ok := m.ends[p]; !ok && len(m.ends) >= maxSentMarks {
+		var oldest publication
+		least := m.seq
+		for q, e := range m.ends {
+			if e.seq < least {
+				oldest, least = q, e.seq
+			}
+		}
+		delete(m.ends, oldest)
+	}
+	m.ends[p] = sentMark{end: end, seq: m.seq}
+}
+
+// sentMarksKeeper carries each transport stream's marks from one pipeline to the next (Run's
+// reconnects): the driver may have kept the publications. nil keeps nothing.
+type sentMarksKeeper struct {
+	mu sync.Mutex
+	m  map[string]*sentMarks
+}
+
+// take returns stream name's marks, or new ones.
+func (k *sentMarksKeeper) take(name string) *sentMarks {
+	if k == nil {
+		return newSentMarks()
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[string]*sentMarks{}
+	}
+	if k.m[name] == nil {
+		k.m[name] = newSentMarks()
+	}
+	return k.m[name]
+}

@@ -1,0 +1,32 @@
+package actors
+
+import "testing"
+
+// The marks tell a message sent already from one not yet, per publication, and keep the
+// publications sent from most recently when they reach their bound.
+func TestSentMarksKeepTheMostRecentPublications(t *testing.T) {
+	m := newSentMarks()
+	a, b := publication{session: 1, initialTermID: 7, source: "aeron:ipc"}, publication{session: 1, initialTermID: 8, source: "aeron:ipc"}
+	m.mark(a, 64)
+	switch {
+	case !m.sent(a, 64) || !m.sent(a, 32):
+		t.Fatal("a message up to the mark is not known as sent")
+	case m.sent(a, 96):
+		t.Fatal("a message past the mark is known as sent")
+	case m.sent(b, 64):
+		t.Fatal("another publication of the same session shares the mark")
+	}
+	for i := range maxSentMarks - 1 {
+		m.mark(publication{session: int32(100 + i)}, 32)
+	}
+	m.mark(a, 96) // a is now the most recent
+	m.mark(b, 32) // one over the bound: the least recent goes, session 100's
+	switch {
+	case len(m.ends) != maxSentMarks:
+		t.Fatalf("%d marks kept, want the bound %d", len(m.ends), maxSentMarks)
+	case !m.sent(a, 96) || !m.sent(b, 32):
+		t.Fatal("a recent publication's mark was dropped")
+	case m.sent(publication{session: 100}, 32):
+		t.Fatal("the least recent publication's mark was kept over the bound")
+	}
+}
