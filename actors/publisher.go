@@ -66,6 +66,11 @@ type publisher struct {
 	outstanding *atomic.Int64
 	parked      *atomic.Bool
 	sentEpoch   uint64
+	// unanswered is the current producer's sends, oldest first, that may still await their
+	// callback (answered ones are dropped from the front as sends go out): a producer the
+	// client closes for good may never call some back, and replacing it reports those
+	// failed (strand). The callback and strand each claim a send's answer; one wins.
+	unanswered []*sendAnswer
 	// failedEpoch is 1 + the highest epoch in which a send failed (0: none). The callback
 	// of the failed send stores it, possibly on the actor's own goroutine in the middle of
 	// a batch (pulsar-client-go fails a full queue inside SendAsync), and the send loop
@@ -96,6 +101,14 @@ type publisher struct {
 	storedAgainSent *atomic.Bool
 	name            string // the producer's name ("" in transport mode)
 	incarnation     int
+}
+
+// sendAnswer is one send's claim to its outcome: the callback's, or strand's for a send a
+// producer closed for good never called back.
+type sendAnswer struct {
+	end      int64
+	epoch    uint64
+	answered atomic.Bool
 }
 
 // storedMark is the end and CRC-32C of a message the broker stored.
@@ -423,8 +436,30 @@ func (p *publisher) lost(ctx actor.Context, m *producerLost) {
 		"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", m.err)
 	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer",
 		Message: fmt.Sprintf("%s: the client closed the producer (%v); creating it again", p.cfg.Def.Topic, m.err)}})
+	p.strand(ctx, m.err)
 	p.close()
 	p.create(ctx)
+}
+
+// strand reports failed every send of the producer being replaced that it has not called
+// back: pulsar-client-go v0.19.0 strands, unwritten, a send its event loop takes in while a
+// reconnect closes the producer (docs/findings.md), and a send without an outcome would
+// hold its credit for ever — in transport mode, a loss never counted. In archive mode the
+// failure has the record re-delivered; one the broker did store is then answered as a
+// duplicate. A late callback of one changes nothing (sendAnswer).
+func (p *publisher) strand(ctx actor.Context, cause error) {
+	n := 0
+	for _, a := range p.unanswered {
+		if a.answered.CompareAndSwap(false, true) {
+			n++
+			ctx.Send(p.pids.tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: a.epoch, End: a.end,
+				Error: fmt.Sprintf("the client closed the producer for good (%v) without calling this send back", cause)})
+		}
+	}
+	p.unanswered = nil
+	if n > 0 {
+		p.env.Logger.Warn("sends the closed producer never called back are reported failed", "stream", p.cfg.Def.Name, "recording", p.rec, "sends", n)
+	}
 }
 
 func topicTerminated(topic string, err error) error {
@@ -571,6 +606,10 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 		return
 	}
 	p.sentEpoch = b.Epoch
+	for len(p.unanswered) > 0 && p.unanswered[0].answered.Load() {
+		p.unanswered[0] = nil
+		p.unanswered = p.unanswered[1:]
+	}
 	done := func() {
 		if outstanding.Add(-1) == 0 && parked.Load() {
 			system.Root.Send(self, &resumeSends{})
@@ -603,9 +642,14 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			msg.SequenceID = &seq
 			msg.Properties[PropRecordingID] = p.recordingStr
 		}
+		answer := &sendAnswer{end: end, epoch: epoch}
+		p.unanswered = append(p.unanswered, answer)
 		outstanding.Add(1)
 		sendAsync(p.producer, msg, func(id pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
 			defer done()
+			if !answer.answered.CompareAndSwap(false, true) {
+				return // reported failed when its producer was replaced (strand)
+			}
 			if err != nil {
 				// Fail-stop protects deduplication (lesson 22). Transport mode has none to
 				// protect and re-sends nothing: a failure loses that message only.

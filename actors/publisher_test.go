@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/pulsar-client-go/pulsar"
 	"github.com/asynkron/protoactor-go/actor"
@@ -77,7 +78,14 @@ func (r *sendRecorder) Send(context.Context, *pulsar.ProducerMessage) (pulsar.Me
 // startPublisher starts recording 7's publisher on rec among probe neighbours.
 func startPublisher(t *testing.T, rec *sendRecorder) (*actor.ActorSystem, neighbours, *actor.PID) {
 	t.Helper()
+	return startPublisherWith(t, rec, func(*StreamConfig) {})
+}
+
+// startPublisherWith is startPublisher with the stream's settings changed by with.
+func startPublisherWith(t *testing.T, rec *sendRecorder, with func(*StreamConfig)) (*actor.ActorSystem, neighbours, *actor.PID) {
+	t.Helper()
 	env, cfg := testEnv(t)
+	with(cfg)
 	rec.held = map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}
 	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
 	system := testSystem(t)
@@ -145,4 +153,35 @@ func TestNoSendOfAnEpochFollowsItsFailure(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// A producer the client closed for good may never call some sends back (pulsar-client-go
+// v0.19.0 strands a send its event loop takes in while a reconnect closes the producer:
+// docs/findings.md). When the publisher replaces it, every send of it still unanswered is
+// reported failed — in archive mode it is re-delivered, in transport mode it is a counted
+// loss — rather than hold its credit for ever and be lost without a word; a late callback
+// of one then changes nothing.
+func TestSendsAProducerClosedForGoodNeverCalledBackAreReportedFailed(t *testing.T) {
+	for _, transport := range []bool{false, true} {
+		t.Run(fmt.Sprintf("transport=%t", transport), func(t *testing.T) {
+			rec := &sendRecorder{}
+			system, nb, pub := startPublisherWith(t, rec, func(cfg *StreamConfig) { cfg.Transport = transport })
+			system.Root.Send(pub, batch(0, 64, 128))
+			rec.answer(t, "64", pulsar.ErrProducerClosed)
+			for _, end := range []int64{64, 128} {
+				if f := next[*messages.PublishFailed](t, nb.tracker); f.End != end || f.NotSent {
+					t.Fatalf("outcome %+v; want the record ending at %d failed", f, end)
+				}
+			}
+			rec.answer(t, "128", nil) // the stranded send's callback, late after all
+			eventually.Always(t, 200*time.Millisecond, func() error {
+				select {
+				case m := <-nb.tracker:
+					return fmt.Errorf("the tracker got %T %v after the send was reported failed", m, m)
+				default:
+					return nil
+				}
+			})
+		})
+	}
 }
