@@ -297,6 +297,45 @@ func (s *subscribeOnce) AddSubscription(context.Context, string, int32, aeron.Im
 	return nil, errors.New("subscribed again")
 }
 
+// stillSubscriber is an Aeron client whose subscription is made and never has an image: a
+// transport-mode reader sits still, and the test drives its outcomes.
+type stillSubscriber struct{}
+
+func (stillSubscriber) AddSubscription(context.Context, string, int32, aeron.ImageHandlers) (*aeron.Subscription, error) {
+	return nil, nil
+}
+
+// A transport-mode reader stopped (its stream failed, or ferry reconnects) within the push
+// interval of a loss pushes its counts as it stops: the stream, and the next incarnation,
+// which goes on from what the stream heard, count the loss.
+func TestTheLiveReadersLastCountsArePushedWhenItStops(t *testing.T) {
+	env, cfg := testEnv(t)
+	cfg.Transport = true
+	env.Aeron = stillSubscriber{}
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	sends := &liveSends{epoch: 1, marks: newSentMarks(), inflight: []int64{10, 10}, inflightB: 20, sent: 2}
+	live := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+		return &live{env: env, cfg: cfg, pids: pids, liveSends: sends, lastEnd: map[int32]int64{}}
+	}))
+	next[*messages.RecordingProgress](t, nb.stream) // pushed when subscribed
+	system.Root.Send(live, &messages.PublishFailed{End: 64, Error: "broker said no"})
+	next[*messages.FailureObserved](t, nb.stream)
+	_ = system.Root.StopFuture(live).Wait()
+	eventually.NoError(t, waitFor, func() error {
+		for {
+			select {
+			case m := <-nb.stream:
+				if p, ok := m.(*messages.RecordingProgress); ok && p.Status.Failed == 1 && p.Status.PendingRecords == 1 {
+					return nil
+				}
+			default:
+				return errors.New("the stream did not hear of the loss: failed 1, pending 1")
+			}
+		}
+	})
+}
+
 // A transport-mode reader whose subscription fails while it drains must not be restarted:
 // the new incarnation would subscribe again and publish after the stream was told drained.
 func TestALiveSubscriptionFailingDuringTheDrainIsNotRetried(t *testing.T) {

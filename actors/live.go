@@ -145,6 +145,15 @@ func (l *live) Receive(ctx actor.Context) {
 		}
 		l.closeSub(l.sub)
 		l.sub = nil
+		// The messages in progress go with the assembler: lost, and counted. The counts
+		// held back by the push interval are pushed now, if the stream still takes them:
+		// the timer's tick would reach a stopped reader, and the next incarnation starts
+		// from what the stream last heard.
+		if l.asm != nil {
+			l.asm.Reset()
+			l.countBrokenOff(ctx)
+		}
+		l.pushStatus(ctx, true)
 	}
 }
 
