@@ -189,6 +189,13 @@ type deduplicationRead struct {
 	err      error
 }
 
+// askDeduplicationAgain is the publisher's self-message to ask the broker's deduplication
+// status again (it was Recovering) for producer.
+type askDeduplicationAgain struct{ producer pulsar.Producer }
+
+// dedupRecheck is how long after a Recovering answer the broker is asked again.
+const dedupRecheck = time.Second
+
 // retryProducer is the publisher's self-message to try creating the producer again.
 type retryProducer struct{}
 
@@ -260,6 +267,10 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.created(ctx, msg)
 	case *deduplicationRead:
 		p.deduplicationRead(ctx, msg)
+	case *askDeduplicationAgain:
+		if msg.producer == p.producer {
+			p.askDeduplication(ctx)
+		}
 	case *producerLost:
 		p.lost(ctx, msg)
 	case *recordTooLarge:
@@ -406,16 +417,21 @@ func (p *publisher) deduplicationRead(ctx actor.Context, r *deduplicationRead) {
 	case r.err != nil:
 		p.env.Logger.Warn("cannot ask the broker's admin API whether it deduplicates the topic; going on unchecked (set pulsar.admin_url to the broker's web service, and give ferry's role permission to look the topic up)",
 			"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
-	case r.status == "Enabled" || r.status == "Recovering": // Recovering: enabled, its state being read back
+	case r.status == "Enabled":
 		state = "enabled"
-	case r.status == "Disabled" || r.status == "Removing":
+	case r.status == "Recovering":
+		// Enabled, its state being read back; the broker deduplicates nothing until it is
+		// Enabled (MessageDeduplication.isEnabled), which may end Failed: asked again.
+		self, system, prod := ctx.Self(), ctx.ActorSystem(), r.producer
+		time.AfterFunc(dedupRecheck, func() { system.Root.Send(self, &askDeduplicationAgain{producer: prod}) })
+	case r.status == "Disabled" || r.status == "Removing" || r.status == "Failed": // Failed: it could not set it up
 		state = "disabled"
 		msg := fmt.Sprintf("the broker does not deduplicate %s (its deduplication status is %s): ferry publishes recording %d at least once, not effectively once; a record sent again after a crash, a restart or a failed publish is stored twice (lesson 21). "+
 			"Turn deduplication on for the topic (pulsar-admin topics set-deduplication --enable), its namespace (pulsar-admin namespaces set-deduplication --enable) or the broker (brokerDeduplicationEnabled=true)",
 			p.cfg.Def.Topic, r.status, p.rec)
 		p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
 		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
-	default: // Failed (the broker could not set it up), or a status this version does not know
+	default: // a status this version does not know
 		p.env.Logger.Warn("the broker's deduplication of the topic is neither enabled nor disabled", "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "status", r.status)
 	}
 	ctx.Send(p.pids.stream, &messages.DeduplicationChecked{RecordingId: p.rec, State: state})

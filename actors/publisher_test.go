@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,14 +80,15 @@ func (r *sendRecorder) Send(context.Context, *pulsar.ProducerMessage) (pulsar.Me
 // startPublisher starts recording 7's publisher on rec among probe neighbours.
 func startPublisher(t *testing.T, rec *sendRecorder) (*actor.ActorSystem, neighbours, *actor.PID) {
 	t.Helper()
-	return startPublisherWith(t, rec, func(*StreamConfig) {})
+	return startPublisherWith(t, rec, func(*Env, *StreamConfig) {})
 }
 
-// startPublisherWith is startPublisher with the stream's settings changed by with.
-func startPublisherWith(t *testing.T, rec *sendRecorder, with func(*StreamConfig)) (*actor.ActorSystem, neighbours, *actor.PID) {
+// startPublisherWith is startPublisher with the environment and the stream's settings
+// changed by with.
+func startPublisherWith(t *testing.T, rec *sendRecorder, with func(*Env, *StreamConfig)) (*actor.ActorSystem, neighbours, *actor.PID) {
 	t.Helper()
 	env, cfg := testEnv(t)
-	with(cfg)
+	with(env, cfg)
 	rec.held = map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}
 	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
 	system := testSystem(t)
@@ -165,7 +168,7 @@ func TestSendsAProducerClosedForGoodNeverCalledBackAreReportedFailed(t *testing.
 	for _, transport := range []bool{false, true} {
 		t.Run(fmt.Sprintf("transport=%t", transport), func(t *testing.T) {
 			rec := &sendRecorder{}
-			system, nb, pub := startPublisherWith(t, rec, func(cfg *StreamConfig) { cfg.Transport = transport })
+			system, nb, pub := startPublisherWith(t, rec, func(_ *Env, cfg *StreamConfig) { cfg.Transport = transport })
 			system.Root.Send(pub, batch(0, 64, 128))
 			rec.answer(t, "64", pulsar.ErrProducerClosed)
 			for _, end := range []int64{64, 128} {
@@ -182,6 +185,53 @@ func TestSendsAProducerClosedForGoodNeverCalledBackAreReportedFailed(t *testing.
 					return nil
 				}
 			})
+		})
+	}
+}
+
+// The broker deduplicates a topic only while its deduplication status is Enabled
+// (MessageDeduplication.isEnabled): Failed (it could not set it up) is no deduplication,
+// reported as disabled is, with the failure; Recovering (reading its state back) is asked
+// again until it is one or the other.
+func TestTheBrokersDeduplicationStatusIsTakenAsTheBrokerTakesIt(t *testing.T) {
+	for _, c := range []struct {
+		answers []string
+		want    string
+		failure bool
+	}{
+		{[]string{"Failed"}, "disabled", true},
+		{[]string{"Recovering", "Recovering", "Enabled"}, "enabled", false},
+		{[]string{"Recovering", "Failed"}, "disabled", true},
+	} {
+		t.Run(strings.Join(c.answers, ","), func(t *testing.T) {
+			var asked atomic.Int32
+			_, nb, _ := startPublisherWith(t, &sendRecorder{}, func(env *Env, _ *StreamConfig) {
+				env.Deduplication = func(context.Context, string, int64) (string, error) {
+					n := int(asked.Add(1))
+					return c.answers[min(n, len(c.answers))-1], nil
+				}
+			})
+			var failure *messages.Failure
+			for {
+				switch m := next[any](t, nb.stream).(type) {
+				case *messages.FailureObserved:
+					if m.Failure.Kind == "deduplication" {
+						failure = m.Failure
+					}
+					continue
+				case *messages.DeduplicationChecked:
+					if m.State == "unknown" {
+						continue // Recovering: asked again
+					}
+					if m.State != c.want || (failure != nil) != c.failure {
+						t.Fatalf("deduplication %s, failure %v; want %s, a failure: %t", m.State, failure, c.want, c.failure)
+					}
+					if n := int(asked.Load()); n < len(c.answers) {
+						t.Fatalf("asked %d times; want %d, until the status was Enabled or not", n, len(c.answers))
+					}
+					return
+				}
+			}
 		})
 	}
 }

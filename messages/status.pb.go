@@ -494,8 +494,9 @@ type RecordingStatus struct {
 	Producer string `protobuf:"bytes,23,opt,name=producer,proto3" json:"producer,omitempty"`
 	// Whether the broker deduplicates the recording's topic partition, as its admin API
 	// answered when the producer was created (lesson 21): enabled (a record sent again is
-	// stored once), disabled (stored again: at least once, the failure is under failures),
-	// unknown (the question failed, or the broker's status was another: see the log), or
+	// stored once), disabled (its status Disabled, Removing or Failed: stored again, at least
+	// once, the failure is under failures), unknown (the question failed, or the broker's
+	// status was another: see the log; while it is Recovering, asked again every second), or
 	// unchecked (pulsar.admin_url is not set). Empty in transport mode.
 	Deduplication string `protobuf:"bytes,24,opt,name=deduplication,proto3" json:"deduplication,omitempty"`
 	// Completed by `ferry checkpoint forget`: the recording vanished from the archive before
