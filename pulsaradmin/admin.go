@@ -111,18 +111,23 @@ func (c *Client) get(ctx context.Context, topic, what string, into any) error {
 		return fmt.Errorf("admin API: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("admin API: reading the answer to GET %s: %w", req.URL.Path, err)
-	}
 	if resp.StatusCode != http.StatusOK {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if err != nil {
+			return fmt.Errorf("admin API: reading the answer to GET %s: %w", req.URL.Path, err)
+		}
 		return &StatusError{Code: resp.StatusCode, Path: req.URL.Path, Reason: reason(body)}
 	}
-	if err := json.Unmarshal(body, into); err != nil {
-		return fmt.Errorf("admin API: the answer to GET %s is not what Pulsar sends: %w", req.URL.Path, err)
+	// Decoded as it is read, into the few fields asked for: a topic's stats grow with its
+	// subscriptions, consumers and publishers, to megabytes.
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswer)).Decode(into); err != nil {
+		return fmt.Errorf("admin API: the answer to GET %s is not what Pulsar sends (or longer than %d MiB): %w", req.URL.Path, maxAnswer>>20, err)
 	}
 	return nil
 }
+
+// maxAnswer bounds an answer of the admin API ferry reads.
+const maxAnswer = 256 << 20
 
 // StatusError is an answer other than 200 OK.
 type StatusError struct {

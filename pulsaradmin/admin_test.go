@@ -2,6 +2,8 @@ package pulsaradmin
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -66,5 +68,27 @@ func TestARedirectKeepsTheToken(t *testing.T) {
 	downgrade := &http.Request{URL: &url.URL{Scheme: "http", Host: "b"}, Header: http.Header{}}
 	if err := keepAuthorization(downgrade, []*http.Request{{URL: &url.URL{Scheme: "https", Host: "a"}, Header: http.Header{"Authorization": {"Bearer x"}}}}); err == nil {
 		t.Fatal("a redirect from https to http was followed")
+	}
+}
+
+// A topic's stats grow with its subscriptions, consumers and publishers: an answer of
+// several megabytes still gives the deduplication status.
+func TestDeduplicationOfATopicWithLargeStats(t *testing.T) {
+	subs := make([]string, 0, 40000)
+	for i := range 40000 {
+		subs = append(subs, fmt.Sprintf(`"sub-%d":{"msgBacklog":0,"type":"Exclusive","consumers":[]}`, i))
+	}
+	body := `{"msgRateIn":0,"subscriptions":{` + strings.Join(subs, ",") + `},"deduplicationStatus":"Enabled"}`
+	if len(body) < 2<<20 {
+		t.Fatalf("the stats are %d bytes; the test wants more than 2 MiB", len(body))
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	got, err := New(Options{URL: srv.URL}).Deduplication(context.Background(), "persistent://public/default/orders-partition-0")
+	if err != nil || got != "Enabled" {
+		t.Fatalf("Deduplication = %q, %v; want Enabled", got, err)
 	}
 }
