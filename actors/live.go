@@ -201,7 +201,12 @@ func (l *live) poll(ctx actor.Context) {
 		before := img.Position()
 		l.batch = &messages.RecordBatch{Generation: 0, Epoch: l.epoch, SessionId: img.SessionID()}
 		l.reading = publication{session: img.SessionID(), initialTermID: img.InitialTermID(), source: img.SourceIdentity()}
-		_, err := img.Poll(l.asm.OnFragment, int(credits))
+		// The window's free bytes, counted from the end of the session's last whole message
+		// (the image may be inside the next one), bound the read, as the replay's: the byte
+		// bound is overshot by less than one message, the one that straddles it. A read
+		// takes at least a frame, so that a message longer than the room left still arrives.
+		limit := max(l.lastEnd[img.SessionID()]+l.cfg.MaxInflightBytes-l.inflightB, before+1)
+		_, err := img.BoundedPoll(l.asm.OnFragment, limit, int(credits))
 		batch := l.batch
 		l.batch = nil
 		if l.again > 0 {

@@ -586,3 +586,63 @@ func TestTransportReaderRestartedBehindASlowerSubscriberSendsNothingTwice(t *tes
 		return nil
 	})
 }
+
+// TestTransportInflightBytesBoundWhatAwaitsAcknowledgement: with every acknowledgement held,
+// the live reader hands the producer at most inflight.max_bytes of messages, plus the one
+// that straddles the bound — not a whole poll's worth (up to a thousand fragments) past it.
+func TestTransportInflightBytesBoundWhatAwaitsAcknowledgement(t *testing.T) {
+	const n, size, window = 40, 1024, 4096
+	sc := newStreamConfig(t, "")
+	pub := newStream(t, sc.Channel, sc.StreamID).newPublication(t)
+	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+	var holding atomic.Bool
+	holding.Store(true)
+	plan := func(int, *pulsar.ProducerMessage) harness.Fault {
+		if holding.Load() {
+			return harness.Hold()
+		}
+		return harness.Deliver()
+	}
+	subs := &subscriptions{}
+	ip := startInProcess(t, inProcessOptions{transport: true, plan: plan, wrapAeron: subs.wrap, maxInflightBytes: window}, sc)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if len(subs.get(t, 0).Images()) == 0 {
+			return errors.New("ferry's subscription has no image of the publication yet")
+		}
+		return nil
+	})
+	msgs := make([][]byte, n)
+	for i := range msgs {
+		msgs[i] = bytes.Repeat([]byte{byte('a' + i%26)}, size)
+	}
+	pub.publishPayloads(t, msgs)
+	p := ip.producer(0)
+	bound := window/size + 1
+	eventually.NoError(t, 30*time.Second, func() error {
+		if k := len(p.Held()); k < window/size {
+			return fmt.Errorf("%d messages await acknowledgement; the window holds %d", k, window/size)
+		}
+		return nil
+	})
+	eventually.Always(t, time.Second, func() error {
+		if k := len(p.Held()); k > bound {
+			return fmt.Errorf("%d messages of %d bytes await acknowledgement with a window of %d bytes (at most %d may)", k, size, window, bound)
+		}
+		return nil
+	})
+	holding.Store(false)
+	eventually.NoError(t, 30*time.Second, func() error {
+		p.ReleaseAll() // a send racing the switch is held too
+		var stats struct {
+			NumberOfEntries int64 `json:"numberOfEntries"`
+		}
+		if err := adminGet(topicPath(sc.Topic)+"/internalStats", &stats); err != nil {
+			return err
+		}
+		if stats.NumberOfEntries != n {
+			return fmt.Errorf("the topic holds %d messages, want %d", stats.NumberOfEntries, n)
+		}
+		return nil
+	})
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), msgs)
+}
