@@ -267,6 +267,8 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.created(ctx, msg)
 	case *deduplicationRead:
 		p.deduplicationRead(ctx, msg)
+	case *partitionsGrew:
+		p.partitionsGrown(ctx, msg)
 	case *askDeduplicationAgain:
 		if msg.producer == p.producer {
 			p.askDeduplication(ctx)
@@ -318,9 +320,7 @@ func (p *publisher) create(ctx actor.Context) {
 		MaxPendingMessages:      int(min(2*p.cfg.MaxInflightRecords, 1<<21)),
 		DisableBlockIfQueueFull: true,
 		// A recording stays in one partition, so order and dedup hold on partitioned topics.
-		MessageRouter: func(_ *pulsar.ProducerMessage, tm pulsar.TopicMetadata) int {
-			return recordingPartition(p.rec, int(tm.NumPartitions()))
-		},
+		MessageRouter: p.router(ctx),
 	}
 	p.creating = true
 	p.producerState(ctx, "creating")
@@ -334,6 +334,38 @@ func (p *publisher) create(ctx actor.Context) {
 		}
 		system.Root.Send(self, &producerCreated{handoff: h, err: err})
 	})
+}
+
+// router routes every record of the recording to one partition: its id modulo the topic's
+// partitions as the producer first saw them. pulsar-client-go v0.19.0 reads the count again
+// every minute and hands the router the new one; partitions only grow, so the first stays
+// valid, and the stream is told once that they grew. It runs on the client's goroutines.
+func (p *publisher) router(ctx actor.Context) func(*pulsar.ProducerMessage, pulsar.TopicMetadata) int {
+	var first atomic.Int64 // 0: not seen yet
+	var told atomic.Bool
+	self, system, rec := ctx.Self(), ctx.ActorSystem(), p.rec
+	return func(_ *pulsar.ProducerMessage, tm pulsar.TopicMetadata) int {
+		n := int64(tm.NumPartitions())
+		first.CompareAndSwap(0, max(n, 1))
+		at := first.Load()
+		if n > at && told.CompareAndSwap(false, true) {
+			system.Root.Send(self, &partitionsGrew{from: at, to: n})
+		}
+		return recordingPartition(rec, int(at))
+	}
+}
+
+// partitionsGrew is the router's news that the topic's partitions grew under the producer.
+type partitionsGrew struct{ from, to int64 }
+
+// partitionsGrown says that the recording stays in its partition for as long as ferry runs,
+// and what a restart does.
+func (p *publisher) partitionsGrown(ctx actor.Context, g *partitionsGrew) {
+	at := recordingPartition(p.rec, int(g.from))
+	msg := fmt.Sprintf("the partitions of %s grew from %d to %d while recording %d was published: its records go on to partition %d, the one it began in, as long as ferry runs; a restart would publish the rest of it to partition %d, where the broker's deduplication has not seen its producer (a record sent again is stored twice) and its order is split across two partitions. Let the recording finish before ferry restarts, or give the stream a new topic",
+		p.cfg.Def.Topic, g.from, g.to, p.rec, at, recordingPartition(p.rec, int(g.to)))
+	p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
+	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer", Message: msg}})
 }
 
 func (p *publisher) created(ctx actor.Context, res *producerCreated) {

@@ -88,9 +88,9 @@ func startPublisher(t *testing.T, rec *sendRecorder) (*actor.ActorSystem, neighb
 func startPublisherWith(t *testing.T, rec *sendRecorder, with func(*Env, *StreamConfig)) (*actor.ActorSystem, neighbours, *actor.PID) {
 	t.Helper()
 	env, cfg := testEnv(t)
-	with(env, cfg)
 	rec.held = map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}
 	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+	with(env, cfg)
 	system := testSystem(t)
 	nb, pids := spawnNeighbours(system)
 	pub := system.Root.Spawn(actor.PropsFromProducer(newPublisher(env, cfg, 7, pids)))
@@ -233,5 +233,42 @@ func TestTheBrokersDeduplicationStatusIsTakenAsTheBrokerTakesIt(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// partitions is a topic's metadata as the client hands it to a message router.
+type partitions uint32
+
+func (n partitions) NumPartitions() uint32 { return uint32(n) }
+
+// A recording stays in one partition (its order and its deduplication live there). When the
+// topic's partitions grow while it is published (pulsar-client-go reads the count again
+// every minute and routes with the new one), its records keep going to the partition it
+// began in, and the stream says that a restart would move it.
+func TestARecordingStaysInItsPartitionWhenThePartitionsGrow(t *testing.T) {
+	opts := make(chan pulsar.ProducerOptions, 1)
+	rec := &sendRecorder{}
+	_, nb, _ := startPublisherWith(t, rec, func(env *Env, _ *StreamConfig) {
+		env.CreateProducer = func(o pulsar.ProducerOptions) (pulsar.Producer, error) {
+			opts <- o
+			return rec, nil
+		}
+	})
+	var route func(*pulsar.ProducerMessage, pulsar.TopicMetadata) int
+	select {
+	case o := <-opts:
+		route = o.MessageRouter
+	case <-time.After(waitFor):
+		t.Fatal("no producer created")
+	}
+	if p := route(nil, partitions(4)); p != 7%4 {
+		t.Fatalf("recording 7 of 4 partitions routed to %d, want %d", p, 7%4)
+	}
+	if p := route(nil, partitions(6)); p != 7%4 {
+		t.Fatalf("after the partitions grew to 6, recording 7 routed to %d; want %d, the partition it began in", p, 7%4)
+	}
+	f := next[*messages.FailureObserved](t, nb.stream)
+	if !strings.Contains(f.Failure.Message, "from 4 to 6") || !strings.Contains(f.Failure.Message, "partition 3") {
+		t.Fatalf("failure %q; want the growth and the partition the recording stays in", f.Failure.Message)
 	}
 }
