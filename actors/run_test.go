@@ -141,22 +141,9 @@ func TestAStreamFailedForGoodStaysFailedAcrossAReconnect(t *testing.T) {
 	cfg.Transport = true
 	cfg.CallTimeout = time.Hour
 	cfg.Restart.MaxRestarts = 1
-	a, b := *cfg, *cfg
-	a.Def.Name, a.Def.StreamID = "a", 1
-	b.Def.Name, b.Def.StreamID = "b", 2
 	subs := &subscribeByStream{calls: map[int32]int{}}
 	board := &streamBoard{streams: map[string]*messages.StreamStatus{}}
-	deads := make(chan chan struct{}, 2)
-	startRun(t, RunOptions{
-		Connect: func(context.Context) (*Connection, error) {
-			dead := make(chan struct{})
-			deads <- dead
-			return &Connection{Aeron: subs, Dead: dead, Err: func() error { return errors.New("driver restarted by the test") }, Close: func() error { return nil }}, nil
-		},
-		Streams:   func() ([]StreamConfig, error) { return []StreamConfig{a, b}, nil },
-		Board:     board,
-		Reconnect: supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond},
-	})
+	deads := runTwoStreams(t, cfg, subs, board)
 	failedA := func() error {
 		if st := board.stream("a"); st == nil || st.State != "failed" {
 			return fmt.Errorf("stream a's status %v; want failed", st)
@@ -187,23 +174,10 @@ func TestAStreamFailedForGoodStaysFailedAcrossAReconnect(t *testing.T) {
 func TestAStreamFailingDuringTheDrainStaysFailedAcrossAReconnect(t *testing.T) {
 	_, cfg := testEnv(t)
 	cfg.Transport = true
-	a, b := *cfg, *cfg
-	a.Def.Name, a.Def.StreamID = "a", 1
-	b.Def.Name, b.Def.StreamID = "b", 2
 	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{1: true}}
 	board := &failingBoard{streamBoard: streamBoard{streams: map[string]*messages.StreamStatus{}},
 		failing: "a", blocked: make(chan struct{}), release: make(chan struct{}), lost: make(chan struct{})}
-	deads := make(chan chan struct{}, 2)
-	startRun(t, RunOptions{
-		Connect: func(context.Context) (*Connection, error) {
-			dead := make(chan struct{})
-			deads <- dead
-			return &Connection{Aeron: subs, Dead: dead, Err: func() error { return errors.New("driver restarted by the test") }, Close: func() error { return nil }}, nil
-		},
-		Streams:   func() ([]StreamConfig, error) { return []StreamConfig{a, b}, nil },
-		Board:     board,
-		Reconnect: supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond},
-	})
+	deads := runTwoStreams(t, cfg, subs, board)
 	eventually.NoError(t, waitFor, func() error {
 		if subs.count(1) == 0 || subs.count(2) == 0 {
 			return errors.New("the streams did not subscribe")
@@ -240,6 +214,28 @@ func TestAStreamFailingDuringTheDrainStaysFailedAcrossAReconnect(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// runTwoStreams runs Run, until the test ends, with streams a (stream id 1) and b (2) made
+// of cfg, on connections to subs; each connection's Dead channel, for the test to close,
+// comes on the channel returned, as the connection is made.
+func runTwoStreams(t *testing.T, cfg *StreamConfig, subs Subscriber, board StatusBoard) <-chan chan struct{} {
+	t.Helper()
+	a, b := *cfg, *cfg
+	a.Def.Name, a.Def.StreamID = "a", 1
+	b.Def.Name, b.Def.StreamID = "b", 2
+	deads := make(chan chan struct{}, 2)
+	startRun(t, RunOptions{
+		Connect: func(context.Context) (*Connection, error) {
+			dead := make(chan struct{})
+			deads <- dead
+			return &Connection{Aeron: subs, Dead: dead, Err: func() error { return errors.New("driver restarted by the test") }, Close: func() error { return nil }}, nil
+		},
+		Streams:   func() ([]StreamConfig, error) { return []StreamConfig{a, b}, nil },
+		Board:     board,
+		Reconnect: supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond},
+	})
+	return deads
 }
 
 // failingBoard is a streamBoard on which, once armed, the failing stream's next status push

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -216,23 +215,36 @@ type sink struct{}
 
 func (sink) Receive(actor.Context) {}
 
+// bareStream builds a stream supervisor of cfg that spawns nothing of its own: its
+// checkpointer is nobody, a sink, and a test fills in running with nobody for the
+// recordings it means to be running. run runs fn in an actor's context, as the supervisor's
+// own Receive would, and returns when fn has; failed returns how the stream failed, if it did.
+func bareStream(t *testing.T, env *Env, cfg *StreamConfig) (s *streamSupervisor, nobody *actor.PID, failed func() error, run func(fn func(ctx actor.Context))) {
+	t.Helper()
+	system := testSystem(t)
+	var failure error
+	nobody = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sink{} }))
+	s = &streamSupervisor{env: env, cfg: cfg, onFailed: func(_ string, err error) { failure = err }, status: newStreamStatus(0), checkpointer: nobody}
+	s.initState()
+	run = func(fn func(ctx actor.Context)) {
+		done := make(chan struct{})
+		system.Root.Send(system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return runner{} })), runIn(func(ctx actor.Context) {
+			defer close(done)
+			fn(ctx)
+		}))
+		<-done
+	}
+	return s, nobody, func() error { return failure }, run
+}
+
 // A recording ferry published to its end while the archive still listed it live, and that
 // the archive deleted before a listing showed it stopped, is done — not a recording that
 // vanished before ferry published all of it (lesson 14's alarm, whose way on, forget,
 // would refuse it as completed) — and a recording after it is not held back by it.
 func TestARecordingFinishedThenDeletedBeforeItsStopWasListedIsDone(t *testing.T) {
-	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	t.Cleanup(system.Shutdown)
-	var failure error
 	env, cfg := testEnv(t)
-	nobody := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sink{} }))
-	s := &streamSupervisor{env: env, cfg: cfg, onFailed: func(_ string, err error) { failure = err }, status: newStreamStatus(0), checkpointer: nobody}
-	s.initState()
-	done := make(chan struct{})
-	system.Root.Send(system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return runner{} })), runIn(func(ctx actor.Context) {
-		defer close(done)
+	s, nobody, failed, run := bareStream(t, env, cfg)
+	run(func(ctx actor.Context) {
 		for _, id := range []int64{5, 6} { // as if spawned: the test runs no recording's actors
 			s.running[id] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody}
 		}
@@ -240,10 +252,9 @@ func TestARecordingFinishedThenDeletedBeforeItsStopWasListedIsDone(t *testing.T)
 		s.recordingCompleted(ctx, &messages.CheckpointPersisted{RecordingId: 5, Position: 200, Completed: true})
 		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 2_000}) // the archive deleted it
 		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 3_000, Recordings: []*messages.RecordingInfo{{RecordingId: 6, StartMs: 2_500, StopMs: 2_800, StopPosition: 64, RecordedPosition: 64}}})
-	}))
-	<-done
-	if failure != nil {
-		t.Fatalf("the stream failed: %v", failure)
+	})
+	if err := failed(); err != nil {
+		t.Fatalf("the stream failed: %v", err)
 	}
 	if !s.completed[5] || s.finished[5] {
 		t.Fatalf("recording 5: completed %t, finished %t; want completed", s.completed[5], s.finished[5])
@@ -436,18 +447,12 @@ func TestAStreamStartsWithAListingActedOnAndStallsWhenListingsFail(t *testing.T)
 // publisher's) is the user's choice, but leaving a publisher out must not go unsaid (lesson
 // 11): the stream says so once, at error level and in its status, and goes on.
 func TestAStartLeavingOutALiveRecordingSaysSo(t *testing.T) {
-	system := testSystem(t)
-	var failure error
 	env, cfg := testEnv(t)
 	logged := &lockedBuffer{}
 	env.Logger = slog.New(slog.NewTextHandler(logged, nil))
 	cfg.Start = config.StartPosition{Kind: config.StartAt, RecordingID: 5}
-	nobody := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sink{} }))
-	s := &streamSupervisor{env: env, cfg: cfg, onFailed: func(_ string, err error) { failure = err }, status: newStreamStatus(0), checkpointer: nobody}
-	s.initState()
-	done := make(chan struct{})
-	system.Root.Send(system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return runner{} })), runIn(func(ctx actor.Context) {
-		defer close(done)
+	s, nobody, failed, run := bareStream(t, env, cfg)
+	run(func(ctx actor.Context) {
 		s.running[5] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned
 		for i, at := range []int64{1_000, 2_000} {
 			s.listed(ctx, &messages.RecordingsListed{ListedAtMs: at, Recordings: []*messages.RecordingInfo{
@@ -456,10 +461,9 @@ func TestAStartLeavingOutALiveRecordingSaysSo(t *testing.T) {
 				{RecordingId: 5, StartMs: 400, Live: true, StopPosition: -1, RecordedPosition: 64},
 			}})
 		}
-	}))
-	<-done
-	if failure != nil {
-		t.Fatalf("the stream failed: %v", failure)
+	})
+	if err := failed(); err != nil {
+		t.Fatalf("the stream failed: %v", err)
 	}
 	if n := strings.Count(logged.String(), "recording 4 is live but below recording 5"); n != 1 {
 		t.Fatalf("the live recording left out was said %d times, want once:\n%s", n, logged.String())
@@ -477,21 +481,15 @@ func TestAStartLeavingOutALiveRecordingSaysSo(t *testing.T) {
 // not made — not a recording that vanished before ferry published all of it (lesson 14's
 // alarm, which would stop the stream and name records as lost that were published).
 func TestARecordingDeletedWhileReadAgainIsDone(t *testing.T) {
-	system := testSystem(t)
-	var failure error
 	env, cfg := testEnv(t)
 	logged := &lockedBuffer{}
 	env.Logger = slog.New(slog.NewTextHandler(logged, nil))
 	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 5, Position: 64, Completed: true, StartMs: 500}}}
-	nobody := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sink{} }))
-	s := &streamSupervisor{env: env, cfg: cfg, onFailed: func(_ string, err error) { failure = err }, status: newStreamStatus(0), checkpointer: nobody}
-	s.initState()
+	s, nobody, failed, run := bareStream(t, env, cfg)
 	stopped := func(stopMs int64) *messages.RecordingInfo {
 		return &messages.RecordingInfo{RecordingId: 5, StartMs: 500, StopMs: stopMs, StopPosition: 64, RecordedPosition: 64}
 	}
-	done := make(chan struct{})
-	system.Root.Send(system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return runner{} })), runIn(func(ctx actor.Context) {
-		defer close(done)
+	run(func(ctx actor.Context) {
 		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{stopped(600)}})
 		s.running[5] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned to read it again
 		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{stopped(1_500)}})
@@ -499,10 +497,9 @@ func TestARecordingDeletedWhileReadAgainIsDone(t *testing.T) {
 			t.Errorf("recording 5, stopped again at its end, is not read again")
 		}
 		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 3_000}) // retention deleted it
-	}))
-	<-done
-	if failure != nil {
-		t.Fatalf("the stream failed: %v", failure)
+	})
+	if err := failed(); err != nil {
+		t.Fatalf("the stream failed: %v", err)
 	}
 	if !s.completed[5] || s.rechecking[5] || s.running[5] != nil {
 		t.Fatalf("recording 5: completed %t, read again %t, running %t; want completed, its actors stopped", s.completed[5], s.rechecking[5], s.running[5] != nil)
