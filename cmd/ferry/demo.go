@@ -46,7 +46,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&aeronDir, "aeron-dir", aeron.DefaultDir(), "the ArchivingMediaDriver's aeron.dir")
 		fs.StringVar(&pulsarURL, "pulsar", "pulsar://127.0.0.1:6650", "Pulsar service URL")
 		fs.StringVar(&adminURL, "pulsar-admin", "http://127.0.0.1:8080", "Pulsar admin URL (the broker's web service), asked whether the topic is deduplicated; empty: not asked")
-		fs.StringVar(&dir, "dir", "", "where the demo keeps its configuration and checkpoints (default: a new temp dir)")
+		fs.StringVar(&dir, "dir", "", "where the demo keeps its configuration and checkpoints (default: a new temporary directory, removed when the demo ends)")
 		fs.IntVar(&rate, "rate", 1000, "messages per second the sample publisher offers")
 	})
 	if err != nil {
@@ -56,6 +56,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 		if dir, err = os.MkdirTemp("", "ferry-demo-"); err != nil {
 			return err
 		}
+		defer os.RemoveAll(dir) // the demo's own: nothing in it outlives the demo's run
 	}
 	cfgPath := filepath.Join(dir, "ferry.yaml")
 	cfgText := fmt.Sprintf(`mode: archive
