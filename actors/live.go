@@ -212,7 +212,7 @@ func (l *live) poll(ctx actor.Context) {
 		if l.again > 0 {
 			l.readAgain += l.again
 			l.env.Logger.Warn("transport mode: messages read again were already sent: not sent again (the media driver joined the new subscription at a slower subscriber's position)",
-				"stream", l.cfg.Def.Name, "session", img.SessionID(), "messages", l.again, "up_to", l.marks.ends[l.reading].end, "read_again_total", l.readAgain)
+				"stream", l.cfg.Def.Name, "session", img.SessionID(), "messages", l.again, "up_to", l.marks.last(l.reading), "read_again_total", l.readAgain)
 			l.again = 0
 		}
 		if len(batch.Records) > 0 {

@@ -42,6 +42,9 @@ func (m *sentMarks) sent(p publication, end int64) bool {
 	return ok && end <= last.end
 }
 
+// last is the end of the last message of p handed to the publisher (0: none).
+func (m *sentMarks) last(p publication) int64 { return m.ends[p].end }
+
 // mark notes that the message of p ending at end was handed to the publisher.
 func (m *sentMarks) mark(p publication, end int64) {
 	m.seq++

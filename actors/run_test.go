@@ -154,12 +154,7 @@ func TestAStreamFailedForGoodStaysFailedAcrossAReconnect(t *testing.T) {
 	tries := subs.count(1)
 	close(<-deads) // the driver is lost
 	<-deads        // and ferry connected again
-	eventually.NoError(t, waitFor, func() error {
-		if n := subs.count(2); n < 2 {
-			return fmt.Errorf("stream b subscribed %d times; want again after the reconnect", n)
-		}
-		return nil
-	})
+	waitSubscribedAgain(t, subs, 2)
 	eventually.Always(t, 300*time.Millisecond, func() error {
 		if n := subs.count(1); n != tries {
 			return fmt.Errorf("stream a subscribed %d times after the reconnect: started again", n-tries)
@@ -199,18 +194,25 @@ func TestAStreamFailingDuringTheDrainStaysFailedAcrossAReconnect(t *testing.T) {
 	tries := subs.count(1)
 	close(board.release) // now stream a fails, with the drain waiting for it
 	<-deads              // ferry connected again
-	eventually.NoError(t, waitFor, func() error {
-		if n := subs.count(2); n < 2 {
-			return fmt.Errorf("stream b subscribed %d times; want again after the reconnect", n)
-		}
-		return nil
-	})
+	waitSubscribedAgain(t, subs, 2)
 	eventually.Always(t, 300*time.Millisecond, func() error {
 		if n := subs.count(1); n != tries {
 			return fmt.Errorf("stream a, failed during the drain, subscribed %d times after the reconnect: started again", n-tries)
 		}
 		if st := board.stream("a"); st == nil || st.State != "failed" {
 			return fmt.Errorf("stream a's status %v; want failed", st)
+		}
+		return nil
+	})
+}
+
+// waitSubscribedAgain waits until the stream of stream id subscribed a second time: ferry
+// reconnected and started it again.
+func waitSubscribedAgain(t *testing.T, subs *subscribeByStream, stream int32) {
+	t.Helper()
+	eventually.NoError(t, waitFor, func() error {
+		if n := subs.count(stream); n < 2 {
+			return fmt.Errorf("stream id %d subscribed %d times; want again after the reconnect", stream, n)
 		}
 		return nil
 	})
