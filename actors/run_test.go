@@ -163,6 +163,38 @@ func TestAStreamFailedForGoodStaysFailedAcrossAReconnect(t *testing.T) {
 	})
 }
 
+// TestAStreamFailingSlowlyWithoutProgressFails: an actor whose every attempt fails long
+// after the one before (here: the window is shorter than the back-off, as when each attempt
+// waits out a timeout) never has two failures in one window; failing in a row without
+// progress, it still fails the stream, which says so, and the other stream goes on.
+func TestAStreamFailingSlowlyWithoutProgressFails(t *testing.T) {
+	_, cfg := testEnv(t)
+	cfg.Transport = true
+	cfg.Restart = supervisor.Policy{Backoff: supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond}, MaxRestarts: 3, Window: time.Nanosecond}
+	subs := &subscribeByStream{calls: map[int32]int{}}
+	board := &streamBoard{streams: map[string]*messages.StreamStatus{}}
+	runTwoStreams(t, cfg, subs, board)
+	eventually.NoError(t, waitFor, func() error {
+		st := board.stream("a")
+		if st == nil || st.State != "failed" {
+			return fmt.Errorf("stream a's status %v (subscribed %d times); want failed", st, subs.count(1))
+		}
+		if !strings.Contains(st.Reason, "refused by the test") {
+			return fmt.Errorf("stream a failed with %q; want the refusal", st.Reason)
+		}
+		return nil
+	})
+	if n := subs.count(1); n != cfg.Restart.MaxRestarts+1 {
+		t.Errorf("stream a subscribed %d times; want %d (the first and its restarts)", n, cfg.Restart.MaxRestarts+1)
+	}
+	eventually.NoError(t, waitFor, func() error {
+		if st := board.stream("b"); st == nil || st.State == "failed" {
+			return fmt.Errorf("stream b's status %v; want it running", st)
+		}
+		return nil
+	})
+}
+
 // TestAStreamFailingDuringTheDrainStaysFailedAcrossAReconnect: a stream that fails while the
 // lost connection's pipeline drains (an acknowledgement arriving then can be lesson 22's) is
 // as failed as one that failed before the loss: not started again after the reconnect.

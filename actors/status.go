@@ -54,6 +54,9 @@ type streamStatus struct {
 	carried map[int64]counts
 	// forgotten are completed recordings no longer shown (shownCompleted).
 	forgotten map[int64]bool
+	// highest is each recording's highest committed position pushed so far, in any
+	// incarnation: beyond it, the recording moved on (progress).
+	highest map[int64]int64
 }
 
 // counts are a recording's counters.
@@ -61,7 +64,7 @@ type counts struct{ published, acknowledged, duplicates, failed uint64 }
 
 func newStreamStatus(nowMs int64) *streamStatus {
 	return &streamStatus{recordings: map[int64]*messages.RecordingStatus{}, rates: map[int64]*rate{}, failures: map[string]*messages.Failure{},
-		carried: map[int64]counts{}, forgotten: map[int64]bool{}, startedMs: nowMs}
+		carried: map[int64]counts{}, forgotten: map[int64]bool{}, highest: map[int64]int64{}, startedMs: nowMs}
 }
 
 // statusKeeper keeps each stream's status from one incarnation of its supervisor to the
@@ -139,6 +142,7 @@ func (s *streamStatus) forgetOldCompleted() {
 		delete(s.recordings, id)
 		delete(s.rates, id)
 		delete(s.carried, id)
+		delete(s.highest, id)
 		s.forgotten[id] = true
 	}
 }
@@ -190,7 +194,13 @@ func (x *rate) sample(position, atMs int64) {
 // progress takes the fields a tracker (or the transport mode's live reader) owns from its
 // push. A moved committed position is progress; the live reader has no positions to commit,
 // and there a new acknowledgement is progress. Its first push says it subscribed.
-func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) {
+//
+// It reports whether the recording moved on, or has nothing to move on to: its committed
+// position beyond the highest it reached before (a restarted replay's records acknowledged
+// again up to there are progress for the stall rule, not moving on) or at least where the
+// archive last said it was recorded to; in transport mode, which never sends a message
+// twice, a new acknowledgement.
+func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (movedOn bool) {
 	r, t := s.recording(p.RecordingId), p.Status
 	c := s.carried[p.RecordingId]
 	switch {
@@ -198,8 +208,15 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) {
 		if r.CommittedPosition == nil || *r.CommittedPosition < *t.CommittedPosition {
 			s.lastProgressMs = nowMs // a position moving back (a new tracker) is no progress
 		}
+		h, ok := s.highest[p.RecordingId]
+		movedOn = ok && *t.CommittedPosition > h ||
+			r.RecordedPosition != nil && *t.CommittedPosition >= *r.RecordedPosition
+		if !ok || *t.CommittedPosition > h {
+			s.highest[p.RecordingId] = *t.CommittedPosition
+		}
 	case c.acknowledged+t.Acknowledged > r.Acknowledged:
 		s.lastProgressMs = nowMs
+		movedOn = true
 	}
 	s.reported = true
 	r.ReplayPosition, r.CommittedPosition = t.ReplayPosition, t.CommittedPosition
@@ -224,6 +241,7 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) {
 		x.sample(*t.CommittedPosition, nowMs)
 		r.RateBytesPerS = x.bytesPerS
 	}
+	return movedOn
 }
 
 func (s *streamStatus) persisted(c *messages.CheckpointPersisted, nowMs int64) {

@@ -52,6 +52,52 @@ func TestAStatusTakenAgainGoesOnFromTheLastIncarnation(t *testing.T) {
 	}
 }
 
+// A recording moves on (the restart strategy's progress) only beyond the highest committed
+// position pushed so far, in any incarnation: a restarted replay whose records are
+// acknowledged again up to there has not moved on. One committed up to where the archive
+// last listed it recorded has nothing to move on to, which counts the same: a quiet live
+// recording's replay failing now and then is not stuck. In transport mode, which sends
+// nothing twice, a new acknowledgement moves it on.
+func TestARecordingMovesOnOnlyBeyondItsHighestCommittedPosition(t *testing.T) {
+	k := &statusKeeper{}
+	s := k.take("orders", 0)
+	push := func(s *streamStatus, committed int64) bool {
+		return s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(committed)}}, 1)
+	}
+	for i, step := range []struct {
+		committed int64
+		want      bool
+	}{
+		{1024, false}, // the first push: where the tracker starts, nothing acknowledged yet
+		{1024, false},
+		{4096, true},
+		{2048, false}, // a restarted replay, from the persisted checkpoint
+		{4096, false}, // acknowledged again up to where it was
+		{4160, true},
+	} {
+		if got := push(s, step.committed); got != step.want {
+			t.Errorf("push %d (committed %d): moved on %v, want %v", i, step.committed, got, step.want)
+		}
+	}
+	s.stopped = true
+	again := k.take("orders", 2)
+	if push(again, 4160) || push(again, 2048) || !push(again, 8192) {
+		t.Error("the next incarnation did not go on from the highest position of the last")
+	}
+	again.known(&messages.RecordingInfo{RecordingId: 7, Live: true, StopPosition: -1, RecordedPosition: 8256}, 3)
+	if push(again, 4096) || !push(again, 8256) || !push(again, 8256) {
+		t.Error("want moved on exactly when committed up to where the archive recorded")
+	}
+
+	live := k.take("live", 0)
+	ack := func(n uint64) bool {
+		return live.progress(&messages.RecordingProgress{Status: &messages.RecordingStatus{Published: n, Acknowledged: n}}, 1)
+	}
+	if ack(0) || !ack(1) || ack(1) || !ack(5) {
+		t.Error("transport mode: want moved on exactly when acknowledged grows")
+	}
+}
+
 // A recording listed with records the replay has not reached is behind by them, so that a
 // replay that never starts turns the stream stalled after the threshold instead of
 // 'caught-up'; a stream whose recordings were never listed is stalled after it too; and a

@@ -88,6 +88,9 @@ type streamSupervisor struct {
 
 	status     *streamStatus
 	stopStatus func()
+	// restarts is the strategy supervising the stream's actors: told when a recording's
+	// actors make progress, and when they are stopped for good.
+	restarts *supervisor.Strategy
 }
 
 // streamFailed is the strategy's report that it gave up on a child.
@@ -119,8 +122,10 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 	case *messages.RecordingProgress:
 		// Only from this incarnation's actors: a restarted supervisor's status carries the
 		// counts of the last one's already, and a late push of theirs would add them again.
-		if s.running[msg.RecordingId] != nil {
-			s.status.progress(msg, s.env.nowMs())
+		if pids := s.running[msg.RecordingId]; pids != nil {
+			if s.status.progress(msg, s.env.nowMs()) {
+				s.restarts.Progressed(pids.replay, pids.tracker, pids.publisher)
+			}
 		}
 	case *messages.FailureObserved:
 		s.status.failure(msg.Failure)
@@ -344,12 +349,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		if present[id] {
 			continue
 		}
-		if pids := s.running[id]; pids != nil {
-			ctx.Stop(pids.replay)
-			ctx.Stop(pids.tracker)
-			ctx.Stop(pids.publisher)
-			delete(s.running, id)
-		}
+		s.stopRecording(ctx, id)
 		delete(s.recheckAgain, id)
 		s.finished[id] = true
 		s.env.Logger.Warn("recording deleted from the archive while ferry read its last record again: it had been published to its end; whether the archive had rewritten it is not checked",
@@ -569,12 +569,7 @@ func (s *streamSupervisor) recordingCompleted(ctx actor.Context, p *messages.Che
 	if s.completed[id] {
 		return
 	}
-	if pids := s.running[id]; pids != nil {
-		ctx.Stop(pids.replay)
-		ctx.Stop(pids.tracker)
-		ctx.Stop(pids.publisher)
-		delete(s.running, id)
-	}
+	s.stopRecording(ctx, id)
 	s.env.Logger.Info("recording published and acknowledged to its end", "stream", s.cfg.Def.Name, "recording", id, "stop_position", p.Position)
 	s.finished[id] = true
 	s.finalAt[id] = p.Position
@@ -585,6 +580,20 @@ func (s *streamSupervisor) recordingCompleted(ctx actor.Context, p *messages.Che
 		delete(s.drainWaiting, id)
 		s.drainStep(ctx)
 	}
+}
+
+// stopRecording stops a recording's actors, done with it; the strategy forgets their
+// failures, so that actors spawned again for it (reopened) start with none.
+func (s *streamSupervisor) stopRecording(ctx actor.Context, id int64) {
+	pids := s.running[id]
+	if pids == nil {
+		return
+	}
+	ctx.Stop(pids.replay)
+	ctx.Stop(pids.tracker)
+	ctx.Stop(pids.publisher)
+	s.restarts.Forget(pids.replay, pids.tracker, pids.publisher)
+	delete(s.running, id)
 }
 
 // completeFinished tells the schedule about recordings whose final checkpoint is persisted.
@@ -720,7 +729,7 @@ func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.Act
 	crashed := &crash{}
 	guardian := &streamGuardian{stream: cfg.Def.Name, logger: env.Logger, crashed: crashed, onFailed: onFailed}
 	producer := func() actor.Actor {
-		return &streamSupervisor{env: env, cfg: cfg, onFailed: onFailed, crashed: crashed}
+		return &streamSupervisor{env: env, cfg: cfg, onFailed: onFailed, crashed: crashed, restarts: strategy}
 	}
 	return actor.PropsFromProducer(producer, actor.WithSupervisor(strategy), actor.WithGuardian(guardian),
 		actor.WithMailbox(actor.Bounded(4096))), nil

@@ -19,6 +19,7 @@ import (
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/supervisor"
 	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
@@ -224,7 +225,11 @@ func bareStream(t *testing.T, env *Env, cfg *StreamConfig) (s *streamSupervisor,
 	system := testSystem(t)
 	var failure error
 	nobody = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sink{} }))
-	s = &streamSupervisor{env: env, cfg: cfg, onFailed: func(_ string, err error) { failure = err }, status: newStreamStatus(0), checkpointer: nobody}
+	restarts, err := supervisor.NewStrategy(cfg.Restart, func(*actor.PID, supervisor.Class, any) {}, env.Logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = &streamSupervisor{env: env, cfg: cfg, onFailed: func(_ string, err error) { failure = err }, status: newStreamStatus(0), checkpointer: nobody, restarts: restarts}
 	s.initState()
 	run = func(fn func(ctx actor.Context)) {
 		done := make(chan struct{})

@@ -62,12 +62,13 @@ func (b Backoff) base(attempt int) time.Duration {
 	return min(base, limit)
 }
 
-// Policy bounds restarts: more than MaxRestarts restarts within Window means give up.
+// Policy bounds restarts: more than MaxRestarts failures within Window, or more than
+// MaxRestarts in a row without progress however far apart, means give up.
 type Policy struct {
 	// Backoff spaces the restarts: the n-th failure within Window waits Backoff.Delay(n, …).
 	Backoff Backoff
-	// MaxRestarts is how many failures within Window are restarted; the next one gives
-	// up. 0 gives up on the first failure.
+	// MaxRestarts is how many failures within Window, and how many in a row without
+	// progress, are restarted; the next one gives up. 0 gives up on the first failure.
 	MaxRestarts int
 	// Window is how far back failures count. A failure older than Window is forgotten.
 	Window time.Duration

@@ -11,7 +11,8 @@
 //     within which window);
 //   - [Strategy], an [actor.SupervisorStrategy] (one-for-one) that restarts Transient and Bug
 //     failures after a backoff delay, and stops the child for good on Poison, Corrupt or
-//     too many restarts, telling a [GiveUp] callback why.
+//     too many restarts (within a window, or in a row without progress), telling a
+//     [GiveUp] callback why.
 //
 // It never:
 //
@@ -36,6 +37,8 @@
 //  4. Mark the stream failed in the [GiveUp] callback (visible in status and health) with
 //     the class and reason it is given. The callback runs on the parent's goroutine and
 //     must not block.
-//  5. Subscribe to *actor.SupervisorEvent on the actor system's EventStream to turn
+//  5. Tell the Strategy when a child makes progress ([Strategy.Progressed]), and when it
+//     stops a child for good itself ([Strategy.Forget]).
+//  6. Subscribe to *actor.SupervisorEvent on the actor system's EventStream to turn
 //     directives into metrics; the Strategy publishes one per decision.
 package supervisor

@@ -44,9 +44,16 @@ func WithAfterFunc(after func(d time.Duration, f func())) Option {
 //
 //   - Poison and Corrupt: the child is stopped and [GiveUp] is called.
 //   - Transient and Bug: the failure is counted; if more than [Policy.MaxRestarts]
-//     failures fall within [Policy.Window], the child is stopped and GiveUp is called;
-//     otherwise the child is restarted after [Backoff.Delay] of the number of failures in
-//     the window. Its mailbox stays suspended until then, so it processes nothing.
+//     failures fall within [Policy.Window], or more than MaxRestarts in a row without the
+//     child making progress in between (see [Strategy.Progressed]), however far apart,
+//     the child is stopped and GiveUp is called; otherwise the child is restarted after
+//     [Backoff.Delay] of the number of failures in the window. Its mailbox stays
+//     suspended until then, so it processes nothing.
+//
+// The second bound is for a child that takes long to fail: one whose every attempt waits
+// out a timeout before failing (an image that never joins, a request the peer never
+// answers) has too few failures in any window to fill it, and would otherwise restart for
+// ever without a word beyond its warnings.
 //
 // Every decision is logged (error level, but warn for a Transient restart) and published
 // as an *actor.SupervisorEvent on the actor system's EventStream.
@@ -66,11 +73,24 @@ type Strategy struct {
 	after  func(d time.Duration, f func())
 
 	mu sync.Mutex
-	// failures holds, per child (keyed by [pidKey]), the times of its failures within the
-	// window, oldest first. Bounded: at most MaxRestarts+1 times per child, and only
-	// children that failed within the window (older entries are swept on every failure,
-	// and a given-up child's entry is removed).
-	failures map[string][]time.Time
+	// failures holds, per child (keyed by [pidKey]), what counts of its failures. Bounded:
+	// at most MaxRestarts+1 times per child, and only children that failed within the
+	// window or failed without progress since (others are swept on every failure; a
+	// child's entry is removed when it is given up, makes progress or is forgotten).
+	failures map[string]*failures
+}
+
+// failures is what a [Strategy] counts of one child's failures.
+type failures struct {
+	// times are the failures within the window, oldest first.
+	times []time.Time
+	// inARow counts the failures since the child last made progress.
+	inARow int
+}
+
+// stale reports whether nothing of f counts any more at now.
+func (f *failures) stale(s *Strategy, now time.Time) bool {
+	return f.inARow == 0 && (len(f.times) == 0 || !s.within(now, f.times[len(f.times)-1]))
 }
 
 var _ actor.SupervisorStrategy = (*Strategy)(nil)
@@ -95,7 +115,7 @@ func NewStrategy(p Policy, giveUp GiveUp, logger *slog.Logger, opts ...Option) (
 		now:      time.Now,
 		random:   rand.Float64,
 		after:    func(d time.Duration, f func()) { time.AfterFunc(d, f) },
-		failures: make(map[string][]time.Time),
+		failures: make(map[string]*failures),
 	}
 	for _, opt := range opts {
 		opt(s)
@@ -127,11 +147,16 @@ func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor
 		return
 	}
 
-	attempt := s.recordFailure(child)
-	if attempt > s.policy.MaxRestarts {
+	attempt, inARow := s.recordFailure(child)
+	if attempt > s.policy.MaxRestarts || inARow > s.policy.MaxRestarts {
 		s.forget(child, rs)
-		s.logger.Error("supervisor: stopping child for good: too many restarts", append(attrs,
+		msg := "supervisor: stopping child for good: too many restarts"
+		if attempt <= s.policy.MaxRestarts {
+			msg = "supervisor: stopping child for good: too many restarts in a row without progress"
+		}
+		s.logger.Error(msg, append(attrs,
 			slog.Int("failures", attempt),
+			slog.Int("failures_without_progress", inARow),
 			slog.Int("max_restarts", s.policy.MaxRestarts),
 			slog.Duration("window", s.policy.Window))...)
 		s.stop(system, sup, child, class, reason)
@@ -151,6 +176,7 @@ func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor
 	}
 	s.logger.Log(context.Background(), level, "supervisor: restarting child", append(attrs,
 		slog.Int("attempt", attempt),
+		slog.Int("failures_without_progress", inARow),
 		slog.Duration("delay", delay))...)
 	publish(system, child, reason, actor.RestartDirective)
 	s.after(delay, func() { sup.RestartChildren(child) })
@@ -164,29 +190,62 @@ func (s *Strategy) stop(system *actor.ActorSystem, sup actor.Supervisor, child *
 }
 
 // recordFailure counts a failure of child now and returns how many of its failures fall
-// within the window, this one included. It sweeps other children whose failures all fell
-// out of the window.
-func (s *Strategy) recordFailure(child *actor.PID) int {
+// within the window and how many came in a row without progress, this one included in
+// both. It sweeps other children of which nothing counts any more.
+func (s *Strategy) recordFailure(child *actor.PID) (inWindow, inARow int) {
 	now := s.now()
 	key := pidKey(child)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, times := range s.failures {
-		if k != key && !s.within(now, times[len(times)-1]) {
+	for k, f := range s.failures {
+		if k != key && f.stale(s, now) {
 			delete(s.failures, k)
 		}
 	}
-	times := s.failures[key]
-	kept := times[:0]
-	for _, t := range times {
+	f := s.failures[key]
+	if f == nil {
+		f = &failures{}
+		s.failures[key] = f
+	}
+	kept := f.times[:0]
+	for _, t := range f.times {
 		if s.within(now, t) {
 			kept = append(kept, t)
 		}
 	}
-	kept = append(kept, now)
-	s.failures[key] = kept
-	return len(kept)
+	f.times = append(kept, now)
+	f.inARow++
+	return len(f.times), f.inARow
+}
+
+// Progressed tells the strategy that children made progress (for ferry: their recording's
+// committed position moved beyond any it reached before): their failures so far no longer
+// count as in a row. Failures within the window still count. Safe to call from any
+// goroutine.
+func (s *Strategy) Progressed(children ...*actor.PID) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, child := range children {
+		if f := s.failures[pidKey(child)]; f != nil {
+			f.inARow = 0
+			if f.stale(s, now) {
+				delete(s.failures, pidKey(child))
+			}
+		}
+	}
+}
+
+// Forget drops everything the strategy counts of children that were stopped for good by
+// their parent (a child spawned again under the same name starts afresh). Safe to call
+// from any goroutine.
+func (s *Strategy) Forget(children ...*actor.PID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, child := range children {
+		delete(s.failures, pidKey(child))
+	}
 }
 
 // within reports whether a failure at t still counts at now.
@@ -196,9 +255,7 @@ func (s *Strategy) within(now, t time.Time) bool {
 
 // forget drops everything known about child's failures.
 func (s *Strategy) forget(child *actor.PID, rs *actor.RestartStatistics) {
-	s.mu.Lock()
-	delete(s.failures, pidKey(child))
-	s.mu.Unlock()
+	s.Forget(child)
 	if rs != nil {
 		rs.Reset()
 	}

@@ -155,6 +155,7 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 // step is one failure the test injects into the child, and what must follow.
 type step struct {
 	advance    time.Duration // move the fake clock by this much first
+	progressed bool          // tell the strategy the child made progress, then fail it
 	reason     any           // what the child panics with
 	wantDelay  time.Duration // the restart delay, if the child must be restarted
 	wantGiveUp Class         // the class given up with, if the child must be stopped for good
@@ -208,13 +209,35 @@ func TestStrategyWithActors(t *testing.T) {
 			},
 		},
 		{
-			name:   "failures outside the window do not count",
+			name:   "failures outside the window with progress between them do not count",
 			policy: Policy{Backoff: backoff, MaxRestarts: 1, Window: time.Minute},
 			steps: []step{
 				{reason: transient, wantDelay: delay(10 * time.Millisecond)},
-				{advance: time.Minute, reason: transient, wantDelay: delay(10 * time.Millisecond)},
-				{advance: 2 * time.Minute, reason: transient, wantDelay: delay(10 * time.Millisecond)},
-				{advance: time.Minute - 1, reason: transient, wantGiveUp: Transient},
+				{advance: time.Minute, progressed: true, reason: transient, wantDelay: delay(10 * time.Millisecond)},
+				{advance: 2 * time.Minute, progressed: true, reason: transient, wantDelay: delay(10 * time.Millisecond)},
+				{advance: time.Minute - 1, progressed: true, reason: transient, wantGiveUp: Transient},
+			},
+		},
+		{
+			// A child whose every attempt waits out a long timeout before failing never
+			// has two failures within the window, yet makes no progress either.
+			name:   "failures far apart in a row without progress give up",
+			policy: Policy{Backoff: backoff, MaxRestarts: 2, Window: time.Minute},
+			steps: []step{
+				{reason: transient, wantDelay: delay(10 * time.Millisecond)},
+				{advance: 10 * time.Minute, reason: transient, wantDelay: delay(10 * time.Millisecond)},
+				{advance: 10 * time.Minute, reason: transient, wantGiveUp: Transient},
+			},
+		},
+		{
+			name:   "progress restarts the count in a row, not the window's",
+			policy: Policy{Backoff: backoff, MaxRestarts: 2, Window: time.Minute},
+			steps: []step{
+				{reason: transient, wantDelay: delay(10 * time.Millisecond)},
+				{advance: 10 * time.Minute, reason: transient, wantDelay: delay(10 * time.Millisecond)},
+				{advance: 10 * time.Minute, progressed: true, reason: transient, wantDelay: delay(10 * time.Millisecond)},
+				{advance: time.Second, progressed: true, reason: transient, wantDelay: delay(20 * time.Millisecond)},
+				{advance: time.Second, progressed: true, reason: transient, wantGiveUp: Transient},
 			},
 		},
 		{
@@ -289,6 +312,9 @@ func TestStrategyWithActors(t *testing.T) {
 			var wantLevels []slog.Level
 			for i, s := range tc.steps {
 				clock.Advance(s.advance)
+				if s.progressed {
+					strategy.Progressed(childPID)
+				}
 				system.Root.Send(childPID, &failWith{reason: s.reason})
 				if s.wantGiveUp == 0 {
 					if got := receive(t, delays, fmt.Sprintf("step %d: a restart", i)); got != s.wantDelay {
@@ -395,19 +421,23 @@ func TestStrategyBoundedState(t *testing.T) {
 	for _, s := range []struct {
 		name        string
 		advance     time.Duration
+		progressed  *actor.PID // made progress before the failure
 		child       *actor.PID
 		rs          *actor.RestartStatistics
 		reason      any
 		wantTracked int
 	}{
-		{"a fails", 0, a, rsA, transient, 1},
-		{"b fails", 0, b, rsB, transient, 2},
-		{"b is poisoned and forgotten", 0, b, rsB, Fail(Poison, archive.ErrRecordingUnknown), 1},
-		{"c fails after a's failure left the window", time.Minute, c, rsC, transient, 1},
-		{"c fails again", 0, c, rsC, transient, 1},
-		{"c fails a third time and is given up", 0, c, rsC, transient, 0},
+		{"a fails", 0, nil, a, rsA, transient, 1},
+		{"b fails", 0, nil, b, rsB, transient, 2},
+		{"b is poisoned and forgotten", 0, nil, b, rsB, Fail(Poison, archive.ErrRecordingUnknown), 1},
+		{"c fails after a's failure left the window, a without progress since", time.Minute, nil, c, rsC, transient, 2},
+		{"c fails again after a made progress", 0, a, c, rsC, transient, 1},
+		{"c fails a third time and is given up", 0, nil, c, rsC, transient, 0},
 	} {
 		clock.Advance(s.advance)
+		if s.progressed != nil {
+			strategy.Progressed(s.progressed)
+		}
 		strategy.HandleFailure(nil, sup, s.child, s.rs, s.reason, nil)
 		if got := strategy.tracked(); got != s.wantTracked {
 			t.Fatalf("%s: tracked children = %d, want %d", s.name, got, s.wantTracked)
@@ -426,10 +456,12 @@ func TestStrategyBoundedState(t *testing.T) {
 		t.Errorf("restart statistics of given-up children = %d, %d, want 0, 0", rsB.FailureCount(), rsC.FailureCount())
 	}
 
-	// A child that fails forever, but never twice within the window, is restarted forever
-	// with the first delay, and its statistics stay at one failure.
+	// A child that fails forever, but never twice within the window and with progress
+	// between its failures, is restarted forever with the first delay, its statistics stay
+	// at one failure, and it is forgotten once it made progress.
 	for i := range 100 {
 		clock.Advance(time.Minute)
+		strategy.Progressed(a)
 		strategy.HandleFailure(nil, sup, a, rsA, transient, nil)
 		if got := rsA.FailureCount(); got != 1 {
 			t.Fatalf("failure %d: restart statistics hold %d failures, want 1", i, got)
@@ -440,6 +472,27 @@ func TestStrategyBoundedState(t *testing.T) {
 	}
 	if len(gaveUp) != 2 {
 		t.Errorf("gave up %v, want only b and c", gaveUp)
+	}
+	clock.Advance(time.Minute)
+	strategy.Progressed(a)
+	if got := strategy.tracked(); got != 0 {
+		t.Errorf("tracked children after a's progress out of the window = %d, want 0", got)
+	}
+
+	// Without progress, the same child is given up at its third failure in a row.
+	for range 3 {
+		clock.Advance(time.Minute)
+		strategy.HandleFailure(nil, sup, a, rsA, transient, nil)
+	}
+	if want := []string{"b", "c", "a"}; !slices.Equal(gaveUp, want) {
+		t.Errorf("gave up %v, want %v", gaveUp, want)
+	}
+
+	// Forget drops a child's count: spawned again under its name, it starts afresh.
+	strategy.HandleFailure(nil, sup, b, rsB, transient, nil)
+	strategy.Forget(b)
+	if got := strategy.tracked(); got != 0 {
+		t.Errorf("tracked children after Forget = %d, want 0", got)
 	}
 }
 

@@ -44,8 +44,8 @@ const (
 // reconnectBackoff spaces attempts to reach the media driver and the archive.
 var reconnectBackoff = supervisor.Backoff{Min: 500 * time.Millisecond, Max: 15 * time.Second}
 
-// restartPolicy is how a stream's failed actors are restarted: more than 10 restarts in 5
-// minutes fail the stream.
+// restartPolicy is how a stream's failed actors are restarted: more than 10 failures in 5
+// minutes, or more than 10 in a row without their recording moving on, fail the stream.
 var restartPolicy = supervisor.Policy{
 	Backoff:     supervisor.Backoff{Min: 250 * time.Millisecond, Max: 30 * time.Second},
 	MaxRestarts: 10,
