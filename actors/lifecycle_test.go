@@ -813,18 +813,32 @@ func TestRecordsSkippedAfterAFailedSendAreNotCountedFailed(t *testing.T) {
 
 // Pulsar stored a record above one of the same producer that failed (lesson 22): the stream
 // stops whichever outcome reaches the tracker first — the failure, then the later record's
-// acknowledgement, or that acknowledgement first. A record above that was only answered as
-// a duplicate (stored by an earlier run) is no such case.
+// acknowledgement, or that acknowledgement first — and also when a replay restart (for any
+// reason: the replay's image closed, the recording extended) comes before or between the
+// two, which then arrive as outcomes of the epoch before: the failed record's re-send would
+// be answered as a duplicate of the stored one. A record above that was only answered as a
+// duplicate (stored by an earlier run) is no such case.
 func TestARecordStoredAboveAFailureStopsTheStreamInEitherOrder(t *testing.T) {
+	const (
+		noRestart = iota
+		restartBetween
+		restartBefore
+	)
 	for _, c := range []struct {
 		name      string
 		ackFirst  bool
 		duplicate bool
+		restart   int
 		stops     bool
 	}{
-		{"failure first", false, false, true},
-		{"acknowledgement first", true, false, true},
-		{"a duplicate receipt first", true, true, false},
+		{"failure first", false, false, noRestart, true},
+		{"acknowledgement first", true, false, noRestart, true},
+		{"a duplicate receipt first", true, true, noRestart, false},
+		{"failure, a replay restart, acknowledgement", false, false, restartBetween, true},
+		{"acknowledgement, a replay restart, failure", true, false, restartBetween, true},
+		{"a replay restart, failure, acknowledgement", false, false, restartBefore, true},
+		{"a replay restart, acknowledgement, failure", true, false, restartBefore, true},
+		{"a duplicate receipt, a replay restart, failure", true, true, restartBetween, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env, cfg := testEnv(t)
@@ -837,16 +851,24 @@ func TestARecordStoredAboveAFailureStopsTheStreamInEitherOrder(t *testing.T) {
 			next[*messages.RecordBatch](t, nb.publisher)
 			fail := &messages.PublishFailed{RecordingId: 7, End: 64, Error: "broker said no"}
 			ack := &messages.PublishAcked{RecordingId: 7, End: 128, Duplicate: c.duplicate}
+			first, second := proto.Message(fail), proto.Message(ack)
 			if c.ackFirst {
-				system.Root.Send(tracker, ack)
-				system.Root.Send(tracker, fail)
-			} else {
-				system.Root.Send(tracker, fail)
-				system.Root.Send(tracker, ack)
+				first, second = ack, fail
 			}
+			restart := &messages.ReplayStarted{RecordingId: 7, Generation: 2}
+			if c.restart == restartBefore {
+				system.Root.Send(tracker, restart)
+			}
+			system.Root.Send(tracker, first)
+			if c.restart == restartBetween {
+				system.Root.Send(tracker, restart)
+			}
+			system.Root.Send(tracker, second)
 			if !c.stops {
-				if r := next[*messages.RedeliveryRequired](t, nb.replay); !strings.Contains(r.Reason, "broker said no") {
-					t.Fatalf("re-delivery for %q; want the failed send's", r.Reason)
+				if c.restart == noRestart { // else the failure is of an epoch already re-delivered
+					if r := next[*messages.RedeliveryRequired](t, nb.replay); !strings.Contains(r.Reason, "broker said no") {
+						t.Fatalf("re-delivery for %q; want the failed send's", r.Reason)
+					}
 				}
 				eventually.Always(t, 200*time.Millisecond, func() error {
 					select {
@@ -860,8 +882,8 @@ func TestARecordStoredAboveAFailureStopsTheStreamInEitherOrder(t *testing.T) {
 			}
 			select {
 			case err := <-givenUp:
-				if err == nil || !strings.Contains(err.Error(), "lesson 22") {
-					t.Fatalf("stopped with %v; want lesson 22's stop", err)
+				if err == nil || !strings.Contains(err.Error(), "lesson 22") || !strings.Contains(err.Error(), "ending at 128 was stored by Pulsar after the record ending at 64") {
+					t.Fatalf("stopped with %v; want lesson 22's stop naming both records", err)
 				}
 			case <-time.After(waitFor):
 				t.Fatalf("a record stored above a failed one did not stop the stream within %s", waitFor)

@@ -3,7 +3,6 @@ package actors
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -44,10 +43,6 @@ type tracker struct {
 	// checkpointer; reportQueued says a flushCommits is in the tracker's own mailbox.
 	unreportedCommits int64
 	reportQueued      bool
-	// storedAbove holds the ends of this epoch's records Pulsar stored (not duplicates)
-	// above a gap in the acknowledged prefix: a failure below one of them is lesson 22's,
-	// whichever outcome arrived first.
-	storedAbove map[int64]bool
 
 	// status is what the tracker pushes to the stream supervisor, at most every
 	// statusInterval (a timer catches the last change); lastAckMs goes into it then.
@@ -164,7 +159,6 @@ func (t *tracker) replayStarted(msg *messages.ReplayStarted) {
 		t.must(err)
 	}
 	t.gen = msg.Generation
-	clear(t.storedAbove) // acknowledgements of an earlier epoch are the core's (earlierFailures)
 	t.receivedRecords, t.receivedBytes = 0, 0
 	t.reportedRecords, t.reportedBytes = 0, 0
 	t.finishedSent = false
@@ -214,7 +208,11 @@ func (t *tracker) acked(ctx actor.Context, a *messages.PublishAcked) {
 	if t.core == nil {
 		return
 	}
-	res, err := t.core.Ack(progress.Epoch(a.Epoch), a.End)
+	ack := t.core.Ack
+	if a.Duplicate {
+		ack = t.core.AckDuplicate
+	}
+	res, err := ack(progress.Epoch(a.Epoch), a.End)
 	t.must(err)
 	t.lastAckMs = t.env.nowMs()
 	if a.Duplicate {
@@ -222,30 +220,20 @@ func (t *tracker) acked(ctx actor.Context, a *messages.PublishAcked) {
 	} else {
 		t.status.Acknowledged++
 	}
-	if res.Outcome == progress.AckAboveFailure && !a.Duplicate {
-		// Pulsar stored this record although an earlier one of the same producer failed:
-		// with broker deduplication the earlier one's re-delivery is dropped as a
-		// duplicate, so it can never reach the topic with its sequence id. Going on would
-		// skip it silently (lessons 22, 26): the stream stops and says so.
-		t.storedAboveFailure(a.End)
-	}
-	if res.Outcome == progress.AckBuffered && !a.Duplicate {
-		if t.storedAbove == nil {
-			t.storedAbove = map[int64]bool{}
-		}
-		t.storedAbove[a.End] = true
-	}
-	if len(t.storedAbove) > 0 && res.NewlyCommitted > 0 {
-		committed := t.core.Committed()
-		maps.DeleteFunc(t.storedAbove, func(end int64, _ bool) bool { return end <= committed })
+	if res.Outcome == progress.AckAboveFailure {
+		t.storedAboveFailure(progress.Epoch(a.Epoch))
 	}
 	t.progressed(ctx, res.NewlyCommitted, true)
 }
 
-// storedAboveFailure stops the stream: Pulsar stored the record ending at end above one of
-// the same producer that failed (lesson 22).
-func (t *tracker) storedAboveFailure(end int64) {
-	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d was stored by Pulsar after an earlier record of the same producer failed; with deduplication the failed record cannot be re-published and would be lost silently, so the stream stops (lesson 22). The topic lacks it, and a reset alone does not bring it back: the topic's deduplication answers its re-send as a duplicate of the later one. To recover it, turn deduplication off for the topic, run `%s` and start ferry (the stream is published again from its configured start_position, what is stored already a second time), then turn deduplication back on", t.rec, end, store.ResetCommand(t.cfg.Def.Name))))
+// storedAboveFailure stops the stream: in epoch, Pulsar stored a record above one of the
+// same producer whose send failed, whichever outcome arrived first and whether or not a
+// replay restart came between them. With broker deduplication the failed record's
+// re-delivery is dropped as a duplicate, so it can never reach the topic with its sequence
+// id; going on would skip it silently (lessons 22, 26).
+func (t *tracker) storedAboveFailure(epoch progress.Epoch) {
+	failedEnd, storedEnd, _ := t.core.Hazard(epoch)
+	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d was stored by Pulsar after the record ending at %d of the same producer failed; with deduplication the failed record cannot be re-published and would be lost silently, so the stream stops (lesson 22). The topic lacks it, and a reset alone does not bring it back: the topic's deduplication answers its re-send as a duplicate of the later one. To recover it, turn deduplication off for the topic, run `%s` and start ferry (the stream is published again from its configured start_position, what is stored already a second time), then turn deduplication back on", t.rec, storedEnd, failedEnd, store.ResetCommand(t.cfg.Def.Name))))
 }
 
 func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
@@ -254,14 +242,10 @@ func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
 	}
 	out, err := t.core.Fail(progress.Epoch(f.Epoch), f.End)
 	t.must(err)
-	if out == progress.FailStalled || out == progress.FailAdditional {
+	if out == progress.FailBelowStored {
 		// A record above it stored already: the same as its acknowledgement arriving
 		// after this failure (acked), in the other order.
-		for end := range t.storedAbove {
-			if end > f.End {
-				t.storedAboveFailure(end)
-			}
-		}
+		t.storedAboveFailure(progress.Epoch(f.Epoch))
 	}
 	if !f.NotSent {
 		// A record skipped after its epoch's first failure did not fail: it is read and

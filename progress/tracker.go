@@ -26,13 +26,14 @@ const (
 	// AckStale: the acknowledgement belongs to an epoch before the last
 	// [CommitTracker.Reset]. No-op; the record will be acknowledged again.
 	AckStale
-	// AckAboveFailure: recorded, but the record lies above a failed one of
-	// the same epoch; also reported for a late acknowledgement of an epoch
-	// that ended in a failure (after a reset), which otherwise is stale.
-	// Committed cannot pass the failure. With broker deduplication on, this
-	// means the failed record's re-delivery will be dropped as a duplicate
-	// (lesson 22): the producer did not fail-stop. Callers must surface it
-	// loudly; [TrackerStats.AckedAboveFailure] counts it.
+	// AckAboveFailure: Pulsar stored the record ([CommitTracker.Ack], not
+	// [CommitTracker.AckDuplicate]) although it lies above a record of the
+	// same epoch whose send failed, in this epoch or an earlier one, whichever
+	// outcome came first. Committed cannot pass the failure. With broker
+	// deduplication on, this means the failed record's re-delivery will be
+	// dropped as a duplicate (lesson 22): the producer did not fail-stop.
+	// Callers must surface it loudly ([CommitTracker.Hazard] names both
+	// records); [TrackerStats.AckedAboveFailure] counts it.
 	AckAboveFailure
 	// AckConflicting: the record already failed in this epoch; the first
 	// outcome wins and the re-delivery is still required. No-op.
@@ -65,9 +66,14 @@ const (
 	// FailConflicting: the record was already acknowledged in this epoch;
 	// the first outcome wins. No-op.
 	FailConflicting
+	// FailBelowStored: the record lies below one of the same epoch that
+	// Pulsar stored already, in this epoch or an earlier one: the other order
+	// of [AckAboveFailure], the same hazard (lesson 22), recorded as a
+	// failure. Callers must surface it loudly.
+	FailBelowStored
 )
 
-var failOutcomeNames = [...]string{"", "stalled", "additional", "stale", "conflicting"}
+var failOutcomeNames = [...]string{"", "stalled", "additional", "stale", "conflicting", "below-stored"}
 
 // String returns the outcome's name, as used in logs and test scripts.
 func (o FailOutcome) String() string {
@@ -146,10 +152,12 @@ type CommitTracker struct {
 	bytes       int64
 	failed      bool
 	failedEnd   int64 // lowest failed end in this epoch, valid if failed
-	// earlierFailures keeps, for the last maxEarlierFailures epochs that ended in a failure,
-	// their lowest failed end: their late acknowledgements can still reveal a record
-	// stored above a failed one (lesson 22).
-	earlierFailures map[Epoch]int64
+	// sends keeps, for this epoch and the last maxEarlierEpochs before it, the lowest
+	// failed end and the highest stored end of its records: outcomes of an epoch arrive in
+	// any order and after resets, and a record stored above a failed one of the same epoch
+	// is lesson 22's hazard whichever came first. Epochs whose records had neither
+	// outcome have no entry.
+	sends map[Epoch]*epochSends
 	// earlierUnanswered counts the records emitted in earlier epochs whose outcome had not
 	// arrived at the reset that ended their epoch, less the stale outcomes since.
 	earlierUnanswered int
@@ -161,9 +169,22 @@ type CommitTracker struct {
 	stats  TrackerStats
 }
 
-// maxEarlierFailures bounds how many failed epochs a tracker remembers. Outcomes of an
-// epoch arrive while its sends are in flight, long before this many resets.
-const maxEarlierFailures = 16
+// maxEarlierEpochs bounds how many earlier epochs' outcomes a tracker remembers. Outcomes
+// of an epoch arrive while its sends are in flight, long before this many resets (the
+// publisher sends nothing of an epoch before every send of the one before it has its
+// outcome).
+const maxEarlierEpochs = 16
+
+// epochSends is what the outcomes of one epoch's sends said so far.
+type epochSends struct {
+	failed, stored          bool
+	lowestFailed, topStored int64 // valid if failed, stored
+}
+
+// hazard reports whether a record stored lies above one that failed.
+func (e *epochSends) hazard() bool {
+	return e.failed && e.stored && e.topStored > e.lowestFailed
+}
 
 // NewCommitTracker returns a tracker for recordingID whose committed position
 // is resume: the persisted checkpoint, or the recording's start position when
@@ -242,18 +263,30 @@ func (t *CommitTracker) find(end int64) (int, bool) {
 }
 
 // Ack delivers Pulsar's acknowledgement of the record ending at end, emitted
-// in epoch. It is idempotent: late, out-of-order, duplicated and stale
-// acknowledgements are outcomes, not errors. It returns an error only for a
-// bug: an epoch from the future, or a current-epoch end position above the
-// committed position that was never emitted ([ErrUnknownRecord]).
+// in epoch, which the broker stored. It is idempotent: late, out-of-order,
+// duplicated and stale acknowledgements are outcomes, not errors. It returns
+// an error only for a bug: an epoch from the future, or a current-epoch end
+// position above the committed position that was never emitted
+// ([ErrUnknownRecord]).
 func (t *CommitTracker) Ack(epoch Epoch, end int64) (AckResult, error) {
+	return t.ack(epoch, end, true)
+}
+
+// AckDuplicate is [CommitTracker.Ack] for a record the broker answered as a
+// duplicate of one it had stored before (deduplication): acknowledged the
+// same, but this send stored nothing, so it never lies above a failure.
+func (t *CommitTracker) AckDuplicate(epoch Epoch, end int64) (AckResult, error) {
+	return t.ack(epoch, end, false)
+}
+
+func (t *CommitTracker) ack(epoch Epoch, end int64, stored bool) (AckResult, error) {
 	res := AckResult{Committed: t.committed}
 	if epoch > t.epoch {
 		return res, fmt.Errorf("ack %d of recording %d in epoch %d, current %d: %w", end, t.recordingID, epoch, t.epoch, ErrUnknownEpoch)
 	}
 	if epoch < t.epoch {
 		t.answeredEarlier()
-		if fe, ok := t.earlierFailures[epoch]; ok && end > fe {
+		if stored && t.sent(epoch, end, false) {
 			t.stats.AckedAboveFailure++
 			res.Outcome = AckAboveFailure
 			return res, nil
@@ -283,7 +316,7 @@ func (t *CommitTracker) Ack(epoch Epoch, end int64) (AckResult, error) {
 	}
 	t.pending[i].state = acked
 	if i > 0 {
-		if t.failed && end > t.failedEnd {
+		if stored && t.sent(epoch, end, false) {
 			t.stats.AckedAboveFailure++
 			res.Outcome = AckAboveFailure
 		} else {
@@ -330,6 +363,10 @@ func (t *CommitTracker) Fail(epoch Epoch, end int64) (FailOutcome, error) {
 	if epoch < t.epoch || end <= t.committed {
 		if epoch < t.epoch {
 			t.answeredEarlier()
+			if t.sent(epoch, end, true) {
+				t.stats.Failures++
+				return FailBelowStored, nil
+			}
 		}
 		t.stats.Stale++
 		return FailStale, nil
@@ -348,13 +385,57 @@ func (t *CommitTracker) Fail(epoch Epoch, end int64) (FailOutcome, error) {
 	}
 	t.pending[i].state = failed
 	t.stats.Failures++
-	if t.failed {
-		t.failedEnd = min(t.failedEnd, end)
-		return FailAdditional, nil
+	hazard := t.sent(epoch, end, true)
+	first := !t.failed
+	if first || end < t.failedEnd {
+		t.failedEnd = end
 	}
 	t.failed = true
-	t.failedEnd = end
-	return FailStalled, nil
+	switch {
+	case hazard:
+		return FailBelowStored, nil
+	case first:
+		return FailStalled, nil
+	}
+	return FailAdditional, nil
+}
+
+// sent records the outcome of the send of the record ending at end in epoch — failed, or
+// else stored — and reports whether it is lesson 22's hazard: a record stored above one
+// of the epoch that failed, or a failed one below one stored. Outcomes of epochs older
+// than maxEarlierEpochs are not kept.
+func (t *CommitTracker) sent(epoch Epoch, end int64, failed bool) (hazard bool) {
+	if t.epoch-epoch > maxEarlierEpochs {
+		return false
+	}
+	e := t.sends[epoch]
+	if e == nil {
+		if t.sends == nil {
+			t.sends = map[Epoch]*epochSends{}
+		}
+		e = &epochSends{}
+		t.sends[epoch] = e
+	}
+	if failed {
+		if !e.failed || end < e.lowestFailed {
+			e.failed, e.lowestFailed = true, end
+		}
+		return e.stored && e.topStored > end
+	}
+	if !e.stored || end > e.topStored {
+		e.stored, e.topStored = true, end
+	}
+	return e.failed && end > e.lowestFailed
+}
+
+// Hazard returns, for an epoch in which a record Pulsar stored lies above one whose send
+// failed (lesson 22: [AckAboveFailure], [FailBelowStored]), the lowest failed end and the
+// highest stored end; ok is false for an epoch without it, or one no longer remembered.
+func (t *CommitTracker) Hazard(epoch Epoch) (failedEnd, storedEnd int64, ok bool) {
+	if e := t.sends[epoch]; e != nil && e.hazard() {
+		return e.lowestFailed, e.topStored, true
+	}
+	return 0, 0, false
 }
 
 // Redelivery reports whether a publish failure requires the replay to be
@@ -380,12 +461,8 @@ func (t *CommitTracker) Reset(from int64) (Epoch, error) {
 	if from > t.committed {
 		return t.epoch, fmt.Errorf("reset recording %d to %d above committed %d: %w", t.recordingID, from, t.committed, ErrResetBeyondCommitted)
 	}
-	if t.failed {
-		if t.earlierFailures == nil {
-			t.earlierFailures = map[Epoch]int64{}
-		}
-		t.earlierFailures[t.epoch] = t.failedEnd
-		delete(t.earlierFailures, t.epoch-maxEarlierFailures)
+	if t.epoch >= maxEarlierEpochs {
+		delete(t.sends, t.epoch-maxEarlierEpochs)
 	}
 	for _, r := range t.pending {
 		if r.state == inFlight {

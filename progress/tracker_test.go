@@ -40,7 +40,9 @@ func atoi(tb testing.TB, s string) int64 {
 // must equal it. Commands:
 //
 //	emit START END [SUM]      -> ok | err:...     (SUM: the payload's checksum, END if absent)
-//	ack EPOCH END             -> OUTCOME committed=C new=N | err:...
+//	ack EPOCH END             -> OUTCOME committed=C new=N | err:...   (Pulsar stored it)
+//	dup EPOCH END             -> OUTCOME committed=C new=N | err:...   (answered as a duplicate)
+//	hazard EPOCH              -> hazard=FAILED-STORED | hazard=none
 //	fail EPOCH END            -> OUTCOME redeliver=B | err:...
 //	reset FROM                -> epoch=E | err:...
 //	finish STOP               -> ok | err:...
@@ -63,8 +65,12 @@ func runTracker(t *testing.T, tr *CommitTracker, script string) {
 				sum = atoi(t, f[3])
 			}
 			got = okOr(tr.Emit(atoi(t, f[1]), atoi(t, f[2]), uint32(sum)))
-		case "ack":
-			r, err := tr.Ack(Epoch(atoi(t, f[1])), atoi(t, f[2]))
+		case "ack", "dup":
+			ack := tr.Ack
+			if f[0] == "dup" {
+				ack = tr.AckDuplicate
+			}
+			r, err := ack(Epoch(atoi(t, f[1])), atoi(t, f[2]))
 			got = fmt.Sprintf("%s committed=%d new=%d", r.Outcome, r.Committed, r.NewlyCommitted)
 			if err != nil {
 				got = errName(err)
@@ -92,6 +98,11 @@ func runTracker(t *testing.T, tr *CommitTracker, script string) {
 			_, redeliver := tr.Redelivery()
 			got = fmt.Sprintf("committed=%d pending=%d/%d redeliver=%t completed=%t",
 				tr.Committed(), p.Records, p.Bytes, redeliver, tr.Completed())
+		case "hazard":
+			got = "hazard=none"
+			if failed, stored, ok := tr.Hazard(Epoch(atoi(t, f[1]))); ok {
+				got = fmt.Sprintf("hazard=%d-%d", failed, stored)
+			}
 		case "earlier":
 			got = fmt.Sprintf("earlier=%d", tr.EarlierUnanswered())
 		case "last":
@@ -267,6 +278,94 @@ func TestLesson22_AckAboveAFailureOfAnEarlierEpochIsReported(t *testing.T) {
 	`)
 	if got := tr.Stats().AckedAboveFailure; got != 1 {
 		t.Fatalf("AckedAboveFailure = %d, want 1", got)
+	}
+}
+
+// A record Pulsar stored above one of the same epoch whose send failed is the hazard
+// whichever outcome comes first, also when a reset (a replay restarted for any reason)
+// falls between the two: the failed record's re-send would be answered as a duplicate of
+// the stored one and counted as acknowledged. Outcomes of earlier epochs are otherwise
+// stale. A record answered as a duplicate was stored before, by an earlier send: never
+// the hazard.
+func TestLesson22_AStoredRecordAboveAFailureIsTheHazardInEveryOrder(t *testing.T) {
+	emit := `
+		emit 0 10
+		emit 10 20
+		emit 20 30
+	`
+	for _, tc := range []struct{ name, script string }{
+		{"stored, then failed", emit + `
+			ack 0 30 => buffered committed=0 new=0
+			fail 0 20 => below-stored redeliver=true
+			hazard 0 => hazard=20-30
+		`},
+		{"stored, reset, failed", emit + `
+			ack 0 30 => buffered committed=0 new=0
+			reset 0 => epoch=1
+			fail 0 20 => below-stored redeliver=false
+			hazard 0 => hazard=20-30
+		`},
+		{"reset, stored, failed", emit + `
+			reset 0 => epoch=1
+			ack 0 30 => stale committed=0 new=0
+			fail 0 20 => below-stored redeliver=false
+		`},
+		{"reset, failed, stored", emit + `
+			reset 0 => epoch=1
+			fail 0 20 => stale redeliver=false
+			ack 0 10 => stale committed=0 new=0
+			ack 0 30 => above-failure committed=0 new=0
+			hazard 0 => hazard=20-30
+		`},
+		{"failed, reset, stored", emit + `
+			fail 0 20 => stalled redeliver=true
+			reset 0 => epoch=1
+			ack 0 30 => above-failure committed=0 new=0
+		`},
+		{"answered as duplicates, in either order and across a reset", emit + `
+			dup 0 30 => buffered committed=0 new=0
+			fail 0 20 => stalled redeliver=true
+			dup 0 30 => duplicate committed=0 new=0
+			reset 0 => epoch=1
+			emit 0 10
+			emit 10 20
+			emit 20 30
+			fail 1 10 => stalled redeliver=true
+			dup 1 20 => buffered committed=0 new=0
+			reset 0 => epoch=2
+			dup 1 30 => stale committed=0 new=0
+			hazard 0 => hazard=none
+			hazard 1 => hazard=none
+		`},
+		{"stored below the failure", emit + `
+			ack 0 10 => advanced committed=10 new=1
+			fail 0 30 => stalled redeliver=true
+			reset 10 => epoch=1
+			ack 0 20 => stale committed=10 new=0
+			hazard 0 => hazard=none
+		`},
+	} {
+		t.Run(tc.name, func(t *testing.T) { runTracker(t, newTracker(t, 0), tc.script) })
+	}
+
+	// Outcomes of an epoch maxEarlierEpochs resets back are no longer kept.
+	tr := newTracker(t, 0)
+	runTracker(t, tr, emit+`ack 0 30 => buffered committed=0 new=0`)
+	for range maxEarlierEpochs {
+		if _, err := tr.Reset(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runTracker(t, tr, `fail 0 20 => below-stored redeliver=false`)
+	if _, err := tr.Reset(0); err != nil {
+		t.Fatal(err)
+	}
+	runTracker(t, tr, `
+		fail 0 20 => stale redeliver=false
+		hazard 0 => hazard=none
+	`)
+	if n := len(tr.sends); n > maxEarlierEpochs+1 {
+		t.Errorf("%d epochs' outcomes kept, want at most %d", n, maxEarlierEpochs+1)
 	}
 }
 
@@ -568,5 +667,104 @@ func TestLesson02_PermutationsOfAcksConvergeToTheLastEnd(t *testing.T) {
 	permute(0)
 	if count != 120 {
 		t.Fatalf("ran %d permutations, want 120", count)
+	}
+}
+
+// TestLesson22_NothingTheTopicLacksIsCommittedUnlessTheHazardIsReported drives the tracker
+// as the tracker actor does, against a model of a topic with broker deduplication (a
+// record is stored only above the highest sequence id stored; otherwise it is answered as
+// a duplicate): sends fail at random, outcomes of an epoch arrive in any order, a reset
+// follows a failure or comes for no reason (a replay restarted), and, as the publisher
+// does, no send of an epoch goes out before every send of the one before it has its
+// outcome, so outcomes of an epoch reach the tracker before any of the next. Whatever the
+// order, the committed position never passes a record the topic lacks unless the tracker
+// reported lesson 22's hazard.
+func TestLesson22_NothingTheTopicLacksIsCommittedUnlessTheHazardIsReported(t *testing.T) {
+	type sent struct {
+		epoch      Epoch
+		end        int64
+		stored, ok bool // ok: acknowledged (stored, or a duplicate); else failed
+	}
+	const records = 6
+	ends := func(i int) int64 { return int64(10 * (i + 1)) }
+	for seed := range uint64(20_000) {
+		r := rand.New(rand.NewPCG(seed, 0x22))
+		tr := newTracker(t, 0)
+		topic := map[int64]bool{}
+		var highest int64
+		var out []sent // outcomes not yet delivered
+		next := 0      // the next record the replay reads
+		var trace []string
+		hazard := false
+		for step := 0; step < 200 && !hazard; step++ {
+			switch k := r.IntN(10); {
+			case k < 4 && next < records && (len(out) == 0 || out[0].epoch == tr.Epoch()):
+				end := ends(next)
+				committed := tr.Committed()
+				if tr.Emit(end-10, end, 0) != nil {
+					continue // stalled by a failure: read again after the reset
+				}
+				next++
+				if end <= committed {
+					continue // committed in this process already: not sent again
+				}
+				s := sent{epoch: tr.Epoch(), end: end}
+				if r.IntN(5) != 0 {
+					s.ok = true
+					if s.stored = end > highest; s.stored {
+						highest, topic[end] = end, true
+					}
+				}
+				out = append(out, s)
+				trace = append(trace, fmt.Sprintf("send e%d %d ok=%t stored=%t", s.epoch, end, s.ok, s.stored))
+			case k < 8 && len(out) > 0:
+				oldest := out[0].epoch
+				var of []int
+				for i, s := range out {
+					if s.epoch == oldest {
+						of = append(of, i)
+					}
+				}
+				i := of[r.IntN(len(of))]
+				s := out[i]
+				out = append(out[:i], out[i+1:]...)
+				switch {
+				case s.ok:
+					ack := tr.AckDuplicate
+					if s.stored {
+						ack = tr.Ack
+					}
+					res, err := ack(s.epoch, s.end)
+					if err != nil {
+						t.Fatalf("seed %d: %v", seed, err)
+					}
+					hazard = res.Outcome == AckAboveFailure
+					trace = append(trace, fmt.Sprintf("ack e%d %d: %s", s.epoch, s.end, res.Outcome))
+				default:
+					o, err := tr.Fail(s.epoch, s.end)
+					if err != nil {
+						t.Fatalf("seed %d: %v", seed, err)
+					}
+					hazard = o == FailBelowStored
+					trace = append(trace, fmt.Sprintf("fail e%d %d: %s", s.epoch, s.end, o))
+				}
+			case k == 8 || k == 9:
+				if _, required := tr.Redelivery(); k == 8 && !required {
+					continue
+				}
+				from := tr.Committed()
+				if _, err := tr.Reset(from); err != nil {
+					t.Fatal(err)
+				}
+				next = int(from / 10)
+				trace = append(trace, fmt.Sprintf("reset %d", from))
+			}
+			for i := range records {
+				if e := ends(i); e <= tr.Committed() && !topic[e] {
+					t.Fatalf("seed %d: committed %d passes the record ending at %d, which the topic lacks, and no hazard was reported:\n%s",
+						seed, tr.Committed(), e, strings.Join(trace, "\n"))
+				}
+			}
+		}
 	}
 }
