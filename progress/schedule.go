@@ -31,8 +31,9 @@ type scheduled struct {
 	// firstListedMs is when the recording was first listed; listedMs, the last listing
 	// that reported it; grewAtMs, the listing at which its recorded position last moved
 	// (its first listing to begin with); extendedAtMs, the listing that last found it live
-	// again after a stop (extended; 0: never).
+	// again after a stop (valid if extended: listing times start at 0).
 	firstListedMs, listedMs, grewAtMs, extendedAtMs int64
+	extended                                        bool
 }
 
 // Schedule decides which recordings of one stream may publish now
@@ -133,7 +134,8 @@ func (s *Schedule) Add(r Recording) error {
 			return fmt.Errorf("add recording %d as live, completed and stopped at %d: %w", r.ID, e.StopMs, ErrRecordingConflict)
 		case r.Live:
 			if !e.Live { // extended
-				e.Live, e.StopMs, e.Recorded, e.grewAtMs, e.extendedAtMs = true, 0, r.Recorded, r.ListedAtMs, r.ListedAtMs
+				e.Live, e.StopMs, e.Recorded, e.grewAtMs = true, 0, r.Recorded, r.ListedAtMs
+				e.extended, e.extendedAtMs = true, r.ListedAtMs
 			}
 			switch {
 			case r.Recorded < 0: // not read at this listing: no news
@@ -238,7 +240,7 @@ func (s *Schedule) reopen(r Recording, anywhere bool) error {
 		// Extended after it stopped (Recheck never takes a live recording): it holds
 		// back the recordings not yet permitted, first listed up to now, as [Schedule.Add]
 		// does.
-		e.extendedAtMs = r.ListedAtMs
+		e.extended, e.extendedAtMs = true, r.ListedAtMs
 	}
 	if e.completed { // permitted before it completed
 		e.completed, e.permitted = false, true
@@ -272,7 +274,7 @@ func (s *Schedule) heldBy(i int) (int64, WaitReason, bool) {
 		case q.completed:
 		case !q.Live:
 			return q.ID, WaitStopped, true
-		case q.extendedAtMs > 0 && q.extendedAtMs >= r.firstListedMs:
+		case q.extended && q.extendedAtMs >= r.firstListedMs:
 			return q.ID, WaitExtended, true
 		case s.holds(q, r):
 			return q.ID, WaitQuiet, true

@@ -442,6 +442,13 @@ func TestAnExtendedRecordingHoldsBackThoseListedWhileItWasStopped(t *testing.T) 
 	s = NewSchedule(0)
 	mustAdd(t, s, at(stopped(1, 10, 11), 10, 100), at(live(1, 10), 30, 100), at(live(2, 25), 30, 10), at(live(1, 10), 40, 150))
 	wantIDs(t, "Runnable with a recording first listed in the listing that found the extension", s.Runnable(), 1)
+
+	// The same at listing time 0, where the stream supervisor's listing clock starts: the
+	// extension holds recording 2 back for as long as it lasts, not for the grace only.
+	s = NewSchedule(100)
+	mustAdd(t, s, at(stopped(1, 5, 9), 0, 64), at(live(2, 10), 0, 0), at(live(1, 5), 0, 64), at(live(2, 10), 0, 0),
+		at(live(1, 5), 500, 64), at(live(2, 10), 500, 128))
+	wantIDs(t, "Runnable with recording 1 extended at listing time 0", s.Runnable(), 1)
 }
 
 // TestWaitsSayWhatHoldsEachRecordingBack: for status, each waiting recording comes with the
