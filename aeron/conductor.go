@@ -344,6 +344,7 @@ func (d *conductor) onSubscriptionReady(r command.SubscriptionReady) {
 	}
 	req := a.req.(*addSubscription)
 	sub := newSubscription(d.c, r.CorrelationID, req.channel, req.streamID, req.handlers)
+	sub.channelStatusID = r.ChannelStatusCounterID
 	d.subscriptions[r.CorrelationID] = sub
 	if a.abandoned {
 		d.releaseSubscription(sub, time.Now())
@@ -354,8 +355,24 @@ func (d *conductor) onSubscriptionReady(r command.SubscriptionReady) {
 
 func (d *conductor) onError(r command.ErrorResponse) {
 	if r.Code == command.ErrorCodeChannelEndpointError {
-		// The id is a channel-status counter, not a command (aeron-protocol.md §4.5).
-		d.c.opts.OnError(fmt.Errorf("%w: channel endpoint (status counter %d): %s", ErrDriver, r.OffendingCorrelationID, r.Message))
+		// The id is a channel-status counter, not a command (aeron-protocol.md §4.5). The
+		// driver broadcasts it to every client: it is this client's only if one of its
+		// publications or subscriptions has that counter (Java's
+		// ClientConductor.onChannelEndpointError reports it to those only).
+		id := int32(r.OffendingCorrelationID)
+		if id == command.NullCounterID {
+			return
+		}
+		for _, pub := range d.publications {
+			if pub.channelStatusID == id {
+				d.c.opts.OnError(fmt.Errorf("%w: channel endpoint of publication %q stream %d (status counter %d): %s", ErrDriver, pub.channel, pub.streamID, id, r.Message))
+			}
+		}
+		for _, sub := range d.subscriptions {
+			if sub.channelStatusID == id {
+				d.c.opts.OnError(fmt.Errorf("%w: channel endpoint of subscription %q stream %d (status counter %d): %s", ErrDriver, sub.channel, sub.streamID, id, r.Message))
+			}
+		}
 		return
 	}
 	a := d.take(r.OffendingCorrelationID)
@@ -413,15 +430,16 @@ func (d *conductor) newPublication(req *addPublication, r command.PublicationBuf
 		return nil, err
 	}
 	return &ExclusivePublication{
-		client:         d.c,
-		channel:        req.channel,
-		streamID:       r.StreamID,
-		sessionID:      r.SessionID,
-		registrationID: r.RegistrationID,
-		logPath:        r.LogFileName,
-		log:            log,
-		appender:       appender,
-		limit:          limit,
+		client:          d.c,
+		channel:         req.channel,
+		streamID:        r.StreamID,
+		sessionID:       r.SessionID,
+		registrationID:  r.RegistrationID,
+		channelStatusID: r.ChannelStatusCounterID,
+		logPath:         r.LogFileName,
+		log:             log,
+		appender:        appender,
+		limit:           limit,
 	}, nil
 }
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -334,4 +336,45 @@ func subscribeWithAnImage(t *testing.T, d *fakeDriver, c *Client, handlers Image
 		SubscriptionRegistrationID: sub.RegistrationID(), SubscriberPositionCounterID: 3, LogFileName: newFakeLog(t), SourceIdentity: "aeron:ipc"}.AppendTo(nil))
 	waitFor(t, sub.IsConnected)
 	return sub
+}
+
+// The driver broadcasts a channel endpoint error (naming a channel-status counter) to every
+// client: a client reports it only for its own publication or subscription on that counter,
+// naming the channel, as Java's ClientConductor.onChannelEndpointError does; another
+// client's endpoint, and the null counter id, are not its errors.
+func TestAChannelEndpointErrorIsReportedOnlyForTheClientsOwnEndpoint(t *testing.T) {
+	d := newFakeDriver(t)
+	var (
+		mu       sync.Mutex
+		reported []error
+	)
+	c := d.client(Options{OnError: func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reported = append(reported, err)
+	}})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.AddSubscription(context.Background(), "aeron:udp?endpoint=127.0.0.1:40456", 7, ImageHandlers{})
+		done <- err
+	}()
+	cmd := d.awaitCommand(command.CommandAddSubscription)
+	d.send(command.ResponseOnSubscriptionReady, command.SubscriptionReady{CorrelationID: cmd.correlationID, ChannelStatusCounterID: 42}.AppendTo(nil))
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{12345, -1, 42} {
+		d.send(command.ResponseOnError, command.ErrorResponse{OffendingCorrelationID: id,
+			Code: command.ErrorCodeChannelEndpointError, Message: fmt.Sprintf("endpoint of counter %d failed", id)}.AppendTo(nil))
+	}
+	if err := d.barrier(c); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 1 || !errors.Is(reported[0], ErrDriver) ||
+		!strings.Contains(reported[0].Error(), `subscription "aeron:udp?endpoint=127.0.0.1:40456" stream 7`) ||
+		!strings.Contains(reported[0].Error(), "endpoint of counter 42 failed") {
+		t.Fatalf("reported %v; want the error of counter 42 only, naming the subscription", reported)
+	}
 }

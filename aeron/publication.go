@@ -17,10 +17,13 @@ type ExclusivePublication struct {
 	streamID       int32
 	sessionID      int32
 	registrationID int64
-	logPath        string
-	log            *logbuffer.Log
-	appender       *logbuffer.ExclusiveAppender // touched only by the offering goroutine
-	limit          counters.Value               // pub-lmt, maintained by the driver
+	// channelStatusID is the channel's status counter (command.NullCounterID for IPC):
+	// the driver names it in a channel endpoint error.
+	channelStatusID int32
+	logPath         string
+	log             *logbuffer.Log
+	appender        *logbuffer.ExclusiveAppender // touched only by the offering goroutine
+	limit           counters.Value               // pub-lmt, maintained by the driver
 	// closed is set by Close or by the conductor when the client ends; Offer checks it
 	// first, and the mapping outlives it by the resource linger time.
 	closed atomic.Bool

@@ -12,7 +12,10 @@ type Subscription struct {
 	registrationID int64
 	channel        string
 	streamID       int32
-	handlers       ImageHandlers
+	// channelStatusID is the channel's status counter (command.NullCounterID for IPC):
+	// the driver names it in a channel endpoint error. Set once, by the conductor.
+	channelStatusID int32
+	handlers        ImageHandlers
 	// images is the current image list. The conductor replaces it, never modifies it: a
 	// poller that loaded it reads a consistent list (the atomic store happens-before the
 	// load that sees it).
