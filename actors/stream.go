@@ -73,7 +73,10 @@ type streamSupervisor struct {
 	checkpointerGone bool
 	discovery        *actor.PID
 	failed           error
-	lastDiscovery    string
+	// ending holds the children a failure stopped (by PID id) until they have stopped: a
+	// drain's flush waits for them.
+	ending        map[string]bool
+	lastDiscovery string
 
 	// stopping is set by the first Drain and never cleared: a stream that drained stays
 	// up until the pipeline stops it (other streams may still be draining), and must not
@@ -166,6 +169,15 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 				ctx.Send(pids.tracker, &messages.Drain{Now: true})
 			}
 		}
+		if len(s.ending) > 0 {
+			// Actors of a failed stream that have not stopped yet: what they would still
+			// report is published again at the next start (deduplicated), not lost.
+			s.env.Logger.Warn("drain deadline: not waiting any longer for the failed stream's actors to stop", "stream", s.cfg.Def.Name, "actors", len(s.ending))
+			clear(s.ending)
+			if s.drainingFor != nil {
+				s.drainStep(ctx)
+			}
+		}
 	case *messages.RecordingDrained:
 		s.unacknowledged += msg.Unacknowledged
 		if !s.drainWaiting[msg.RecordingId] {
@@ -175,6 +187,13 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 		s.drainStep(ctx)
 	case *messages.CheckpointsFlushed:
 		s.drained(ctx)
+	case *actor.Terminated:
+		if s.ending[msg.Who.Id] {
+			delete(s.ending, msg.Who.Id)
+			if len(s.ending) == 0 && s.drainingFor != nil {
+				s.drainStep(ctx)
+			}
+		}
 	}
 }
 
@@ -207,6 +226,7 @@ func (s *streamSupervisor) initState() {
 	s.origins = newStoredOrigins(s.cfg.Stored.Checkpoints)
 	s.completed = map[int64]bool{}
 	s.finished = map[int64]bool{}
+	s.ending = map[string]bool{}
 	s.running = map[int64]*recordingPIDs{}
 	s.latestFrom = map[int64]int64{}
 	for _, cp := range s.cfg.Stored.Checkpoints {
@@ -651,6 +671,7 @@ func (s *streamSupervisor) fail(ctx actor.Context, err error) {
 	for _, child := range ctx.Children() {
 		if s.checkpointer == nil || child.Id != s.checkpointer.Id {
 			ctx.Stop(child)
+			s.ending[child.Id] = true
 		}
 	}
 	s.running = map[int64]*recordingPIDs{}
@@ -691,10 +712,12 @@ func (s *streamSupervisor) drain(ctx actor.Context, d *messages.Drain) {
 	s.drainStep(ctx)
 }
 
-// drainStep flushes the checkpoints once every tracker has nothing in flight.
+// drainStep flushes the checkpoints once every tracker has nothing in flight, and every
+// actor a failure stopped has stopped: a tracker reports its last commits as it stops, and
+// a flush before they reach the checkpointer would leave them unsaved.
 func (s *streamSupervisor) drainStep(ctx actor.Context) {
 	switch {
-	case len(s.drainWaiting) > 0:
+	case len(s.drainWaiting) > 0, len(s.ending) > 0:
 	case s.cfg.Transport:
 		s.drained(ctx) // nothing to persist
 	case s.checkpointerGone:

@@ -513,3 +513,65 @@ func TestARecordingDeletedWhileReadAgainIsDone(t *testing.T) {
 		t.Fatalf("the check not made was not said:\n%s", logged.String())
 	}
 }
+
+// heldSupervisor runs a stream supervisor without its start: its Started spawns what the
+// test gives it instead, and every other message goes to the supervisor.
+type heldSupervisor struct {
+	s     *streamSupervisor
+	start func(ctx actor.Context)
+}
+
+func (h *heldSupervisor) Receive(ctx actor.Context) {
+	if _, ok := ctx.Message().(*actor.Started); ok {
+		h.start(ctx)
+		return
+	}
+	h.s.Receive(ctx)
+}
+
+// slowToStop stands in for a tracker: as it stops it reports its last commits to the
+// checkpointer, as the tracker does, but only after a while.
+type slowToStop struct{ checkpointer *actor.PID }
+
+func (a slowToStop) Receive(ctx actor.Context) {
+	if _, ok := ctx.Message().(*actor.Stopping); ok {
+		time.Sleep(100 * time.Millisecond) // a tracker busy as the stream fails
+		ctx.Send(a.checkpointer, &messages.Committed{RecordingId: 5, Position: 640})
+	}
+}
+
+// A stream that fails stops its recordings' actors, and a tracker reports its last commits
+// as it stops. A drain that follows at once (every stream failed, and ferry stops) must
+// not flush the checkpoints before those commits reach the checkpointer: they would be
+// left unsaved and published again at the next start.
+func TestADrainAfterAFailureFlushesOnlyOnceTheStoppedActorsReported(t *testing.T) {
+	env, cfg := testEnv(t)
+	system := testSystem(t)
+	checkpointer := make(probe, 16)
+	cpPID := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return checkpointer }))
+	s := &streamSupervisor{env: env, cfg: cfg, status: newStreamStatus(0), checkpointer: cpPID}
+	s.initState()
+	stream := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+		return &heldSupervisor{s: s, start: func(ctx actor.Context) {
+			ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return slowToStop{checkpointer: cpPID} }))
+		}}
+	}))
+	system.Root.Send(stream, &streamFailed{child: stream, err: errors.New("failed by the test")})
+	drained := system.Root.RequestFuture(stream, &messages.Drain{DeadlineMs: time.Now().Add(time.Minute).UnixMilli()}, waitFor)
+	var got []string
+	for len(got) < 2 {
+		select {
+		case m := <-checkpointer:
+			got = append(got, fmt.Sprintf("%T", m))
+		case <-time.After(waitFor):
+			t.Fatalf("the checkpointer received %v within %s; want the commits and the drain", got, waitFor)
+		}
+	}
+	if want := []string{"*messages.Committed", "*messages.Drain"}; !slices.Equal(got, want) {
+		t.Fatalf("the checkpointer received %v; want %v: the flush before the stopped tracker's commits", got, want)
+	}
+	system.Root.Send(stream, &messages.CheckpointsFlushed{})
+	if _, err := drained.Result(); err != nil {
+		t.Fatalf("the stream did not answer the drain: %v", err)
+	}
+}
