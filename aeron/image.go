@@ -1,6 +1,7 @@
 package aeron
 
 import (
+	"math"
 	"sync/atomic"
 
 	"github.com/ferry-bridge/ferry/aeron/internal/counters"
@@ -54,14 +55,12 @@ func newImage(sub *Subscription, correlationID int64, sessionID int32, source, l
 // the position past everything it consumed (padding included), returning how many
 // fragments it delivered. A closed image delivers nothing. An error means the log buffer is
 // corrupt; the fragments before the corrupt frame were delivered and consumed.
+//
+// If handler panics, the panic goes on to the caller; the fragments handler returned from
+// are consumed, and the one it panicked on is delivered again by the next poll (Java's
+// Image.poll consumes that one too: a fragment is not skipped here).
 func (i *Image) Poll(handler FragmentHandler, fragmentLimit int) (int, error) {
-	if i.closed.Load() {
-		return 0, nil
-	}
-	pos := i.position.Load()
-	n, next, err := i.log.Poll(pos, fragmentLimit, handler)
-	i.storePosition(pos, next)
-	return n, err
+	return i.BoundedPoll(handler, math.MaxInt64, fragmentLimit)
 }
 
 // BoundedPoll is Poll that reads no fragment beginning at or after limitPosition (a
@@ -72,23 +71,45 @@ func (i *Image) BoundedPoll(handler FragmentHandler, limitPosition int64, fragme
 		return 0, nil
 	}
 	pos := i.position.Load()
-	n, next, err := i.log.BoundedPoll(pos, limitPosition, fragmentLimit, handler)
+	handled, returned := pos, false
+	defer func() {
+		if !returned { // handler panicked: what it returned from is consumed
+			i.storePosition(pos, handled)
+		}
+	}()
+	n, next, err := i.log.BoundedPoll(pos, min(limitPosition, i.log.MaxPossiblePosition()), fragmentLimit, func(b []byte, h Header) {
+		handler(b, h)
+		handled = h.Position()
+	})
+	returned = true
 	i.storePosition(pos, next)
 	return n, err
 }
 
 // ControlledPoll is Poll with a handler that decides after each fragment what happens next
-// (see [Action]).
+// (see [Action]). A fragment the handler panics on is not consumed, as with Abort.
 func (i *Image) ControlledPoll(handler ControlledFragmentHandler, fragmentLimit int) (int, error) {
 	if i.closed.Load() {
 		return 0, nil
 	}
 	pos := i.position.Load()
-	committed := pos
-	n, next, err := i.log.ControlledPoll(pos, fragmentLimit, handler, func(p int64) {
+	committed, handled, returned := pos, pos, false
+	defer func() {
+		if !returned {
+			i.storePosition(committed, handled)
+		}
+	}()
+	n, next, err := i.log.ControlledPoll(pos, fragmentLimit, func(b []byte, h Header) Action {
+		a := handler(b, h)
+		if a != Abort { // Continue, Commit and Break consume the fragment
+			handled = h.Position()
+		}
+		return a
+	}, func(p int64) {
 		i.storePosition(committed, p)
 		committed = p
 	})
+	returned = true
 	i.storePosition(committed, next)
 	return n, err
 }
