@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -185,5 +186,39 @@ func TestProducerClosedWhileSendingPanicsAsTheClientDoes(t *testing.T) {
 	}
 	if !errors.Is(acks[3], pulsar.ErrProducerClosed) {
 		t.Fatalf("send 3 called back with %v, want ErrProducerClosed", acks[3])
+	}
+}
+
+// TestAHeldAcknowledgementIsNeverDeliveredAfterClose: the real producer calls nothing back
+// once closed, so neither does the decorator: a release after Close delivers nothing.
+func TestAHeldAcknowledgementIsNeverDeliveredAfterClose(t *testing.T) {
+	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: broker.ServiceURL, Logger: pulsarlog.DefaultNopLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	topic := fmt.Sprintf("persistent://public/default/harness-close-%d", time.Now().UnixNano())
+	real, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic, DisableBatching: true, SendTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Wrap(real, Faults(map[int]Fault{0: Hold(), 1: Hold()}))
+	var called atomic.Int32
+	for range 2 {
+		p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte("x")},
+			func(pulsar.MessageID, *pulsar.ProducerMessage, error) { called.Add(1) })
+	}
+	eventually.NoError(t, 10*time.Second, func() error {
+		if n := len(p.Held()); n != 2 {
+			return fmt.Errorf("%d acknowledgements held, want 2", n)
+		}
+		return nil
+	})
+	p.Close()
+	p.Release(0)
+	p.ReleaseFailed(1)
+	p.ReleaseAll()
+	if n := called.Load(); n != 0 {
+		t.Fatalf("%d callbacks after Close; want none", n)
 	}
 }

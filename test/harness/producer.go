@@ -90,6 +90,7 @@ type Producer struct {
 	// [Producer.CloseWhileSending]); closeArmed says whether there is one.
 	closeAt    int
 	closeArmed bool
+	closed     bool // Close was called: held acknowledgements are never delivered
 }
 
 // Wrap puts plan between p and its callers' callbacks.
@@ -185,7 +186,9 @@ func (p *Producer) ReleaseAll() {
 }
 
 // Release delivers the held acknowledgements whose numbers are listed, in the order
-// listed (the order that reorders them), and forgets them. Unknown numbers are ignored.
+// listed (the order that reorders them), and forgets them. Unknown numbers are ignored,
+// and after [Producer.Close] nothing is delivered: the real producer calls nothing back
+// once closed.
 func (p *Producer) Release(numbers ...int) { p.release(nil, numbers) }
 
 // ReleaseFailed is [Producer.Release], but each acknowledgement becomes a failure
@@ -194,6 +197,10 @@ func (p *Producer) ReleaseFailed(numbers ...int) { p.release(ErrInjected, number
 
 func (p *Producer) release(fail error, numbers []int) {
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
 	var out []Held
 	for _, n := range numbers {
 		if i := slices.IndexFunc(p.held, func(h Held) bool { return h.N == n }); i >= 0 {
@@ -224,6 +231,9 @@ func (p *Producer) Lost() int {
 // like the real producer's, no callback comes after Close. Held and lost acknowledgements are never
 // delivered.
 func (p *Producer) Close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
 	p.Producer.Close()
 	p.wg.Wait()
 }

@@ -1252,7 +1252,7 @@ func TestLesson14_SegmentsReattachedWhileARecordingWaitsArePublished(t *testing.
 			holding.Store(true)
 			storePath := filepath.Join(t.TempDir(), "checkpoints.db")
 			ip := startInProcess(t, inProcessOptions{aeronDir: own.AeronDir, storePath: storePath, plan: holdAcksOf(held, &holding), wrapStore: saves.wrap}, sc)
-			t.Cleanup(func() { holding.Store(false); ip.producer(0).ReleaseAll() }) // after the pipeline's stop: LIFO
+			t.Cleanup(func() { holding.Store(false); ip.producer(0).ReleaseAll() }) // before the pipeline's stop (LIFO), so that its drain need not wait out the deadline
 			eventually.NoError(t, 30*time.Second, func() error {
 				st, err := ip.status(sc.Name)
 				if err != nil {

@@ -878,7 +878,7 @@ func extendedBeforeCompleted(t *testing.T, window int64, said []string) {
 	sends := &firstSend{recording: strconv.FormatInt(b.recordingID, 10), sent: make(chan struct{})}
 	ip := startInProcess(t, inProcessOptions{plan: holdAcksOf(a.recordingID, &holding), createProducer: sends.wrap, maxInflightRecords: window}, sc)
 	prodA := ip.producer(0)
-	t.Cleanup(func() { holding.Store(false); prodA.ReleaseAll() }) // after the pipeline's stop: LIFO
+	t.Cleanup(func() { holding.Store(false); prodA.ReleaseAll() }) // before the pipeline's stop (LIFO), so that its drain need not wait out the deadline
 	// Whether B was shown waiting yet: the status is pushed every 500 ms.
 	seenWaiting := false
 	waitWaiting := func(why string) {
@@ -958,7 +958,7 @@ func TestLesson05_TheSuccessorWaitsForEveryAcknowledgementOfThePredecessor(t *te
 	holding.Store(true)
 	sends := &firstSend{recording: strconv.FormatInt(b.recordingID, 10), sent: make(chan struct{})}
 	ip := startInProcess(t, inProcessOptions{plan: holdAcksOf(a.recordingID, &holding), createProducer: sends.wrap}, sc)
-	t.Cleanup(func() { holding.Store(false); ip.producer(0).ReleaseAll() }) // after the pipeline's stop: LIFO
+	t.Cleanup(func() { holding.Store(false); ip.producer(0).ReleaseAll() }) // before the pipeline's stop (LIFO), so that its drain need not wait out the deadline
 	prodA := ip.producer(0)
 	eventually.NoError(t, 30*time.Second, func() error {
 		if held := len(prodA.Held()); held != nA {
