@@ -54,9 +54,10 @@ type streamStatus struct {
 	carried map[int64]counts
 	// forgotten are completed recordings no longer shown (shownCompleted).
 	forgotten map[int64]bool
-	// highest is each recording's highest committed position pushed so far, in any
-	// incarnation: beyond it, the recording moved on (progress).
-	highest map[int64]int64
+	// movedAtMs is, per recording, when its committed position last moved or a build last
+	// found it with nothing pending and nothing behind: the stall clock of one recording,
+	// so that one stuck while another moves is seen.
+	movedAtMs map[int64]int64
 }
 
 // counts are a recording's counters.
@@ -64,7 +65,7 @@ type counts struct{ published, acknowledged, duplicates, failed uint64 }
 
 func newStreamStatus(nowMs int64) *streamStatus {
 	return &streamStatus{recordings: map[int64]*messages.RecordingStatus{}, rates: map[int64]*rate{}, failures: map[string]*messages.Failure{},
-		carried: map[int64]counts{}, forgotten: map[int64]bool{}, highest: map[int64]int64{}, startedMs: nowMs}
+		carried: map[int64]counts{}, forgotten: map[int64]bool{}, movedAtMs: map[int64]int64{}, startedMs: nowMs}
 }
 
 // statusKeeper keeps each stream's status from one incarnation of its supervisor to the
@@ -98,7 +99,9 @@ func (k *statusKeeper) take(name string, nowMs int64) *streamStatus {
 
 // resume prepares a status for a new incarnation of the stream's actors: the counts so far
 // become the base of the new trackers' counts, what was pending is the new trackers' to
-// report, and the stall rule's clock starts again.
+// report, and the stall rule's clock starts again. What only the last incarnation's actors
+// kept current — the commit rate, the producers' state, the publishers connected — is
+// not known until the new ones report it.
 func (s *streamStatus) resume(nowMs int64) {
 	s.startedMs, s.stopped, s.listed, s.reported = nowMs, false, false, false
 	s.saveFailingSinceMs = 0    // the new incarnation has saved nothing yet, nor failed to
@@ -106,6 +109,7 @@ func (s *streamStatus) resume(nowMs int64) {
 	for id, r := range s.recordings {
 		s.carried[id] = counts{r.Published, r.Acknowledged, r.Duplicates, r.Failed}
 		r.PendingRecords, r.PendingBytes = 0, 0
+		r.RateBytesPerS, r.Producer, r.Publishers = 0, "", nil
 	}
 }
 
@@ -142,7 +146,7 @@ func (s *streamStatus) forgetOldCompleted() {
 		delete(s.recordings, id)
 		delete(s.rates, id)
 		delete(s.carried, id)
-		delete(s.highest, id)
+		delete(s.movedAtMs, id)
 		s.forgotten[id] = true
 	}
 }
@@ -192,34 +196,38 @@ func (x *rate) sample(position, atMs int64) {
 }
 
 // progress takes the fields a tracker (or the transport mode's live reader) owns from its
-// push. A moved committed position is progress; the live reader has no positions to commit,
-// and there a new acknowledgement is progress. Its first push says it subscribed.
+// push. A committed position beyond the highest one shown is progress, and is shown; one
+// below it (a new tracker, resumed from the persisted checkpoint, its records acknowledged
+// again) is neither: what Pulsar acknowledged does not go back. The live reader has no
+// positions to commit, and there a new acknowledgement is progress. Its first push says it
+// subscribed.
 //
-// It reports whether the recording moved on, or has nothing to move on to: its committed
-// position beyond the highest it reached before (a restarted replay's records acknowledged
-// again up to there are progress for the stall rule, not moving on) or at least where the
-// archive last said it was recorded to; in transport mode, which never sends a message
-// twice, a new acknowledgement.
+// It reports whether the recording moved on, or has nothing to move on to: progress, or its
+// committed position at least where the archive last said it was recorded to (the restart
+// strategy's progress: a quiet live recording's replay failing now and then is not stuck).
 func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (movedOn bool) {
 	r, t := s.recording(p.RecordingId), p.Status
 	c := s.carried[p.RecordingId]
 	switch {
 	case t.CommittedPosition != nil:
-		if r.CommittedPosition == nil || *r.CommittedPosition < *t.CommittedPosition {
-			s.lastProgressMs = nowMs // a position moving back (a new tracker) is no progress
+		shown := r.StartPosition // nothing committed shown yet: from the recording's start
+		if r.CommittedPosition != nil {
+			shown = *r.CommittedPosition
 		}
-		h, ok := s.highest[p.RecordingId]
-		movedOn = ok && *t.CommittedPosition > h ||
-			r.RecordedPosition != nil && *t.CommittedPosition >= *r.RecordedPosition
-		if !ok || *t.CommittedPosition > h {
-			s.highest[p.RecordingId] = *t.CommittedPosition
+		if *t.CommittedPosition > shown {
+			movedOn = true
+			s.lastProgressMs, s.movedAtMs[p.RecordingId] = nowMs, nowMs
 		}
+		if r.CommittedPosition == nil || *t.CommittedPosition > *r.CommittedPosition {
+			r.CommittedPosition = proto.Int64(*t.CommittedPosition)
+		}
+		movedOn = movedOn || r.RecordedPosition != nil && *t.CommittedPosition >= *r.RecordedPosition
 	case c.acknowledged+t.Acknowledged > r.Acknowledged:
-		s.lastProgressMs = nowMs
 		movedOn = true
+		s.lastProgressMs, s.movedAtMs[p.RecordingId] = nowMs, nowMs
 	}
 	s.reported = true
-	r.ReplayPosition, r.CommittedPosition = t.ReplayPosition, t.CommittedPosition
+	r.ReplayPosition = t.ReplayPosition
 	r.PendingRecords, r.PendingBytes = t.PendingRecords, t.PendingBytes
 	r.Published, r.Acknowledged = c.published+t.Published, c.acknowledged+t.Acknowledged
 	r.Duplicates, r.Failed = c.duplicates+t.Duplicates, c.failed+t.Failed
@@ -232,13 +240,13 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (mov
 		r.LastAckMs = t.LastAckMs
 	}
 	r.Publishers = t.Publishers
-	if t.CommittedPosition != nil {
+	if r.CommittedPosition != nil && t.CommittedPosition != nil {
 		x := s.rates[p.RecordingId]
 		if x == nil {
 			x = &rate{}
 			s.rates[p.RecordingId] = x
 		}
-		x.sample(*t.CommittedPosition, nowMs)
+		x.sample(*r.CommittedPosition, nowMs)
 		r.RateBytesPerS = x.bytesPerS
 	}
 	return movedOn
@@ -322,6 +330,10 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		quiet[w.ID] = w.Why == progress.WaitQuiet
 	}
 	var pending, lag, overdue int64
+	// stuck is the recording whose committed position has not moved for longest while it
+	// had records pending, or behind and not waiting by design; stuckFor is for how long.
+	var stuck *messages.RecordingStatus
+	var stuckFor int64
 	s.forgetOldCompleted()
 	for _, id := range slices.Sorted(maps.Keys(s.recordings)) {
 		r := proto.Clone(s.recordings[id]).(*messages.RecordingStatus)
@@ -353,6 +365,16 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		lag += r.LagBytes
 		if !quiet[id] {
 			overdue += r.LagBytes
+		}
+		_, waiting := quiet[id]
+		switch {
+		case r.Completed || waiting:
+		case r.PendingRecords == 0 && r.LagBytes == 0:
+			s.movedAtMs[id] = nowMs // idle: the clock of work arriving later runs from here
+		default:
+			if f := nowMs - max(s.movedAtMs[id], s.startedMs); f > stuckFor {
+				stuck, stuckFor = r, f
+			}
 		}
 		st.Recordings = append(st.Recordings, r)
 	}
@@ -388,6 +410,11 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		}
 		st.Reason = fmt.Sprintf("stalled: %d records pending, %d bytes behind, and no committed_position moved for %s; %s; see failures%s",
 			pending, lag, time.Duration(nowMs-since)*time.Millisecond, where, kinds(st.Failures))
+	case stuck != nil && stuckFor > stallAfter.Milliseconds():
+		// Another recording of the stream moves: only this one is stuck.
+		st.State, st.Healthy = "stalled", false
+		st.Reason = fmt.Sprintf("stalled: recording %d has %d records pending and is %d bytes behind, and its committed_position has not moved for %s while the stream's others did; see failures%s",
+			stuck.RecordingId, stuck.PendingRecords, stuck.LagBytes, time.Duration(stuckFor)*time.Millisecond, kinds(st.Failures))
 	case mode == "transport" && !s.reported || mode != "transport" && !s.listed:
 		st.State = "starting"
 		if waited := nowMs - s.startedMs; waited > stallAfter.Milliseconds() {

@@ -61,6 +61,7 @@ func TestAStatusTakenAgainGoesOnFromTheLastIncarnation(t *testing.T) {
 func TestARecordingMovesOnOnlyBeyondItsHighestCommittedPosition(t *testing.T) {
 	k := &statusKeeper{}
 	s := k.take("orders", 0)
+	s.known(&messages.RecordingInfo{RecordingId: 7, StartPosition: 1024, Live: true, StopPosition: -1, RecordedPosition: -1}, 0)
 	push := func(s *streamStatus, committed int64) bool {
 		return s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(committed)}}, 1)
 	}
@@ -68,7 +69,7 @@ func TestARecordingMovesOnOnlyBeyondItsHighestCommittedPosition(t *testing.T) {
 		committed int64
 		want      bool
 	}{
-		{1024, false}, // the first push: where the tracker starts, nothing acknowledged yet
+		{1024, false}, // the first push: the recording's start, nothing acknowledged yet
 		{1024, false},
 		{4096, true},
 		{2048, false}, // a restarted replay, from the persisted checkpoint
@@ -336,5 +337,77 @@ func TestTheRateFallsWhileNothingMovesAndTheEtaStaysSane(t *testing.T) {
 	}
 	if r := s.build("orders", "archive", nil, nil, time.Minute, 3_600_500).Recordings[0]; r.RateBytesPerS != 0 || r.EtaMs != nil {
 		t.Fatalf("after an hour without a commit: rate %.3g B/s, ETA %v; want 0 and none", r.RateBytesPerS, r.EtaMs)
+	}
+}
+
+// What a status carries across a reconnect is what stays true without the last
+// incarnation's actors: the committed position does not go back when the new tracker starts
+// from the persisted checkpoint below it (nor the lag up), and the commit rate and ETA, the
+// producers' state and the publishers connected are not shown until the new actors report
+// them — not frozen at what they were before the loss.
+func TestAReconnectShowsNothingOnlyTheLastActorsKnew(t *testing.T) {
+	k := &statusKeeper{}
+	s := k.take("orders", 0)
+	s.listed = true
+	s.known(&messages.RecordingInfo{RecordingId: 7, Live: true, StopPosition: -1, RecordedPosition: 100 << 20}, 0)
+	for i, pos := range []int64{0, 1 << 20, 2 << 20, 3 << 20} {
+		s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos)}}, int64(i)*1_000)
+	}
+	s.recording(7).Producer = "ready"
+	s.persisted(&messages.CheckpointPersisted{RecordingId: 7, Position: 2 << 20}, 3_000)
+	before := s.build("orders", "archive", nil, nil, time.Hour, 3_000).Recordings[0]
+	if before.RateBytesPerS == 0 || before.EtaMs == nil {
+		t.Fatalf("before the loss: rate %.0f, ETA %v; the test needs both", before.RateBytesPerS, before.EtaMs)
+	}
+	s.stopped = true
+
+	again := k.take("orders", 4_000)
+	again.listed = true
+	r := again.build("orders", "archive", nil, nil, time.Hour, 3_600_000).Recordings[0]
+	if r.RateBytesPerS != 0 || r.EtaMs != nil || r.Producer != "" {
+		t.Errorf("an hour after the reconnect, nothing pushed: rate %.0f, ETA %v ms, producer %q; want 0, none, unknown", r.RateBytesPerS, r.GetEtaMs(), r.Producer)
+	}
+	again.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(2 << 20)}}, 3_600_500)
+	r = again.build("orders", "archive", nil, nil, time.Hour, 3_600_500).Recordings[0]
+	if r.GetCommittedPosition() != before.GetCommittedPosition() || r.LagBytes != before.LagBytes {
+		t.Errorf("the new tracker resumed below: committed %d -> %d, lag %d -> %d; want neither to move", before.GetCommittedPosition(), r.GetCommittedPosition(), before.LagBytes, r.LagBytes)
+	}
+
+	live := k.take("ticks", 0)
+	live.progress(&messages.RecordingProgress{Status: &messages.RecordingStatus{Publishers: proto.Int32(2), Published: 5, Acknowledged: 5}}, 1_000)
+	live.stopped = true
+	st := k.take("ticks", 2_000).build("ticks", "transport", nil, nil, time.Hour, 3_000)
+	if st.State != "starting" || st.Recordings[0].Publishers != nil {
+		t.Errorf("transport, not subscribed again: %s, publishers %v; want starting, not known", st.State, st.Recordings[0].Publishers)
+	}
+}
+
+// One recording of a stream stuck (its records pending, never acknowledged) while a
+// concurrent publisher's recording moves is a stalled stream, naming the recording; one
+// held back by design (waiting for an earlier recording) is not.
+func TestOneStuckRecordingStallsTheStreamWhileAnotherMoves(t *testing.T) {
+	const stall = time.Minute
+	for _, waiting := range []bool{false, true} {
+		s := newStreamStatus(0)
+		s.listed = true
+		s.known(&messages.RecordingInfo{RecordingId: 1, Live: true, StopPosition: -1, RecordedPosition: 1 << 40}, 0)
+		s.known(&messages.RecordingInfo{RecordingId: 2, Live: true, StopPosition: -1, RecordedPosition: 1 << 20}, 0)
+		var waits []progress.Wait
+		if waiting {
+			waits = []progress.Wait{{ID: 2, Behind: 1, Why: progress.WaitExtended}}
+		} else {
+			s.progress(&messages.RecordingProgress{RecordingId: 2, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0), PendingRecords: 100}}, 0)
+		}
+		var st *messages.StreamStatus
+		for now := int64(500); now <= 2*stall.Milliseconds(); now += 500 {
+			s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(now * 10)}}, now)
+			st = s.build("orders", "archive", nil, waits, stall, now)
+		}
+		switch {
+		case waiting && !st.Healthy:
+			t.Errorf("recording 2 waiting by design: %s, %q; want healthy", st.State, st.Reason)
+		case !waiting && (st.Healthy || !strings.Contains(st.Reason, "recording 2 has 100 records pending")):
+			t.Errorf("recording 2 stuck for two minutes while recording 1 moves: %s, healthy %t, %q; want stalled, naming it", st.State, st.Healthy, st.Reason)
+		}
 	}
 }
