@@ -32,6 +32,12 @@ var (
 	streamsBucket    = []byte("streams")
 	definitionKey    = []byte("definition")
 	recordingsBucket = []byte("recordings")
+	// countKey holds how many recording checkpoints a stream's bucket has had: they are
+	// never deleted one by one, so fewer found than that is damage, not a smaller state.
+	countKey = []byte("count")
+	// savedPrefix+name in the meta bucket records that stream name was saved: its bucket
+	// gone without a reset is damage, not a stream never saved.
+	savedPrefix = "saved/"
 )
 
 // Options tunes [Open]. The zero value is ready to use.
@@ -84,7 +90,7 @@ func Open(path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
 		}
 	}
-	db, err := openDB(path, timeout, readOnly)
+	db, txid, err := openDB(path, timeout, readOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -93,59 +99,64 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, errors.Join(fmt.Errorf("open checkpoint store %s: %w", path, err), db.Close())
 	}
 	s := &Store{db: db, path: path, file: file, deleteBucket: (*bbolt.Bucket).DeleteBucket}
-	schema := s.update
-	if readOnly {
-		schema = s.view
+	// Checked in a read transaction; written only into a file nothing was committed to.
+	// (A write transaction's commit rewrites the freelist, which opening need not.)
+	fresh := txid <= boltNewTxid
+	err = s.view(func(tx *bbolt.Tx) error { return s.checkSchema(tx, fresh) })
+	if errors.Is(err, errNoSchema) {
+		err = nil
+		if !readOnly {
+			err = s.update(s.writeSchema)
+		}
 	}
-	if err := schema(s.initSchema); err != nil {
+	if err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
 	return s, nil
 }
 
-func openDB(path string, timeout time.Duration, readOnly bool) (db *bbolt.DB, err error) {
-	if err := checkTruncation(path); err != nil {
-		return nil, err
+// errNoSchema is checkSchema's answer for a file nothing was committed to: a new store.
+var errNoSchema = errors.New("no schema yet")
+
+func openDB(path string, timeout time.Duration, readOnly bool) (db *bbolt.DB, txid uint64, err error) {
+	if txid, err = checkLayout(path); err != nil {
+		return nil, 0, err
 	}
 	defer recoverCorrupt(path, &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout, ReadOnly: readOnly})
 	switch {
 	case err == nil:
-		return db, nil
+		return db, txid, nil
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("open checkpoint store %s: %w: its lock was not released within %v; "+
+		return nil, 0, fmt.Errorf("open checkpoint store %s: %w: its lock was not released within %v; "+
 			"stop the other ferry using this file, or give this one its own store.path (bbolt: %w)",
 			path, store.ErrLocked, timeout, err)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
 		errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrInvalidMapping):
-		return nil, &store.CorruptError{File: path, Reason: "bbolt: " + err.Error()}
+		return nil, 0, &store.CorruptError{File: path, Reason: "bbolt: " + err.Error()}
 	default:
-		return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
+		return nil, 0, fmt.Errorf("open checkpoint store %s: %w", path, err)
 	}
 }
 
-// initSchema writes the schema version into a new file and checks it in an existing one.
-// Read only, a file without one holds nothing (a ferry created it and wrote nothing yet).
-func (s *Store) initSchema(tx *bbolt.Tx) error {
+// checkSchema checks the schema version and the streams bucket of the file. A file without
+// either is new (errNoSchema) only if fresh — nothing was ever committed to it (bbolt
+// created it and a start ended before it wrote the schema; or read only, a file ferry
+// created and wrote nothing to yet). Otherwise it is damaged (a page that held them lost
+// its contents) or not a ferry store: taken as new, every stream would start again from its
+// configured start position (lesson 13).
+func (s *Store) checkSchema(tx *bbolt.Tx, fresh bool) error {
 	meta := tx.Bucket(metaBucket)
 	if meta == nil {
-		if tx.Bucket(streamsBucket) != nil {
+		switch {
+		case tx.Bucket(streamsBucket) != nil:
 			return &store.CorruptError{File: s.path, Reason: "streams are stored but the schema version is missing"}
+		case !fresh:
+			return &store.CorruptError{File: s.path, Reason: "the schema version is missing from a file that was written to: " +
+				"it is damaged, or it is not a ferry checkpoint store (is store.path right?)"}
 		}
-		if !tx.Writable() {
-			return nil
-		}
-		var v [4]byte
-		binary.BigEndian.PutUint32(v[:], schemaVersion)
-		meta, err := tx.CreateBucket(metaBucket)
-		if err == nil {
-			err = meta.Put(schemaKey, v[:])
-		}
-		if err == nil {
-			_, err = tx.CreateBucket(streamsBucket)
-		}
-		return err
+		return errNoSchema
 	}
 	v := meta.Get(schemaKey)
 	switch {
@@ -159,6 +170,20 @@ func (s *Store) initSchema(tx *bbolt.Tx) error {
 	return nil
 }
 
+// writeSchema writes the schema version and the streams bucket into a new file.
+func (s *Store) writeSchema(tx *bbolt.Tx) error {
+	var v [4]byte
+	binary.BigEndian.PutUint32(v[:], schemaVersion)
+	meta, err := tx.CreateBucket(metaBucket)
+	if err == nil {
+		err = meta.Put(schemaKey, v[:])
+	}
+	if err == nil {
+		_, err = tx.CreateBucket(streamsBucket)
+	}
+	return err
+}
+
 // Path returns the absolute path of the file.
 func (s *Store) Path() string { return s.path }
 
@@ -170,8 +195,15 @@ func (s *Store) Load(def store.Stream) (store.State, error) {
 	var st store.State
 	err := s.view(func(tx *bbolt.Tx) error {
 		sb, err := s.streamBucket(tx, def.Name)
-		if err != nil || sb == nil {
+		if err != nil {
 			return err
+		}
+		if sb == nil {
+			if meta := tx.Bucket(metaBucket); meta != nil && meta.Get([]byte(savedPrefix+def.Name)) != nil {
+				return &store.CorruptError{File: s.path, Stream: def.Name, Key: "stream bucket",
+					Reason: "missing, although the file records the stream as saved (damaged; or reset by a ferry older than this one: run the reset again with this one)"}
+			}
+			return nil
 		}
 		if err := s.checkVersions(sb, def.Name); err != nil {
 			return err
@@ -184,10 +216,9 @@ func (s *Store) Load(def store.Stream) (store.State, error) {
 			return &store.CorruptError{File: s.path, Stream: def.Name, Key: "recordings", Reason: "bucket missing"}
 		}
 		st = store.State{Stored: true, Stream: def}
-		return recs.ForEach(func(k, v []byte) error {
-			key := fmt.Sprintf("key %x", k)
+		err = recs.ForEach(func(k, v []byte) error {
 			if len(k) != 8 || v == nil {
-				return &store.CorruptError{File: s.path, Stream: def.Name, Key: key, Reason: "not a recording checkpoint"}
+				return &store.CorruptError{File: s.path, Stream: def.Name, Key: keyText(k), Reason: "not a recording checkpoint"}
 			}
 			id := int64(binary.BigEndian.Uint64(k))
 			c, err := decodeCheckpoint(id, v)
@@ -197,6 +228,15 @@ func (s *Store) Load(def store.Stream) (store.State, error) {
 			st.Checkpoints = append(st.Checkpoints, c)
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		want, kept, err := s.count(sb, def.Name)
+		if err == nil && kept && uint64(len(st.Checkpoints)) < want {
+			err = &store.CorruptError{File: s.path, Stream: def.Name, Key: "recordings",
+				Reason: fmt.Sprintf("%d recording checkpoints found, %d were saved (checkpoints are never deleted one by one)", len(st.Checkpoints), want)}
+		}
+		return err
 	})
 	if err != nil {
 		return store.State{}, err
@@ -308,36 +348,80 @@ func (s *Store) Save(def store.Stream, cps []store.Checkpoint) error {
 		if recs == nil {
 			return &store.CorruptError{File: s.path, Stream: def.Name, Key: "recordings", Reason: "bucket missing"}
 		}
+		n, kept, err := s.count(sb, def.Name)
+		if err != nil {
+			return err
+		}
+		if !kept { // a file written before the count was kept: count what is there
+			n = 0
+			_ = recs.ForEach(func(_, _ []byte) error { n++; return nil })
+		}
 		for _, c := range cps {
-			if err := s.put(recs, def.Name, c); err != nil {
+			added, err := s.put(recs, def.Name, c)
+			if err != nil {
 				return err
 			}
+			if added {
+				n++
+			}
+		}
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], n)
+		if err := sb.Put(countKey, v[:]); err != nil {
+			return err
+		}
+		if saved := []byte(savedPrefix + def.Name); tx.Bucket(metaBucket).Get(saved) == nil {
+			return tx.Bucket(metaBucket).Put(saved, []byte{1})
 		}
 		return nil
 	})
 }
 
-func (s *Store) put(recs *bbolt.Bucket, stream string, c store.Checkpoint) error {
+// count returns how many recording checkpoints stream's bucket has had, and whether the
+// file keeps that count (one written before it did does not).
+func (s *Store) count(sb *bbolt.Bucket, stream string) (n uint64, kept bool, err error) {
+	v := sb.Get(countKey)
+	switch {
+	case v == nil:
+		return 0, false, nil
+	case len(v) != 8:
+		return 0, false, &store.CorruptError{File: s.path, Stream: stream, Key: "count", Reason: fmt.Sprintf("%d bytes, want 8", len(v))}
+	}
+	return binary.BigEndian.Uint64(v), true, nil
+}
+
+// keyText is a key for an error message: in hex, at most its first 32 bytes (a damaged
+// page can make bbolt hand out a key of megabytes).
+func keyText(k []byte) string {
+	if len(k) > 32 {
+		return fmt.Sprintf("key %x… (%d bytes)", k[:32], len(k))
+	}
+	return fmt.Sprintf("key %x", k)
+}
+
+// put stores checkpoint c and reports whether its recording had none before.
+func (s *Store) put(recs *bbolt.Bucket, stream string, c store.Checkpoint) (added bool, err error) {
 	var k [8]byte
 	binary.BigEndian.PutUint64(k[:], uint64(c.RecordingID))
-	if old := recs.Get(k[:]); old != nil {
+	old := recs.Get(k[:])
+	if old != nil {
 		stored, err := decodeCheckpoint(c.RecordingID, old)
 		if err != nil {
-			return s.decodeErr(stream, fmt.Sprintf("recording %d", c.RecordingID), err)
+			return false, s.decodeErr(stream, fmt.Sprintf("recording %d", c.RecordingID), err)
 		}
 		if err := store.CheckAdvance(stream, stored, c); err != nil {
 			var pe *store.PositionRegressedError
 			if errors.As(err, &pe) {
 				pe.File = s.path
 			}
-			return err
+			return false, err
 		}
 	}
 	v, err := encodeCheckpoint(c)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return recs.Put(k[:], v)
+	return old == nil, recs.Put(k[:], v)
 }
 
 // Reset implements [store.Store.Reset].
@@ -345,7 +429,14 @@ func (s *Store) Reset(name string) error {
 	if err := store.ValidateName(name); err != nil {
 		return err
 	}
+	if err := s.checkFile(); err != nil {
+		// Deleted from the file ferry opened, the stream would still be in the one at path.
+		return fmt.Errorf("reset stream %q: %w", name, err)
+	}
 	err := s.update(func(tx *bbolt.Tx) error {
+		if err := tx.Bucket(metaBucket).Delete([]byte(savedPrefix + name)); err != nil {
+			return err
+		}
 		streams := tx.Bucket(streamsBucket)
 		if streams.Bucket([]byte(name)) == nil {
 			// Nothing, or damage: a value where the stream's bucket belongs (Load calls it
@@ -363,7 +454,7 @@ func (s *Store) Reset(name string) error {
 // verifyReset fails unless nothing of stream name is left (lesson 15).
 func (s *Store) verifyReset(tx *bbolt.Tx, name string) error {
 	streams := tx.Bucket(streamsBucket)
-	if streams.Bucket([]byte(name)) != nil || streams.Get([]byte(name)) != nil {
+	if streams.Bucket([]byte(name)) != nil || streams.Get([]byte(name)) != nil || tx.Bucket(metaBucket).Get([]byte(savedPrefix+name)) != nil {
 		return fmt.Errorf("checkpoint store %s: %w: stream %q is still stored after deleting it; "+
 			"do not start the stream (it would resume, not restart): check the file's permissions and disk, "+
 			"then run `%s` again", s.path, store.ErrResetFailed, name, store.ResetCommand(name))
@@ -416,7 +507,7 @@ func (s *Store) checkDefinition(sb *bbolt.Bucket, def store.Stream) error {
 // checkpoint reset` leaves such data alone unless forced).
 func (s *Store) checkVersions(sb *bbolt.Bucket, stream string) error {
 	// As open reads an envelope: the kind byte first, so that garbage is reported corrupt.
-	if v := sb.Get(definitionKey); len(v) > 1 && v[0] == kindDefinition && v[1] != valueVersion {
+	if v := sb.Get(definitionKey); len(v) > 1 && v[0] == kindDefinition && v[1] > valueVersion {
 		return s.decodeErr(stream, "definition", errVersion(v[1]))
 	}
 	recs := sb.Bucket(recordingsBucket)
@@ -424,7 +515,7 @@ func (s *Store) checkVersions(sb *bbolt.Bucket, stream string) error {
 		return nil // checkDefinition or Load says what is missing
 	}
 	return recs.ForEach(func(k, v []byte) error {
-		if len(k) == 8 && len(v) > 1 && v[0] == kindCheckpoint && v[1] != valueVersion {
+		if len(k) == 8 && len(v) > 1 && v[0] == kindCheckpoint && v[1] > valueVersion {
 			return s.decodeErr(stream, fmt.Sprintf("recording %d", int64(binary.BigEndian.Uint64(k))), errVersion(v[1]))
 		}
 		return nil

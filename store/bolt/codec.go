@@ -65,8 +65,12 @@ func open(kind byte, b []byte) ([]byte, error) {
 	if b[0] != kind {
 		return nil, errReason(fmt.Sprintf("kind byte %#02x, want %#02x", b[0], kind))
 	}
-	if b[1] != valueVersion {
+	switch {
+	case b[1] > valueVersion:
 		return nil, errVersion(b[1])
+	case b[1] != valueVersion:
+		// No ferry wrote a version below the first (the byte is not under the checksum).
+		return nil, errReason(fmt.Sprintf("encoding version %d, which no ferry writes", b[1]))
 	}
 	n := binary.LittleEndian.Uint32(b[2:6])
 	if n > maxPayloadLen {

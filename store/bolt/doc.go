@@ -4,12 +4,20 @@
 // It owns the file and its layout:
 //
 //	meta/                      schema_version → uint32 big-endian (schemaVersion)
+//	    saved/<name>           → 1: stream <name> was saved (deleted by its reset)
 //	streams/<name>/            one bucket per stream
 //	    definition             → envelope 'D' (channel, stream id, topic, schema version)
+//	    count                  → uint64 big-endian: how many recordings have a checkpoint
 //	    recordings/<id>        → envelope 'C' (messages.Checkpoint); id uint64 big-endian
 //
 // Values are versioned, length-prefixed and checksummed envelopes (codec.go), so a truncated
 // or damaged value is reported as [store.ErrCorrupt] naming the file, never read as absent.
+// bbolt checksums its meta pages only; what damage to its other pages could make read as
+// absent is checked too: the headers of the root and freelist pages at [Open], a file
+// written to that holds no schema, a saved stream whose bucket is gone, fewer recording
+// checkpoints than were saved (they are never deleted one by one). saved/ and count were
+// added within schema version 1: a file without them (written before) is read as before,
+// and gets them at its next save.
 // A file whose schema version this build does not know is refused at [Open] with
 // [store.ErrUnknownVersion].
 //
