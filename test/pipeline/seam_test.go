@@ -241,6 +241,52 @@ func TestLesson04_FailedPublishIsRedelivered(t *testing.T) {
 	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
 }
 
+// TestLesson27_DelayedAcknowledgementsArriveOutOfOrderAcrossARedelivery: every
+// acknowledgement the broker gives arrives 0–40 ms late, on a timer's goroutine, so that
+// they reach ferry out of order while it goes on reading and sending; from message 1,000
+// on every send fails until the re-delivery begins, so that acknowledgements of the first
+// replay still arrive after the second began. The checkpoint reaches the end, the failed
+// messages were sent again, and the topic holds every message once, in order. (That no save
+// passes an acknowledgement still out is TestLesson01And02_HeldAcksHoldTheCheckpoint's,
+// with acknowledgements held as long as the test likes.)
+func TestLesson27_DelayedAcknowledgementsArriveOutOfOrderAcrossARedelivery(t *testing.T) {
+	const n, failed = 3000, 1000
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	watchTopic(t, sc.Topic) // creates the topic and waits until the broker deduplicates on it
+	sends := &sendLog{}
+	var mu sync.Mutex
+	highest, redelivering, delayed := int64(-1), false, 0
+	plan := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
+		sends.add(msg)
+		mu.Lock()
+		defer mu.Unlock()
+		seq := *msg.SequenceID
+		if seq <= highest {
+			redelivering = true
+		}
+		highest = max(highest, seq)
+		if k >= failed && !redelivering {
+			return harness.Fail(nil)
+		}
+		delayed++
+		return harness.Delay(time.Duration(k*7919%41) * time.Millisecond)
+	}
+	ip := startInProcess(t, inProcessOptions{plan: plan}, sc)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 120*time.Second)
+	if c := sends.count(pos[failed]); c < 2 {
+		t.Fatalf("message %d was sent %d time(s): never re-delivered", failed, c)
+	}
+	mu.Lock()
+	if delayed < n {
+		t.Errorf("%d acknowledgements delayed; want at least the %d messages'", delayed, n)
+	}
+	mu.Unlock()
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
+}
+
 // TestLesson22_ARecordStoredAboveAFailureStopsTheStream: the send of message 100 fails but
 // the ones after it, already in flight, are stored. With deduplication the broker now
 // holds a higher sequence id, so message 100's re-delivery would be acknowledged as a
