@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -160,11 +161,12 @@ func TestMetricsAreValidPrometheusText(t *testing.T) {
 	})
 }
 
-// TestLesson23_StatusAnswersWhileArchiveAndBrokerHang: every archive call and producer
-// creation hangs (as when both are down and connections time out). While a call hangs,
-// /status answers from what the stream pushed: it never waits for the archive (a request
-// that did would hang with the call; the client gives up after 5 s).
-func TestLesson23_StatusAnswersWhileArchiveAndBrokerHang(t *testing.T) {
+// TestStatusSaysStartingWhileArchiveAndBrokerHang: every archive call and producer
+// creation hangs (as when both are down and connections time out). While a call hangs, the
+// stream pushes its status, starting, and /status shows it. (observe.Handler serves only
+// what was pushed, so that it answers at all is by construction; that `ferry run` answers
+// with its archive frozen is TestLesson23And16_FerryAnswersAndTurnsUnhealthyWhileItsArchiveIsFrozen's.)
+func TestStatusSaysStartingWhileArchiveAndBrokerHang(t *testing.T) {
 	sc := newStreamConfig(t, "")
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
@@ -207,6 +209,83 @@ func TestLesson23_StatusAnswersWhileArchiveAndBrokerHang(t *testing.T) {
 	if st := streamStatusOf(t, srv.URL, sc.Name); st.State != "starting" {
 		t.Fatalf("state %q while the archive hangs, want starting", st.State)
 	}
+}
+
+// TestLesson23And16_FerryAnswersAndTurnsUnhealthyWhileItsArchiveIsFrozen: `ferry run`'s own
+// HTTP server, while the archive (media driver included) is stopped with SIGSTOP, so that
+// every call to it hangs: /status, /healthz, /readyz and /metrics each answer within 2 s,
+// again and again, for longer than a listing's interval (status comes from local state only,
+// lesson 23); and since nothing can be read any more, /healthz turns 503 (a poll loop that
+// cannot progress never leaves a process that reports itself healthy, lesson 16), and 200
+// again once an archive runs again.
+func TestLesson23And16_FerryAnswersAndTurnsUnhealthyWhileItsArchiveIsFrozen(t *testing.T) {
+	own := failOwnArchive(t, nil)
+	sc := newStreamConfig(t, "")
+	cfg := newFerryConfig(t, sc)
+	cfg.Aeron.Dir = own.AeronDir
+	f := startFerry(t, cfg.write(t))
+	url := "http://" + cfg.HTTP.Listen
+	waitFor(t, f, 60*time.Second, "the stream to be listed", func() error {
+		st, err := findStream(t, url, sc.Name)
+		if err == nil && st.State != "caught-up" {
+			err = fmt.Errorf("state %s", st.State)
+		}
+		return err
+	})
+
+	if err := syscall.Kill(own.Pid(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	frozen := true
+	thaw := func() {
+		if frozen {
+			frozen = false
+			if err := syscall.Kill(own.Pid(), syscall.SIGCONT); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(thaw)
+	client := &http.Client{Timeout: 2 * time.Second}
+	asked := 0
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); asked++ {
+		for _, path := range []string{"/status", "/healthz", "/readyz", "/metrics"} {
+			resp, err := client.Get(url + path)
+			if err != nil {
+				t.Fatalf("%s with the archive frozen (request %d): %v", path, asked, err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	t.Logf("asked %d rounds of /status, /healthz, /readyz and /metrics with the archive frozen", asked)
+	health := func(want int) func() error {
+		return func() error {
+			resp, err := client.Get(url + "/healthz")
+			if err != nil {
+				return err
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				return fmt.Errorf("/healthz %s: %s", resp.Status, body)
+			}
+			return nil
+		}
+	}
+	waitFor(t, f, 60*time.Second, "/healthz to answer 503 with the archive frozen", health(http.StatusServiceUnavailable))
+	// Frozen past its own clients' liveness timeouts, the Java archive does not come back
+	// to life (its client to its media driver times out once it runs again): replaced, as a
+	// supervisor would replace it, the stream is healthy again.
+	if err := own.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	frozen = false
+	if err := own.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, f, 90*time.Second, "/healthz to answer 200 once the archive runs again", health(http.StatusOK))
+	f.mustStop()
 }
 
 // hangingArchive is the real archive client whose listings hang until released; hanging
