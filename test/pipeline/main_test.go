@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
-func runMain(m *testing.M) int {
+func runMain(m *testing.M) (code int) {
 	flag.Parse()
 	// Tests scribble over every payload buffer ferry recycles (a reuse too early puts garbage
 	// into the topics they compare byte for byte); benchmarks measure ferry as it ships.
@@ -72,10 +72,11 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	peers = p
-	code := 1
+	code = 1
 	defer func() {
 		if err := p.Close(code != 0); err != nil {
 			fmt.Fprintln(os.Stderr, "infra: stopping peers:", err)
+			code = 1 // peers left running fail the run, as in the other test packages
 		}
 	}()
 	if b.err != nil {
