@@ -8,11 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,9 +82,18 @@ func runPipeline(args []string, stderr io.Writer) error {
 	var st store.Store // archive mode only
 	streams := func() ([]actors.StreamConfig, error) { return transportConfigs(cfg), nil }
 	if cfg.Mode == config.ModeArchive {
+		path, _ := filepath.Abs(cfg.Store.Path)
+		_, statErr := os.Stat(path)
 		bst, err := openStore(cfg.Store.Path)
 		if err != nil {
 			return err
+		}
+		if errors.Is(statErr, fs.ErrNotExist) {
+			// Also what a wrong store.path looks like (a relative one run from another
+			// directory, a volume not mounted): the path says which.
+			log.Warn("no checkpoint store at store.path: created a new one; every stream starts at its configured start position", "path", path)
+		} else {
+			log.Info("checkpoint store", "path", path)
 		}
 		defer closeStore(bst, log)
 		st = bst

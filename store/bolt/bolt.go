@@ -90,6 +90,8 @@ func Open(path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
 		}
 	}
+	_, statErr := os.Stat(path)
+	created := errors.Is(statErr, fs.ErrNotExist) && !readOnly
 	db, txid, err := openDB(path, timeout, readOnly)
 	if err != nil {
 		return nil, err
@@ -109,10 +111,25 @@ func Open(path string, opts *Options) (*Store, error) {
 			err = s.update(s.writeSchema)
 		}
 	}
+	if err == nil && created {
+		// The new file's name, to stable storage with its contents: without it, a power
+		// loss could leave the directory without the file, and the next start would take
+		// a new store for the one checkpoints were saved to.
+		err = syncDir(filepath.Dir(path))
+	}
 	if err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
 	return s, nil
+}
+
+// syncDir makes the entries of directory dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }
 
 // errNoSchema is checkSchema's answer for a file nothing was committed to: a new store.
@@ -305,12 +322,7 @@ func (s *Store) writeCopy(dst string) (err error) {
 	if err = os.Rename(f.Name(), dst); err != nil {
 		return err
 	}
-	dir, err := os.Open(filepath.Dir(dst)) // the rename itself, to stable storage
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	return dir.Sync()
+	return syncDir(filepath.Dir(dst)) // the rename itself, to stable storage
 }
 
 // Save implements [store.Store.Save].

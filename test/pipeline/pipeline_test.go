@@ -115,6 +115,8 @@ func TestLesson01_Kill9MidStreamThenRestart(t *testing.T) {
 		}
 		return nil
 	})
+	// The first start said where it created the store (a wrong store.path looks the same).
+	failMustContain(t, f.Log(), "ferry's first output", "no checkpoint store at store.path: created a new one", cfg.Store.Path)
 	f.Kill()
 	seen, published := w.distinct(), bg.count()
 	t.Logf("kill -9 with %d messages seen in Pulsar, %d published", seen, backlog+published)
@@ -133,6 +135,12 @@ func TestLesson01_Kill9MidStreamThenRestart(t *testing.T) {
 	bg.waitCount(t, published+1000, 30*time.Second)
 	downUntil := bg.positionsSoFar()[published+999]
 	f = startFerry(t, path)
+	waitFor(t, f, 30*time.Second, "the restart to name the store it opened", func() error {
+		if _, ok := failLogLine(f.Log(), "msg=\"checkpoint store\"", cfg.Store.Path); !ok {
+			return errors.New("not logged yet")
+		}
+		return nil
+	})
 	waitFor(t, f, 60*time.Second, "the restarted ferry to publish what was recorded while it was down", func() error {
 		if !w.has(pub.recordingID, downUntil) {
 			return fmt.Errorf("position %d not seen; %d messages seen", downUntil, w.distinct())
