@@ -365,7 +365,8 @@ func (l *live) pushStatus(ctx actor.Context, force bool) {
 	if l.lastAckMs != 0 {
 		st.LastAckMs = proto.Int64(l.lastAckMs)
 	}
-	ctx.Send(l.pids.stream, &messages.RecordingProgress{RecordingId: 0, Status: st})
+	// As a request, so that the stream knows the sender (see its RecordingProgress).
+	ctx.Request(l.pids.stream, &messages.RecordingProgress{RecordingId: 0, Status: st})
 }
 
 func (l *live) schedulePoll(ctx actor.Context, d time.Duration) {

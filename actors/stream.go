@@ -123,9 +123,10 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 	case *restarted:
 		s.status.restarts++
 	case *messages.RecordingProgress:
-		// Only from this incarnation's actors: a restarted supervisor's status carries the
-		// counts of the last one's already, and a late push of theirs would add them again.
-		if pids := s.running[msg.RecordingId]; pids != nil {
+		// Only from the recording's tracker now running: a restarted supervisor's status
+		// carries the counts of the last one's already, and so does a reopened recording's
+		// of its finished tracker (reopened), whose late push would add them again.
+		if pids := s.running[msg.RecordingId]; pids != nil && pids.tracker.Equal(ctx.Sender()) {
 			if s.status.progress(msg, s.env.nowMs()) {
 				s.restarts.Progressed(pids.replay, pids.tracker, pids.publisher)
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/config"
@@ -522,11 +523,14 @@ type heldSupervisor struct {
 }
 
 func (h *heldSupervisor) Receive(ctx actor.Context) {
-	if _, ok := ctx.Message().(*actor.Started); ok {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
 		h.start(ctx)
-		return
+	case runIn: // the test's look at the supervisor, in turn with its messages
+		m(ctx)
+	default:
+		h.s.Receive(ctx)
 	}
-	h.s.Receive(ctx)
 }
 
 // slowToStop stands in for a tracker: as it stops it reports its last commits to the
@@ -573,5 +577,47 @@ func TestADrainAfterAFailureFlushesOnlyOnceTheStoppedActorsReported(t *testing.T
 	system.Root.Send(stream, &messages.CheckpointsFlushed{})
 	if _, err := drained.Result(); err != nil {
 		t.Fatalf("the stream did not answer the drain: %v", err)
+	}
+}
+
+// A recording published to its end and then read again (extended, or to check its last
+// record) has new actors, and its status counts on from the finished tracker's counts
+// (reopened). The finished tracker's last push, arriving late, is not added again: only
+// the running tracker's pushes are taken.
+func TestALatePushOfAFinishedTrackerIsNotCountedAgain(t *testing.T) {
+	env, cfg := testEnv(t)
+	system := testSystem(t)
+	sinkPID := func() *actor.PID {
+		return system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sink{} }))
+	}
+	finished, running := sinkPID(), sinkPID()
+	s := &streamSupervisor{env: env, cfg: cfg, status: newStreamStatus(0), checkpointer: sinkPID()}
+	s.initState()
+	last := &messages.RecordingStatus{CommittedPosition: proto.Int64(640), Published: 10, Acknowledged: 10}
+	s.status.progress(&messages.RecordingProgress{RecordingId: 3, Status: last}, 1)
+	s.status.persisted(&messages.CheckpointPersisted{RecordingId: 3, Position: 640, Completed: true}, 2)
+	s.status.reopened(3)
+	s.running[3] = &recordingPIDs{replay: running, tracker: running, publisher: running}
+	stream := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+		return &heldSupervisor{s: s, start: func(actor.Context) {}}
+	}))
+	counts := func() [2]uint64 {
+		c := make(chan [2]uint64, 1)
+		system.Root.Send(stream, runIn(func(actor.Context) {
+			r := s.status.recording(3)
+			c <- [2]uint64{r.Published, r.Acknowledged}
+		}))
+		return <-c
+	}
+	system.Root.RequestWithCustomSender(stream, &messages.RecordingProgress{RecordingId: 3, Status: last}, finished)
+	if got := counts(); got != [2]uint64{10, 10} {
+		// Counted again, they would go back down at the running tracker's next push: a
+		// counter in /metrics that goes back reads as a reset.
+		t.Fatalf("published, acknowledged = %v after the finished tracker's late push; want [10 10]", got)
+	}
+	system.Root.RequestWithCustomSender(stream, &messages.RecordingProgress{RecordingId: 3,
+		Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(704), Published: 2, Acknowledged: 1}}, running)
+	if got := counts(); got != [2]uint64{12, 11} {
+		t.Fatalf("published, acknowledged = %v after the running tracker's push; want [12 11]", got)
 	}
 }

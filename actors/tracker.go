@@ -359,7 +359,8 @@ func (t *tracker) pushStatus(ctx actor.Context, force bool, now int64) {
 	if t.lastAckMs != 0 {
 		st.LastAckMs = proto.Int64(t.lastAckMs)
 	}
-	ctx.Send(t.pids.stream, &messages.RecordingProgress{RecordingId: t.rec, Status: st})
+	// As a request, so that the stream knows the sender (see its RecordingProgress).
+	ctx.Request(t.pids.stream, &messages.RecordingProgress{RecordingId: t.rec, Status: st})
 }
 
 // must turns an error of the core, which is always a bug in the caller, into a failure
