@@ -1066,24 +1066,27 @@ func (s *finalSaveFailing) outcome() (failed int, savedAt time.Time) {
 }
 
 // firstSequenceID is a plan that delivers every acknowledgement and notes the sequence id
-// of the first message sent, which first returns (0 before).
+// of the first message sent, which first returns (0 before). A plan numbers messages per
+// producer: a producer created again does not overwrite the first.
 func firstSequenceID() (plan harness.Plan, first func() int64) {
 	var seq atomic.Int64
 	return func(k int, msg *pulsar.ProducerMessage) harness.Fault {
 		if k == 0 {
-			seq.Store(*msg.SequenceID)
+			seq.CompareAndSwap(0, *msg.SequenceID)
 		}
 		return harness.Deliver()
 	}, seq.Load
 }
 
-// loseAck is a plan that loses the acknowledgement of message lost and delivers every
+// loseAck is a plan that loses the acknowledgement of message lost (of the first producer
+// to send that many: a producer created again numbers from 0 again) and delivers every
 // other, and the answers it saw.
 func loseAck(lost int) (harness.Plan, *answers) {
 	answered := &answers{}
+	var done atomic.Bool
 	return func(k int, msg *pulsar.ProducerMessage) harness.Fault {
 		answered.note(msg)
-		if k == lost {
+		if k == lost && done.CompareAndSwap(false, true) {
 			return harness.Lose()
 		}
 		return harness.Deliver()
