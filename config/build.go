@@ -254,6 +254,8 @@ func warnings(c *Config, p *parser) []string {
 	}
 	if c.Pulsar.TLS.InsecureSkipVerify {
 		w = append(w, "pulsar.tls.insecure_skip_verify is true: the broker's certificate is not verified")
+	} else if !c.Pulsar.TLS.ValidateHostname && strings.HasPrefix(c.Pulsar.ServiceURL, "pulsar+ssl://") {
+		w = append(w, "pulsar.tls.validate_hostname is false: any certificate the CA signed is taken for the broker's, whatever host it names")
 	}
 	if s := p.vals["pulsar.auth.token"]; s != nil && s.env == "" {
 		w = append(w, "pulsar.auth.token is written in the configuration file; prefer FERRY_PULSAR_AUTH_TOKEN or pulsar.auth.token_file")

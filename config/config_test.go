@@ -339,6 +339,11 @@ func TestWarnings_InsecureSettings(t *testing.T) {
 	if w := mustParse(t, doc("archive", "http:\n  listen: '[::1]:8089'\n", ""), nil).Warnings(); len(w) != 0 {
 		t.Fatalf("loopback listen warns: %q", w)
 	}
+	yaml = strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650\n",
+		"pulsar+ssl://localhost:6651\n  tls:\n    validate_hostname: false\n", 1)
+	if w := mustParse(t, yaml, nil).Warnings(); len(w) != 1 || !strings.Contains(w[0], "pulsar.tls.validate_hostname is false") {
+		t.Fatalf("warnings %q; want validate_hostname's", w)
+	}
 }
 
 // Streams on one stream id are accepted when their channels differ in a parameter both set
