@@ -291,6 +291,9 @@ func TestLesson13_DamagedFileFailsOpen(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		"one zeroed page": func(t *testing.T, path string) {
+			writeFile(t, path, make([]byte, os.Getpagesize()))
+		},
 		"meta pages zeroed": func(t *testing.T, path string) {
 			b, err := os.ReadFile(path)
 			if err != nil {

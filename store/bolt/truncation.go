@@ -93,10 +93,9 @@ func checkPage(f *os.File, m boltMeta, id uint64, what string, kinds ...uint16) 
 // would initialise it as a new store, and every stream would start again from its
 // configured start position (lesson 13). bbolt writes a new file's meta pages before Open
 // returns, so an empty file is a store cut to nothing (a partial copy or restore), or one
-// whose creation a crash interrupted. A missing file (a new store) and a file without a
-// valid meta page (which bbolt itself refuses) pass. It returns the newest meta's
-// transaction id (0 for a file that passes without one): above boltNewTxid, something was
-// committed to the file.
+// whose creation a crash interrupted; so is one without a valid meta page. A missing file
+// (a new store) passes. It returns the newest meta's transaction id (0 for a missing file):
+// above boltNewTxid, something was committed to the file.
 func checkLayout(path string) (txid uint64, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -128,7 +127,9 @@ func checkLayout(path string) (txid uint64, err error) {
 	case ok1 && (!ok0 || m1.txid > m0.txid):
 		m = m1
 	case !ok0:
-		return 0, nil
+		// Neither meta page valid: bbolt refuses the file too, but one shorter than two
+		// pages with a bare "file size too small".
+		return 0, &store.CorruptError{File: path, Reason: "no valid bbolt meta page: the file is damaged, or it is not a ferry checkpoint store"}
 	}
 	if need := m.pgid * m.pageSize; uint64(info.Size()) < need {
 		return 0, &store.CorruptError{File: path, Reason: fmt.Sprintf(
