@@ -203,8 +203,9 @@ func (x *rate) sample(position, atMs int64) {
 // subscribed.
 //
 // It reports whether the recording moved on, or has nothing to move on to: progress, or its
-// committed position at least where the archive last said it was recorded to (the restart
-// strategy's progress: a quiet live recording's replay failing now and then is not stuck).
+// committed position at least where the archive last said it was recorded to, or (the live
+// reader) subscribed with nothing pending: the restart strategy's progress, so that a quiet recording's
+// replay, or a quiet stream's live reader, failing now and then is not stuck.
 func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (movedOn bool) {
 	r, t := s.recording(p.RecordingId), p.Status
 	c := s.carried[p.RecordingId]
@@ -225,6 +226,10 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (mov
 	case c.acknowledged+t.Acknowledged > r.Acknowledged:
 		movedOn = true
 		s.lastProgressMs, s.movedAtMs[p.RecordingId] = nowMs, nowMs
+	default:
+		// Transport mode: a live reader subscribed (it reports its publishers) with nothing
+		// pending has nothing to move on to, as a caught-up recording has not.
+		movedOn = t.Publishers != nil && t.PendingRecords == 0
 	}
 	s.reported = true
 	r.ReplayPosition = t.ReplayPosition

@@ -92,10 +92,20 @@ func TestARecordingMovesOnOnlyBeyondItsHighestCommittedPosition(t *testing.T) {
 
 	live := k.take("live", 0)
 	ack := func(n uint64) bool {
-		return live.progress(&messages.RecordingProgress{Status: &messages.RecordingStatus{Published: n, Acknowledged: n}}, 1)
+		return live.progress(&messages.RecordingProgress{Status: &messages.RecordingStatus{Published: n + 1, Acknowledged: n, PendingRecords: 1}}, 1)
 	}
 	if ack(0) || !ack(1) || ack(1) || !ack(5) {
-		t.Error("transport mode: want moved on exactly when acknowledged grows")
+		t.Error("transport mode, a record pending: want moved on exactly when acknowledged grows")
+	}
+	idle := func(subscribed bool) bool {
+		st := &messages.RecordingStatus{Published: 6, Acknowledged: 5}
+		if subscribed {
+			st.Publishers = proto.Int32(0)
+		}
+		return live.progress(&messages.RecordingProgress{Status: st}, 1)
+	}
+	if idle(false) || !idle(true) {
+		t.Error("transport mode, nothing pending: want moved on (nothing to move on to) only while subscribed")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -520,6 +521,8 @@ func TestARecordingDeletedWhileReadAgainIsDone(t *testing.T) {
 type heldSupervisor struct {
 	s     *streamSupervisor
 	start func(ctx actor.Context)
+	// handled, if set, is told of every message after the supervisor handled it.
+	handled func(msg any)
 }
 
 func (h *heldSupervisor) Receive(ctx actor.Context) {
@@ -530,6 +533,9 @@ func (h *heldSupervisor) Receive(ctx actor.Context) {
 		m(ctx)
 	default:
 		h.s.Receive(ctx)
+		if h.handled != nil {
+			h.handled(m)
+		}
 	}
 }
 
@@ -619,5 +625,101 @@ func TestALatePushOfAFinishedTrackerIsNotCountedAgain(t *testing.T) {
 		Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(704), Published: 2, Acknowledged: 1}}, running)
 	if got := counts(); got != [2]uint64{12, 11} {
 		t.Fatalf("published, acknowledged = %v after the running tracker's push; want [12 11]", got)
+	}
+}
+
+// restartingReplay stands in for the replay of a recording: each incarnation tells the
+// tracker where it starts, and fails when told to (an image closed, an archive error).
+type restartingReplay struct {
+	tracker *actor.PID
+	gen     *uint64
+	from    int64
+}
+
+type failNow struct{}
+
+func (r restartingReplay) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Started:
+		*r.gen++
+		ctx.Send(r.tracker, &messages.ReplayStarted{RecordingId: 5, Generation: *r.gen, FromPosition: r.from})
+	case failNow:
+		panic(supervisor.Fail(supervisor.Transient, errors.New("the replay's image closed")))
+	}
+}
+
+// The replay of a quiet live recording, committed up to where the archive recorded it,
+// that fails now and then (far apart: the window is shorter than the back-off) is restarted
+// each time: it has nothing to move on to, which is not being stuck. The same replay of a
+// recording with records left, which never moves on, fails the stream after MaxRestarts.
+func TestAReplayFailingNowAndThenIsGivenUpOnlyWithRecordsLeft(t *testing.T) {
+	for _, recorded := range []int64{640, 4096} {
+		env, cfg := testEnv(t)
+		cfg.Restart = supervisor.Policy{Backoff: supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond}, MaxRestarts: 3, Window: time.Nanosecond}
+		system := testSystem(t)
+		checkpointer := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sink{} }))
+		var stream *actor.PID
+		strategy, err := supervisor.NewStrategy(cfg.Restart, func(child *actor.PID, c supervisor.Class, reason any) {
+			system.Root.Send(stream, &streamFailed{child: child, err: fmt.Errorf("given up: %v", reason)})
+		}, env.Logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed := make(chan error, 1)
+		s := &streamSupervisor{env: env, cfg: cfg, status: newStreamStatus(0), checkpointer: checkpointer, restarts: strategy,
+			onFailed: func(_ string, err error) { failed <- err }}
+		s.initState()
+		s.status.known(&messages.RecordingInfo{RecordingId: 5, Live: true, StopPosition: -1, RecordedPosition: recorded}, 0)
+		var pushes atomic.Int32 // the tracker's pushes the supervisor handled
+		var gen uint64
+		replay := make(chan *actor.PID, 1)
+		stream = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+			return &heldSupervisor{s: s, start: func(ctx actor.Context) {
+				pids := &recordingPIDs{stream: ctx.Self(), checkpointer: checkpointer}
+				pids.tracker, _ = ctx.SpawnNamed(actor.PropsFromProducer(newTracker(env, cfg, 5, pids)), "r5-tracker")
+				pids.publisher = pids.tracker
+				pids.replay, _ = ctx.SpawnNamed(actor.PropsFromProducer(func() actor.Actor {
+					return restartingReplay{tracker: pids.tracker, gen: &gen, from: 640}
+				}), "r5-replay")
+				s.running[5] = pids
+				replay <- pids.replay
+			}, handled: func(m any) {
+				if _, ok := m.(*messages.RecordingProgress); ok {
+					pushes.Add(1)
+				}
+			}}
+		}, actor.WithSupervisor(strategy)))
+		r := <-replay
+		var err2 error
+		// Each failure comes after the supervisor handled the push of the start before it,
+		// and is followed by the stream's failure or the next start's push.
+		for i := 0; i < 6 && err2 == nil; i++ {
+			eventually.NoError(t, waitFor, func() error {
+				select {
+				case err2 = <-failed:
+					return nil
+				default:
+				}
+				if n := pushes.Load(); n <= int32(i) {
+					return fmt.Errorf("%d pushes of the tracker handled, want %d", n, i+1)
+				}
+				return nil
+			})
+			if err2 == nil {
+				system.Root.Send(r, failNow{})
+			}
+		}
+		if err2 == nil {
+			select { // the last failure's outcome
+			case err2 = <-failed:
+			case <-time.After(time.Second):
+			}
+		}
+		switch {
+		case recorded == 640 && err2 != nil:
+			t.Errorf("a quiet live recording committed to its end: the stream failed (%v); want its replay restarted each time", err2)
+		case recorded > 640 && err2 == nil:
+			t.Errorf("a recording with records left that never moves on: the stream did not fail after 6 failures in a row")
+		}
 	}
 }

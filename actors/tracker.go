@@ -105,6 +105,11 @@ func (t *tracker) Receive(ctx actor.Context) {
 		}
 	case *messages.ReplayStarted:
 		t.replayStarted(msg)
+		// Where this replay starts, at once: a recording committed up to where the archive
+		// recorded it has nothing to move on to, which the restart strategy must learn
+		// from each (re)start of a quiet live recording's replay (its failures now and then
+		// are not a stuck stream).
+		t.pushStatus(ctx, true, t.env.nowMs())
 	case *messages.RecordBatch:
 		t.batch(ctx, msg)
 	case *messages.PublishAcked:
