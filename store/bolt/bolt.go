@@ -136,8 +136,20 @@ func syncDir(dir string) error {
 var errNoSchema = errors.New("no schema yet")
 
 func openDB(path string, timeout time.Duration, readOnly bool) (db *bbolt.DB, txid uint64, err error) {
-	if txid, err = checkLayout(path); err != nil {
+	txid, checked, err := checkLayout(path, false)
+	if err != nil {
 		return nil, 0, err
+	}
+	if !checked {
+		// Another process held the file: checked now that bbolt holds its lock for us.
+		defer func() {
+			if err == nil {
+				if txid, _, err = checkLayout(path, true); err != nil {
+					err = errors.Join(err, db.Close())
+					db = nil
+				}
+			}
+		}()
 	}
 	defer recoverCorrupt(path, &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,5 +215,45 @@ func TestAnErrorNamesAKeyShortly(t *testing.T) {
 	_, err := s.Load(storetest.Def("orders"))
 	if !errors.Is(err, store.ErrCorrupt) || len(err.Error()) > 1_000 {
 		t.Fatalf("Load: an error of %d bytes (%v); want ErrCorrupt, short", len(err.Error()), errors.Is(err, store.ErrCorrupt))
+	}
+}
+
+// A second opener (a second ferry, `ferry checkpoint show`) while ferry saves is told the
+// store is held, never that it is damaged: the pages the checks read are not read while
+// a writer holds the file (its commits free and reuse them). The saves go on all along.
+func TestASecondOpenerWhileFerrySavesIsToldItIsHeld(t *testing.T) {
+	path := seeded(t)
+	s := openStore(t, path)
+	var stop atomic.Bool
+	saved := make(chan error, 1)
+	go func() {
+		var err error
+		for i := int64(1); !stop.Load() && err == nil; i++ {
+			cps := []store.Checkpoint{ckpt(3, 64+i*64), ckpt(7, 4096+i*64)}
+			for j := range int64(20) { // new recordings, many: pages freed and reused at every commit
+				cps = append(cps, ckpt(100+j+i%50*20, 64+i*64))
+			}
+			err = s.Save(storetest.Def("orders"), cps)
+		}
+		saved <- err
+	}()
+	opens := 0
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); opens++ {
+		for _, readOnly := range []bool{false, true} {
+			o, err := bolt.Open(path, &bolt.Options{ReadOnly: readOnly, OpenTimeout: time.Microsecond})
+			if err == nil {
+				_ = o.Close()
+				stop.Store(true)
+				t.Fatal("opened a store another opener holds")
+			}
+			if !errors.Is(err, store.ErrLocked) {
+				stop.Store(true)
+				t.Fatalf("open %d (read only %t) while ferry saves: %v; want ErrLocked", opens, readOnly, err)
+			}
+		}
+	}
+	stop.Store(true)
+	if err := <-saved; err != nil {
+		t.Fatalf("a save failed: %v", err)
 	}
 }

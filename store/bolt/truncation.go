@@ -96,25 +96,35 @@ func checkPage(f *os.File, m boltMeta, id uint64, what string, kinds ...uint16) 
 // whose creation a crash interrupted; so is one without a valid meta page. A missing file
 // (a new store) passes. It returns the newest meta's transaction id (0 for a missing file):
 // above boltNewTxid, something was committed to the file.
-func checkLayout(path string) (txid uint64, err error) {
+//
+// The pages are read under a shared lock on the file, so that no writer commits meanwhile
+// (a commit frees and reuses the pages the meta names): with the lock held by another
+// process (a ferry running with the file), it checks nothing and returns checked false;
+// Open then checks once bbolt holds the lock, with locked true (this process's own lock:
+// not taken again).
+func checkLayout(path string, locked bool) (txid uint64, checked bool, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+		return 0, true, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("open checkpoint store %s: %w", path, err)
+		return 0, false, fmt.Errorf("open checkpoint store %s: %w", path, err)
 	}
-	defer f.Close()
+	defer f.Close() // and with it the shared lock
+	if !locked {
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return 0, false, nil // a writer holds it: bbolt's wait for the lock says so
+			}
+			return 0, false, fmt.Errorf("open checkpoint store %s: lock: %w", path, err)
+		}
+	}
 	info, err := f.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("open checkpoint store %s: %w", path, err)
+		return 0, false, fmt.Errorf("open checkpoint store %s: %w", path, err)
 	}
 	if info.Size() == 0 {
-		if lockHeld(f) {
-			// Being created: bbolt locks a new file before it writes its first pages.
-			return 0, fmt.Errorf("open checkpoint store %s: %w: another process holds it while creating it (a ferry starting with it?)", path, store.ErrLocked)
-		}
-		return 0, &store.CorruptError{File: path, Reason: "the file is empty (if ferry never ran with it, a start that crashed while creating it: delete it)"}
+		return 0, false, &store.CorruptError{File: path, Reason: "the file is empty (if ferry never ran with it, a start that crashed while creating it: delete it)"}
 	}
 	m0, ok0 := readBoltMeta(f, 0)
 	second := int64(os.Getpagesize())
@@ -129,10 +139,10 @@ func checkLayout(path string) (txid uint64, err error) {
 	case !ok0:
 		// Neither meta page valid: bbolt refuses the file too, but one shorter than two
 		// pages with a bare "file size too small".
-		return 0, &store.CorruptError{File: path, Reason: "no valid bbolt meta page: the file is damaged, or it is not a ferry checkpoint store"}
+		return 0, false, &store.CorruptError{File: path, Reason: "no valid bbolt meta page: the file is damaged, or it is not a ferry checkpoint store"}
 	}
 	if need := m.pgid * m.pageSize; uint64(info.Size()) < need {
-		return 0, &store.CorruptError{File: path, Reason: fmt.Sprintf(
+		return 0, false, &store.CorruptError{File: path, Reason: fmt.Sprintf(
 			"truncated: the file is %d bytes, its metadata says %d", info.Size(), need)}
 	}
 	damage := checkPage(f, m, m.root, "root bucket's", boltBranchPage, boltLeafPage)
@@ -140,17 +150,7 @@ func checkLayout(path string) (txid uint64, err error) {
 		damage = checkPage(f, m, m.freelist, "freelist", boltFreelistPage)
 	}
 	if damage != "" {
-		return 0, &store.CorruptError{File: path, Reason: "damaged: " + damage}
+		return 0, false, &store.CorruptError{File: path, Reason: "damaged: " + damage}
 	}
-	return m.txid, nil
-}
-
-// lockHeld reports whether another process (or another open of the file) holds bbolt's
-// exclusive lock on f.
-func lockHeld(f *os.File) bool {
-	err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-	if err == nil {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	}
-	return errors.Is(err, syscall.EWOULDBLOCK)
+	return m.txid, true, nil
 }
