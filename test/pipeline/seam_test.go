@@ -202,22 +202,7 @@ func TestLesson04_FailedPublishIsRedelivered(t *testing.T) {
 	pos := pub.publish(t, 0, n)
 	watchTopic(t, sc.Topic) // creates the topic and waits until the broker deduplicates on it
 	sends := &sendLog{}
-	var mu sync.Mutex
-	highest, redelivering := int64(-1), false
-	plan := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
-		sends.add(msg)
-		mu.Lock()
-		defer mu.Unlock()
-		seq := *msg.SequenceID
-		if seq <= highest {
-			redelivering = true
-		}
-		highest = max(highest, seq)
-		if k >= failed && !redelivering {
-			return harness.Fail(nil)
-		}
-		return harness.Deliver()
-	}
+	plan := failingUntilRedelivered(sends, failed, func(int) harness.Fault { return harness.Deliver() })
 	ip := startInProcess(t, inProcessOptions{plan: plan}, sc)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 60*time.Second)
 	if c := sends.count(pos[failed]); c < 2 {
@@ -256,33 +241,19 @@ func TestLesson27_DelayedAcknowledgementsArriveOutOfOrderAcrossARedelivery(t *te
 	pos := pub.publish(t, 0, n)
 	watchTopic(t, sc.Topic) // creates the topic and waits until the broker deduplicates on it
 	sends := &sendLog{}
-	var mu sync.Mutex
-	highest, redelivering, delayed := int64(-1), false, 0
-	plan := func(k int, msg *pulsar.ProducerMessage) harness.Fault {
-		sends.add(msg)
-		mu.Lock()
-		defer mu.Unlock()
-		seq := *msg.SequenceID
-		if seq <= highest {
-			redelivering = true
-		}
-		highest = max(highest, seq)
-		if k >= failed && !redelivering {
-			return harness.Fail(nil)
-		}
-		delayed++
+	var delayed atomic.Int64
+	plan := failingUntilRedelivered(sends, failed, func(k int) harness.Fault {
+		delayed.Add(1)
 		return harness.Delay(time.Duration(k*7919%41) * time.Millisecond)
-	}
+	})
 	ip := startInProcess(t, inProcessOptions{plan: plan}, sc)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 120*time.Second)
 	if c := sends.count(pos[failed]); c < 2 {
 		t.Fatalf("message %d was sent %d time(s): never re-delivered", failed, c)
 	}
-	mu.Lock()
-	if delayed < n {
-		t.Errorf("%d acknowledgements delayed; want at least the %d messages'", delayed, n)
+	if d := delayed.Load(); d < n {
+		t.Errorf("%d acknowledgements delayed; want at least the %d messages'", d, n)
 	}
-	mu.Unlock()
 	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
 	assertExactlyOnceInOrder(t, msgs, payloads(0, n))
 }
@@ -1063,6 +1034,29 @@ func (s *finalSaveFailing) outcome() (failed int, savedAt time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.failed, s.savedAt
+}
+
+// failingUntilRedelivered is a plan that logs every send to sends and fails every one from
+// message failed on until the re-delivery begins (a sequence id at or below one sent
+// before), as the client fails what it has pending; every other acknowledgement gets
+// ok(k).
+func failingUntilRedelivered(sends *sendLog, failed int, ok func(k int) harness.Fault) harness.Plan {
+	var mu sync.Mutex
+	highest, redelivering := int64(-1), false
+	return func(k int, msg *pulsar.ProducerMessage) harness.Fault {
+		sends.add(msg)
+		mu.Lock()
+		defer mu.Unlock()
+		seq := *msg.SequenceID
+		if seq <= highest {
+			redelivering = true
+		}
+		highest = max(highest, seq)
+		if k >= failed && !redelivering {
+			return harness.Fail(nil)
+		}
+		return ok(k)
+	}
 }
 
 // firstSequenceID is a plan that delivers every acknowledgement and notes the sequence id
