@@ -220,8 +220,8 @@ func (s *Strategy) recordFailure(child *actor.PID) (inWindow, inARow int) {
 }
 
 // Progressed tells the strategy that children made progress (for ferry: their recording's
-// committed position moved beyond any it reached before): their failures so far no longer
-// count as in a row. Failures within the window still count. Safe to call from any
+// committed position moved beyond any it reached before, or it has nothing to move on to):
+// their failures so far no longer count as in a row. Failures within the window still count. Safe to call from any
 // goroutine.
 func (s *Strategy) Progressed(children ...*actor.PID) {
 	now := s.now()
