@@ -54,9 +54,9 @@ type streamStatus struct {
 	carried map[int64]counts
 	// forgotten are completed recordings no longer shown (shownCompleted).
 	forgotten map[int64]bool
-	// movedAtMs is, per recording, when its committed position last moved or a build last
-	// found it with nothing pending and nothing behind: the stall clock of one recording,
-	// so that one stuck while another moves is seen.
+	// movedAtMs is, per recording, when its committed position last moved, or a build first
+	// saw it or last found it with nothing pending and nothing behind: the stall clock of one
+	// recording, so that one stuck while another moves is seen.
 	movedAtMs map[int64]int64
 }
 
@@ -372,6 +372,9 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 			overdue += r.LagBytes
 		}
 		_, waiting := quiet[id]
+		if _, seen := s.movedAtMs[id]; !seen {
+			s.movedAtMs[id] = nowMs // first seen: its clock runs from here, not from the start
+		}
 		switch {
 		case r.Completed || waiting:
 		case r.PendingRecords == 0 && r.LagBytes == 0:

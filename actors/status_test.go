@@ -421,3 +421,27 @@ func TestOneStuckRecordingStallsTheStreamWhileAnotherMoves(t *testing.T) {
 		}
 	}
 }
+
+// A recording first listed long after the stream started (a publisher's new recording,
+// behind by what it recorded before the listing) is not stalled at once: its own clock runs
+// from when it was first seen.
+func TestANewRecordingLongAfterTheStartIsNotStalledAtOnce(t *testing.T) {
+	const stall = time.Minute
+	s := newStreamStatus(0)
+	s.listed = true
+	s.known(&messages.RecordingInfo{RecordingId: 1, Live: true, StopPosition: -1, RecordedPosition: 0}, 0)
+	s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0)}}, 0)
+	for now := int64(0); now <= 10*stall.Milliseconds(); now += 500 {
+		if st := s.build("orders", "archive", nil, nil, stall, now); !st.Healthy {
+			t.Fatalf("recording 1 idle at %d ms: %s, %q", now, st.State, st.Reason)
+		}
+	}
+	at := 10*stall.Milliseconds() + 500
+	s.known(&messages.RecordingInfo{RecordingId: 2, Live: true, StopPosition: -1, RecordedPosition: 1 << 20}, at)
+	if st := s.build("orders", "archive", nil, nil, stall, at); !st.Healthy {
+		t.Fatalf("recording 2 first seen, behind: %s, %q; want healthy until the threshold", st.State, st.Reason)
+	}
+	if st := s.build("orders", "archive", nil, nil, stall, at+stall.Milliseconds()+1); st.Healthy {
+		t.Fatalf("recording 2 behind for the threshold, nothing committed: %s; want stalled", st.State)
+	}
+}
