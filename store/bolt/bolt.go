@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -136,24 +137,18 @@ func syncDir(dir string) error {
 var errNoSchema = errors.New("no schema yet")
 
 func openDB(path string, timeout time.Duration, readOnly bool) (db *bbolt.DB, txid uint64, err error) {
-	txid, checked, err := checkLayout(path, false)
-	if err != nil {
-		return nil, 0, err
+	txid, err = checkLayout(path, timeout)
+	if errors.Is(err, errLockTimeout) {
+		err = berrors.ErrTimeout // as bbolt's own wait for the lock ends, below
 	}
-	if !checked {
-		// Another process held the file: checked now that bbolt holds its lock for us.
-		defer func() {
-			if err == nil {
-				if txid, _, err = checkLayout(path, true); err != nil {
-					err = errors.Join(err, db.Close())
-					db = nil
-				}
-			}
-		}()
+	if err != nil && !errors.Is(err, berrors.ErrTimeout) {
+		return nil, 0, err
 	}
 	defer recoverCorrupt(path, &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout, ReadOnly: readOnly})
+	if err == nil {
+		db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout, ReadOnly: readOnly})
+	}
 	switch {
 	case err == nil:
 		return db, txid, nil
@@ -162,7 +157,8 @@ func openDB(path string, timeout time.Duration, readOnly bool) (db *bbolt.DB, tx
 			"stop the other ferry using this file, or give this one its own store.path (bbolt: %w)",
 			path, store.ErrLocked, timeout, err)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
-		errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrInvalidMapping):
+		errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrInvalidMapping),
+		strings.HasPrefix(err.Error(), "file size too small"): // v1.4.3 has no error value for it
 		return nil, 0, &store.CorruptError{File: path, Reason: "bbolt: " + err.Error()}
 	default:
 		return nil, 0, fmt.Errorf("open checkpoint store %s: %w", path, err)

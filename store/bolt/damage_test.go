@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -256,4 +257,85 @@ func TestASecondOpenerWhileFerrySavesIsToldItIsHeld(t *testing.T) {
 	if err := <-saved; err != nil {
 		t.Fatalf("a save failed: %v", err)
 	}
+}
+
+// holdFor holds bbolt's lock on path (an exclusive flock, as a running ferry holds it)
+// through a descriptor of its own, and lets go after d.
+func holdFor(t *testing.T, path string, d time.Duration) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(d, func() { _ = f.Close() })
+}
+
+// A file another process holds when ferry opens it is checked once that process lets go,
+// before bbolt opens it: an empty one (cut to nothing) is refused, not set up as a new
+// store; a damaged one is refused by the checks, bbolt never opening it (a panic inside
+// bbolt's open would leave its descriptor and lock behind).
+func TestAFileHeldWhenFerryOpensItIsCheckedOnceLetGo(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "checkpoints.db")
+	writeFile(t, empty, nil)
+	holdFor(t, empty, 100*time.Millisecond)
+	if _, err := bolt.Open(empty, &bolt.Options{OpenTimeout: 5 * time.Second}); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("Open of an empty file held, then let go: %v; want ErrCorrupt", err)
+	}
+
+	damaged := seeded(t)
+	b, err := os.ReadFile(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, freelist := newestMeta(b, os.Getpagesize())
+	b[int(freelist)*os.Getpagesize()+8] = 0x02 // the freelist page said to be a leaf
+	writeFile(t, damaged, b)
+	holdFor(t, damaged, 100*time.Millisecond)
+	_, err = bolt.Open(damaged, &bolt.Options{OpenTimeout: 5 * time.Second})
+	if !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("Open of a damaged file held, then let go: %v; want ErrCorrupt", err)
+	}
+	wantMentions(t, err, "damaged: the freelist page")
+	f, err := os.Open(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatalf("the refused file is still locked in this process: %v", err)
+	}
+}
+
+// A store written on a host with larger pages (16 KiB) whose first meta page is torn opens
+// from its second, as bbolt opens it: the checks look for the second at this host's page
+// size only, and leave such a file to bbolt.
+func TestAStoreFromAHostWithLargerPagesOpensFromItsSecondMeta(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "checkpoints.db")
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{PageSize: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, path) // the schema, and a save: meta pages at txid 2 and 3
+	storetest.MustSave(t, s, storetest.Def("orders"), ckpt(3, 64))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(b[16:80]) // the first meta page torn
+	writeFile(t, path, b)
+	r, err := bolt.Open(path, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("Open of a store bbolt opens from its second meta page: %v", err)
+	}
+	defer r.Close()
+	storetest.WantCheckpoints(t, r, storetest.Def("orders"), ckpt(3, 64))
 }

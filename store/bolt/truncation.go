@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/ferry-bridge/ferry/store"
 )
@@ -93,38 +94,43 @@ func checkPage(f *os.File, m boltMeta, id uint64, what string, kinds ...uint16) 
 // would initialise it as a new store, and every stream would start again from its
 // configured start position (lesson 13). bbolt writes a new file's meta pages before Open
 // returns, so an empty file is a store cut to nothing (a partial copy or restore), or one
-// whose creation a crash interrupted; so is one without a valid meta page. A missing file
-// (a new store) passes. It returns the newest meta's transaction id (0 for a missing file):
-// above boltNewTxid, something was committed to the file.
+// whose creation a crash interrupted. A missing file (a new store), and one without a valid
+// meta page where this host's page size puts them (which bbolt opens or refuses itself),
+// pass. It returns the newest meta's transaction id (0 for those): above boltNewTxid,
+// something was committed to the file.
 //
-// The pages are read under a shared lock on the file, so that no writer commits meanwhile
-// (a commit frees and reuses the pages the meta names): with the lock held by another
-// process (a ferry running with the file), it checks nothing and returns checked false;
-// Open then checks once bbolt holds the lock, with locked true (this process's own lock:
-// not taken again).
-func checkLayout(path string, locked bool) (txid uint64, checked bool, err error) {
+// The file is read under a shared lock, so that no writer commits meanwhile (a commit frees
+// and reuses the pages the meta names): with a writer holding it (a ferry running with the
+// file), checkLayout waits for the lock as bbolt would, up to timeout, and then fails with
+// errLockTimeout. The lock is released before bbolt opens the file.
+func checkLayout(path string, timeout time.Duration) (txid uint64, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, true, nil
+		return 0, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("open checkpoint store %s: %w", path, err)
+		return 0, fmt.Errorf("open checkpoint store %s: %w", path, err)
 	}
 	defer f.Close() // and with it the shared lock
-	if !locked {
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return 0, false, nil // a writer holds it: bbolt's wait for the lock says so
-			}
-			return 0, false, fmt.Errorf("open checkpoint store %s: lock: %w", path, err)
+	for deadline := time.Now().Add(timeout); ; {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err == nil {
+			break
 		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return 0, fmt.Errorf("open checkpoint store %s: lock: %w", path, err)
+		}
+		if time.Now().After(deadline) {
+			return 0, errLockTimeout
+		}
+		time.Sleep(lockPoll)
 	}
 	info, err := f.Stat()
 	if err != nil {
-		return 0, false, fmt.Errorf("open checkpoint store %s: %w", path, err)
+		return 0, fmt.Errorf("open checkpoint store %s: %w", path, err)
 	}
 	if info.Size() == 0 {
-		return 0, false, &store.CorruptError{File: path, Reason: "the file is empty (if ferry never ran with it, a start that crashed while creating it: delete it)"}
+		return 0, &store.CorruptError{File: path, Reason: "the file is empty (if ferry never ran with it, a start that crashed while creating it: delete it)"}
 	}
 	m0, ok0 := readBoltMeta(f, 0)
 	second := int64(os.Getpagesize())
@@ -137,12 +143,13 @@ func checkLayout(path string, locked bool) (txid uint64, checked bool, err error
 	case ok1 && (!ok0 || m1.txid > m0.txid):
 		m = m1
 	case !ok0:
-		// Neither meta page valid: bbolt refuses the file too, but one shorter than two
-		// pages with a bare "file size too small".
-		return 0, false, &store.CorruptError{File: path, Reason: "no valid bbolt meta page: the file is damaged, or it is not a ferry checkpoint store"}
+		// Neither meta page valid where this host's page size puts them: bbolt looks for
+		// the second at every page size (a file from a host with larger pages) and opens it,
+		// or refuses the file.
+		return 0, nil
 	}
 	if need := m.pgid * m.pageSize; uint64(info.Size()) < need {
-		return 0, false, &store.CorruptError{File: path, Reason: fmt.Sprintf(
+		return 0, &store.CorruptError{File: path, Reason: fmt.Sprintf(
 			"truncated: the file is %d bytes, its metadata says %d", info.Size(), need)}
 	}
 	damage := checkPage(f, m, m.root, "root bucket's", boltBranchPage, boltLeafPage)
@@ -150,7 +157,14 @@ func checkLayout(path string, locked bool) (txid uint64, checked bool, err error
 		damage = checkPage(f, m, m.freelist, "freelist", boltFreelistPage)
 	}
 	if damage != "" {
-		return 0, false, &store.CorruptError{File: path, Reason: "damaged: " + damage}
+		return 0, &store.CorruptError{File: path, Reason: "damaged: " + damage}
 	}
-	return m.txid, true, nil
+	return m.txid, nil
 }
+
+// errLockTimeout is checkLayout's answer when another process held the file's lock for
+// the whole open timeout.
+var errLockTimeout = errors.New("lock not released")
+
+// lockPoll is how often checkLayout tries the lock again while another process holds it.
+const lockPoll = 10 * time.Millisecond
