@@ -55,8 +55,8 @@ type streamStatus struct {
 	// forgotten are completed recordings no longer shown (shownCompleted).
 	forgotten map[int64]bool
 	// movedAtMs is, per recording, when its committed position last moved, or a build first
-	// saw it or last found it with nothing pending and nothing behind: the stall clock of one
-	// recording, so that one stuck while another moves is seen.
+	// saw it or last found it waiting for another or with nothing pending and nothing behind:
+	// the stall clock of one recording, so that one stuck while another moves is seen.
 	movedAtMs map[int64]int64
 }
 
@@ -203,19 +203,18 @@ func (x *rate) sample(position, atMs int64) {
 // subscribed.
 //
 // It reports whether the recording moved on, or has nothing to move on to: progress, or its
-// committed position at least where the archive last said it was recorded to, or (the live
-// reader) subscribed with nothing pending: the restart strategy's progress, so that a quiet recording's
-// replay, or a quiet stream's live reader, failing now and then is not stuck.
+// committed position at least where the archive last said it was recorded to (the restart
+// strategy's progress, so that a quiet recording's replay failing now and then is not
+// stuck). The live reader has only progress: in transport mode "nothing pending" is true of
+// every new reader, also of one that fails at every message.
 func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (movedOn bool) {
 	r, t := s.recording(p.RecordingId), p.Status
 	c := s.carried[p.RecordingId]
 	switch {
 	case t.CommittedPosition != nil:
-		shown := r.StartPosition // nothing committed shown yet: from the recording's start
-		if r.CommittedPosition != nil {
-			shown = *r.CommittedPosition
-		}
-		if *t.CommittedPosition > shown {
+		// The first push (a replay's start: where it resumes, or the seed of a start
+		// position inside the recording) moves nothing; later ones move from it.
+		if r.CommittedPosition != nil && *t.CommittedPosition > *r.CommittedPosition {
 			movedOn = true
 			s.lastProgressMs, s.movedAtMs[p.RecordingId] = nowMs, nowMs
 		}
@@ -226,10 +225,6 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (mov
 	case c.acknowledged+t.Acknowledged > r.Acknowledged:
 		movedOn = true
 		s.lastProgressMs, s.movedAtMs[p.RecordingId] = nowMs, nowMs
-	default:
-		// Transport mode: a live reader subscribed (it reports its publishers) with nothing
-		// pending has nothing to move on to, as a caught-up recording has not.
-		movedOn = t.Publishers != nil && t.PendingRecords == 0
 	}
 	s.reported = true
 	r.ReplayPosition = t.ReplayPosition
@@ -376,9 +371,10 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 			s.movedAtMs[id] = nowMs // first seen: its clock runs from here, not from the start
 		}
 		switch {
-		case r.Completed || waiting:
-		case r.PendingRecords == 0 && r.LagBytes == 0:
-			s.movedAtMs[id] = nowMs // idle: the clock of work arriving later runs from here
+		case r.Completed:
+		case waiting, r.PendingRecords == 0 && r.LagBytes == 0:
+			// Waiting by design, or idle: the clock of work it takes up later runs from here.
+			s.movedAtMs[id] = nowMs
 		default:
 			if f := nowMs - max(s.movedAtMs[id], s.startedMs); f > stuckFor {
 				stuck, stuckFor = r, f

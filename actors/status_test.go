@@ -19,6 +19,8 @@ import (
 func TestAStatusTakenAgainGoesOnFromTheLastIncarnation(t *testing.T) {
 	k := &statusKeeper{}
 	first := k.take("orders", 1_000)
+	// The first push is the replay's start; the next one moved.
+	first.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0)}}, 1_500)
 	first.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{
 		CommittedPosition: proto.Int64(4096), Published: 10, Acknowledged: 9, Failed: 1}}, 2_000)
 	first.failure(&messages.Failure{Kind: "publish", AtMs: 1_500, Message: "broker gone"})
@@ -61,7 +63,7 @@ func TestAStatusTakenAgainGoesOnFromTheLastIncarnation(t *testing.T) {
 func TestARecordingMovesOnOnlyBeyondItsHighestCommittedPosition(t *testing.T) {
 	k := &statusKeeper{}
 	s := k.take("orders", 0)
-	s.known(&messages.RecordingInfo{RecordingId: 7, StartPosition: 1024, Live: true, StopPosition: -1, RecordedPosition: -1}, 0)
+	s.known(&messages.RecordingInfo{RecordingId: 7, StartPosition: 0, Live: true, StopPosition: -1, RecordedPosition: -1}, 0)
 	push := func(s *streamStatus, committed int64) bool {
 		return s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(committed)}}, 1)
 	}
@@ -69,7 +71,7 @@ func TestARecordingMovesOnOnlyBeyondItsHighestCommittedPosition(t *testing.T) {
 		committed int64
 		want      bool
 	}{
-		{1024, false}, // the first push: the recording's start, nothing acknowledged yet
+		{1024, false}, // the first push: the replay's start (a seed above the recording's), nothing acknowledged
 		{1024, false},
 		{4096, true},
 		{2048, false}, // a restarted replay, from the persisted checkpoint
@@ -97,15 +99,10 @@ func TestARecordingMovesOnOnlyBeyondItsHighestCommittedPosition(t *testing.T) {
 	if ack(0) || !ack(1) || ack(1) || !ack(5) {
 		t.Error("transport mode, a record pending: want moved on exactly when acknowledged grows")
 	}
-	idle := func(subscribed bool) bool {
-		st := &messages.RecordingStatus{Published: 6, Acknowledged: 5}
-		if subscribed {
-			st.Publishers = proto.Int32(0)
-		}
-		return live.progress(&messages.RecordingProgress{Status: st}, 1)
-	}
-	if idle(false) || !idle(true) {
-		t.Error("transport mode, nothing pending: want moved on (nothing to move on to) only while subscribed")
+	// Nothing pending is true of every new live reader, also of one that fails at every
+	// message: not moving on.
+	if live.progress(&messages.RecordingProgress{Status: &messages.RecordingStatus{Published: 6, Acknowledged: 5, Publishers: proto.Int32(1)}}, 1) {
+		t.Error("transport mode, subscribed and nothing pending: moved on; want only new acknowledgements to move on")
 	}
 }
 
@@ -443,5 +440,31 @@ func TestANewRecordingLongAfterTheStartIsNotStalledAtOnce(t *testing.T) {
 	}
 	if st := s.build("orders", "archive", nil, nil, stall, at+stall.Milliseconds()+1); st.Healthy {
 		t.Fatalf("recording 2 behind for the threshold, nothing committed: %s; want stalled", st.State)
+	}
+}
+
+// A recording that waited its turn (behind an earlier one) is not stalled as soon as its
+// turn comes: its clock runs from when it stopped waiting.
+func TestARecordingWhoseTurnComesIsNotStalledAtOnce(t *testing.T) {
+	const stall = time.Minute
+	s := newStreamStatus(0)
+	s.listed = true
+	s.known(&messages.RecordingInfo{RecordingId: 1, StopMs: 1, StopPosition: 1 << 30, RecordedPosition: 1 << 30}, 0)
+	s.known(&messages.RecordingInfo{RecordingId: 2, Live: true, StopPosition: -1, RecordedPosition: 1 << 20}, 0)
+	s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0)}}, 0)
+	waits := []progress.Wait{{ID: 2, Behind: 1, Why: progress.WaitStopped}}
+	end := 10 * stall.Milliseconds()
+	for now := int64(500); now <= end; now += 500 {
+		s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(now)}}, now)
+		if st := s.build("orders", "archive", nil, waits, stall, now); !st.Healthy {
+			t.Fatalf("recording 2 waiting at %d ms: %s, %q", now, st.State, st.Reason)
+		}
+	}
+	s.persisted(&messages.CheckpointPersisted{RecordingId: 1, Position: 1 << 30, Completed: true}, end)
+	if st := s.build("orders", "archive", nil, nil, stall, end+500); !st.Healthy {
+		t.Fatalf("recording 2, 500 ms into its turn: %s, %q; want healthy until the threshold", st.State, st.Reason)
+	}
+	if st := s.build("orders", "archive", nil, nil, stall, end+stall.Milliseconds()+1); st.Healthy {
+		t.Fatalf("recording 2 behind for the threshold after its turn came: %s; want stalled", st.State)
 	}
 }
