@@ -44,16 +44,7 @@ func TestMain(m *testing.M) {
 // stored all seven messages regardless.
 func TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored(t *testing.T) {
 	const delay = 300 * time.Millisecond
-	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: broker.ServiceURL, Logger: pulsarlog.DefaultNopLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	topic := fmt.Sprintf("persistent://public/default/harness-%d", time.Now().UnixNano())
-	real, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic, DisableBatching: true, SendTimeout: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, topic, real := realProducer(t, "harness")
 	p := Wrap(real, Faults(map[int]Fault{1: Delay(delay), 2: Hold(), 3: Hold(), 4: Fail(nil), 5: Lose(), 6: Hold()}))
 	defer p.Close()
 
@@ -132,16 +123,7 @@ func TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored(t *testing.T) {
 // closes the real producer and panics with the runtime's "send on closed channel" without
 // calling it back; a send after it is failed by the real, closed producer.
 func TestProducerClosedWhileSendingPanicsAsTheClientDoes(t *testing.T) {
-	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: broker.ServiceURL, Logger: pulsarlog.DefaultNopLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	topic := fmt.Sprintf("persistent://public/default/harness-closed-%d", time.Now().UnixNano())
-	real, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic, DisableBatching: true, SendTimeout: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, real := realProducer(t, "harness-closed")
 	p := Wrap(real, Faults(nil)).CloseWhileSending(2)
 	defer p.Close()
 
@@ -192,16 +174,7 @@ func TestProducerClosedWhileSendingPanicsAsTheClientDoes(t *testing.T) {
 // TestAHeldAcknowledgementIsNeverDeliveredAfterClose: the real producer calls nothing back
 // once closed, so neither does the decorator: a release after Close delivers nothing.
 func TestAHeldAcknowledgementIsNeverDeliveredAfterClose(t *testing.T) {
-	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: broker.ServiceURL, Logger: pulsarlog.DefaultNopLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	topic := fmt.Sprintf("persistent://public/default/harness-close-%d", time.Now().UnixNano())
-	real, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic, DisableBatching: true, SendTimeout: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, real := realProducer(t, "harness-close")
 	p := Wrap(real, Faults(map[int]Fault{0: Hold(), 1: Hold()}))
 	var called atomic.Int32
 	for range 2 {
@@ -221,4 +194,22 @@ func TestAHeldAcknowledgementIsNeverDeliveredAfterClose(t *testing.T) {
 	if n := called.Load(); n != 0 {
 		t.Fatalf("%d callbacks after Close; want none", n)
 	}
+}
+
+// realProducer returns a client of the test broker (closed when t ends), a new topic named
+// after prefix, and a real producer on it with ferry's settings (batching and the send
+// timeout off).
+func realProducer(t *testing.T, prefix string) (pulsar.Client, string, pulsar.Producer) {
+	t.Helper()
+	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: broker.ServiceURL, Logger: pulsarlog.DefaultNopLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	topic := fmt.Sprintf("persistent://public/default/%s-%d", prefix, time.Now().UnixNano())
+	real, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic, DisableBatching: true, SendTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, topic, real
 }

@@ -107,13 +107,7 @@ func TestInflightLimitsBoundWhatAwaitsAcknowledgement(t *testing.T) {
 			watchTopic(t, sc.Topic)
 			var holding atomic.Bool
 			holding.Store(true)
-			plan := func(int, *pulsar.ProducerMessage) harness.Fault {
-				if holding.Load() {
-					return harness.Hold()
-				}
-				return harness.Deliver()
-			}
-			ip := startInProcess(t, inProcessOptions{plan: plan, maxInflightRecords: c.records, maxInflightBytes: c.bytes}, sc)
+			ip := startInProcess(t, inProcessOptions{plan: holdAcks(&holding), maxInflightRecords: c.records, maxInflightBytes: c.bytes}, sc)
 			p := ip.producer(0)
 			bound := min(int(c.records), int(c.bytes)/c.size+1)
 			eventually.NoError(t, 30*time.Second, func() error {
@@ -653,6 +647,16 @@ func (o *producerOptionsSeen) check(t *testing.T, sc streamConfig, id int64) {
 		if p.SendTimeout >= 0 || !p.DisableBatching || !p.DisableBlockIfQueueFull || p.MaxPendingMessages <= 0 || p.Name != name || p.Topic != sc.Topic {
 			t.Errorf("producer options %+v; want SendTimeout < 0 (never), batching off, a bounded queue that fails when full, name %q on %s", p, name, sc.Topic)
 		}
+	}
+}
+
+// holdAcks is a plan that holds every acknowledgement while holding is set.
+func holdAcks(holding *atomic.Bool) harness.Plan {
+	return func(int, *pulsar.ProducerMessage) harness.Fault {
+		if holding.Load() {
+			return harness.Hold()
+		}
+		return harness.Deliver()
 	}
 }
 

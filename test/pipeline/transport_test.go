@@ -597,14 +597,8 @@ func TestTransportInflightBytesBoundWhatAwaitsAcknowledgement(t *testing.T) {
 	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
 	var holding atomic.Bool
 	holding.Store(true)
-	plan := func(int, *pulsar.ProducerMessage) harness.Fault {
-		if holding.Load() {
-			return harness.Hold()
-		}
-		return harness.Deliver()
-	}
 	subs := &subscriptions{}
-	ip := startInProcess(t, inProcessOptions{transport: true, plan: plan, wrapAeron: subs.wrap, maxInflightBytes: window}, sc)
+	ip := startInProcess(t, inProcessOptions{transport: true, plan: holdAcks(&holding), wrapAeron: subs.wrap, maxInflightBytes: window}, sc)
 	eventually.NoError(t, 30*time.Second, func() error {
 		if len(subs.get(t, 0).Images()) == 0 {
 			return errors.New("ferry's subscription has no image of the publication yet")
