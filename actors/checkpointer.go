@@ -49,7 +49,11 @@ type checkpointer struct {
 	// reopened are completed recordings published again from their end (extended): their
 	// next replay start replaces the completed policy.
 	reopened map[int64]bool
-	writing  bool
+	// routes are how many partitions each recording is routed by, as stored or as its
+	// publisher first routed a record in this run (RecordingRouted): every save of the
+	// recording stores it, and every later publisher of the recording routes by it.
+	routes  map[int64]int32
+	writing bool
 	// writeStartMs is when the write in flight began; hungReported, that it was reported as
 	// hung (it outlasted the longest pause between retries: see checkHung).
 	writeStartMs int64
@@ -83,9 +87,13 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 			fromStart:   map[int64]bool{},
 			takingOn:    map[int64][]takeOnWaiter{},
 			reopened:    map[int64]bool{},
+			routes:      map[int64]int32{},
 		}
 		for _, cp := range cfg.Stored.Checkpoints {
 			c.persisted[cp.RecordingID] = cp
+			if cp.Partitions > 0 {
+				c.routes[cp.RecordingID] = cp.Partitions
+			}
 		}
 		return c
 	}
@@ -107,15 +115,18 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 			// A replay is being taken on (takeOn): where it begins, seeded again, is where
 			// the store's seed is about to be — no longer from the start, so that no later
 			// incarnation follows the start back past where that one began.
-			ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: true, Position: c.policies[msg.RecordingId].Start(), Seed: true})
+			ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: true, Position: c.policies[msg.RecordingId].Start(), Seed: true, Partitions: c.routes[msg.RecordingId]})
 			return
 		}
 		cp, ok := c.persisted[msg.RecordingId]
-		w := &messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed, FromStart: cp.FromStart}
+		w := &messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed, FromStart: cp.FromStart,
+			Partitions: c.routes[msg.RecordingId]}
 		if m := cp.LastRecord; m.Known() {
 			w.LastRecord = &messages.RecordMark{Start: m.Start, End: m.End, Checksum: m.Checksum}
 		}
 		ctx.Respond(w)
+	case *messages.RecordingRouted:
+		c.routed(ctx, msg)
 	case *messages.SeedCheckpoint:
 		c.fromStart[msg.RecordingId] = msg.FromStart
 		c.track(ctx, msg.RecordingId, msg.Position, origin{msg.StartMs, msg.SessionId})
@@ -197,6 +208,26 @@ func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 	c.flush(ctx, now)
 }
 
+// routed takes the partitions a publisher routed the recording's first record by, stored
+// with its next save. A publisher routes by what the checkpointer told it (Watermark), so a
+// second, different count can only come from a publisher that asked before the first one's
+// news arrived: the recording's records are then in two partitions, which is said loudly;
+// the first count stays.
+func (c *checkpointer) routed(ctx actor.Context, msg *messages.RecordingRouted) {
+	id, by := msg.RecordingId, msg.Partitions
+	have, ok := c.routes[id]
+	if !ok {
+		c.routes[id] = by
+		return
+	}
+	if have != by {
+		text := fmt.Sprintf("recording %d was routed by %d partitions and then by %d: its records are in partitions %d and %d of %s, and their order across the two is not kept",
+			id, have, by, id%int64(have), id%int64(by), c.cfg.Def.Topic)
+		c.env.Logger.Error(text, "stream", c.cfg.Def.Name, "recording", id)
+		ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: c.env.nowMs(), Kind: "producer", Message: text}})
+	}
+}
+
 // takeOnWaiter is a replay incarnation waiting for its TakenOn.
 type takeOnWaiter struct {
 	pid *actor.PID
@@ -244,7 +275,7 @@ func (c *checkpointer) takenOn(ctx actor.Context, cp store.Checkpoint) {
 func (c *checkpointer) checkpoint(s progress.Save, nowMs int64) store.Checkpoint {
 	o := c.origins[s.RecordingID] // a save follows the recording's seed or replay start
 	cp := store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: nowMs,
-		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed, FromStart: s.Seed && c.fromStart[s.RecordingID]}
+		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed, FromStart: s.Seed && c.fromStart[s.RecordingID], Partitions: c.routes[s.RecordingID]}
 	// A save is of the committed position the last mark came with (Tick saves the latest,
 	// and a recording's end only adds padding): a mark beyond it is a bug, which would store
 	// a checkpoint the next start cannot check.

@@ -41,9 +41,10 @@ type Subscriber interface {
 type ProducerFactory func(pulsar.ProducerOptions) (pulsar.Producer, error)
 
 // LastStoredFunc reads the last message the broker stored in the partition recording rec's
-// producer publishes to (rec modulo the topic's partitions): ok is false for an empty one.
-// [LastStoredWith] makes one of a Pulsar client.
-type LastStoredFunc func(ctx context.Context, topic string, rec int64) (msg StoredMessage, ok bool, err error)
+// producer publishes to: rec modulo by, the partitions it is routed by, or, by 0, modulo the
+// topic's partitions. ok is false for an empty one. [LastStoredWith] makes one of a Pulsar
+// client.
+type LastStoredFunc func(ctx context.Context, topic string, rec int64, by int) (msg StoredMessage, ok bool, err error)
 
 // Admin is what the deduplication check asks of the broker's admin API.
 // *pulsaradmin.Client implements it.
@@ -56,19 +57,24 @@ type Admin interface {
 }
 
 // DeduplicationFunc returns the broker's deduplication status ("Enabled", "Disabled", ...)
-// of the partition recording rec's producer publishes to. [DeduplicationWith] makes one of
+// of the partition recording rec's producer publishes to: rec modulo by, the partitions it
+// is routed by, or, by 0, modulo the topic's partitions. [DeduplicationWith] makes one of
 // an [Admin].
-type DeduplicationFunc func(ctx context.Context, topic string, rec int64) (string, error)
+type DeduplicationFunc func(ctx context.Context, topic string, rec int64, by int) (string, error)
 
 // DeduplicationWith asks a for the deduplication status of the recording's partition.
 func DeduplicationWith(a Admin) DeduplicationFunc {
-	return func(ctx context.Context, topic string, rec int64) (string, error) {
+	return func(ctx context.Context, topic string, rec int64, by int) (string, error) {
 		n, err := a.Partitions(ctx, topic)
 		if err != nil {
 			return "", err
 		}
 		if n > 0 {
-			topic = fmt.Sprintf("%s-partition-%d", topic, recordingPartition(rec, n))
+			i, err := partitionOf(topic, rec, by, n)
+			if err != nil {
+				return "", err
+			}
+			topic = fmt.Sprintf("%s-partition-%d", topic, i)
 		}
 		return a.Deduplication(ctx, topic)
 	}
@@ -77,6 +83,16 @@ func DeduplicationWith(a Admin) DeduplicationFunc {
 // recordingPartition is the partition recording rec is published to, of n: a recording
 // stays in one partition, so that order and deduplication hold on partitioned topics.
 func recordingPartition(rec int64, n int) int { return int(rec % int64(max(n, 1))) }
+
+// partitionOf is the partition of topic's n recording rec is routed to by by partitions
+// (0: by n), or an error if the topic has fewer than that.
+func partitionOf(topic string, rec int64, by, n int) (int, error) {
+	i := recordingPartition(rec, cmp.Or(by, n))
+	if i >= n {
+		return 0, fmt.Errorf("topic %s has %d partitions, fewer than the %d recording %d is routed by: it was deleted and created again", topic, n, by, rec)
+	}
+	return i, nil
+}
 
 // StoredMessage is what the deduplication check (lesson 21) needs of a stored message.
 type StoredMessage struct {
@@ -247,7 +263,7 @@ func (t *tasks) CloseWithin(d time.Duration) bool {
 }
 
 // LastStoredWith reads the last stored message with readers of client on the recording's
-// partition (the publisher's router: rec modulo the partitions). The readers need permission
+// partition (the publisher's router: rec modulo the partitions it is routed by). The readers need permission
 // to consume the topic.
 //
 // Not with one reader that starts at the latest message inclusive: pulsar-client-go v0.19.0
@@ -262,12 +278,12 @@ func LastStoredWith(client pulsar.Client) LastStoredFunc {
 		ok  bool
 		err error
 	}
-	return func(ctx context.Context, topic string, rec int64) (StoredMessage, bool, error) {
+	return func(ctx context.Context, topic string, rec int64, by int) (StoredMessage, bool, error) {
 		// The client's calls here do not take ctx (and a reader reconnecting retries without
 		// end): they run on a goroutine of their own, which the caller does not wait for.
 		done := make(chan result, 1)
 		go func() {
-			msg, ok, err := lastStored(ctx, client, topic, rec)
+			msg, ok, err := lastStored(ctx, client, topic, rec, by)
 			done <- result{msg, ok, err}
 		}()
 		select {
@@ -279,13 +295,17 @@ func LastStoredWith(client pulsar.Client) LastStoredFunc {
 	}
 }
 
-func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int64) (StoredMessage, bool, error) {
+func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int64, by int) (StoredMessage, bool, error) {
 	parts, err := client.TopicPartitions(topic)
 	if err != nil {
 		return StoredMessage{}, false, fmt.Errorf("partitions of %s: %w", topic, err)
 	}
 	if len(parts) > 1 {
-		topic = parts[recordingPartition(rec, len(parts))]
+		i, err := partitionOf(topic, rec, by, len(parts))
+		if err != nil {
+			return StoredMessage{}, false, err
+		}
+		topic = parts[i]
 	}
 	last, err := lastMessageID(ctx, client, topic)
 	switch {

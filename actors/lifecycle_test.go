@@ -663,6 +663,65 @@ func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
 	gate.release <- struct{}{}
 }
 
+// The partitions a recording is routed by — its publisher's news (RecordingRouted) as it
+// routes the recording's first record, or as stored — go with every later save of its
+// checkpoint and every watermark asked for after, so that a restart, or a publisher of the
+// recording created again, routes it where it began. A second, different count (publishers
+// of one recording that routed before either's news arrived) keeps the first and is said.
+func TestACheckpointKeepsThePartitionsItsRecordingIsRoutedBy(t *testing.T) {
+	env, cfg := testEnv(t)
+	gate := newGatedStore(t)
+	env.Store = gate
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 10, RetryMaxMs: 10}
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 8, Position: 64, StartMs: 2, SessionID: 2, Partitions: 3}}}
+	system := testSystem(t)
+	checkpointer, _, parent := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
+	routedBy := func(rec int64, want int32) {
+		t.Helper()
+		eventually.NoError(t, waitFor, func() error {
+			res, err := system.Root.RequestFuture(checkpointer, &messages.WatermarkRequest{RecordingId: rec, Generation: 1}, waitFor).Result()
+			if err != nil {
+				return err
+			}
+			if w := res.(*messages.Watermark); w.Partitions != want {
+				return fmt.Errorf("recording %d's watermark says %d partitions, want %d", rec, w.Partitions, want)
+			}
+			return nil
+		})
+	}
+	routedBy(8, 3)
+	routedBy(7, 0)
+
+	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 1, FromPosition: 0})
+	if seed := gate.next(t); !seed.Seed || seed.Partitions != 0 {
+		t.Fatalf("first save %+v, want a seed routed by nothing yet", seed)
+	}
+	gate.release <- struct{}{}
+	system.Root.Send(checkpointer, &messages.RecordingRouted{RecordingId: 7, Partitions: 4})
+	routedBy(7, 4) // before it is stored: a publisher created again in this run routes by it too
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 100, Records: 1})
+	if got := gate.next(t); got.Position != 100 || got.Partitions != 4 {
+		t.Fatalf("save %+v, want position 100 routed by 4 partitions", got)
+	}
+	gate.release <- struct{}{}
+
+	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 8, Generation: 1, FromPosition: 64, StartMs: 2, SessionId: 2})
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 8, Position: 128, Records: 1})
+	if got := gate.next(t); got.RecordingID != 8 || got.Position != 128 || got.Partitions != 3 {
+		t.Fatalf("save %+v, want recording 8 at 128 routed by the 3 partitions stored", got)
+	}
+	gate.release <- struct{}{}
+
+	system.Root.Send(checkpointer, &messages.RecordingRouted{RecordingId: 7, Partitions: 5})
+	for f := next[*messages.FailureObserved](t, parent); !strings.Contains(f.Failure.Message, "routed by 4 partitions and then by 5"); f = next[*messages.FailureObserved](t, parent) {
+	}
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 200, Records: 1})
+	if got := gate.next(t); got.Position != 200 || got.Partitions != 4 {
+		t.Fatalf("save %+v, want position 200 still routed by 4 partitions", got)
+	}
+	gate.release <- struct{}{}
+}
+
 // A replay of a recording whose stored seed is from its start — which a replay may still
 // follow back to an earlier start — is taken on (TakenOn) only once the seed is stored again
 // where that replay begins, no longer from the start: from its first record sent on, Pulsar

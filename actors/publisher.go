@@ -99,8 +99,14 @@ type publisher struct {
 	// storedAgainSent is set by the first callback that finds a record stored again: one
 	// report per publisher.
 	storedAgainSent *atomic.Bool
-	name            string // the producer's name ("" in transport mode)
-	incarnation     int
+	// routedBy is how many partitions the recording is routed by (0: not yet known): the
+	// count its checkpoint keeps (Watermark), or, for a recording none of whose records was
+	// routed before, the topic's count as the first producer routes the first record
+	// (router). Shared with every producer's router, so that a producer created again routes
+	// where the first one did.
+	routedBy    *atomic.Int64
+	name        string // the producer's name ("" in transport mode)
+	incarnation int
 }
 
 // sendAnswer is one send's claim to its outcome: the callback's, or strand's for a send a
@@ -232,7 +238,7 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 	return func() actor.Actor {
 		incarnations++
 		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, failedEpoch: new(atomic.Uint64),
-			verifyUpTo: new(atomic.Int64), storedAgainSent: new(atomic.Bool),
+			verifyUpTo: new(atomic.Int64), storedAgainSent: new(atomic.Bool), routedBy: new(atomic.Int64),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations,
 			stored: storedMark{end: -1}, sentEnd: -1}
 		p.verifyUpTo.Store(-1)
@@ -257,8 +263,7 @@ func (p *publisher) Receive(ctx actor.Context) {
 	case *retryProducer:
 		p.create(ctx)
 	case *messages.Watermark:
-		p.watermark = msg
-		p.checkDedupState(ctx)
+		p.watermarked(ctx, msg)
 	case *lastStoredRead:
 		p.lastStoredRead(ctx, msg)
 	case *storedAgain:
@@ -267,8 +272,8 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.created(ctx, msg)
 	case *deduplicationRead:
 		p.deduplicationRead(ctx, msg)
-	case *partitionsGrew:
-		p.partitionsGrown(ctx, msg)
+	case *partitionsChanged:
+		p.partitionsChanged(ctx, msg)
 	case *askDeduplicationAgain:
 		if msg.producer == p.producer {
 			p.askDeduplication(ctx)
@@ -336,36 +341,65 @@ func (p *publisher) create(ctx actor.Context) {
 	})
 }
 
-// router routes every record of the recording to one partition: its id modulo the topic's
-// partitions as the producer first saw them. pulsar-client-go v0.19.0 reads the count again
-// every minute and hands the router the new one; partitions only grow, so the first stays
-// valid, and the stream is told once that they grew. It runs on the client's goroutines.
+// router routes every record of the recording to one partition: its id modulo the
+// partitions it is routed by (routedBy). A recording routed before, in this run or in one
+// whose checkpoint keeps the count, stays where it began; for one that was not, the first
+// record fixes the count, as the producer sees it then, and the checkpointer is told, to
+// store it with the recording's next save. pulsar-client-go v0.19.0 reads the count again
+// every minute and hands the router the new one: partitions only grow, so the count the
+// recording is routed by stays valid, and the publisher is told once that they grew (or,
+// of a topic deleted and created again with fewer, that they are fewer). It runs on the
+// client's goroutines.
 func (p *publisher) router(ctx actor.Context) func(*pulsar.ProducerMessage, pulsar.TopicMetadata) int {
-	var first atomic.Int64 // 0: not seen yet
-	var told atomic.Bool
-	self, system, rec := ctx.Self(), ctx.ActorSystem(), p.rec
+	var grew, fewer atomic.Bool
+	self, system, rec, routedBy := ctx.Self(), ctx.ActorSystem(), p.rec, p.routedBy
+	checkpointer := p.pids.checkpointer
+	if p.cfg.Transport {
+		checkpointer = nil // no recording, no checkpoint: the live stream is recording 0
+	}
 	return func(_ *pulsar.ProducerMessage, tm pulsar.TopicMetadata) int {
-		n := int64(tm.NumPartitions())
-		first.CompareAndSwap(0, max(n, 1))
-		at := first.Load()
-		if n > at && told.CompareAndSwap(false, true) {
-			system.Root.Send(self, &partitionsGrew{from: at, to: n})
+		n := max(int64(tm.NumPartitions()), 1)
+		if routedBy.CompareAndSwap(0, n) && checkpointer != nil {
+			system.Root.Send(checkpointer, &messages.RecordingRouted{RecordingId: rec, Partitions: int32(n)})
 		}
-		return recordingPartition(rec, int(at))
+		by := routedBy.Load()
+		if n > by && grew.CompareAndSwap(false, true) || n < by && fewer.CompareAndSwap(false, true) {
+			system.Root.Send(self, &partitionsChanged{by: by, now: n})
+		}
+		return recordingPartition(rec, int(by))
 	}
 }
 
-// partitionsGrew is the router's news that the topic's partitions grew under the producer.
-type partitionsGrew struct{ from, to int64 }
+// partitionsChanged is the router's news that the topic has more or fewer partitions than
+// the recording is routed by.
+type partitionsChanged struct{ by, now int64 }
 
-// partitionsGrown says that the recording stays in its partition for as long as ferry runs,
-// and what a restart does.
-func (p *publisher) partitionsGrown(ctx actor.Context, g *partitionsGrew) {
-	at := recordingPartition(p.rec, int(g.from))
-	msg := fmt.Sprintf("the partitions of %s grew from %d to %d while recording %d was published: its records go on to partition %d, the one it began in, as long as ferry runs; a restart would publish the rest of it to partition %d, where the broker's deduplication has not seen its producer (a record sent again is stored twice) and its order is split across two partitions. Let the recording finish before ferry restarts, or give the stream a new topic",
-		p.cfg.Def.Topic, g.from, g.to, p.rec, at, recordingPartition(p.rec, int(g.to)))
-	p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
-	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer", Message: msg}})
+// partitionsChanged says that the recording stays in its partition while the topic's
+// partitions grew; and fails the stream when they are fewer than it is routed by: the topic
+// was deleted and created again, and the recording's partition is gone.
+func (p *publisher) partitionsChanged(ctx actor.Context, c *partitionsChanged) {
+	at := recordingPartition(p.rec, int(c.by))
+	if c.now < c.by {
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("topic %s has %d partitions, fewer than the %d recording %d is routed by (it was deleted and created again): the recording's partition %d is gone, and its records would go to another, with its order split across the two. Give the stream a new topic, or reset its checkpoint (ferry checkpoint reset --stream %s) to publish it again from its start position",
+			p.cfg.Def.Topic, c.now, c.by, p.rec, at, p.cfg.Def.Name)))
+	}
+	p.env.Logger.Info("the topic's partitions grew: the recording stays in the partition it began in, across restarts too (its checkpoint keeps the count); recordings begun later are spread over all of them",
+		"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "partition", at, "routed_by", c.by, "partitions", c.now)
+}
+
+// watermarked takes what the store holds for the recording: the partitions it is routed
+// by, where the dedup check begins. The sends wait for it (pump), so that the first record
+// is routed by the stored count.
+func (p *publisher) watermarked(ctx actor.Context, w *messages.Watermark) {
+	p.watermark = w
+	if w.Partitions > 0 {
+		p.routedBy.CompareAndSwap(0, int64(w.Partitions))
+	}
+	if p.producer != nil {
+		p.askDeduplication(ctx)
+	}
+	p.checkDedupState(ctx)
+	p.pump(ctx)
 }
 
 func (p *publisher) created(ctx actor.Context, res *producerCreated) {
@@ -411,7 +445,9 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	p.outstanding, p.parked = new(atomic.Int64), new(atomic.Bool)
 	p.dedupChecked = false // a producer created again may find the broker's state lost
 	p.producerState(ctx, "ready")
-	p.askDeduplication(ctx)
+	if p.cfg.Transport || p.watermark != nil {
+		p.askDeduplication(ctx) // else once the watermark says which partition to ask about
+	}
 	p.checkDedupState(ctx)
 	p.pump(ctx)
 }
@@ -428,12 +464,12 @@ func (p *publisher) askDeduplication(ctx actor.Context) {
 		ctx.Send(p.pids.stream, &messages.DeduplicationChecked{RecordingId: p.rec, State: "unchecked"})
 		return
 	}
-	self, system, ask, topic, rec, prod := ctx.Self(), ctx.ActorSystem(), p.env.Deduplication, p.cfg.Def.Topic, p.rec, p.producer
+	self, system, ask, topic, rec, by, prod := ctx.Self(), ctx.ActorSystem(), p.env.Deduplication, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load()), p.producer
 	timeout := max(p.cfg.CallTimeout, time.Second)
 	p.env.tasks().Go(func() {
 		call, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		status, err := ask(call, topic, rec)
+		status, err := ask(call, topic, rec, by)
 		system.Root.Send(self, &deduplicationRead{producer: prod, status: status, err: err})
 	})
 }
@@ -531,12 +567,12 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	}
 	p.verifying = true
 	p.verifyGen++
-	self, system, read, topic, rec, gen := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, p.verifyGen
+	self, system, read, topic, rec, by, gen := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load()), p.verifyGen
 	timeout := max(p.cfg.CallTimeout, time.Second)
 	if !p.env.tasks().Go(func() {
 		call, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		msg, ok, err := read(call, topic, rec)
+		msg, ok, err := read(call, topic, rec, by)
 		system.Root.Send(self, &lastStoredRead{gen: gen, msg: msg, ok: ok, err: err})
 	}) {
 		p.verifying = false
@@ -617,7 +653,9 @@ type resumeSends struct{}
 
 // pump sends the waiting batches that may go now, in order.
 func (p *publisher) pump(ctx actor.Context) {
-	for len(p.waiting) > 0 && p.producer != nil && !p.verifying {
+	// In archive mode the sends wait for the watermark too: it says which partition the
+	// recording is routed to.
+	for len(p.waiting) > 0 && p.producer != nil && !p.verifying && (p.cfg.Transport || p.watermark != nil) {
 		b := p.waiting[0]
 		if b.Epoch != p.sentEpoch && p.outstanding.Load() > 0 {
 			// Park first, then look again: a callback that brings outstanding to zero

@@ -84,8 +84,15 @@ func startPublisher(t *testing.T, rec *sendRecorder) (*actor.ActorSystem, neighb
 }
 
 // startPublisherWith is startPublisher with the environment and the stream's settings
-// changed by with.
+// changed by with. In archive mode the publisher is told that nothing is stored for the
+// recording (the checkpointer's answer: the probe does not answer).
 func startPublisherWith(t *testing.T, rec *sendRecorder, with func(*Env, *StreamConfig)) (*actor.ActorSystem, neighbours, *actor.PID) {
+	t.Helper()
+	return startPublisherAt(t, rec, with, &messages.Watermark{RecordingId: 7})
+}
+
+// startPublisherAt is startPublisherWith, the publisher told w in archive mode.
+func startPublisherAt(t *testing.T, rec *sendRecorder, with func(*Env, *StreamConfig), w *messages.Watermark) (*actor.ActorSystem, neighbours, *actor.PID) {
 	t.Helper()
 	env, cfg := testEnv(t)
 	rec.held = map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}
@@ -95,6 +102,9 @@ func startPublisherWith(t *testing.T, rec *sendRecorder, with func(*Env, *Stream
 	nb, pids := spawnNeighbours(system)
 	pub := system.Root.Spawn(actor.PropsFromProducer(newPublisher(env, cfg, 7, pids)))
 	t.Cleanup(func() { _ = system.Root.StopFuture(pub).Wait() })
+	if !cfg.Transport {
+		system.Root.Send(pub, w)
+	}
 	return system, nb, pub
 }
 
@@ -206,7 +216,7 @@ func TestTheBrokersDeduplicationStatusIsTakenAsTheBrokerTakesIt(t *testing.T) {
 		t.Run(strings.Join(c.answers, ","), func(t *testing.T) {
 			var asked atomic.Int32
 			_, nb, _ := startPublisherWith(t, &sendRecorder{}, func(env *Env, _ *StreamConfig) {
-				env.Deduplication = func(context.Context, string, int64) (string, error) {
+				env.Deduplication = func(context.Context, string, int64, int) (string, error) {
 					n := int(asked.Add(1))
 					return c.answers[min(n, len(c.answers))-1], nil
 				}
@@ -241,34 +251,115 @@ type partitions uint32
 
 func (n partitions) NumPartitions() uint32 { return uint32(n) }
 
-// A recording stays in one partition (its order and its deduplication live there). When the
-// topic's partitions grow while it is published (pulsar-client-go reads the count again
-// every minute and routes with the new one), its records keep going to the partition it
-// began in, and the stream says that a restart would move it.
-func TestARecordingStaysInItsPartitionWhenThePartitionsGrow(t *testing.T) {
-	opts := make(chan pulsar.ProducerOptions, 1)
-	rec := &sendRecorder{}
-	_, nb, _ := startPublisherWith(t, rec, func(env *Env, _ *StreamConfig) {
+// routingProducer is a sendRecorder that routes each message as a partitioned producer of
+// pulsar-client-go v0.19.0 does, inside SendAsync, with the publisher's router and the
+// topic's partitions as the test sets them.
+type routingProducer struct {
+	*sendRecorder
+	route      func(*pulsar.ProducerMessage, pulsar.TopicMetadata) int
+	partitions atomic.Uint32
+
+	mu     sync.Mutex
+	routed []int
+}
+
+func (r *routingProducer) SendAsync(ctx context.Context, m *pulsar.ProducerMessage, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
+	i := r.route(m, partitions(r.partitions.Load()))
+	r.mu.Lock()
+	r.routed = append(r.routed, i)
+	r.mu.Unlock()
+	r.sendRecorder.SendAsync(ctx, m, cb)
+}
+
+// waitRouted waits until the producer routed want, in order.
+func (r *routingProducer) waitRouted(t *testing.T, want ...int) {
+	t.Helper()
+	eventually.NoError(t, waitFor, func() error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if !slices.Equal(r.routed, want) {
+			return fmt.Errorf("routed to %v, want %v", r.routed, want)
+		}
+		return nil
+	})
+}
+
+// startRoutingPublisher starts recording 7's publisher, told w, on a routingProducer of a
+// topic with n partitions.
+func startRoutingPublisher(t *testing.T, n uint32, w *messages.Watermark) (*actor.ActorSystem, neighbours, *actor.PID, *routingProducer) {
+	t.Helper()
+	rp := &routingProducer{sendRecorder: &sendRecorder{}}
+	rp.partitions.Store(n)
+	system, nb, pub := startPublisherAt(t, rp.sendRecorder, func(env *Env, _ *StreamConfig) {
 		env.CreateProducer = func(o pulsar.ProducerOptions) (pulsar.Producer, error) {
-			opts <- o
-			return rec, nil
+			rp.route = o.MessageRouter
+			return rp, nil
+		}
+	}, w)
+	return system, nb, pub, rp
+}
+
+// A recording stays in one partition (its order and its deduplication live there), across
+// restarts too. A recording none of whose records was routed is routed by the topic's
+// partitions as its first record finds them, and the checkpointer is told, to store that
+// count with the recording's checkpoint; when the partitions grow while it is published
+// (pulsar-client-go reads the count again every minute and routes with the new one), its
+// records keep going to the partition it began in. A publisher whose watermark carries the
+// count routes by it from its first record on, whatever the topic has grown to.
+func TestARecordingStaysInItsPartition(t *testing.T) {
+	t.Run("the first record fixes the count", func(t *testing.T) {
+		system, nb, pub, rp := startRoutingPublisher(t, 4, &messages.Watermark{RecordingId: 7})
+		system.Root.Send(pub, batch(0, 64))
+		rp.waitRouted(t, 7%4)
+		if r := next[*messages.RecordingRouted](t, nb.checkpointer); r.RecordingId != 7 || r.Partitions != 4 {
+			t.Fatalf("the checkpointer was told %v; want recording 7 routed by 4 partitions", r)
+		}
+		rp.partitions.Store(6)
+		b := batch(0, 128)
+		b.Records[0].Start = 64
+		system.Root.Send(pub, b)
+		rp.waitRouted(t, 7%4, 7%4)
+	})
+	t.Run("routed by its checkpoint", func(t *testing.T) {
+		system, nb, pub, rp := startRoutingPublisher(t, 6, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 4})
+		b := batch(0, 128)
+		b.Records[0].Start = 64
+		system.Root.Send(pub, b)
+		rp.waitRouted(t, 7%4)
+		select {
+		case m := <-nb.checkpointer:
+			if r, ok := m.(*messages.RecordingRouted); ok {
+				t.Fatalf("the checkpointer was told %v; the count was its own", r)
+			}
+		default:
 		}
 	})
-	var route func(*pulsar.ProducerMessage, pulsar.TopicMetadata) int
+}
+
+// A topic with fewer partitions than a recording is routed by was deleted and created again:
+// the recording's partition is gone. The publisher fails (poison: the stream stops, saying
+// so) rather than send the rest of the recording to another partition.
+func TestFewerPartitionsThanTheRecordingIsRoutedByFailThePublisher(t *testing.T) {
+	rp := &routingProducer{sendRecorder: &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}}
+	rp.partitions.Store(2)
+	env, cfg := testEnv(t)
+	env.CreateProducer = func(o pulsar.ProducerOptions) (pulsar.Producer, error) {
+		rp.route = o.MessageRouter
+		return rp, nil
+	}
+	system := testSystem(t)
+	_, pids := spawnNeighbours(system)
+	pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+	system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 4})
+	b := batch(0, 128)
+	b.Records[0].Start = 64
+	system.Root.Send(pub, b)
 	select {
-	case o := <-opts:
-		route = o.MessageRouter
+	case err := <-givenUp:
+		if err == nil || !strings.Contains(err.Error(), "fewer than the 4 recording 7 is routed by") {
+			t.Fatalf("the publisher failed with %v; want the partitions it is routed by named", err)
+		}
 	case <-time.After(waitFor):
-		t.Fatal("no producer created")
-	}
-	if p := route(nil, partitions(4)); p != 7%4 {
-		t.Fatalf("recording 7 of 4 partitions routed to %d, want %d", p, 7%4)
-	}
-	if p := route(nil, partitions(6)); p != 7%4 {
-		t.Fatalf("after the partitions grew to 6, recording 7 routed to %d; want %d, the partition it began in", p, 7%4)
-	}
-	f := next[*messages.FailureObserved](t, nb.stream)
-	if !strings.Contains(f.Failure.Message, "from 4 to 6") || !strings.Contains(f.Failure.Message, "partition 3") {
-		t.Fatalf("failure %q; want the growth and the partition the recording stays in", f.Failure.Message)
+		t.Fatal("the publisher went on with fewer partitions than the recording is routed by")
 	}
 }

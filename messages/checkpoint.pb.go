@@ -58,7 +58,13 @@ type Checkpoint struct {
 	// meanwhile (segments attached again, AttachSegments), ferry takes the recording on from
 	// there instead, as it would have had they never been detached. Cleared (the seed saved
 	// again) before a replay sends the recording's first record.
-	FromStart     bool `protobuf:"varint,10,opt,name=from_start,json=fromStart,proto3" json:"from_start,omitempty"`
+	FromStart bool `protobuf:"varint,10,opt,name=from_start,json=fromStart,proto3" json:"from_start,omitempty"`
+	// How many partitions the recording is routed by: its records go to partition
+	// recording_id modulo this, as many as the topic had when the recording's first producer
+	// routed a record, so that a restart after the topic's partitions grew keeps it in the
+	// partition it began in (order, and the broker's deduplication of its producer, are per
+	// partition). 0: not known (nothing sent yet, or written before ferry stored it).
+	Partitions    int32 `protobuf:"varint,11,opt,name=partitions,proto3" json:"partitions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -163,6 +169,13 @@ func (x *Checkpoint) GetFromStart() bool {
 	return false
 }
 
+func (x *Checkpoint) GetPartitions() int32 {
+	if x != nil {
+		return x.Partitions
+	}
+	return 0
+}
+
 // RecordMark is one record of a recording as ferry published it: where it starts and ends
 // and the CRC-32C (Castagnoli) of its payload. A replay resumed from a checkpoint reads the
 // record again and compares: an archive recording truncated below the checkpoint and
@@ -231,7 +244,7 @@ var File_ferry_v1_checkpoint_proto protoreflect.FileDescriptor
 
 const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\n" +
-	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xcf\x02\n" +
+	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xef\x02\n" +
 	"\n" +
 	"Checkpoint\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
@@ -247,7 +260,10 @@ const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\tforgotten\x18\t \x01(\bR\tforgotten\x12\x1d\n" +
 	"\n" +
 	"from_start\x18\n" +
-	" \x01(\bR\tfromStart\"P\n" +
+	" \x01(\bR\tfromStart\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\v \x01(\x05R\n" +
+	"partitions\"P\n" +
 	"\n" +
 	"RecordMark\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +

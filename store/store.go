@@ -94,6 +94,13 @@ type Checkpoint struct {
 	// meanwhile (segments attached again), ferry takes the recording on from there, and the
 	// seed moves back with it (see [CheckAdvance]). Only with Seed.
 	FromStart bool
+	// Partitions is how many partitions the recording is routed by: its records go to
+	// partition RecordingID modulo Partitions, as many as the topic had when the recording's
+	// first producer routed a record. A restart after the topic's partitions grew keeps the
+	// recording where it began: order, and the broker's deduplication of its producer, are
+	// per partition. 0: not known (nothing of it sent yet, or written before ferry stored
+	// it); the recording is then routed by the topic's partitions as they are.
+	Partitions int32
 }
 
 // RecordMark is one record of a recording as ferry published it: its start and end
@@ -154,6 +161,8 @@ func (c Checkpoint) Validate() error {
 		return invalidf("recording %d: forgotten but not completed", c.RecordingID)
 	case c.FromStart && !c.Seed:
 		return invalidf("recording %d: taken on from its start but not a seed", c.RecordingID)
+	case c.Partitions < 0:
+		return invalidf("recording %d: routed by %d partitions", c.RecordingID, c.Partitions)
 	}
 	return nil
 }

@@ -51,16 +51,19 @@ func checkpointShow(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s), %s\n", stream.Name, stream.Channel, stream.StreamID, stream.Topic, path)
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "RECORDING\tPOSITION\tSTATE\tRECORDING STARTED\tSESSION\tLAST RECORD (CRC-32C)\tUPDATED")
+	fmt.Fprintln(w, "RECORDING\tPOSITION\tSTATE\tRECORDING STARTED\tSESSION\tLAST RECORD (CRC-32C)\tPARTITION\tUPDATED")
 	for _, c := range state.Checkpoints {
-		started, session, last := "-", "-", "-"
+		started, session, last, partition := "-", "-", "-", "-"
 		if c.StartMs != 0 {
 			started, session = time.UnixMilli(c.StartMs).UTC().Format(time.RFC3339Nano), fmt.Sprint(c.SessionID)
 		}
 		if m := c.LastRecord; m.Known() {
 			last = fmt.Sprintf("[%d, %d) %08x", m.Start, m.End, m.Checksum)
 		}
-		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%s\n", c.RecordingID, c.Position, checkpointState(c), started, session, last, time.UnixMilli(c.UpdatedAtMs).UTC().Format(time.RFC3339Nano))
+		if c.Partitions > 0 {
+			partition = fmt.Sprintf("%d (of %d)", c.RecordingID%int64(c.Partitions), c.Partitions)
+		}
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.RecordingID, c.Position, checkpointState(c), started, session, last, partition, time.UnixMilli(c.UpdatedAtMs).UTC().Format(time.RFC3339Nano))
 	}
 	return w.Flush()
 }

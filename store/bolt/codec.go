@@ -98,6 +98,7 @@ func encodeCheckpoint(c store.Checkpoint) ([]byte, error) {
 		Forgotten:   c.Forgotten,
 		FromStart:   c.FromStart,
 		LastRecord:  encodeMark(c.LastRecord),
+		Partitions:  c.Partitions,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode checkpoint of recording %d: %w", c.RecordingID, err)
@@ -133,6 +134,7 @@ func decodeCheckpoint(want int64, b []byte) (store.Checkpoint, error) {
 		Seed:        m.GetSeed(),
 		Forgotten:   m.GetForgotten(),
 		FromStart:   m.GetFromStart(),
+		Partitions:  m.GetPartitions(),
 	}
 	if l := m.GetLastRecord(); l != nil {
 		c.LastRecord = store.RecordMark{Start: l.GetStart(), End: l.GetEnd(), Checksum: l.GetChecksum()}

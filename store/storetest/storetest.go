@@ -126,10 +126,19 @@ func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
 	forgotten.Forgotten = true
 	MustSave(t, s, def, forgotten) // ferry checkpoint forget: completed where it was
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), forgotten, cp(9, 64, false))
+	routed := cp(9, 128, false)
+	routed.Partitions = 3
+	MustSave(t, s, def, routed)
+	WantCheckpoints(t, s, def, cp(3, 1<<40, true), forgotten, routed)
 	notDone := cp(11, 64, false)
 	notDone.Forgotten = true
 	if err := s.Save(def, []store.Checkpoint{notDone}); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("Save of a forgotten checkpoint not completed: err = %v, want ErrInvalid", err)
+	}
+	negative := cp(11, 64, false)
+	negative.Partitions = -1
+	if err := s.Save(def, []store.Checkpoint{negative}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("Save of a checkpoint routed by -1 partitions: err = %v, want ErrInvalid", err)
 	}
 	notSeed := cp(11, 64, false)
 	notSeed.FromStart = true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,9 @@ import (
 // producer, properties, checksum — after one message (the first entry of its ledger), after
 // three, and after the topic was unloaded (its ledger rolled: the message is the first entry
 // of a new ledger, the entry before it in none); on a partitioned topic, in the recording's
-// partition only (the producer's router: recording id modulo the partitions).
+// partition only (the producer's router: recording id modulo the partitions it is routed
+// by, or the topic's), also after the topic grew; and not at all when the topic has fewer
+// partitions than the recording is routed by.
 func TestLastStoredReadsWhatTheBrokerStoredLast(t *testing.T) {
 	client := newPulsarClient(t, peers.Pulsar.ServiceURL)
 	lastStored := actors.LastStoredWith(client)
@@ -41,12 +44,12 @@ func TestLastStoredReadsWhatTheBrokerStoredLast(t *testing.T) {
 			}
 		}
 	}
-	expect := func(topic string, rec int64, want int) {
+	expectBy := func(topic string, rec int64, by, want int) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		start := time.Now()
-		msg, ok, err := lastStored(ctx, topic, rec)
+		msg, ok, err := lastStored(ctx, topic, rec, by)
 		switch {
 		case err != nil:
 			t.Fatalf("%s, recording %d: %v", topic, rec, err)
@@ -63,6 +66,7 @@ func TestLastStoredReadsWhatTheBrokerStoredLast(t *testing.T) {
 		}
 		t.Logf("%s, recording %d: message %d in %v", topic, rec, want, time.Since(start).Round(time.Millisecond))
 	}
+	expect := func(topic string, rec int64, want int) { t.Helper(); expectBy(topic, rec, 0, want) }
 
 	topic := newStreamConfig(t, "").Topic
 	adminMust(t, http.MethodPut, topicPath(topic), "") // created, empty
@@ -88,4 +92,16 @@ func TestLastStoredReadsWhatTheBrokerStoredLast(t *testing.T) {
 	send(partitioned+"-partition-1", 2)
 	expect(partitioned, 7, 1)  // 7 mod 2 = 1
 	expect(partitioned, 8, -1) // partition 0 is empty
+
+	// Grown to three partitions: a recording routed by two is read where two put it.
+	adminMust(t, http.MethodPost, topicPath(partitioned)+"/partitions", "3")
+	send(partitioned+"-partition-2", 1)
+	expect(partitioned, 8, 0)       // 8 mod 3 = 2
+	expectBy(partitioned, 8, 2, -1) // 8 mod 2 = 0, empty
+	expectBy(partitioned, 7, 2, 1)  // 7 mod 2 = 1
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, _, err := lastStored(ctx, partitioned, 7, 8); err == nil || !strings.Contains(err.Error(), "fewer than the 8 recording 7 is routed by") {
+		t.Fatalf("recording 7 routed by 8 partitions, of a topic of 3: err = %v; want the topic's partitions named fewer", err)
+	}
 }
