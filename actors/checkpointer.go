@@ -50,10 +50,13 @@ type checkpointer struct {
 	// next replay start replaces the completed policy.
 	reopened map[int64]bool
 	// routes are how many partitions each recording is routed by, as stored or as its
-	// publisher first routed a record in this run (RecordingRouted): every save of the
-	// recording stores it, and every later publisher of the recording routes by it.
-	routes  map[int64]int32
-	writing bool
+	// first publisher asked for it to be (RouteRecording): every save of the recording
+	// stores it. routeWaiters are the publishers waiting for theirs to be stored
+	// (RecordingRouted); routeFailure paces the saves made for that alone when they fail.
+	routes       map[int64]int32
+	routeWaiters map[int64][]*actor.PID
+	routeFailure routeFailure
+	writing      bool
 	// writeStartMs is when the write in flight began; hungReported, that it was reported as
 	// hung (it outlasted the longest pause between retries: see checkHung).
 	writeStartMs int64
@@ -65,10 +68,11 @@ type checkpointer struct {
 
 // saveResult is a finished store write.
 type saveResult struct {
-	saves []progress.Save
-	cps   []store.Checkpoint // what was written of each save
-	err   error
-	took  time.Duration
+	saves  []progress.Save
+	cps    []store.Checkpoint // what was written of each save
+	routes []store.Checkpoint // checkpoints written again for their routes (routeSaves)
+	err    error
+	took   time.Duration
 }
 
 // checkpointTickMsg is the periodic self-message.
@@ -79,15 +83,16 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 	return func() actor.Actor {
 		incarnations++
 		c := &checkpointer{env: env, cfg: cfg, incarnation: incarnations,
-			policies:    map[int64]*progress.CheckpointPolicy{},
-			committed:   map[int64]int64{},
-			lastRecords: map[int64]store.RecordMark{},
-			persisted:   map[int64]store.Checkpoint{},
-			origins:     map[int64]origin{},
-			fromStart:   map[int64]bool{},
-			takingOn:    map[int64][]takeOnWaiter{},
-			reopened:    map[int64]bool{},
-			routes:      map[int64]int32{},
+			policies:     map[int64]*progress.CheckpointPolicy{},
+			committed:    map[int64]int64{},
+			lastRecords:  map[int64]store.RecordMark{},
+			persisted:    map[int64]store.Checkpoint{},
+			origins:      map[int64]origin{},
+			fromStart:    map[int64]bool{},
+			takingOn:     map[int64][]takeOnWaiter{},
+			reopened:     map[int64]bool{},
+			routes:       map[int64]int32{},
+			routeWaiters: map[int64][]*actor.PID{},
 		}
 		for _, cp := range cfg.Stored.Checkpoints {
 			c.persisted[cp.RecordingID] = cp
@@ -115,18 +120,18 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 			// A replay is being taken on (takeOn): where it begins, seeded again, is where
 			// the store's seed is about to be — no longer from the start, so that no later
 			// incarnation follows the start back past where that one began.
-			ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: true, Position: c.policies[msg.RecordingId].Start(), Seed: true, Partitions: c.routes[msg.RecordingId]})
+			ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: true, Position: c.policies[msg.RecordingId].Start(), Seed: true, Partitions: c.persisted[msg.RecordingId].Partitions})
 			return
 		}
 		cp, ok := c.persisted[msg.RecordingId]
 		w := &messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed, FromStart: cp.FromStart,
-			Partitions: c.routes[msg.RecordingId]}
+			Partitions: cp.Partitions}
 		if m := cp.LastRecord; m.Known() {
 			w.LastRecord = &messages.RecordMark{Start: m.Start, End: m.End, Checksum: m.Checksum}
 		}
 		ctx.Respond(w)
-	case *messages.RecordingRouted:
-		c.routed(ctx, msg)
+	case *messages.RouteRecording:
+		c.route(ctx, msg)
 	case *messages.SeedCheckpoint:
 		c.fromStart[msg.RecordingId] = msg.FromStart
 		c.track(ctx, msg.RecordingId, msg.Position, origin{msg.StartMs, msg.SessionId})
@@ -208,24 +213,77 @@ func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 	c.flush(ctx, now)
 }
 
-// routed takes the partitions a publisher routed the recording's first record by, stored
-// with its next save. A publisher routes by what the checkpointer told it (Watermark), so a
-// second, different count can only come from a publisher that asked before the first one's
-// news arrived: the recording's records are then in two partitions, which is said loudly;
-// the first count stays.
-func (c *checkpointer) routed(ctx actor.Context, msg *messages.RecordingRouted) {
-	id, by := msg.RecordingId, msg.Partitions
-	have, ok := c.routes[id]
-	if !ok {
-		c.routes[id] = by
+// route has the count of partitions recording id is routed by stored, for a publisher
+// about to send its first record, and answers once it is (RecordingRouted): with the count
+// stored already, or the first one a publisher asked for (a second publisher of the
+// recording in this run routes where the first did). The count goes with the recording's
+// next save, made at once if none is due (flush).
+func (c *checkpointer) route(ctx actor.Context, msg *messages.RouteRecording) {
+	id := msg.RecordingId
+	if _, ok := c.routes[id]; !ok {
+		c.routes[id] = msg.Partitions
+	}
+	c.routeWaiters[id] = append(c.routeWaiters[id], ctx.Sender())
+	c.routeStored(ctx, id)
+	c.flush(ctx, c.env.nowMs())
+}
+
+// routeStored answers the publishers waiting for recording id's count once the store
+// holds it.
+func (c *checkpointer) routeStored(ctx actor.Context, id int64) {
+	by := c.routes[id]
+	if len(c.routeWaiters[id]) == 0 || c.persisted[id].Partitions != by {
 		return
 	}
-	if have != by {
-		text := fmt.Sprintf("recording %d was routed by %d partitions and then by %d: its records are in partitions %d and %d of %s, and their order across the two is not kept",
-			id, have, by, id%int64(have), id%int64(by), c.cfg.Def.Topic)
-		c.env.Logger.Error(text, "stream", c.cfg.Def.Name, "recording", id)
-		ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: c.env.nowMs(), Kind: "producer", Message: text}})
+	for _, w := range c.routeWaiters[id] {
+		ctx.Send(w, &messages.RecordingRouted{RecordingId: id, Partitions: by})
 	}
+	delete(c.routeWaiters, id)
+}
+
+// routeSaves are the checkpoints to write again, as stored, with the count of partitions
+// their recording is routed by, for the publishers waiting for it: those of recordings
+// whose count no save of this write (saves) carries, and whose checkpoint the store holds
+// (a seed not yet stored carries the count when it is). Not while the last of them failed
+// less than its back-off ago, unless the write goes out anyway.
+func (c *checkpointer) routeSaves(saves []progress.Save, now int64) []store.Checkpoint {
+	if len(c.routeWaiters) == 0 || len(saves) == 0 && now < c.routeFailure.retryAtMs {
+		return nil
+	}
+	var cps []store.Checkpoint
+	for id := range c.routeWaiters {
+		cp, stored := c.persisted[id]
+		if !stored || len(c.takingOn[id]) > 0 || slices.ContainsFunc(saves, func(s progress.Save) bool { return s.RecordingID == id }) {
+			continue
+		}
+		cp.Partitions, cp.UpdatedAtMs = c.routes[id], now
+		cps = append(cps, cp)
+	}
+	slices.SortFunc(cps, func(a, b store.Checkpoint) int { return cmp.Compare(a.RecordingID, b.RecordingID) })
+	return cps
+}
+
+// routeFailure is the back-off of saves made for routes alone that failed.
+type routeFailure struct {
+	consecutive int
+	retryAtMs   int64
+}
+
+// routeFailed counts a failed write that carried route saves, and returns how many failed in
+// a row and when the next may go: checkpoint.retry_min_ms, doubled at each further failure
+// up to checkpoint.retry_max_ms, as for any save.
+func (c *checkpointer) routeFailed(res *saveResult, now int64) (consecutive int, retryAtMs int64) {
+	if len(res.routes) == 0 {
+		return c.routeFailure.consecutive, c.routeFailure.retryAtMs
+	}
+	f := &c.routeFailure
+	f.consecutive++
+	wait := c.cfg.Checkpoint.RetryMinMs
+	for i := 1; i < f.consecutive && wait < c.cfg.Checkpoint.RetryMaxMs; i++ {
+		wait *= 2
+	}
+	f.retryAtMs = now + min(wait, c.cfg.Checkpoint.RetryMaxMs)
+	return f.consecutive, f.retryAtMs
 }
 
 // takeOnWaiter is a replay incarnation waiting for its TakenOn.
@@ -327,20 +385,23 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 			saves = append(saves, s)
 		}
 	}
-	if len(saves) == 0 {
-		c.reportFlushed(ctx)
-		return
-	}
-	// No recording's checkpoint reaches the store before an earlier recording's seed: the
-	// skip rule keeps recordings from the lowest one stored on (stream.go), so a seed left
-	// behind (waiting out a failure's backoff) goes in this transaction too.
-	highest := slices.MaxFunc(saves, func(a, b progress.Save) int { return cmp.Compare(a.RecordingID, b.RecordingID) }).RecordingID
-	for id, p := range c.policies {
-		if id < highest && p.Seeding() {
-			if s, ok := p.TickSeed(); ok {
-				saves = append(saves, s)
+	if len(saves) > 0 {
+		// No recording's checkpoint reaches the store before an earlier recording's seed:
+		// the skip rule keeps recordings from the lowest one stored on (stream.go), so a
+		// seed left behind (waiting out a failure's backoff) goes in this transaction too.
+		highest := slices.MaxFunc(saves, func(a, b progress.Save) int { return cmp.Compare(a.RecordingID, b.RecordingID) }).RecordingID
+		for id, p := range c.policies {
+			if id < highest && p.Seeding() {
+				if s, ok := p.TickSeed(); ok {
+					saves = append(saves, s)
+				}
 			}
 		}
+	}
+	routes := c.routeSaves(saves, now)
+	if len(saves) == 0 && len(routes) == 0 {
+		c.reportFlushed(ctx)
+		return
 	}
 	c.writing, c.writeStartMs, c.hungReported = true, now, false
 	cps := make([]store.Checkpoint, len(saves))
@@ -350,8 +411,8 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 	self, system, def, st := ctx.Self(), ctx.ActorSystem(), c.cfg.Def, c.env.Store
 	if !c.env.tasks().Go(func() {
 		start := time.Now()
-		err := st.Save(def, cps)
-		system.Root.Send(self, &saveResult{saves: saves, cps: cps, err: err, took: time.Since(start)})
+		err := st.Save(def, slices.Concat(cps, routes))
+		system.Root.Send(self, &saveResult{saves: saves, cps: cps, routes: routes, err: err, took: time.Since(start)})
 	}) {
 		c.writing = false
 	}
@@ -376,7 +437,15 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 			continue
 		}
 		c.takenOn(ctx, res.cps[i])
+		c.routeStored(ctx, s.RecordingID)
 		ctx.Send(ctx.Parent(), &messages.CheckpointPersisted{RecordingId: s.RecordingID, Position: s.Position, Completed: s.Completed})
+	}
+	if res.err == nil {
+		c.routeFailure = routeFailure{}
+		for _, cp := range res.routes {
+			c.persisted[cp.RecordingID] = cp
+			c.routeStored(ctx, cp.RecordingID)
+		}
 	}
 	if res.err != nil {
 		// Only a transient failure is worth a retry: a save the store refuses as it stands
@@ -385,9 +454,13 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 		if class := supervisor.Classify(res.err); class != supervisor.Transient {
 			panic(supervisor.Fail(class, res.err))
 		}
-		f := c.policies[res.saves[0].RecordingID].Failure()
+		consecutive, retryAt := c.routeFailed(res, now)
+		if len(res.saves) > 0 {
+			f := c.policies[res.saves[0].RecordingID].Failure()
+			consecutive, retryAt = f.Consecutive, f.RetryAtMs
+		}
 		ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: now, Kind: "checkpoint", Message: res.err.Error()}})
-		c.env.Logger.Warn("checkpoint save failed; retrying with back-off", "stream", c.cfg.Def.Name, "consecutive", f.Consecutive, "retry_at_ms", f.RetryAtMs, "error", res.err)
+		c.env.Logger.Warn("checkpoint save failed; retrying with back-off", "stream", c.cfg.Def.Name, "consecutive", consecutive, "retry_at_ms", retryAt, "error", res.err)
 	}
 	c.flush(ctx, now)
 }

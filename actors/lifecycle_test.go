@@ -663,11 +663,13 @@ func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
 	gate.release <- struct{}{}
 }
 
-// The partitions a recording is routed by — its publisher's news (RecordingRouted) as it
-// routes the recording's first record, or as stored — go with every later save of its
-// checkpoint and every watermark asked for after, so that a restart, or a publisher of the
-// recording created again, routes it where it began. A second, different count (publishers
-// of one recording that routed before either's news arrived) keeps the first and is said.
+// The partitions a recording is routed by are stored before its publisher sends: asked
+// (RouteRecording), the checkpointer stores the count with the recording's checkpoint — the
+// next save of it, or the stored checkpoint written again with the count if none is due, or
+// its seed once that is stored — and only then answers (RecordingRouted). A count stored
+// already is answered at once; a second publisher of the recording gets the first one's
+// count. Every later save keeps it, and the watermark carries it once stored, so that a
+// restart, or a publisher created again, routes the recording where it began.
 func TestACheckpointKeepsThePartitionsItsRecordingIsRoutedBy(t *testing.T) {
 	env, cfg := testEnv(t)
 	gate := newGatedStore(t)
@@ -675,51 +677,116 @@ func TestACheckpointKeepsThePartitionsItsRecordingIsRoutedBy(t *testing.T) {
 	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 10, RetryMaxMs: 10}
 	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 8, Position: 64, StartMs: 2, SessionID: 2, Partitions: 3}}}
 	system := testSystem(t)
-	checkpointer, _, parent := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
-	routedBy := func(rec int64, want int32) {
+	checkpointer, _ := spawnSupervised(t, system, env, cfg, newCheckpointer(env, cfg))
+	watermarkSays := func(rec int64, want int32) {
 		t.Helper()
-		eventually.NoError(t, waitFor, func() error {
-			res, err := system.Root.RequestFuture(checkpointer, &messages.WatermarkRequest{RecordingId: rec, Generation: 1}, waitFor).Result()
-			if err != nil {
-				return err
-			}
-			if w := res.(*messages.Watermark); w.Partitions != want {
-				return fmt.Errorf("recording %d's watermark says %d partitions, want %d", rec, w.Partitions, want)
-			}
-			return nil
-		})
+		res, err := system.Root.RequestFuture(checkpointer, &messages.WatermarkRequest{RecordingId: rec, Generation: 1}, waitFor).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := res.(*messages.Watermark); w.Partitions != want {
+			t.Fatalf("recording %d's watermark says %d partitions, want %d", rec, w.Partitions, want)
+		}
 	}
-	routedBy(8, 3)
-	routedBy(7, 0)
+	// route asks as a publisher would, and returns the probe that gets the answer.
+	route := func(rec int64, n int32) probe {
+		p := make(probe, 4)
+		system.Root.RequestWithCustomSender(checkpointer, &messages.RouteRecording{RecordingId: rec, Partitions: n}, system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return p })))
+		return p
+	}
+	answered := func(p probe, rec int64, want int32) {
+		t.Helper()
+		if r := next[*messages.RecordingRouted](t, p); r.RecordingId != rec || r.Partitions != want {
+			t.Fatalf("answered %v; want recording %d routed by %d partitions", r, rec, want)
+		}
+	}
+	watermarkSays(8, 3)
+	answered(route(8, 5), 8, 3) // stored already: at once, no save
 
+	// A seed stored, nothing due: the seed is written again with the count, and then answered.
 	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 1, FromPosition: 0})
 	if seed := gate.next(t); !seed.Seed || seed.Partitions != 0 {
 		t.Fatalf("first save %+v, want a seed routed by nothing yet", seed)
 	}
 	gate.release <- struct{}{}
-	system.Root.Send(checkpointer, &messages.RecordingRouted{RecordingId: 7, Partitions: 4})
-	routedBy(7, 4) // before it is stored: a publisher created again in this run routes by it too
+	first := route(7, 4)
+	if got := gate.next(t); !got.Seed || got.Position != 0 || got.Partitions != 4 {
+		t.Fatalf("save %+v, want the seed again, routed by 4 partitions", got)
+	}
+	watermarkSays(7, 0) // not stored yet
+	second := route(7, 5)
+	watermarkSays(7, 0) // the checkpointer took the second question in
+	if got := append(asked(first), asked(second)...); len(got) > 0 {
+		t.Fatalf("answered %v before the count was stored", got)
+	}
+	gate.release <- struct{}{}
+	answered(first, 7, 4)
+	answered(second, 7, 4)
+	watermarkSays(7, 4)
 	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 100, Records: 1})
 	if got := gate.next(t); got.Position != 100 || got.Partitions != 4 {
 		t.Fatalf("save %+v, want position 100 routed by 4 partitions", got)
 	}
 	gate.release <- struct{}{}
 
+	// A seed in flight without the count: the count follows it.
+	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 10, Generation: 1, FromPosition: 0})
+	if seed := gate.next(t); !seed.Seed || seed.Partitions != 0 {
+		t.Fatalf("save %+v, want recording 10's seed", seed)
+	}
+	tenth := route(10, 2)
+	gate.release <- struct{}{}
+	if got := gate.next(t); got.RecordingID != 10 || !got.Seed || got.Partitions != 2 {
+		t.Fatalf("save %+v, want recording 10's seed again, routed by 2 partitions", got)
+	}
+	gate.release <- struct{}{}
+	answered(tenth, 10, 2)
+
+	// A stored count goes with every later save.
 	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 8, Generation: 1, FromPosition: 64, StartMs: 2, SessionId: 2})
 	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 8, Position: 128, Records: 1})
 	if got := gate.next(t); got.RecordingID != 8 || got.Position != 128 || got.Partitions != 3 {
 		t.Fatalf("save %+v, want recording 8 at 128 routed by the 3 partitions stored", got)
 	}
 	gate.release <- struct{}{}
+}
 
-	system.Root.Send(checkpointer, &messages.RecordingRouted{RecordingId: 7, Partitions: 5})
-	for f := next[*messages.FailureObserved](t, parent); !strings.Contains(f.Failure.Message, "routed by 4 partitions and then by 5"); f = next[*messages.FailureObserved](t, parent) {
+// A checkpoint written again for its route alone (nothing else of its recording due) that
+// the store fails is retried with the checkpoint settings' back-off, as any save, not at
+// every tick; the publisher waits, and is answered once it is stored.
+func TestARouteSaveTheStoreFailsIsRetriedWithBackOff(t *testing.T) {
+	env, cfg := testEnv(t)
+	saves := &saveLog{failFirst: 3, saves: make(chan []store.Checkpoint, 16)}
+	env.Store = saves
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 100, RetryMaxMs: 200}
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 8, Position: 64, StartMs: 2, SessionID: 2}}}
+	system := testSystem(t)
+	checkpointer, _ := spawnSupervised(t, system, env, cfg, newCheckpointer(env, cfg))
+	answer := make(probe, 4)
+	system.Root.RequestWithCustomSender(checkpointer, &messages.RouteRecording{RecordingId: 8, Partitions: 2}, system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return answer })))
+	var at []time.Time
+	for range 4 {
+		select {
+		case cps := <-saves.saves:
+			if len(cps) != 1 || cps[0].RecordingID != 8 || cps[0].Position != 64 || cps[0].Partitions != 2 {
+				t.Fatalf("save of %+v; want recording 8's checkpoint as stored, routed by 2 partitions", cps)
+			}
+			at = append(at, time.Now())
+		case <-time.After(waitFor):
+			t.Fatalf("%d saves within %s; want 4: three failures and a retry that succeeds", len(at), waitFor)
+		}
+		if len(at) < 4 && len(asked(answer)) > 0 {
+			t.Fatal("answered before the count was stored")
+		}
 	}
-	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 200, Records: 1})
-	if got := gate.next(t); got.Position != 200 || got.Partitions != 4 {
-		t.Fatalf("save %+v, want position 200 still routed by 4 partitions", got)
+	for i, want := range []time.Duration{100, 200, 200} {
+		if gap := at[i+1].Sub(at[i]); gap < want*time.Millisecond*8/10 {
+			t.Fatalf("retry %d came %s after the failure; want the back-off, %dms", i+1, gap, want)
+		}
 	}
-	gate.release <- struct{}{}
+	if r := next[*messages.RecordingRouted](t, answer); r.RecordingId != 8 || r.Partitions != 2 {
+		t.Fatalf("answered %v; want recording 8 routed by 2 partitions", r)
+	}
 }
 
 // A replay of a recording whose stored seed is from its start — which a replay may still

@@ -99,14 +99,19 @@ type publisher struct {
 	// storedAgainSent is set by the first callback that finds a record stored again: one
 	// report per publisher.
 	storedAgainSent *atomic.Bool
-	// routedBy is how many partitions the recording is routed by (0: not yet known): the
-	// count its checkpoint keeps (Watermark), or, for a recording none of whose records was
-	// routed before, the topic's count as the first producer routes the first record
-	// (router). Shared with every producer's router, so that a producer created again routes
-	// where the first one did.
-	routedBy    *atomic.Int64
-	name        string // the producer's name ("" in transport mode)
-	incarnation int
+	// routedBy is how many partitions the recording is routed by, in archive mode (0: not
+	// yet known): the count its checkpoint keeps (Watermark), or, for a recording whose
+	// checkpoint keeps none, the topic's count as the producer sees it before the first send,
+	// stored first (RouteRecording; routeStored once the checkpointer answers, routing
+	// while it is asked). Every producer's router reads it, so that a producer created again
+	// routes where the first one did. checkedProducer is the last producer checked to
+	// publish to that many partitions at least.
+	routedBy        *atomic.Int64
+	routeStored     bool
+	routing         bool
+	checkedProducer pulsar.Producer
+	name            string // the producer's name ("" in transport mode)
+	incarnation     int
 }
 
 // sendAnswer is one send's claim to its outcome: the callback's, or strand's for a send a
@@ -272,8 +277,10 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.created(ctx, msg)
 	case *deduplicationRead:
 		p.deduplicationRead(ctx, msg)
-	case *partitionsChanged:
-		p.partitionsChanged(ctx, msg)
+	case *messages.RecordingRouted:
+		p.routed(ctx, msg)
+	case *partitionsGrew:
+		p.partitionsGrown(msg)
 	case *askDeduplicationAgain:
 		if msg.producer == p.producer {
 			p.askDeduplication(ctx)
@@ -342,63 +349,102 @@ func (p *publisher) create(ctx actor.Context) {
 }
 
 // router routes every record of the recording to one partition: its id modulo the
-// partitions it is routed by (routedBy). A recording routed before, in this run or in one
-// whose checkpoint keeps the count, stays where it began; for one that was not, the first
-// record fixes the count, as the producer sees it then, and the checkpointer is told, to
-// store it with the recording's next save. pulsar-client-go v0.19.0 reads the count again
-// every minute and hands the router the new one: partitions only grow, so the count the
-// recording is routed by stays valid, and the publisher is told once that they grew (or,
-// of a topic deleted and created again with fewer, that they are fewer). It runs on the
-// client's goroutines.
+// partitions it is routed by (routedBy, set before the first send: see routable). The
+// client calls it inside SendAsync, on the actor's goroutine (pulsar-client-go v0.19.0,
+// producer.getPartition), with the topic's count, which it reads again every minute:
+// partitions only grow, so the recording's partition stays valid, and the publisher is told
+// once that they grew. In transport mode everything goes to partition 0: one producer, one
+// order, as there is no recording to choose a partition by.
 func (p *publisher) router(ctx actor.Context) func(*pulsar.ProducerMessage, pulsar.TopicMetadata) int {
-	var grew, fewer atomic.Bool
-	self, system, rec, routedBy := ctx.Self(), ctx.ActorSystem(), p.rec, p.routedBy
-	checkpointer := p.pids.checkpointer
 	if p.cfg.Transport {
-		checkpointer = nil // no recording, no checkpoint: the live stream is recording 0
+		return func(*pulsar.ProducerMessage, pulsar.TopicMetadata) int { return 0 }
 	}
+	var grew atomic.Bool
+	self, system, rec, routedBy := ctx.Self(), ctx.ActorSystem(), p.rec, p.routedBy
 	return func(_ *pulsar.ProducerMessage, tm pulsar.TopicMetadata) int {
-		n := max(int64(tm.NumPartitions()), 1)
-		if routedBy.CompareAndSwap(0, n) && checkpointer != nil {
-			system.Root.Send(checkpointer, &messages.RecordingRouted{RecordingId: rec, Partitions: int32(n)})
-		}
 		by := routedBy.Load()
-		if n > by && grew.CompareAndSwap(false, true) || n < by && fewer.CompareAndSwap(false, true) {
-			system.Root.Send(self, &partitionsChanged{by: by, now: n})
+		if n := int64(tm.NumPartitions()); n > by && grew.CompareAndSwap(false, true) {
+			system.Root.Send(self, &partitionsGrew{by: by, now: n})
 		}
 		return recordingPartition(rec, int(by))
 	}
 }
 
-// partitionsChanged is the router's news that the topic has more or fewer partitions than
-// the recording is routed by.
-type partitionsChanged struct{ by, now int64 }
+// partitionsGrew is the router's news that the topic has more partitions than the
+// recording is routed by.
+type partitionsGrew struct{ by, now int64 }
 
-// partitionsChanged says that the recording stays in its partition while the topic's
-// partitions grew; and fails the stream when they are fewer than it is routed by: the topic
-// was deleted and created again, and the recording's partition is gone.
-func (p *publisher) partitionsChanged(ctx actor.Context, c *partitionsChanged) {
-	at := recordingPartition(p.rec, int(c.by))
-	if c.now < c.by {
-		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("topic %s has %d partitions, fewer than the %d recording %d is routed by (it was deleted and created again): the recording's partition %d is gone, and its records would go to another, with its order split across the two. Give the stream a new topic, or reset its checkpoint (ferry checkpoint reset --stream %s) to publish it again from its start position",
-			p.cfg.Def.Topic, c.now, c.by, p.rec, at, p.cfg.Def.Name)))
-	}
-	p.env.Logger.Info("the topic's partitions grew: the recording stays in the partition it began in, across restarts too (its checkpoint keeps the count); recordings begun later are spread over all of them",
-		"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "partition", at, "routed_by", c.by, "partitions", c.now)
+// partitionsGrown says that the recording stays in its partition while the topic's
+// partitions grew.
+func (p *publisher) partitionsGrown(g *partitionsGrew) {
+	p.env.Logger.Info("the topic has more partitions than when the recording began: it stays in the partition it began in, across restarts too (its checkpoint keeps the count); recordings begun later are spread over all of them",
+		"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "partition", recordingPartition(p.rec, int(g.by)), "routed_by", g.by, "partitions", g.now)
 }
 
+// PartitionCounter is what a publisher asks of its producer before it sends: how many
+// partitions it publishes to (1 for a topic that is not partitioned). pulsar-client-go
+// v0.19.0's producers have it; a producer decorator must pass it on.
+type PartitionCounter interface{ NumPartitions() uint32 }
+
 // watermarked takes what the store holds for the recording: the partitions it is routed
-// by, where the dedup check begins. The sends wait for it (pump), so that the first record
-// is routed by the stored count.
+// by, where the dedup check begins. The sends wait for it (routable).
 func (p *publisher) watermarked(ctx actor.Context, w *messages.Watermark) {
 	p.watermark = w
 	if w.Partitions > 0 {
-		p.routedBy.CompareAndSwap(0, int64(w.Partitions))
+		p.routedBy.Store(int64(w.Partitions))
+		p.routeStored = true
 	}
 	if p.producer != nil {
 		p.askDeduplication(ctx)
 	}
 	p.checkDedupState(ctx)
+	p.pump(ctx)
+}
+
+// routable reports whether the current producer may send. In archive mode that needs the
+// watermark, and the count of partitions the recording is routed by stored: for a
+// recording whose checkpoint keeps none, the checkpointer is asked to store the topic's
+// count as the producer sees it (RouteRecording), and the sends wait for its answer, so
+// that no record is in Pulsar whose partition a restart could not find again. A producer
+// that publishes to fewer partitions than that (the topic was deleted and created again
+// with fewer) fails the stream before it sends anything.
+func (p *publisher) routable(ctx actor.Context) bool {
+	if p.cfg.Transport {
+		return p.producer != nil
+	}
+	if p.producer == nil || p.watermark == nil || p.routing {
+		return false
+	}
+	if p.routeStored && p.checkedProducer == p.producer {
+		return true
+	}
+	pc, ok := p.producer.(PartitionCounter)
+	if !ok {
+		panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("recording %d: the producer (%T) does not tell how many partitions it publishes to", p.rec, p.producer)))
+	}
+	n := int64(max(pc.NumPartitions(), 1))
+	if !p.routeStored {
+		if w := p.watermark; w.Stored && !w.Seed && n > 1 {
+			p.env.Logger.Warn("the recording's checkpoint, written by an earlier ferry, does not say how many partitions the recording was routed by: it is routed by the topic's count now; if partitions were added since its first records were published, the rest of it goes to another partition, where its order and deduplication do not reach",
+				"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "partitions", n, "partition", recordingPartition(p.rec, int(n)))
+		}
+		p.routing = true
+		ctx.Request(p.pids.checkpointer, &messages.RouteRecording{RecordingId: p.rec, Partitions: int32(n)})
+		return false
+	}
+	if by := p.routedBy.Load(); n < by {
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("topic %s has %d partitions, fewer than the %d recording %d is routed by (it was deleted and created again): ferry sends no record of it to another partition than the one it began in (%d), where its order and deduplication do not reach. Give the stream a new topic, or reset its checkpoint (ferry checkpoint reset --stream %s) to publish its recordings again from the start position",
+			p.cfg.Def.Topic, n, by, p.rec, recordingPartition(p.rec, int(by)), p.cfg.Def.Name)))
+	}
+	p.checkedProducer = p.producer
+	return true
+}
+
+// routed takes the checkpointer's answer: the count the recording is routed by is stored.
+func (p *publisher) routed(ctx actor.Context, r *messages.RecordingRouted) {
+	p.routing = false
+	p.routedBy.Store(int64(r.Partitions))
+	p.routeStored = true
 	p.pump(ctx)
 }
 
@@ -653,9 +699,7 @@ type resumeSends struct{}
 
 // pump sends the waiting batches that may go now, in order.
 func (p *publisher) pump(ctx actor.Context) {
-	// In archive mode the sends wait for the watermark too: it says which partition the
-	// recording is routed to.
-	for len(p.waiting) > 0 && p.producer != nil && !p.verifying && (p.cfg.Transport || p.watermark != nil) {
+	for len(p.waiting) > 0 && !p.verifying && p.routable(ctx) {
 		b := p.waiting[0]
 		if b.Epoch != p.sentEpoch && p.outstanding.Load() > 0 {
 			// Park first, then look again: a callback that brings outstanding to zero

@@ -67,6 +67,7 @@ func (r *sendRecorder) sent() []string {
 	return append([]string(nil), r.sends...)
 }
 
+func (r *sendRecorder) NumPartitions() uint32              { return 1 }
 func (r *sendRecorder) Topic() string                      { return "t" }
 func (r *sendRecorder) Name() string                       { return "ferry-s-7" }
 func (r *sendRecorder) LastSequenceID() int64              { return -1 }
@@ -84,11 +85,12 @@ func startPublisher(t *testing.T, rec *sendRecorder) (*actor.ActorSystem, neighb
 }
 
 // startPublisherWith is startPublisher with the environment and the stream's settings
-// changed by with. In archive mode the publisher is told that nothing is stored for the
-// recording (the checkpointer's answer: the probe does not answer).
+// changed by with. In archive mode the publisher is told the checkpointer's answer (the
+// probe does not answer): nothing is stored for the recording but the partition count it is
+// routed by, of a topic that is not partitioned.
 func startPublisherWith(t *testing.T, rec *sendRecorder, with func(*Env, *StreamConfig)) (*actor.ActorSystem, neighbours, *actor.PID) {
 	t.Helper()
-	return startPublisherAt(t, rec, with, &messages.Watermark{RecordingId: 7})
+	return startPublisherAt(t, rec, with, &messages.Watermark{RecordingId: 7, Partitions: 1})
 }
 
 // startPublisherAt is startPublisherWith, the publisher told w in archive mode.
@@ -253,7 +255,8 @@ func (n partitions) NumPartitions() uint32 { return uint32(n) }
 
 // routingProducer is a sendRecorder that routes each message as a partitioned producer of
 // pulsar-client-go v0.19.0 does, inside SendAsync, with the publisher's router and the
-// topic's partitions as the test sets them.
+// topic's partitions as the test sets them, an index beyond them wrapped round as the client
+// wraps it (producer.getProducer).
 type routingProducer struct {
 	*sendRecorder
 	route      func(*pulsar.ProducerMessage, pulsar.TopicMetadata) int
@@ -263,8 +266,11 @@ type routingProducer struct {
 	routed []int
 }
 
+func (r *routingProducer) NumPartitions() uint32 { return r.partitions.Load() }
+
 func (r *routingProducer) SendAsync(ctx context.Context, m *pulsar.ProducerMessage, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
-	i := r.route(m, partitions(r.partitions.Load()))
+	n := r.partitions.Load()
+	i := r.route(m, partitions(n)) % int(n)
 	r.mu.Lock()
 	r.routed = append(r.routed, i)
 	r.mu.Unlock()
@@ -285,61 +291,107 @@ func (r *routingProducer) waitRouted(t *testing.T, want ...int) {
 }
 
 // startRoutingPublisher starts recording 7's publisher, told w, on a routingProducer of a
-// topic with n partitions.
-func startRoutingPublisher(t *testing.T, n uint32, w *messages.Watermark) (*actor.ActorSystem, neighbours, *actor.PID, *routingProducer) {
+// topic with n partitions, with the stream's settings changed by with.
+func startRoutingPublisher(t *testing.T, n uint32, w *messages.Watermark, with func(*StreamConfig)) (*actor.ActorSystem, neighbours, *actor.PID, *routingProducer) {
 	t.Helper()
 	rp := &routingProducer{sendRecorder: &sendRecorder{}}
 	rp.partitions.Store(n)
-	system, nb, pub := startPublisherAt(t, rp.sendRecorder, func(env *Env, _ *StreamConfig) {
+	system, nb, pub := startPublisherAt(t, rp.sendRecorder, func(env *Env, cfg *StreamConfig) {
 		env.CreateProducer = func(o pulsar.ProducerOptions) (pulsar.Producer, error) {
 			rp.route = o.MessageRouter
 			return rp, nil
 		}
+		with(cfg)
 	}, w)
 	return system, nb, pub, rp
 }
 
-// A recording stays in one partition (its order and its deduplication live there), across
-// restarts too. A recording none of whose records was routed is routed by the topic's
-// partitions as its first record finds them, and the checkpointer is told, to store that
-// count with the recording's checkpoint; when the partitions grow while it is published
-// (pulsar-client-go reads the count again every minute and routes with the new one), its
-// records keep going to the partition it began in. A publisher whose watermark carries the
-// count routes by it from its first record on, whatever the topic has grown to.
-func TestARecordingStaysInItsPartition(t *testing.T) {
-	t.Run("the first record fixes the count", func(t *testing.T) {
-		system, nb, pub, rp := startRoutingPublisher(t, 4, &messages.Watermark{RecordingId: 7})
-		system.Root.Send(pub, batch(0, 64))
-		rp.waitRouted(t, 7%4)
-		if r := next[*messages.RecordingRouted](t, nb.checkpointer); r.RecordingId != 7 || r.Partitions != 4 {
-			t.Fatalf("the checkpointer was told %v; want recording 7 routed by 4 partitions", r)
+// asked returns the messages the checkpointer probe holds now, without waiting.
+func asked(p probe) []any {
+	var got []any
+	for {
+		select {
+		case m := <-p:
+			got = append(got, m)
+		default:
+			return got
 		}
+	}
+}
+
+// A recording stays in one partition (its order and its deduplication live there), across
+// restarts too. A recording whose checkpoint names no partition count is routed by the
+// topic's count as its producer sees it before the first send, and nothing is sent until the
+// checkpointer has stored that count (RouteRecording, answered RecordingRouted): the count
+// the checkpointer answers — another publisher's of the recording, if it asked first — is
+// the one routed by. When the partitions grow while it is published (pulsar-client-go reads
+// the count again every minute and routes with the new one), its records keep going to the
+// partition it began in. A publisher whose watermark carries the count routes by it from its
+// first record on, whatever the topic has grown to, asking nothing. In transport mode
+// everything goes to partition 0.
+func TestARecordingStaysInItsPartition(t *testing.T) {
+	second := func(start int64) *messages.RecordBatch {
+		b := batch(0, start+64)
+		b.Records[0].Start = start
+		return b
+	}
+	t.Run("nothing is sent before the count is stored", func(t *testing.T) {
+		system, nb, pub, rp := startRoutingPublisher(t, 4, &messages.Watermark{RecordingId: 7}, func(*StreamConfig) {})
+		system.Root.Send(pub, batch(0, 64))
+		if r := next[*messages.RouteRecording](t, nb.checkpointer); r.RecordingId != 7 || r.Partitions != 4 {
+			t.Fatalf("the checkpointer was asked %v; want recording 7 routed by 4 partitions", r)
+		}
+		eventually.Always(t, 100*time.Millisecond, func() error {
+			if s := rp.sent(); len(s) > 0 {
+				return fmt.Errorf("sent %v before the count was stored", s)
+			}
+			return nil
+		})
+		system.Root.Send(pub, &messages.RecordingRouted{RecordingId: 7, Partitions: 4})
+		rp.waitRouted(t, 7%4)
 		rp.partitions.Store(6)
-		b := batch(0, 128)
-		b.Records[0].Start = 64
-		system.Root.Send(pub, b)
+		system.Root.Send(pub, second(64))
 		rp.waitRouted(t, 7%4, 7%4)
+		for _, m := range asked(nb.checkpointer) {
+			if r, ok := m.(*messages.RouteRecording); ok {
+				t.Fatalf("the checkpointer was asked again: %v", r)
+			}
+		}
+	})
+	t.Run("the count the checkpointer answers", func(t *testing.T) {
+		system, nb, pub, rp := startRoutingPublisher(t, 6, &messages.Watermark{RecordingId: 7}, func(*StreamConfig) {})
+		system.Root.Send(pub, batch(0, 64))
+		next[*messages.RouteRecording](t, nb.checkpointer)
+		system.Root.Send(pub, &messages.RecordingRouted{RecordingId: 7, Partitions: 4}) // another publisher's, stored first
+		rp.waitRouted(t, 7%4)
 	})
 	t.Run("routed by its checkpoint", func(t *testing.T) {
-		system, nb, pub, rp := startRoutingPublisher(t, 6, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 4})
-		b := batch(0, 128)
-		b.Records[0].Start = 64
-		system.Root.Send(pub, b)
+		system, nb, pub, rp := startRoutingPublisher(t, 6, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 4}, func(*StreamConfig) {})
+		system.Root.Send(pub, second(64))
 		rp.waitRouted(t, 7%4)
-		select {
-		case m := <-nb.checkpointer:
-			if r, ok := m.(*messages.RecordingRouted); ok {
-				t.Fatalf("the checkpointer was told %v; the count was its own", r)
+		for _, m := range asked(nb.checkpointer) {
+			if r, ok := m.(*messages.RouteRecording); ok {
+				t.Fatalf("the checkpointer was asked %v; the checkpoint has the count", r)
 			}
-		default:
+		}
+	})
+	t.Run("transport mode", func(t *testing.T) {
+		system, nb, pub, rp := startRoutingPublisher(t, 3, nil, func(cfg *StreamConfig) { cfg.Transport = true })
+		system.Root.Send(pub, batch(0, 64))
+		rp.waitRouted(t, 0)
+		for _, m := range asked(nb.checkpointer) {
+			if r, ok := m.(*messages.RouteRecording); ok {
+				t.Fatalf("the checkpointer was asked %v in transport mode", r)
+			}
 		}
 	})
 }
 
 // A topic with fewer partitions than a recording is routed by was deleted and created again:
-// the recording's partition is gone. The publisher fails (poison: the stream stops, saying
-// so) rather than send the rest of the recording to another partition.
-func TestFewerPartitionsThanTheRecordingIsRoutedByFailThePublisher(t *testing.T) {
+// the recording's partition is not the one its records would go to (the client wraps the
+// router's index round). The publisher fails (poison: the stream stops, saying so) before it
+// sends anything.
+func TestFewerPartitionsThanTheRecordingIsRoutedByFailThePublisherBeforeItSends(t *testing.T) {
 	rp := &routingProducer{sendRecorder: &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}}
 	rp.partitions.Store(2)
 	env, cfg := testEnv(t)
@@ -351,7 +403,7 @@ func TestFewerPartitionsThanTheRecordingIsRoutedByFailThePublisher(t *testing.T)
 	_, pids := spawnNeighbours(system)
 	pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
 	system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 4})
-	b := batch(0, 128)
+	b := batch(0, 128, 192, 256)
 	b.Records[0].Start = 64
 	system.Root.Send(pub, b)
 	select {
@@ -361,5 +413,8 @@ func TestFewerPartitionsThanTheRecordingIsRoutedByFailThePublisher(t *testing.T)
 		}
 	case <-time.After(waitFor):
 		t.Fatal("the publisher went on with fewer partitions than the recording is routed by")
+	}
+	if s := rp.sent(); len(s) > 0 {
+		t.Fatalf("sent %v to a topic with fewer partitions than the recording is routed by", s)
 	}
 }

@@ -60,10 +60,11 @@ type Checkpoint struct {
 	// again) before a replay sends the recording's first record.
 	FromStart bool `protobuf:"varint,10,opt,name=from_start,json=fromStart,proto3" json:"from_start,omitempty"`
 	// How many partitions the recording is routed by: its records go to partition
-	// recording_id modulo this, as many as the topic had when the recording's first producer
-	// routed a record, so that a restart after the topic's partitions grew keeps it in the
-	// partition it began in (order, and the broker's deduplication of its producer, are per
-	// partition). 0: not known (nothing sent yet, or written before ferry stored it).
+	// recording_id modulo this, as many as the topic had when ferry was about to send the
+	// recording's first record (stored before that send), so that a restart after the topic's
+	// partitions grew keeps it in the partition it began in (order, and the broker's
+	// deduplication of its producer, are per partition). 0: not known (nothing sent yet, or
+	// written before ferry stored it).
 	Partitions    int32 `protobuf:"varint,11,opt,name=partitions,proto3" json:"partitions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

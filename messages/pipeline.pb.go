@@ -993,8 +993,8 @@ type Watermark struct {
 	// no replay of it has sent anything: the replay begins at the archive's start instead if
 	// that moved back since.
 	FromStart bool `protobuf:"varint,8,opt,name=from_start,json=fromStart,proto3" json:"from_start,omitempty"`
-	// How many partitions the recording is routed by (see Checkpoint.partitions), as stored
-	// or as a publisher of it reported in this run (RecordingRouted); 0: not known yet.
+	// How many partitions the recording is routed by (see Checkpoint.partitions), as stored;
+	// 0: not stored yet (the publisher asks for it to be: RouteRecording).
 	Partitions    int32 `protobuf:"varint,9,opt,name=partitions,proto3" json:"partitions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1093,9 +1093,65 @@ func (x *Watermark) GetPartitions() int32 {
 	return 0
 }
 
-// RecordingRouted tells the checkpointer how many partitions the recording's records are
-// routed by, as its publisher first routed one: the next save stores it with the
-// recording's checkpoint, and every later publisher of the recording routes by it.
+// RouteRecording asks the checkpointer, before a publisher sends the first record of a
+// recording whose watermark names no partition count, to store the count the recording is
+// routed by: partitions, the topic's as the publisher's producer sees it, unless another
+// publisher of the recording asked first. The checkpointer answers RecordingRouted once the
+// count is stored with the recording's checkpoint: a restart, or a publisher of the
+// recording created again, routes it by that count, to the partition it began in.
+type RouteRecording struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	Partitions    int32                  `protobuf:"varint,2,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RouteRecording) Reset() {
+	*x = RouteRecording{}
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RouteRecording) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RouteRecording) ProtoMessage() {}
+
+func (x *RouteRecording) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RouteRecording.ProtoReflect.Descriptor instead.
+func (*RouteRecording) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *RouteRecording) GetRecordingId() int64 {
+	if x != nil {
+		return x.RecordingId
+	}
+	return 0
+}
+
+func (x *RouteRecording) GetPartitions() int32 {
+	if x != nil {
+		return x.Partitions
+	}
+	return 0
+}
+
+// RecordingRouted answers RouteRecording: the recording is routed by partitions, stored.
 type RecordingRouted struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
@@ -1106,7 +1162,7 @@ type RecordingRouted struct {
 
 func (x *RecordingRouted) Reset() {
 	*x = RecordingRouted{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1118,7 +1174,7 @@ func (x *RecordingRouted) String() string {
 func (*RecordingRouted) ProtoMessage() {}
 
 func (x *RecordingRouted) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1131,7 +1187,7 @@ func (x *RecordingRouted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingRouted.ProtoReflect.Descriptor instead.
 func (*RecordingRouted) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RecordingRouted) GetRecordingId() int64 {
@@ -1160,7 +1216,7 @@ type CheckpointPersisted struct {
 
 func (x *CheckpointPersisted) Reset() {
 	*x = CheckpointPersisted{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1228,7 @@ func (x *CheckpointPersisted) String() string {
 func (*CheckpointPersisted) ProtoMessage() {}
 
 func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1241,7 @@ func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointPersisted.ProtoReflect.Descriptor instead.
 func (*CheckpointPersisted) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CheckpointPersisted) GetRecordingId() int64 {
@@ -1229,7 +1285,7 @@ type RecordingInfo struct {
 
 func (x *RecordingInfo) Reset() {
 	*x = RecordingInfo{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1297,7 @@ func (x *RecordingInfo) String() string {
 func (*RecordingInfo) ProtoMessage() {}
 
 func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1254,7 +1310,7 @@ func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingInfo.ProtoReflect.Descriptor instead.
 func (*RecordingInfo) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RecordingInfo) GetRecordingId() int64 {
@@ -1324,7 +1380,7 @@ type RecordingsListed struct {
 
 func (x *RecordingsListed) Reset() {
 	*x = RecordingsListed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1336,7 +1392,7 @@ func (x *RecordingsListed) String() string {
 func (*RecordingsListed) ProtoMessage() {}
 
 func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1349,7 +1405,7 @@ func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingsListed.ProtoReflect.Descriptor instead.
 func (*RecordingsListed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RecordingsListed) GetRecordings() []*RecordingInfo {
@@ -1377,7 +1433,7 @@ type DiscoveryFailed struct {
 
 func (x *DiscoveryFailed) Reset() {
 	*x = DiscoveryFailed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1389,7 +1445,7 @@ func (x *DiscoveryFailed) String() string {
 func (*DiscoveryFailed) ProtoMessage() {}
 
 func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1402,7 +1458,7 @@ func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscoveryFailed.ProtoReflect.Descriptor instead.
 func (*DiscoveryFailed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DiscoveryFailed) GetError() string {
@@ -1434,7 +1490,7 @@ type Drain struct {
 
 func (x *Drain) Reset() {
 	*x = Drain{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1446,7 +1502,7 @@ func (x *Drain) String() string {
 func (*Drain) ProtoMessage() {}
 
 func (x *Drain) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1459,7 +1515,7 @@ func (x *Drain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drain.ProtoReflect.Descriptor instead.
 func (*Drain) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Drain) GetDeadlineMs() int64 {
@@ -1490,7 +1546,7 @@ type RecordingDrained struct {
 
 func (x *RecordingDrained) Reset() {
 	*x = RecordingDrained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1502,7 +1558,7 @@ func (x *RecordingDrained) String() string {
 func (*RecordingDrained) ProtoMessage() {}
 
 func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1515,7 +1571,7 @@ func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingDrained.ProtoReflect.Descriptor instead.
 func (*RecordingDrained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{21}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RecordingDrained) GetRecordingId() int64 {
@@ -1541,7 +1597,7 @@ type CheckpointsFlushed struct {
 
 func (x *CheckpointsFlushed) Reset() {
 	*x = CheckpointsFlushed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1553,7 +1609,7 @@ func (x *CheckpointsFlushed) String() string {
 func (*CheckpointsFlushed) ProtoMessage() {}
 
 func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1566,7 +1622,7 @@ func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsFlushed.ProtoReflect.Descriptor instead.
 func (*CheckpointsFlushed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{22}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{23}
 }
 
 // Drained answers Drain for a whole stream.
@@ -1582,7 +1638,7 @@ type Drained struct {
 
 func (x *Drained) Reset() {
 	*x = Drained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1594,7 +1650,7 @@ func (x *Drained) String() string {
 func (*Drained) ProtoMessage() {}
 
 func (x *Drained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1607,7 +1663,7 @@ func (x *Drained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drained.ProtoReflect.Descriptor instead.
 func (*Drained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{23}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Drained) GetStream() string {
@@ -1726,6 +1782,11 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"from_start\x18\b \x01(\bR\tfromStart\x12\x1e\n" +
 	"\n" +
 	"partitions\x18\t \x01(\x05R\n" +
+	"partitions\"S\n" +
+	"\x0eRouteRecording\x12!\n" +
+	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\x02 \x01(\x05R\n" +
 	"partitions\"T\n" +
 	"\x0fRecordingRouted\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
@@ -1779,7 +1840,7 @@ func file_ferry_v1_pipeline_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_pipeline_proto_rawDescData
 }
 
-var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_ferry_v1_pipeline_proto_goTypes = []any{
 	(*Record)(nil),              // 0: ferry.v1.Record
 	(*RecordBatch)(nil),         // 1: ferry.v1.RecordBatch
@@ -1796,22 +1857,23 @@ var file_ferry_v1_pipeline_proto_goTypes = []any{
 	(*RecordingReopened)(nil),   // 12: ferry.v1.RecordingReopened
 	(*WatermarkRequest)(nil),    // 13: ferry.v1.WatermarkRequest
 	(*Watermark)(nil),           // 14: ferry.v1.Watermark
-	(*RecordingRouted)(nil),     // 15: ferry.v1.RecordingRouted
-	(*CheckpointPersisted)(nil), // 16: ferry.v1.CheckpointPersisted
-	(*RecordingInfo)(nil),       // 17: ferry.v1.RecordingInfo
-	(*RecordingsListed)(nil),    // 18: ferry.v1.RecordingsListed
-	(*DiscoveryFailed)(nil),     // 19: ferry.v1.DiscoveryFailed
-	(*Drain)(nil),               // 20: ferry.v1.Drain
-	(*RecordingDrained)(nil),    // 21: ferry.v1.RecordingDrained
-	(*CheckpointsFlushed)(nil),  // 22: ferry.v1.CheckpointsFlushed
-	(*Drained)(nil),             // 23: ferry.v1.Drained
-	(*RecordMark)(nil),          // 24: ferry.v1.RecordMark
+	(*RouteRecording)(nil),      // 15: ferry.v1.RouteRecording
+	(*RecordingRouted)(nil),     // 16: ferry.v1.RecordingRouted
+	(*CheckpointPersisted)(nil), // 17: ferry.v1.CheckpointPersisted
+	(*RecordingInfo)(nil),       // 18: ferry.v1.RecordingInfo
+	(*RecordingsListed)(nil),    // 19: ferry.v1.RecordingsListed
+	(*DiscoveryFailed)(nil),     // 20: ferry.v1.DiscoveryFailed
+	(*Drain)(nil),               // 21: ferry.v1.Drain
+	(*RecordingDrained)(nil),    // 22: ferry.v1.RecordingDrained
+	(*CheckpointsFlushed)(nil),  // 23: ferry.v1.CheckpointsFlushed
+	(*Drained)(nil),             // 24: ferry.v1.Drained
+	(*RecordMark)(nil),          // 25: ferry.v1.RecordMark
 }
 var file_ferry_v1_pipeline_proto_depIdxs = []int32{
 	0,  // 0: ferry.v1.RecordBatch.records:type_name -> ferry.v1.Record
-	24, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
-	24, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
-	17, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
+	25, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
+	25, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
+	18, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
 	4,  // [4:4] is the sub-list for method output_type
 	4,  // [4:4] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
@@ -1831,7 +1893,7 @@ func file_ferry_v1_pipeline_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_pipeline_proto_rawDesc), len(file_ferry_v1_pipeline_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

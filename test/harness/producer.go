@@ -98,6 +98,12 @@ func Wrap(p pulsar.Producer, plan Plan) *Producer {
 	return &Producer{Producer: p, plan: plan}
 }
 
+// NumPartitions is the real producer's: how many partitions it publishes to. ferry's
+// publisher asks before it sends.
+func (p *Producer) NumPartitions() uint32 {
+	return p.Producer.(interface{ NumPartitions() uint32 }).NumPartitions()
+}
+
 // CloseWhileSending has the n-th send (n from 0, in SendAsync order) meet the producer
 // closing under it, as pulsar-client-go v0.19.0's own reconnect can when it closes a
 // producer for good (TopicNotFound, TopicTerminated, fenced): SendAsync checks that the

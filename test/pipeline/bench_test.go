@@ -230,6 +230,10 @@ type firstSendProducer struct {
 	f *firstSend
 }
 
+func (p *firstSendProducer) NumPartitions() uint32 {
+	return p.Producer.(actors.PartitionCounter).NumPartitions()
+}
+
 func (p *firstSendProducer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, callback func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
 	if p.f.recording == "" || msg.Properties[actors.PropRecordingID] == p.f.recording {
 		p.f.once.Do(func() { p.f.at = time.Now(); close(p.f.sent) })

@@ -545,6 +545,10 @@ type panicSeen struct {
 	seen *atomic.Bool
 }
 
+func (p panicSeen) NumPartitions() uint32 {
+	return p.Producer.(actors.PartitionCounter).NumPartitions()
+}
+
 func (p panicSeen) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
 	defer func() {
 		if r := recover(); r != nil {

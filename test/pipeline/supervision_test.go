@@ -501,6 +501,10 @@ type panickingProducer struct {
 	at    int64
 }
 
+func (p *panickingProducer) NumPartitions() uint32 {
+	return p.Producer.(actors.PartitionCounter).NumPartitions()
+}
+
 func (p *panickingProducer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
 	if p.sends.Add(1) == p.at {
 		var broken map[string]int
