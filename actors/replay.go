@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -81,6 +82,7 @@ type replay struct {
 	takenOn bool // the checkpointer's TakenOn came: reading may begin
 	from    int64
 	cancel  context.CancelFunc
+	handoff *openHandoff // the open under way, until its result is taken
 	opened  *openedReplay
 	image   *aeron.Image
 	joinBy  time.Time
@@ -97,6 +99,8 @@ type replay struct {
 	readFragment, checkFragments, firstFragments aeron.FragmentHandler
 	firstUnread                                  bool
 	firstBegin                                   int64
+	// dropped are the messages the recording holds only in part, said so far.
+	dropped dropped
 
 	sentRecords, sentBytes int64
 	relRecords, relBytes   int64
@@ -125,6 +129,50 @@ type openedReplay struct {
 	stopPosition int64 // archive.NullPosition while the recording is live
 	nothingLeft  bool  // the recording stopped at or before the watermark
 	err          error
+	handoff      *openHandoff
+}
+
+// openHandoff passes an opened replay from the goroutine that opened it to the incarnation
+// that asked, or, when that incarnation let go meanwhile (stopped with its stream or its
+// recording, restarted, drained), to whichever of the two comes second, to close: a result
+// sent to a stopped actor is a dead letter, and left open the archive would go on replaying
+// — a live recording for ever, holding one of its replay sessions — to a subscription
+// nobody reads.
+type openHandoff struct {
+	mu        sync.Mutex
+	res       *openedReplay
+	abandoned bool
+}
+
+// offer hands over res; false: the incarnation let go, and the caller closes res.
+func (h *openHandoff) offer(res *openedReplay) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.abandoned {
+		return false
+	}
+	h.res = res
+	return true
+}
+
+// take returns the result offered, once; nil if the incarnation let go of it (and closed it).
+func (h *openHandoff) take() *openedReplay {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	res := h.res
+	h.res = nil
+	return res
+}
+
+// abandon says the incarnation let go: it returns a result offered and not taken, for the
+// caller to close; one offered later is closed by the goroutine that opened it.
+func (h *openHandoff) abandon() *openedReplay {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.abandoned = true
+	res := h.res
+	h.res = nil
+	return res
 }
 
 // pollReplay is the replay's self-message to poll once more.
@@ -202,10 +250,16 @@ func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
 	}
 	callCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
-	self, system, gen := ctx.Self(), ctx.ActorSystem(), r.gen
+	self, system, gen, h := ctx.Self(), ctx.ActorSystem(), r.gen, &openHandoff{}
+	r.handoff = h
 	id := r.rec.RecordingId
 	started := r.env.tasks().Go(func() {
 		res := r.openReplay(callCtx, gen, id, from, followStart, mark)
+		res.handoff = h
+		if !h.offer(res) {
+			r.closeOpened(res)
+			return
+		}
 		system.Root.Send(self, res)
 	})
 	if !started {
@@ -314,6 +368,9 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, fol
 }
 
 func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
+	if res.handoff.take() == nil {
+		return // its incarnation let go of it and closed it (release)
+	}
 	if res.gen != r.gen || r.draining() {
 		// Opened by an earlier incarnation, or no longer wanted: release it.
 		r.closeOpened(res)
@@ -414,6 +471,7 @@ func (r *replay) poll(ctx actor.Context) {
 	if err != nil {
 		r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: replay poll: %w", r.rec.RecordingId, err))
 	}
+	r.sayDropped(ctx, r.image.Position(), false)
 	moved := r.image.Position() != before
 	switch {
 	case r.image.IsEndOfStream():
@@ -442,6 +500,7 @@ func (r *replay) onMessage(_ []byte, h aeron.Header) {
 	start := r.lastEnd
 	if r.firstUnread {
 		r.firstUnread, start = false, max(start, r.firstBegin)
+		r.dropped.passOver(r.asm.Stats()) // the fragments of a message begun before the replay's start
 	}
 	sum := crc32.Checksum(payload, castagnoli)
 	r.batch.Records = append(r.batch.Records, &messages.Record{Start: start, End: end, Payload: payload, Checksum: sum})
@@ -454,6 +513,67 @@ func (r *replay) firstFragment(payload []byte, h aeron.Header) {
 		r.firstBegin = h.FramePosition()
 	}
 	r.asm.OnFragment(payload, h)
+}
+
+// dropped keeps what a replay's assembler dropped unfinished, for the replay to say (lesson
+// 26: nothing dropped is silent). The recording holds such a message only in part: a
+// publisher gone in the middle of it, the recording stopped between its fragments, or a
+// channel recorded unreliably, where the driver fills a lost fragment's place instead of
+// asking for it again. Nothing of it can be published; the replay goes on past it, and its
+// bytes are committed with the next record's. The first drop is said at once, later ones at
+// most once per sayDroppedEvery, together, and what is left at the recording's end.
+type dropped struct {
+	discarded uint64 // the assembler's messages begun and dropped unfinished, taken
+	orphaned  uint64 // its fragments without their message's beginning, taken or passed over
+	unended   uint64 // taken and not said yet
+	headless  uint64
+	saidAtMs  int64 // when they were last said; 0: never
+}
+
+// sayDroppedEvery is how often at most a replay says what it dropped.
+const sayDroppedEvery = time.Second
+
+// passOver takes the fragments without a beginning so far as those of a message begun
+// before the replay's start (lesson 8), not dropped ones: called at the replay's first
+// message.
+func (d *dropped) passOver(st aeron.AssemblerStats) { d.orphaned = st.Orphaned }
+
+// take adds what the assembler dropped since the last call: messages begun and not ended,
+// and fragments without their message's beginning — none of those before the replay's
+// first message (first false), which are the one begun before its start.
+func (d *dropped) take(st aeron.AssemblerStats, first bool) {
+	d.unended += st.Discarded - d.discarded
+	d.discarded = st.Discarded
+	if first {
+		d.headless += st.Orphaned - d.orphaned
+	}
+	d.orphaned = st.Orphaned
+}
+
+// due returns what was taken and not said, if it is time to say it (or end: the
+// recording's end), and counts it said.
+func (d *dropped) due(nowMs int64, end bool) (unended, headless uint64, ok bool) {
+	if d.unended == 0 && d.headless == 0 || !end && d.saidAtMs != 0 && nowMs-d.saidAtMs < sayDroppedEvery.Milliseconds() {
+		return 0, 0, false
+	}
+	unended, headless = d.unended, d.headless
+	d.unended, d.headless, d.saidAtMs = 0, 0, nowMs
+	return unended, headless, true
+}
+
+// sayDropped says, loudly, what the assembler dropped unfinished, before position at, when
+// it is due (see dropped).
+func (r *replay) sayDropped(ctx actor.Context, at int64, end bool) {
+	r.dropped.take(r.asm.Stats(), !r.firstUnread)
+	now := r.env.nowMs()
+	unended, headless, ok := r.dropped.due(now, end)
+	if !ok {
+		return
+	}
+	msg := fmt.Sprintf("recording %d holds messages only in part before position %d: %d begun and not ended, %d fragment(s) of messages whose beginning is not there (since this was last said). A publisher went away in the middle of a message, the recording was stopped between a message's fragments, or the channel is recorded unreliably and the network lost fragments: no whole message is there to publish, and ferry goes on past them",
+		r.rec.RecordingId, at, unended, headless)
+	r.env.Logger.Error(msg, "stream", r.cfg.Def.Name, "recording", r.rec.RecordingId)
+	ctx.Send(r.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: now, Kind: "read", Message: msg}})
 }
 
 // recordCheck is a replay's check of the last record its checkpoint covers (its mark),
@@ -607,6 +727,12 @@ func (r *replay) onEndChecked(ctx actor.Context, c *endChecked) {
 // end reports the end of the stopped recording to the tracker.
 func (r *replay) end(ctx actor.Context, stop int64) {
 	r.ended = true
+	if r.asm != nil && r.image != nil {
+		// A message begun and not ended at the recording's stop never ends: an extension
+		// is a new publication's, which begins messages of its own.
+		r.asm.FreeSession(r.image.SessionID())
+		r.sayDropped(ctx, stop, true)
+	}
 	ctx.Send(r.pids.tracker, &messages.ReplayEnded{RecordingId: r.rec.RecordingId, Generation: r.gen, StopPosition: stop})
 	r.release()
 }
@@ -630,6 +756,12 @@ func (r *replay) schedulePoll(ctx actor.Context, d time.Duration) {
 func (r *replay) release() {
 	if r.cancel != nil {
 		r.cancel()
+	}
+	if r.handoff != nil {
+		if res := r.handoff.abandon(); res != nil {
+			r.closeOpened(res) // offered, and its news not taken yet
+		}
+		r.handoff = nil
 	}
 	if r.opened != nil {
 		r.closeOpened(r.opened)

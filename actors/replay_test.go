@@ -1,14 +1,24 @@
 package actors
 
 import (
+	"context"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
 // read is one message as the replay's check sees it: where its first fragment's frame
@@ -82,4 +92,97 @@ func TestRecordCheckTellsTheRecordPublishedFromAnother(t *testing.T) {
 			}
 		})
 	}
+}
+
+// replayCounter is an archive whose recording 7 is live and which accepts every replay,
+// counting the replays started and stopped.
+type replayCounter struct{ started, stopped atomic.Int32 }
+
+func (a *replayCounter) RecordingsOfChannel(context.Context, channel.URI, int32, int32) ([]archive.RecordingDescriptor, error) {
+	return nil, nil
+}
+func (a *replayCounter) Recording(context.Context, int64) (archive.RecordingDescriptor, error) {
+	return archive.RecordingDescriptor{RecordingID: 7, StopPosition: archive.NullPosition}, nil
+}
+func (a *replayCounter) MaxRecordedPosition(context.Context, int64) (int64, error) { return 0, nil }
+func (a *replayCounter) StartReplay(context.Context, int64, int64, int64, string, int32) (int64, error) {
+	a.started.Add(1)
+	return 42, nil
+}
+func (a *replayCounter) StopReplay(context.Context, int64) error { a.stopped.Add(1); return nil }
+
+// heldSubscriber makes its subscription once the test lets it (entered says it was asked).
+type heldSubscriber struct{ entered, release chan struct{} }
+
+func (s heldSubscriber) AddSubscription(context.Context, string, int32, aeron.ImageHandlers) (*aeron.Subscription, error) {
+	close(s.entered)
+	<-s.release
+	return nil, nil // made (stillSubscriber's stand-in)
+}
+
+// A replay actor stopped while its open is under way — its stream failed, or its recording
+// was stopped, while the process goes on — does not leave the archive replaying to a
+// subscription nobody reads (a live recording's replay would follow it for ever, holding
+// one of the archive's replay sessions): the replay the open started is stopped, once.
+func TestAReplayStoppedWhileItOpensLeavesNoArchiveReplayBehind(t *testing.T) {
+	env, cfg := testEnv(t)
+	arc, sub := &replayCounter{}, heldSubscriber{entered: make(chan struct{}), release: make(chan struct{})}
+	env.Archive, env.Aeron = arc, sub
+	ch, err := channel.Parse("aeron:ipc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReplayChannel, cfg.ReplayStreamID = ch, 99
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	pid := system.Root.Spawn(actor.PropsFromProducer(newReplay(env, cfg, &messages.RecordingInfo{RecordingId: 7}, pids, -1, -1)))
+	req := next[*messages.WatermarkRequest](t, nb.checkpointer)
+	system.Root.Send(pid, &messages.Watermark{RecordingId: 7, Generation: req.Generation, Stored: true, Position: 0})
+	select {
+	case <-sub.entered:
+	case <-time.After(waitFor):
+		t.Fatal("the replay did not subscribe")
+	}
+	if err := system.Root.StopFuture(pid).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	close(sub.release)
+	eventually.NoError(t, waitFor, func() error {
+		if s, st := arc.started.Load(), arc.stopped.Load(); s != 1 || st != 1 {
+			return fmt.Errorf("replays started %d, stopped %d; want the one started stopped", s, st)
+		}
+		return nil
+	})
+	eventually.Always(t, 200*time.Millisecond, func() error {
+		if st := arc.stopped.Load(); st != 1 {
+			return fmt.Errorf("the replay was stopped %d times", st)
+		}
+		return nil
+	})
+}
+
+// What a replay's assembler drops unfinished is said (lesson 26), each drop once: messages
+// begun and not ended, and fragments whose message's beginning is not there — except, before
+// the replay's first message, those of the message begun before where the replay started
+// (lesson 8), which are passed over. The first drop is said at once, later ones together at
+// most once a second, and what is left at the recording's end at once.
+func TestAReplaySaysEachMessageItHoldsOnlyInPartOnce(t *testing.T) {
+	var d dropped
+	step := func(st aeron.AssemblerStats, first bool, nowMs int64, end bool, wantUnended, wantHeadless uint64, wantSaid bool) {
+		t.Helper()
+		d.take(st, first)
+		if u, h, said := d.due(nowMs, end); said != wantSaid || u != wantUnended || h != wantHeadless {
+			t.Fatalf("after %+v at %d ms (first message read: %t, end: %t): said %t: %d unended, %d headless; want %t: %d, %d",
+				st, nowMs, first, end, said, u, h, wantSaid, wantUnended, wantHeadless)
+		}
+	}
+	step(aeron.AssemblerStats{Orphaned: 3}, false, 1000, false, 0, 0, false) // the tail of a message begun before the start
+	d.passOver(aeron.AssemblerStats{Orphaned: 3, Delivered: 1})
+	step(aeron.AssemblerStats{Orphaned: 3, Delivered: 4}, true, 1100, false, 0, 0, false)
+	step(aeron.AssemblerStats{Discarded: 1, Orphaned: 3, Delivered: 5}, true, 1200, false, 1, 0, true)  // the first: at once
+	step(aeron.AssemblerStats{Discarded: 1, Orphaned: 5, Delivered: 6}, true, 1300, false, 0, 0, false) // held back
+	step(aeron.AssemblerStats{Discarded: 3, Orphaned: 5, Delivered: 9}, true, 1900, false, 0, 0, false)
+	step(aeron.AssemblerStats{Discarded: 3, Orphaned: 5, Delivered: 9}, true, 2200, false, 2, 2, true) // a second on: together
+	step(aeron.AssemblerStats{Discarded: 3, Orphaned: 5, Delivered: 9}, true, 5000, false, 0, 0, false)
+	step(aeron.AssemblerStats{Discarded: 4, Orphaned: 5, Delivered: 9}, true, 5100, true, 1, 0, true) // the end: at once
 }

@@ -41,6 +41,10 @@ const (
 // to its handler; pass its OnFragment method to Poll. It belongs to the polling goroutine.
 type FragmentAssembler = logbuffer.FragmentAssembler
 
+// AssemblerStats are a [FragmentAssembler]'s counts: messages delivered, messages dropped
+// unfinished, fragments without their message's beginning.
+type AssemblerStats = logbuffer.AssemblerStats
+
 // NewFragmentAssembler returns an assembler delivering whole messages of up to
 // maxMessageLength bytes (a publication's [ExclusivePublication.MaxMessageLength], or
 // [Image.MaxMessageLength]) to h.
