@@ -252,10 +252,17 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (mov
 	return movedOn
 }
 
-func (s *streamStatus) persisted(c *messages.CheckpointPersisted, nowMs int64) {
+// persisted takes a checkpoint the store holds. Only committed positions are saved, so one
+// beyond the committed position shown is the tracker's commit ahead of its push (commits go
+// to the checkpointer at once, pushes at most every push interval): progress, as it would
+// be in the push. It reports whether the recording moved on (see progress).
+func (s *streamStatus) persisted(c *messages.CheckpointPersisted, nowMs int64) (movedOn bool) {
 	r := s.recording(c.RecordingId)
 	r.CheckpointedPosition = proto.Int64(c.Position)
-	// Only committed positions are saved: a tracker push older than the save is behind.
+	if r.CommittedPosition != nil && *r.CommittedPosition < c.Position {
+		movedOn = true
+		s.lastProgressMs, s.movedAtMs[c.RecordingId] = nowMs, nowMs
+	}
 	if r.CommittedPosition == nil || *r.CommittedPosition < c.Position {
 		r.CommittedPosition = proto.Int64(c.Position)
 	}
@@ -264,6 +271,7 @@ func (s *streamStatus) persisted(c *messages.CheckpointPersisted, nowMs int64) {
 		r.Completed = true
 		r.PendingRecords, r.PendingBytes = 0, 0
 	}
+	return movedOn
 }
 
 // reopened takes a completed recording back to publishing (extended after it was completed,

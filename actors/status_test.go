@@ -468,3 +468,27 @@ func TestARecordingWhoseTurnComesIsNotStalledAtOnce(t *testing.T) {
 		t.Fatalf("recording 2 behind for the threshold after its turn came: %s; want stalled", st.State)
 	}
 }
+
+// A checkpoint saved before the tracker's push that carries its position (commits reach the
+// checkpointer at once, pushes at most every push interval) is progress: a recording whose
+// every commit is saved first, pushed after, is not stalled while it moves.
+func TestACommitSavedBeforeItsPushIsProgress(t *testing.T) {
+	const stall = time.Minute
+	s := newStreamStatus(0)
+	s.listed = true
+	s.known(&messages.RecordingInfo{RecordingId: 1, Live: true, StopPosition: -1, RecordedPosition: 1 << 40}, 0)
+	s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0), PendingRecords: 5}}, 0)
+	for now := int64(250); now <= 2*stall.Milliseconds(); now += 250 {
+		pos := now * 4
+		if moved := s.persisted(&messages.CheckpointPersisted{RecordingId: 1, Position: pos}, now); !moved {
+			t.Fatalf("the checkpoint at %d, beyond the committed position shown, is not progress", pos)
+		}
+		s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos), PendingRecords: 5}}, now)
+		if st := s.build("orders", "archive", nil, nil, stall, now); !st.Healthy {
+			t.Fatalf("at %d ms, committed %d and moving: %s, %q; want healthy", now, pos, st.State, st.Reason)
+		}
+	}
+	if moved := s.persisted(&messages.CheckpointPersisted{RecordingId: 1, Position: 1000}, 2*stall.Milliseconds()+250); moved {
+		t.Fatal("a checkpoint below the committed position shown is progress")
+	}
+}

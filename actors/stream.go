@@ -152,7 +152,11 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 			s.env.Logger.Warn("cannot list the stream's recordings; retrying", "stream", s.cfg.Def.Name, "error", msg.Error)
 		}
 	case *messages.CheckpointPersisted:
-		s.status.persisted(msg, s.env.nowMs())
+		if s.status.persisted(msg, s.env.nowMs()) {
+			if pids := s.running[msg.RecordingId]; pids != nil {
+				s.restarts.Progressed(pids.replay, pids.tracker, pids.publisher)
+			}
+		}
 		if msg.Completed {
 			s.recordingCompleted(ctx, msg)
 		}
