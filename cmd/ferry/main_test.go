@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +23,7 @@ import (
 	"go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/observe"
@@ -102,13 +104,23 @@ func TestRecordingsCommittedColumn(t *testing.T) {
 		2: {RecordingID: 2, Position: 128, Completed: true},
 		3: {RecordingID: 3, Position: 64, Seed: true},
 		4: {RecordingID: 4, Position: 8192, Seed: true, Completed: true, Forgotten: true},
+		6: {RecordingID: 6, Position: 512, Completed: true, StartMs: 1795970000000, SessionID: 9},
 	}}
-	for id, want := range map[int64]string{1: "4096", 2: "128 (completed)", 3: "- (taken on at 64)", 4: "8192 (forgotten: never published after it)", 5: "-"} {
-		if got := committedText(all, "orders", id); got != want {
+	listed := func(id int64) archive.RecordingDescriptor {
+		return archive.RecordingDescriptor{RecordingID: id, StartTimestampMs: 1795970000000, SessionID: 9}
+	}
+	for id, want := range map[int64]string{1: "4096", 2: "128 (completed)", 3: "- (taken on at 64)", 4: "8192 (forgotten: never published after it)", 5: "-", 6: "512 (completed)"} {
+		if got := committedText(all, "orders", listed(id)); got != want {
 			t.Errorf("recording %d: COMMITTED %q, want %q", id, got, want)
 		}
 	}
-	if got := committedText(nil, "orders", 1); got != "?" {
+	// Recording 6 of a replaced archive: another recording under the same id.
+	other := listed(6)
+	other.SessionID = 10
+	if got := committedText(all, "orders", other); !strings.Contains(got, "of another recording") || !strings.HasPrefix(got, "- ") {
+		t.Errorf("another recording under id 6: COMMITTED %q; want nothing committed, the checkpoint named another recording's", got)
+	}
+	if got := committedText(nil, "orders", listed(1)); got != "?" {
 		t.Errorf("checkpoints unknown: COMMITTED %q, want ?", got)
 	}
 }
@@ -472,6 +484,63 @@ func TestStatusWatchAsksAgainWhileFerryDoesNotAnswer(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// `ferry status --watch --json` writes JSON documents one after another, for a program to
+// read: no screen control between them, and a ferry that does not answer is a document too.
+func TestStatusWatchAsJSONWritesDocumentsOnly(t *testing.T) {
+	var answering atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !answering.Load() {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(`{"atMs":"1796000000000","version":"test","streams":[{"name":"orders","mode":"archive","state":"caught-up","healthy":true}]}`))
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		watchStatus(ctx, out, srv.URL+"/status", true, 10*time.Millisecond)
+	}()
+	defer func() { cancel(); <-done }()
+	docs := func() (errs, statuses int, err error) {
+		dec := json.NewDecoder(strings.NewReader(out.String()))
+		for dec.More() {
+			var doc map[string]any
+			if err := dec.Decode(&doc); err != nil {
+				text := out.String()
+				return errs, statuses, fmt.Errorf("%w in %q...", err, text[:min(len(text), 200)])
+			}
+			switch {
+			case doc["error"] != nil && doc["atMs"] != nil:
+				errs++
+			case doc["streams"] != nil:
+				statuses++
+			default:
+				return errs, statuses, fmt.Errorf("document %v is neither a status nor an error", doc)
+			}
+		}
+		return errs, statuses, nil
+	}
+	eventually.NoError(t, 5*time.Second, func() error {
+		if errs, _, err := docs(); err != nil || errs == 0 {
+			return fmt.Errorf("%d error documents (%v)", errs, err)
+		}
+		return nil
+	})
+	answering.Store(true)
+	eventually.NoError(t, 5*time.Second, func() error {
+		if _, statuses, err := docs(); err != nil || statuses == 0 {
+			return fmt.Errorf("%d status documents (%v)", statuses, err)
+		}
+		return nil
+	})
+	if _, _, err := docs(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A run that ends on an error of its own says that error, not that a signal came: the

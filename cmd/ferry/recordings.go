@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
@@ -61,7 +62,7 @@ func recordings(args []string, stdout io.Writer) error {
 				}
 			}
 			fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\t%s\n", d.RecordingID, state, d.StartPosition, end,
-				committedText(committed, s.Name, d.RecordingID), time.UnixMilli(d.StartTimestampMs).UTC().Format(time.RFC3339))
+				committedText(committed, s.Name, d), time.UnixMilli(d.StartTimestampMs).UTC().Format(time.RFC3339))
 		}
 		if err := w.Flush(); err != nil {
 			return err
@@ -100,14 +101,19 @@ func committedCheckpoints(cfg *config.Config) (map[string]map[int64]store.Checkp
 	return out, "", nil
 }
 
-func committedText(all map[string]map[int64]store.Checkpoint, stream string, id int64) string {
+// committedText is what ferry committed of recording d: its checkpoint's position and
+// state. A checkpoint of another recording under d's id (the archive's catalog replaced,
+// its ids reused: the running ferry stops the stream) is said to be one.
+func committedText(all map[string]map[int64]store.Checkpoint, stream string, d archive.RecordingDescriptor) string {
 	if all == nil {
 		return "?"
 	}
-	c, ok := all[stream][id]
+	c, ok := all[stream][d.RecordingID]
 	switch {
 	case !ok:
 		return "-"
+	case !c.SameRecording(d.StartTimestampMs, d.SessionID):
+		return fmt.Sprintf("- (the checkpoint under this id, at %d, is of another recording, started %s in session %d: the archive reuses ids)", c.Position, time.UnixMilli(c.StartMs).UTC().Format(time.RFC3339), c.SessionID)
 	case c.Forgotten:
 		return fmt.Sprintf("%d (forgotten: never published after it)", c.Position)
 	case c.Completed:

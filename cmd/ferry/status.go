@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -49,17 +50,25 @@ func status(args []string, stdout io.Writer) error {
 }
 
 // watchStatus shows the status every interval until ctx is done. A ferry that does not
-// answer (restarting, say) is said so, in place of the table, and asked again.
+// answer (restarting, say) is said so, in place of the table, and asked again. With asJSON
+// it writes one JSON document after another, for a program to read (jq, say): no screen
+// control, and a ferry that does not answer is a document with error and atMs.
 func watchStatus(ctx context.Context, stdout io.Writer, url string, asJSON bool, interval time.Duration) {
 	for {
 		body, st, err := fetchStatus(ctx, url)
 		if ctx.Err() != nil {
 			return
 		}
-		fmt.Fprint(stdout, "\033[H\033[2J") // clear the screen: the table refreshes in place
-		if err != nil {
+		if !asJSON {
+			fmt.Fprint(stdout, "\033[H\033[2J") // clear the screen: the table refreshes in place
+		}
+		switch {
+		case err != nil && asJSON:
+			doc, _ := json.Marshal(map[string]any{"error": fmt.Sprintf("%s: %v", url, err), "atMs": time.Now().UnixMilli()})
+			fmt.Fprintf(stdout, "%s\n", doc)
+		case err != nil:
 			fmt.Fprintf(stdout, "%s %s: %v (is ferry running with this configuration?); asking again every %s\n", time.Now().UTC().Format(time.RFC3339), url, err, interval)
-		} else {
+		default:
 			showStatus(stdout, body, st, asJSON)
 		}
 		select {
