@@ -44,6 +44,9 @@ type streamStatus struct {
 	// listFailingSinceMs is when the listings of the stream's recordings began to fail,
 	// every one since; 0 while the last one succeeded.
 	listFailingSinceMs int64
+	// lastLossMs is when the transport mode's live reader last counted a message lost (a
+	// failed publish, or one broken off); 0: never.
+	lastLossMs int64
 	// listed: a listing of the stream's recordings was acted on (start_position latest may
 	// defer the first).
 	listed   bool
@@ -225,6 +228,9 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (mov
 	case c.acknowledged+t.Acknowledged > r.Acknowledged:
 		movedOn = true
 		s.lastProgressMs, s.movedAtMs[p.RecordingId] = nowMs, nowMs
+	}
+	if t.CommittedPosition == nil && c.failed+t.Failed > r.Failed {
+		s.lastLossMs = nowMs
 	}
 	s.reported = true
 	r.ReplayPosition = t.ReplayPosition
@@ -437,6 +443,12 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 			st.State, st.Healthy = "stalled", false
 			st.Reason = fmt.Sprintf("stalled: not started after %s: %s; see failures%s", time.Duration(waited)*time.Millisecond, what, kinds(st.Failures))
 		}
+	case mode == "transport" && s.lastLossMs > 0 && nowMs-s.lastLossMs <= stallAfter.Milliseconds() && nowMs-max(s.lastProgressMs, s.startedMs) > stallAfter.Milliseconds():
+		// At most once: nothing pends, and the stall rule above never fires, while every
+		// message is lost.
+		st.State, st.Healthy = "stalled", false
+		st.Reason = fmt.Sprintf("stalled: messages are lost and none was acknowledged for %s (transport mode, at most once); see failures%s",
+			time.Duration(nowMs-max(s.lastProgressMs, s.startedMs))*time.Millisecond, kinds(st.Failures))
 	case mode == "transport":
 		st.State = "live"
 	case pending > 0 || lag > 0:

@@ -492,3 +492,35 @@ func TestACommitSavedBeforeItsPushIsProgress(t *testing.T) {
 		t.Fatal("a checkpoint below the committed position shown is progress")
 	}
 }
+
+// In transport mode nothing pends while messages are lost (at most once), so the stall rule
+// never fires: a stream whose every message for stall_after is lost, none acknowledged, is
+// unhealthy, saying so; one whose losses stopped, or that has acknowledgements among them,
+// is live.
+func TestATransportStreamLosingEveryMessageIsUnhealthy(t *testing.T) {
+	const stall = time.Minute
+	push := func(s *streamStatus, acked, failed uint64, now int64) {
+		s.progress(&messages.RecordingProgress{RecordingId: 0, Status: &messages.RecordingStatus{Published: acked + failed, Acknowledged: acked, Failed: failed}}, now)
+	}
+	s := newStreamStatus(0)
+	push(s, 0, 0, 0) // subscribed
+	for now := int64(1000); now <= 2*stall.Milliseconds(); now += 1000 {
+		push(s, 0, uint64(now/1000), now)
+		st := s.build("live", "transport", nil, nil, stall, now)
+		if lost := now > stall.Milliseconds(); lost == st.Healthy || lost && !strings.Contains(st.Reason, "messages are lost and none was acknowledged") {
+			t.Fatalf("at %d ms, every message lost: %s, healthy %t, %q", now, st.State, st.Healthy, st.Reason)
+		}
+	}
+	if st := s.build("live", "transport", nil, nil, stall, 3*stall.Milliseconds()+1); !st.Healthy {
+		t.Fatalf("no loss for a stall_after: %s, %q; want live", st.State, st.Reason)
+	}
+
+	s = newStreamStatus(0)
+	push(s, 0, 0, 0)
+	for now := int64(1000); now <= 2*stall.Milliseconds(); now += 1000 {
+		push(s, uint64(now/1000), uint64(now/1000), now) // half lost, half acknowledged
+		if st := s.build("live", "transport", nil, nil, stall, now); !st.Healthy {
+			t.Fatalf("at %d ms, half the messages acknowledged: %s, %q; want live", now, st.State, st.Reason)
+		}
+	}
+}
