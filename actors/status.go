@@ -44,9 +44,10 @@ type streamStatus struct {
 	// listFailingSinceMs is when the listings of the stream's recordings began to fail,
 	// every one since; 0 while the last one succeeded.
 	listFailingSinceMs int64
-	// lastLossMs is when the transport mode's live reader last counted a message lost (a
-	// failed publish, or one broken off); 0: never.
-	lastLossMs int64
+	// lossSinceMs is when the transport mode's live reader counted the first message lost
+	// (a failed publish, or one broken off) since its last acknowledgement, and lastLossMs
+	// the last one; 0: none.
+	lossSinceMs, lastLossMs int64
 	// listed: a listing of the stream's recordings was acted on (start_position latest may
 	// defer the first).
 	listed   bool
@@ -229,8 +230,16 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (mov
 		movedOn = true
 		s.lastProgressMs, s.movedAtMs[p.RecordingId] = nowMs, nowMs
 	}
-	if t.CommittedPosition == nil && c.failed+t.Failed > r.Failed {
-		s.lastLossMs = nowMs
+	if t.CommittedPosition == nil {
+		switch {
+		case c.acknowledged+t.Acknowledged > r.Acknowledged:
+			s.lossSinceMs = 0
+		case c.failed+t.Failed > r.Failed:
+			s.lastLossMs = nowMs
+			if s.lossSinceMs == 0 {
+				s.lossSinceMs = nowMs
+			}
+		}
 	}
 	s.reported = true
 	r.ReplayPosition = t.ReplayPosition
@@ -443,12 +452,12 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 			st.State, st.Healthy = "stalled", false
 			st.Reason = fmt.Sprintf("stalled: not started after %s: %s; see failures%s", time.Duration(waited)*time.Millisecond, what, kinds(st.Failures))
 		}
-	case mode == "transport" && s.lastLossMs > 0 && nowMs-s.lastLossMs <= stallAfter.Milliseconds() && nowMs-max(s.lastProgressMs, s.startedMs) > stallAfter.Milliseconds():
+	case mode == "transport" && s.lossSinceMs > 0 && nowMs-s.lossSinceMs > stallAfter.Milliseconds() && nowMs-s.lastLossMs <= stallAfter.Milliseconds():
 		// At most once: nothing pends, and the stall rule above never fires, while every
 		// message is lost.
 		st.State, st.Healthy = "stalled", false
 		st.Reason = fmt.Sprintf("stalled: messages are lost and none was acknowledged for %s (transport mode, at most once); see failures%s",
-			time.Duration(nowMs-max(s.lastProgressMs, s.startedMs))*time.Millisecond, kinds(st.Failures))
+			time.Duration(nowMs-s.lossSinceMs)*time.Millisecond, kinds(st.Failures))
 	case mode == "transport":
 		st.State = "live"
 	case pending > 0 || lag > 0:

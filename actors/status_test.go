@@ -507,12 +507,21 @@ func TestATransportStreamLosingEveryMessageIsUnhealthy(t *testing.T) {
 	for now := int64(1000); now <= 2*stall.Milliseconds(); now += 1000 {
 		push(s, 0, uint64(now/1000), now)
 		st := s.build("live", "transport", nil, nil, stall, now)
-		if lost := now > stall.Milliseconds(); lost == st.Healthy || lost && !strings.Contains(st.Reason, "messages are lost and none was acknowledged") {
+		lost := now-1000 > stall.Milliseconds() // the first loss at 1 s
+		if lost == st.Healthy || lost && !strings.Contains(st.Reason, "messages are lost and none was acknowledged") {
 			t.Fatalf("at %d ms, every message lost: %s, healthy %t, %q", now, st.State, st.Healthy, st.Reason)
 		}
 	}
 	if st := s.build("live", "transport", nil, nil, stall, 3*stall.Milliseconds()+1); !st.Healthy {
 		t.Fatalf("no loss for a stall_after: %s, %q; want live", st.State, st.Reason)
+	}
+
+	// A first loss after a long quiet spell is not a minute of losses.
+	s = newStreamStatus(0)
+	push(s, 0, 0, 0)
+	push(s, 0, 1, 5*stall.Milliseconds())
+	if st := s.build("live", "transport", nil, nil, stall, 5*stall.Milliseconds()+1000); !st.Healthy {
+		t.Fatalf("one loss after a quiet spell: %s, %q; want live", st.State, st.Reason)
 	}
 
 	s = newStreamStatus(0)
