@@ -104,14 +104,12 @@ type publisher struct {
 	// checkpoint keeps none, the topic's count as the producer sees it before the first send,
 	// stored first (RouteRecording; routeStored once the checkpointer answers, routing
 	// while it is asked). Every producer's router reads it, so that a producer created again
-	// routes where the first one did. checkedProducer is the last producer checked to
-	// publish to that many partitions at least.
-	routedBy        *atomic.Int64
-	routeStored     bool
-	routing         bool
-	checkedProducer pulsar.Producer
-	name            string // the producer's name ("" in transport mode)
-	incarnation     int
+	// routes where the first one did.
+	routedBy    *atomic.Int64
+	routeStored bool
+	routing     bool
+	name        string // the producer's name ("" in transport mode)
+	incarnation int
 }
 
 // sendAnswer is one send's claim to its outcome: the callback's, or strand's for a send a
@@ -281,6 +279,8 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.routed(ctx, msg)
 	case *partitionsGrew:
 		p.partitionsGrown(msg)
+	case *partitionsFewer:
+		p.routable(ctx)
 	case *askDeduplicationAgain:
 		if msg.producer == p.producer {
 			p.askDeduplication(ctx)
@@ -359,16 +359,23 @@ func (p *publisher) router(ctx actor.Context) func(*pulsar.ProducerMessage, puls
 	if p.cfg.Transport {
 		return func(*pulsar.ProducerMessage, pulsar.TopicMetadata) int { return 0 }
 	}
-	var grew atomic.Bool
+	var grew, fewer atomic.Bool
 	self, system, rec, routedBy := ctx.Self(), ctx.ActorSystem(), p.rec, p.routedBy
 	return func(_ *pulsar.ProducerMessage, tm pulsar.TopicMetadata) int {
-		by := routedBy.Load()
-		if n := int64(tm.NumPartitions()); n > by && grew.CompareAndSwap(false, true) {
+		by, n := routedBy.Load(), int64(tm.NumPartitions())
+		switch {
+		case n > by && grew.CompareAndSwap(false, true):
 			system.Root.Send(self, &partitionsGrew{by: by, now: n})
+		case n < by && fewer.CompareAndSwap(false, true):
+			system.Root.Send(self, &partitionsFewer{}) // the count shrank inside a batch (routable)
 		}
 		return recordingPartition(rec, int(by))
 	}
 }
+
+// partitionsFewer is the router's news that the topic has fewer partitions than the
+// recording is routed by; routable says so, and stops the stream.
+type partitionsFewer struct{}
 
 // partitionsGrew is the router's news that the topic has more partitions than the
 // recording is routed by.
@@ -415,9 +422,6 @@ func (p *publisher) routable(ctx actor.Context) bool {
 	if p.producer == nil || p.watermark == nil || p.routing {
 		return false
 	}
-	if p.routeStored && p.checkedProducer == p.producer {
-		return true
-	}
 	pc, ok := p.producer.(PartitionCounter)
 	if !ok {
 		panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("recording %d: the producer (%T) does not tell how many partitions it publishes to", p.rec, p.producer)))
@@ -433,10 +437,12 @@ func (p *publisher) routable(ctx actor.Context) bool {
 		return false
 	}
 	if by := p.routedBy.Load(); n < by {
+		// Checked before every batch: the client reads the count again every minute, and
+		// a topic deleted and created again with fewer partitions shrinks it under a live
+		// producer too (the router's news of a shrink inside a batch comes after it).
 		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("topic %s has %d partitions, fewer than the %d recording %d is routed by (it was deleted and created again): ferry sends no record of it to another partition than the one it began in (%d), where its order and deduplication do not reach. Give the stream a new topic, or reset its checkpoint (ferry checkpoint reset --stream %s) to publish its recordings again from the start position",
 			p.cfg.Def.Topic, n, by, p.rec, recordingPartition(p.rec, int(by)), p.cfg.Def.Name)))
 	}
-	p.checkedProducer = p.producer
 	return true
 }
 

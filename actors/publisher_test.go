@@ -390,31 +390,48 @@ func TestARecordingStaysInItsPartition(t *testing.T) {
 // A topic with fewer partitions than a recording is routed by was deleted and created again:
 // the recording's partition is not the one its records would go to (the client wraps the
 // router's index round). The publisher fails (poison: the stream stops, saying so) before it
-// sends anything.
+// sends anything there: when its producer is created so, and when the client's count shrinks
+// under a live producer (it reads the count again every minute).
 func TestFewerPartitionsThanTheRecordingIsRoutedByFailThePublisherBeforeItSends(t *testing.T) {
-	rp := &routingProducer{sendRecorder: &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}}
-	rp.partitions.Store(2)
-	env, cfg := testEnv(t)
-	env.CreateProducer = func(o pulsar.ProducerOptions) (pulsar.Producer, error) {
-		rp.route = o.MessageRouter
-		return rp, nil
-	}
-	system := testSystem(t)
-	_, pids := spawnNeighbours(system)
-	pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
-	system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 4})
-	b := batch(0, 128, 192, 256)
-	b.Records[0].Start = 64
-	system.Root.Send(pub, b)
-	select {
-	case err := <-givenUp:
-		if err == nil || !strings.Contains(err.Error(), "fewer than the 4 recording 7 is routed by") {
-			t.Fatalf("the publisher failed with %v; want the partitions it is routed by named", err)
-		}
-	case <-time.After(waitFor):
-		t.Fatal("the publisher went on with fewer partitions than the recording is routed by")
-	}
-	if s := rp.sent(); len(s) > 0 {
-		t.Fatalf("sent %v to a topic with fewer partitions than the recording is routed by", s)
+	for _, live := range []bool{false, true} {
+		t.Run(fmt.Sprintf("live producer %t", live), func(t *testing.T) {
+			rp := &routingProducer{sendRecorder: &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}}
+			rp.partitions.Store(2)
+			if live {
+				rp.partitions.Store(4)
+			}
+			env, cfg := testEnv(t)
+			env.CreateProducer = func(o pulsar.ProducerOptions) (pulsar.Producer, error) {
+				rp.route = o.MessageRouter
+				return rp, nil
+			}
+			system := testSystem(t)
+			_, pids := spawnNeighbours(system)
+			pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+			system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 4})
+			b := batch(0, 128, 192, 256)
+			b.Records[0].Start = 64
+			var before int
+			if live {
+				system.Root.Send(pub, b)
+				rp.waitRouted(t, 3, 3, 3)
+				before = 3
+				rp.partitions.Store(2)
+				b = batch(0, 320)
+				b.Records[0].Start = 256
+			}
+			system.Root.Send(pub, b)
+			select {
+			case err := <-givenUp:
+				if err == nil || !strings.Contains(err.Error(), "fewer than the 4 recording 7 is routed by") {
+					t.Fatalf("the publisher failed with %v; want the partitions it is routed by named", err)
+				}
+			case <-time.After(waitFor):
+				t.Fatal("the publisher went on with fewer partitions than the recording is routed by")
+			}
+			if s := rp.sent(); len(s) > before {
+				t.Fatalf("sent %v; the records after the first %d went to a topic with fewer partitions than the recording is routed by", s, before)
+			}
+		})
 	}
 }

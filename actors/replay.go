@@ -228,8 +228,10 @@ func (r *replay) Receive(ctx actor.Context) {
 		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d: re-delivery from the persisted watermark: %s", r.rec.RecordingId, msg.Reason)))
 	case *messages.Drain:
 		r.stopping.Store(true)
+		r.sayDroppedLeft(ctx)
 		r.release()
 	case *actor.Restarting, *actor.Stopping:
+		r.sayDroppedLeft(ctx)
 		r.release()
 	}
 }
@@ -561,6 +563,14 @@ func (d *dropped) due(nowMs int64, end bool) (unended, headless uint64, ok bool)
 	return unended, headless, true
 }
 
+// sayDroppedLeft says what was dropped and not said yet, as the incarnation stops reading
+// (a drain, a restart, a stop): the next one may resume past it.
+func (r *replay) sayDroppedLeft(ctx actor.Context) {
+	if r.asm != nil && r.image != nil {
+		r.sayDropped(ctx, r.image.Position(), true)
+	}
+}
+
 // sayDropped says, loudly, what the assembler dropped unfinished, before position at, when
 // it is due (see dropped).
 func (r *replay) sayDropped(ctx actor.Context, at int64, end bool) {
@@ -570,7 +580,7 @@ func (r *replay) sayDropped(ctx actor.Context, at int64, end bool) {
 	if !ok {
 		return
 	}
-	msg := fmt.Sprintf("recording %d holds messages only in part before position %d: %d begun and not ended, %d fragment(s) of messages whose beginning is not there (since this was last said). A publisher went away in the middle of a message, the recording was stopped between a message's fragments, or the channel is recorded unreliably and the network lost fragments: no whole message is there to publish, and ferry goes on past them",
+	msg := fmt.Sprintf("recording %d holds messages only in part before position %d: %d begun and not ended, %d fragment(s) that belong to no whole message (since this was last said). A publisher went away in the middle of a message, the recording was stopped between a message's fragments, or the channel is recorded unreliably and the network lost fragments: no whole message is there to publish, and ferry goes on past them",
 		r.rec.RecordingId, at, unended, headless)
 	r.env.Logger.Error(msg, "stream", r.cfg.Def.Name, "recording", r.rec.RecordingId)
 	ctx.Send(r.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: now, Kind: "read", Message: msg}})
