@@ -342,7 +342,10 @@ func TestClientOptionsPresentTheCertificateBesideAToken(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := clientOptions(cfg, io.Discard)
+			opts, err := clientOptions(cfg, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if c.wantAuth == "" { // a plain connection to the broker: no certificate, no TLS authentication
 				if opts.TLSCertificateFile != "" || opts.Authentication != nil {
 					t.Errorf("TLS certificate %q, authentication %T on a pulsar:// connection", opts.TLSCertificateFile, opts.Authentication)

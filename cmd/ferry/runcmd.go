@@ -391,7 +391,8 @@ func deduplicationCheck(cfg *config.Config, log *slog.Logger) (actors.Deduplicat
 	return actors.DeduplicationWith(admin), nil
 }
 
-// tlsConfig is the admin API's TLS configuration, from the settings the Pulsar client uses.
+// tlsConfig is the TLS configuration of pulsar.tls: the admin API's, and the broker
+// connection's when validate_hostname is false (see clientOptions).
 func tlsConfig(t config.TLS) (*tls.Config, error) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify}
 	if t.CAFile != "" {
@@ -431,7 +432,11 @@ func tlsConfig(t config.TLS) (*tls.Config, error) {
 }
 
 func pulsarClient(cfg *config.Config, stderr io.Writer) (pulsar.Client, error) {
-	c, err := pulsar.NewClient(clientOptions(cfg, stderr))
+	opts, err := clientOptions(cfg, stderr)
+	if err != nil {
+		return nil, err
+	}
+	c, err := pulsar.NewClient(opts)
 	if err != nil {
 		return nil, fmt.Errorf("pulsar client for %s: %w", cfg.Pulsar.ServiceURL, err)
 	}
@@ -441,7 +446,7 @@ func pulsarClient(cfg *config.Config, stderr io.Writer) (pulsar.Client, error) {
 // clientOptions is the Pulsar client's configuration. A client certificate is presented in
 // the TLS handshake whatever authenticates ferry (mutual TLS beside a token); without a
 // token, the certificate is also the authentication (Pulsar's "tls" method).
-func clientOptions(cfg *config.Config, stderr io.Writer) pulsar.ClientOptions {
+func clientOptions(cfg *config.Config, stderr io.Writer) (pulsar.ClientOptions, error) {
 	opts := pulsar.ClientOptions{
 		URL:               cfg.Pulsar.ServiceURL,
 		OperationTimeout:  10 * time.Second,
@@ -458,7 +463,19 @@ func clientOptions(cfg *config.Config, stderr io.Writer) pulsar.ClientOptions {
 		Logger: plog.NewLoggerWithSlog(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("lib", "pulsar")),
 	}
 	// The TLS settings may be there for an https:// admin URL only (pulsar.admin_url).
-	certs := cfg.Pulsar.TLS.CertFile != "" && (strings.HasPrefix(cfg.Pulsar.ServiceURL, "pulsar+ssl://") || strings.HasPrefix(cfg.Pulsar.ServiceURL, "https://"))
+	overTLS := strings.HasPrefix(cfg.Pulsar.ServiceURL, "pulsar+ssl://") || strings.HasPrefix(cfg.Pulsar.ServiceURL, "https://")
+	if t := cfg.Pulsar.TLS; overTLS && !t.ValidateHostname && !t.InsecureSkipVerify {
+		// pulsar-client-go v0.19.0 checks the broker's host name whatever
+		// TLSValidateHostname says (tls.DialWithDialer takes it from the address, the HTTP
+		// lookup's transport likewise; docs/findings.md): validate_hostname: false is
+		// honoured with a configuration of ferry's own, which verifies the chain only.
+		tc, err := tlsConfig(t)
+		if err != nil {
+			return pulsar.ClientOptions{}, err
+		}
+		opts.TLSConfig = tc
+	}
+	certs := cfg.Pulsar.TLS.CertFile != "" && overTLS
 	if certs {
 		opts.TLSCertificateFile, opts.TLSKeyFilePath = cfg.Pulsar.TLS.CertFile, cfg.Pulsar.TLS.KeyFile
 	}
@@ -470,5 +487,5 @@ func clientOptions(cfg *config.Config, stderr io.Writer) pulsar.ClientOptions {
 	case certs:
 		opts.Authentication = pulsar.NewAuthenticationTLS(cfg.Pulsar.TLS.CertFile, cfg.Pulsar.TLS.KeyFile)
 	}
-	return opts
+	return opts, nil
 }
