@@ -188,7 +188,7 @@ wait:
 			continue
 		}
 		if d.Unacknowledged > 0 {
-			log.Warn("stream stopped with records sent and not acknowledged: in archive mode the next start re-publishes them from the persisted checkpoint; in transport mode they are lost",
+			log.Error("stream stopped with records sent and not acknowledged: in archive mode the next start re-publishes them from the persisted checkpoint; in transport mode they are lost",
 				"stream", d.Stream, "unacknowledged", d.Unacknowledged)
 			continue
 		}

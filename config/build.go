@@ -36,7 +36,7 @@ const (
 	maxEveryMillis    = 3_600_000
 	maxInflightMsgs   = 1 << 20
 	maxInflightBytes  = 1 << 40
-	minMessageTimeout = time.Millisecond
+	minMessageTimeout = 100 * time.Millisecond // the archive pings once a second; 10ms is a typo for 10s
 	maxMessageTimeout = time.Hour
 )
 
@@ -203,9 +203,18 @@ func (p *parser) buildPulsar(ps *Pulsar) {
 	for _, path := range []string{"pulsar.tls.ca_file", "pulsar.tls.cert_file", "pulsar.tls.key_file", "pulsar.tls.insecure_skip_verify", "pulsar.tls.validate_hostname"} {
 		if s := g(path); s != nil {
 			p.add(p.keyError(ErrConflict, path, s, "is a TLS setting, but pulsar.service_url uses "+scheme+"://",
-				"use pulsar+ssl:// or https:// in pulsar.service_url (or https:// in pulsar.admin_url), or remove "+path))
+				tlsFix(p.mode(), path)))
 		}
 	}
+}
+
+// tlsFix is the fix for a TLS setting path without a TLS URL to use it: pulsar.admin_url
+// is archive mode's only.
+func tlsFix(m Mode, path string) string {
+	if m == ModeTransport {
+		return "use pulsar+ssl:// or https:// in pulsar.service_url, or remove " + path
+	}
+	return "use pulsar+ssl:// or https:// in pulsar.service_url (or https:// in pulsar.admin_url), or remove " + path
 }
 
 // checkStreamIDs rejects archive control, response and replay streams
@@ -244,12 +253,19 @@ func warnings(c *Config, p *parser) []string {
 	if c.Mode == ModeTransport {
 		w = append(w, "transport mode: live subscription, at most once; messages published while ferry is down are lost")
 	}
+	if s := p.vals["mode"]; s != nil && s.env != "" && s.over != nil && s.over.text != s.text {
+		w = append(w, fmt.Sprintf("%s=%s overrides mode: %s on line %d of the configuration file", s.env, s.text, s.over.text, s.over.line))
+	}
 	for i, s := range c.Streams {
 		if s.Reset {
 			w = append(w, fmt.Sprintf("streams[%d].reset is set: the checkpoint of stream %q is deleted on every start; remove it after this start", i, s.Name))
 		}
 	}
-	if strings.HasPrefix(c.Pulsar.AdminURL, "http://") && (c.Pulsar.Auth.Token != "" || c.Pulsar.Auth.TokenFile != "") {
+	token := c.Pulsar.Auth.Token != "" || c.Pulsar.Auth.TokenFile != ""
+	if scheme, _, _ := strings.Cut(c.Pulsar.ServiceURL, "://"); token && !isTLSScheme(scheme) {
+		w = append(w, "pulsar.service_url is "+scheme+":// while a token is set: the token goes to the broker in clear text; use pulsar+ssl:// (or https://)")
+	}
+	if strings.HasPrefix(c.Pulsar.AdminURL, "http://") && token {
 		w = append(w, "pulsar.admin_url is http:// while a token is set: the token goes to the admin API in clear text; use https://")
 	}
 	if c.Pulsar.TLS.InsecureSkipVerify {

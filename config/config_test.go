@@ -113,6 +113,7 @@ func TestParse_InvalidConfigurations(t *testing.T) {
 		{"channel parameter", doc("archive", "replay:\n  channel: aeron:ipc?term-length=3\n", ""), "replay.channel", ErrInvalid},
 		{"spy channel", strings.Replace(doc("transport", "", ""), "aeron:udp?endpoint", "aeron-spy:aeron:udp?endpoint", 1), "streams[0].channel", ErrInvalid},
 		{"spy replay channel", doc("archive", "replay:\n  channel: aeron-spy:aeron:ipc\n", ""), "replay.channel", ErrInvalid},
+		{"transport.spy on an ipc stream", strings.Replace(doc("transport", "transport:\n  spy: true\n", ""), "aeron:udp?endpoint=localhost:40123", "aeron:ipc", 1), "streams[0].channel", ErrConflict},
 		{"spy control channel", doc("archive", "archive:\n  control_channel: aeron-spy:aeron:udp?endpoint=localhost:8010\n", ""), "archive.control_channel", ErrInvalid},
 		{"spy response channel", doc("archive", "archive:\n  response_channel: aeron-spy:aeron:ipc\n", ""), "archive.response_channel", ErrInvalid},
 		{"non-persistent topic", strings.Replace(doc("archive", "", ""), "topic: orders", "topic: non-persistent://public/default/orders", 1), "streams[0].topic", ErrInvalid},
@@ -372,7 +373,23 @@ func TestParse_TLSSettingsWithAnHTTPSAdminURL(t *testing.T) {
 		t.Fatalf("warnings %q", w)
 	}
 	c = mustParse(t, strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080\n  auth:\n    token_file: /t\n", 1), nil)
-	if w := c.Warnings(); len(w) != 1 || !strings.Contains(w[0], "clear text") {
-		t.Fatalf("an http:// admin URL with a token: warnings %q", w)
+	if w := c.Warnings(); len(w) != 2 || !strings.Contains(w[0], "the token goes to the broker in clear text") || !strings.Contains(w[1], "the token goes to the admin API in clear text") {
+		t.Fatalf("pulsar:// and an http:// admin URL with a token: warnings %q", w)
+	}
+	c = mustParse(t, strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650\n", "pulsar+ssl://localhost:6651\n  admin_url: https://localhost:8443\n  auth:\n    token_file: /t\n", 1), nil)
+	if w := c.Warnings(); len(w) != 0 {
+		t.Fatalf("a token over TLS to both: warnings %q", w)
+	}
+}
+
+// A TLS setting without a TLS URL to use it is refused with a fix the mode allows:
+// pulsar.admin_url is archive mode's only.
+func TestATLSSettingWithoutATLSURLIsRefusedWithAFixTheModeAllows(t *testing.T) {
+	for _, mode := range []string{"archive", "transport"} {
+		_, err := Parse([]byte(strings.Replace(doc(mode, "", ""), "6650\n", "6650\n  tls:\n    ca_file: /ca.pem\n", 1)), nil)
+		var ke *KeyError
+		if !errors.As(err, &ke) || ke.Path != "pulsar.tls.ca_file" || strings.Contains(ke.Fix, "admin_url") != (mode == "archive") {
+			t.Fatalf("%s mode: %v; want pulsar.tls.ca_file refused, admin_url in the fix only in archive mode", mode, err)
+		}
 	}
 }

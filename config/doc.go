@@ -27,7 +27,7 @@
 //	  control_stream_id: 10
 //	  response_channel: aeron:ipc?term-length=64k
 //	  response_stream_id: 20
-//	  message_timeout: 10s         # Go duration, 1ms .. 1h
+//	  message_timeout: 10s         # Go duration, 100ms .. 1h
 //	  restart_grace: 20s           # Go duration, 0 .. 1h: how long a new recording waits
 //	                               # for an earlier live one that stopped growing (a crashed
 //	                               # publisher's, until the archive stops it) before taking

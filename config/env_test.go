@@ -45,6 +45,18 @@ func TestEnv_OverridesTheFile(t *testing.T) {
 	}
 }
 
+// FERRY_MODE that replaces the file's mode warns: it changes what ferry promises (transport
+// mode is at most once), and nothing else tells the file's reader.
+func TestEnv_AModeOverridingTheFilesWarns(t *testing.T) {
+	c := mustParse(t, doc("archive", "", ""), map[string]string{"FERRY_MODE": "transport"})
+	if w := strings.Join(c.Warnings(), "\n"); c.Mode != ModeTransport || !strings.Contains(w, "FERRY_MODE=transport overrides mode: archive on line 1 of the configuration file") {
+		t.Fatalf("mode %s, warnings %q; want transport, and the override said", c.Mode, w)
+	}
+	if w := mustParse(t, doc("archive", "", ""), map[string]string{"FERRY_MODE": "archive"}).Warnings(); len(w) != 0 {
+		t.Fatalf("the same mode again warns: %q", w)
+	}
+}
+
 func TestEnv_SuppliesRequiredKeys(t *testing.T) {
 	yaml := strings.Replace(doc("", "", ""), "  service_url: pulsar://localhost:6650\n", "", 1)
 	c := mustParse(t, yaml, map[string]string{"FERRY_MODE": "transport", "FERRY_PULSAR_SERVICE_URL": "pulsar://b:6650"})

@@ -191,6 +191,7 @@ func TestLesson19_OutOfRangeValuesAreRejected(t *testing.T) {
 		{"message timeout 0", "archive:\n  message_timeout: 0s\n", "", "archive.message_timeout", "0s"},
 		{"message timeout negative", "archive:\n  message_timeout: -1s\n", "", "archive.message_timeout", "-1s"},
 		{"message timeout without unit", "archive:\n  message_timeout: 10\n", "", "archive.message_timeout", "10"},
+		{"message timeout of milliseconds", "archive:\n  message_timeout: 10ms\n", "", "archive.message_timeout", "10ms"},
 		{"restart grace negative", "archive:\n  restart_grace: -1s\n", "", "archive.restart_grace", "-1s"},
 		{"restart grace above an hour", "archive:\n  restart_grace: 61m\n", "", "archive.restart_grace", "61m"},
 		{"listen port 0", "http:\n  listen: 127.0.0.1:0\n", "", "http.listen", "127.0.0.1:0"},

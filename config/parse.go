@@ -71,6 +71,8 @@ type setting struct {
 	line   int    // 1-based line in the file; 0 for the environment
 	env    string // the environment variable, if it came from there
 	secret bool
+	// over is the file's setting an environment variable replaced; nil if none.
+	over *setting
 }
 
 func (s *setting) source() string {
@@ -260,7 +262,7 @@ func (p *parser) applyEnv(env func(string) (string, bool)) {
 	for _, k := range globalKeys {
 		name := envName(k.path)
 		if v, ok := env(name); ok {
-			p.vals[k.path] = &setting{text: v, env: name, secret: k.secret}
+			p.vals[k.path] = &setting{text: v, env: name, secret: k.secret, over: p.vals[k.path]}
 		}
 	}
 }

@@ -53,6 +53,10 @@ func (p *parser) buildStreams(c *Config) []Stream {
 			p.add(p.keyError(ErrInvalid, path("channel"), e.vals["channel"], "is a spy channel",
 				"write the publication's channel without aeron-spy: (in transport mode, set transport.spy: true to spy)"))
 		}
+		if m == ModeTransport && c.Transport.Spy && !st.Channel.IsZero() && st.Channel.Media() != channel.MediaUDP {
+			p.add(p.keyError(ErrConflict, path("channel"), e.vals["channel"], "is not a UDP channel, and transport.spy is true: the media driver spies on UDP publications only",
+				"remove transport.spy (an aeron:ipc stream is read from the driver it is published on anyway), or give a UDP channel"))
+		}
 		if st.Name != "" {
 			if first, dup := names[st.Name]; dup {
 				p.add(p.keyError(ErrConflict, path("name"), e.vals["name"], fmt.Sprintf("is also the name of streams[%d]", first), "give every stream a unique name"))
