@@ -52,6 +52,9 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if rate < 1 || rate > 1_000_000 {
+		return usageError{fmt.Sprintf("--rate %d: give the messages per second the sample publisher offers, 1 to 1000000", rate)}
+	}
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "ferry-demo-"); err != nil {
 			return err
@@ -181,7 +184,7 @@ func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int) (*dem
 	go func() {
 		defer close(p.done)
 		defer func() { _ = pub.Close() }()
-		every := time.Second / time.Duration(max(rate, 1))
+		every := time.Second / time.Duration(rate)
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		restartAt := time.Now().Add(demoRestartAfter)
@@ -231,8 +234,8 @@ func (p *demoPublisher) status(ctx context.Context) string {
 		recorded = d.StopPosition
 	}
 	line += fmt.Sprintf(" | recording %d recorded to %d", d.RecordingID, recorded)
-	n, pos := p.seen.get()
-	return line + fmt.Sprintf(" | in Pulsar: %d messages, up to %d (%d bytes behind the recording)", n, pos, recorded-pos)
+	n, pos := p.seen.get(d.RecordingID)
+	return line + fmt.Sprintf(" | in Pulsar: %d messages, of recording %d up to %d (%d bytes behind its recording)", n, d.RecordingID, pos, recorded-pos)
 }
 
 func errText(err error, none string) string {
@@ -256,15 +259,17 @@ func (p *demoPublisher) close() {
 // topicReader reads the demo topic as a consumer would and keeps the count and the
 // position (ferry.position) of the newest message.
 type topicReader struct {
-	mu       sync.Mutex
-	n        int64
-	position int64
+	mu        sync.Mutex
+	n         int64
+	positions map[int64]int64 // the last message's position, by recording
 }
 
-func (r *topicReader) get() (int64, int64) {
+// get returns how many messages the topic holds, and where the last of recording rec ends
+// (0: none yet).
+func (r *topicReader) get(rec int64) (int64, int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.n, r.position
+	return r.n, r.positions[rec]
 }
 
 func (r *topicReader) run(ctx context.Context, pulsarURL string) error {
@@ -286,9 +291,13 @@ func (r *topicReader) run(ctx context.Context, pulsarURL string) error {
 				return
 			}
 			pos, _ := strconv.ParseInt(msg.Properties()[actors.PropPosition], 10, 64)
+			rec, _ := strconv.ParseInt(msg.Properties()[actors.PropRecordingID], 10, 64)
 			r.mu.Lock()
 			r.n++
-			r.position = pos
+			if r.positions == nil {
+				r.positions = map[int64]int64{}
+			}
+			r.positions[rec] = pos
 			r.mu.Unlock()
 		}
 	}()

@@ -546,6 +546,16 @@ func TestStatusWatchAsJSONWritesDocumentsOnly(t *testing.T) {
 	}
 }
 
+// ferry demo refuses a rate its sample publisher cannot tick at (a rate above 10^9 made the
+// interval 0, and time.NewTicker panics), before it starts anything.
+func TestDemoRefusesARateItCannotTickAt(t *testing.T) {
+	for _, rate := range []string{"0", "-5", "2000000000"} {
+		if code, _, errOut := ferry("demo", "--rate", rate, "--aeron-dir", t.TempDir()); code != exitUsage || !strings.Contains(errOut, "--rate "+rate) {
+			t.Errorf("ferry demo --rate %s = %d, %q; want a usage error naming it", rate, code, errOut)
+		}
+	}
+}
+
 // A run that ends on an error of its own says that error, not that a signal came: the
 // signal handler must not take the run's own end for a signal.
 func TestARunThatFailsToStartReportsNoSignal(t *testing.T) {
