@@ -172,6 +172,11 @@ func (p *parser) buildPulsar(ps *Pulsar) {
 	ps.Auth.TokenFile = decode(p, "pulsar.auth.token_file", g("pulsar.auth.token_file"), "", nonEmpty)
 	ps.AdminURL = decode(p, "pulsar.admin_url", g("pulsar.admin_url"), "", adminURL)
 
+	overTLS := isTLSScheme(strings.SplitN(ps.ServiceURL, "://", 2)[0]) || strings.HasPrefix(ps.AdminURL, "https://")
+	if v := g("pulsar.tls.validate_hostname"); v != nil && overTLS && !t.ValidateHostname && !t.InsecureSkipVerify && t.CAFile == "" && !p.failed["pulsar.tls.validate_hostname"] {
+		p.add(p.keyError(ErrConflict, "pulsar.tls.validate_hostname", v, "is false without pulsar.tls.ca_file: the chain would be checked against the system's roots only, and any certificate they trust, for any name, taken for the broker's",
+			"set pulsar.tls.ca_file to the CA that signs the broker's certificates, or remove validate_hostname"))
+	}
 	cert, key := g("pulsar.tls.cert_file"), g("pulsar.tls.key_file")
 	switch {
 	case cert != nil && key == nil:
@@ -270,8 +275,8 @@ func warnings(c *Config, p *parser) []string {
 	}
 	if c.Pulsar.TLS.InsecureSkipVerify {
 		w = append(w, "pulsar.tls.insecure_skip_verify is true: the broker's certificate is not verified")
-	} else if !c.Pulsar.TLS.ValidateHostname && strings.HasPrefix(c.Pulsar.ServiceURL, "pulsar+ssl://") {
-		w = append(w, "pulsar.tls.validate_hostname is false: any certificate the CA signed is taken for the broker's, whatever host it names")
+	} else if scheme, _, _ := strings.Cut(c.Pulsar.ServiceURL, "://"); !c.Pulsar.TLS.ValidateHostname && (isTLSScheme(scheme) || strings.HasPrefix(c.Pulsar.AdminURL, "https://")) {
+		w = append(w, "pulsar.tls.validate_hostname is false: any certificate pulsar.tls.ca_file's CA signed is taken for the broker's, whatever host it names")
 	}
 	if s := p.vals["pulsar.auth.token"]; s != nil && s.env == "" {
 		w = append(w, "pulsar.auth.token is written in the configuration file; prefer FERRY_PULSAR_AUTH_TOKEN or pulsar.auth.token_file")

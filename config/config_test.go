@@ -341,9 +341,23 @@ func TestWarnings_InsecureSettings(t *testing.T) {
 		t.Fatalf("loopback listen warns: %q", w)
 	}
 	yaml = strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650\n",
-		"pulsar+ssl://localhost:6651\n  tls:\n    validate_hostname: false\n", 1)
+		"pulsar+ssl://localhost:6651\n  tls:\n    ca_file: /ca.pem\n    validate_hostname: false\n", 1)
 	if w := mustParse(t, yaml, nil).Warnings(); len(w) != 1 || !strings.Contains(w[0], "pulsar.tls.validate_hostname is false") {
 		t.Fatalf("warnings %q; want validate_hostname's", w)
+	}
+	yaml = strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: https://localhost:8443\n  tls:\n    ca_file: /ca.pem\n    validate_hostname: false\n", 1)
+	if w := mustParse(t, yaml, nil).Warnings(); len(w) != 1 || !strings.Contains(w[0], "pulsar.tls.validate_hostname is false") {
+		t.Fatalf("an https:// admin URL: warnings %q; want validate_hostname's", w)
+	}
+}
+
+// validate_hostname: false checks the chain only: without a CA of the operator's, the
+// system's roots would vouch for any certificate they trust, for any name.
+func TestValidateHostnameFalseWithoutACAFileIsRefused(t *testing.T) {
+	yaml := strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650\n", "pulsar+ssl://localhost:6651\n  tls:\n    validate_hostname: false\n", 1)
+	_, err := Parse([]byte(yaml), nil)
+	if ke := wantOne(t, err, "pulsar.tls.validate_hostname", ErrConflict); !strings.Contains(ke.Fix, "pulsar.tls.ca_file") {
+		t.Fatalf("fix %q; want ca_file named", ke.Fix)
 	}
 }
 

@@ -45,7 +45,7 @@
 //	    cert_file: /etc/ferry/client.pem   # with key_file, or neither
 //	    key_file: /etc/ferry/client-key.pem
 //	    insecure_skip_verify: false
-//	    validate_hostname: true
+//	    validate_hostname: true    # false: the chain only (needs ca_file)
 //	  auth:                        # token or token_file, not both
 //	    token_file: /etc/ferry/token
 //	store:                         # archive mode only

@@ -392,39 +392,60 @@ func deduplicationCheck(cfg *config.Config, log *slog.Logger) (actors.Deduplicat
 }
 
 // tlsConfig is the TLS configuration of pulsar.tls: the admin API's, and the broker
-// connection's when validate_hostname is false (see clientOptions).
+// connection's when validate_hostname is false (see clientOptions). Its files are read now,
+// so that a missing or damaged one stops the start, and the client certificate and (with
+// validate_hostname false) the CA again at every handshake, as pulsar-client-go reads its
+// own at every connection: a renewed certificate or CA bundle is taken without a restart.
 func tlsConfig(t config.TLS) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify}
-	if t.CAFile != "" {
+	roots := func() (*x509.CertPool, error) {
+		if t.CAFile == "" {
+			return nil, nil // the system's
+		}
 		pem, err := os.ReadFile(t.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("pulsar.tls.ca_file: %w", err)
 		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("pulsar.tls.ca_file %s holds no PEM certificate", t.CAFile)
 		}
+		return pool, nil
 	}
+	pool, err := roots()
+	if err != nil {
+		return nil, err
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify, RootCAs: pool}
 	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("pulsar.tls.cert_file and key_file: %w", err)
+		cert := func() (*tls.Certificate, error) {
+			c, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("pulsar.tls.cert_file and key_file: %w", err)
+			}
+			return &c, nil
 		}
-		tc.Certificates = []tls.Certificate{cert}
+		if _, err := cert(); err != nil {
+			return nil, err
+		}
+		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert() }
 	}
 	if !t.ValidateHostname && !t.InsecureSkipVerify {
-		// The chain is verified, the host name not (pulsar.tls.validate_hostname: false).
-		roots := tc.RootCAs
+		// The chain is verified, the host name not (pulsar.tls.validate_hostname: false,
+		// refused without ca_file: the system's roots vouch for any name).
 		tc.InsecureSkipVerify = true
 		tc.VerifyConnection = func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
-				return errors.New("the admin API presented no certificate")
+				return errors.New("the server presented no certificate")
 			}
-			opts := x509.VerifyOptions{Roots: roots, Intermediates: x509.NewCertPool()}
+			pool, err := roots()
+			if err != nil {
+				return err
+			}
+			opts := x509.VerifyOptions{Roots: pool, Intermediates: x509.NewCertPool()}
 			for _, c := range cs.PeerCertificates[1:] {
 				opts.Intermediates.AddCert(c)
 			}
-			_, err := cs.PeerCertificates[0].Verify(opts)
+			_, err = cs.PeerCertificates[0].Verify(opts)
 			return err
 		}
 	}

@@ -90,3 +90,99 @@ func TestValidateHostnameFalseIsHonouredOnTheBrokerConnection(t *testing.T) {
 		})
 	}
 }
+
+// selfSigned returns a CA certificate for name (its own issuer, good for server and client
+// authentication), its key, and its PEM.
+func selfSigned(t *testing.T, name string) (*x509.Certificate, *ecdsa.PrivateKey, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// With validate_hostname false ferry verifies the broker's chain itself; it reads the CA
+// file and the client certificate again at every handshake, as pulsar-client-go does its
+// own, so that a renewed CA bundle or client certificate is taken without a restart.
+func TestTheTLSFilesAreReadAgainAtEveryHandshake(t *testing.T) {
+	dir := t.TempDir()
+	server, serverKey, serverPEM := selfSigned(t, "broker.invalid")
+	_, _, otherPEM := selfSigned(t, "other.invalid")
+	clientA, keyA, pemA := selfSigned(t, "client-a")
+	_, keyB, pemB := selfSigned(t, "client-b")
+	write := func(name string, b []byte) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	keyPEM := func(k *ecdsa.PrivateKey) []byte {
+		der, err := x509.MarshalECPrivateKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
+	}
+	ca, certFile, keyFile := write("ca.pem", otherPEM), write("client.pem", pemA), write("client-key.pem", keyPEM(keyA))
+	tc, err := tlsConfig(config.TLS{CAFile: ca, CertFile: certFile, KeyFile: keyFile, ValidateHostname: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{server.Raw}, PrivateKey: serverKey}}, ClientAuth: tls.RequireAnyClientCert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	clients := make(chan string, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if tc := c.(*tls.Conn); tc.Handshake() == nil {
+				clients <- tc.ConnectionState().PeerCertificates[0].Subject.CommonName
+			}
+			c.Close()
+		}
+	}()
+	dial := func() error {
+		c, err := tls.Dial("tcp", ln.Addr().String(), tc)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	if err := dial(); err == nil {
+		t.Fatal("a broker certificate the CA file's CA did not sign was taken")
+	}
+	write("ca.pem", serverPEM) // the CA bundle renewed
+	if err := dial(); err != nil {
+		t.Fatalf("after the CA file was renewed: %v", err)
+	}
+	if got := <-clients; got != clientA.Subject.CommonName {
+		t.Fatalf("the server saw client %q, want %q", got, clientA.Subject.CommonName)
+	}
+	write("client.pem", pemB) // the client certificate renewed
+	write("client-key.pem", keyPEM(keyB))
+	if err := dial(); err != nil {
+		t.Fatalf("after the client certificate was renewed: %v", err)
+	}
+	if got := <-clients; got != "client-b" {
+		t.Fatalf("the server saw client %q after the renewal, want client-b", got)
+	}
+}
