@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,7 +51,7 @@ type publisher struct {
 	creating bool
 	// handoff passes the producer a creation (on a task goroutine) made to the actor, or,
 	// when the actor stopped meanwhile, to whoever of the two comes second, to close it.
-	handoff  *producerHandoff
+	handoff  *handoff[pulsar.Producer]
 	attempts int
 	waiting  []*messages.RecordBatch // batches not sent yet, in arrival order
 	// outstanding counts sends whose outcome has not arrived; sentEpoch is the epoch of
@@ -143,51 +142,8 @@ type storedAgain struct{ end int64 }
 // producerCreated says a creation of the producer ended (on a task goroutine); the
 // producer, if any, is in the handoff.
 type producerCreated struct {
-	handoff *producerHandoff
+	handoff *handoff[pulsar.Producer]
 	err     error
-}
-
-// producerHandoff passes a producer from the goroutine that created it to the publisher,
-// which may have stopped meanwhile (its stream failed, or the pipeline was torn down for a
-// reconnect): then the producer is closed, by the publisher's stop or by the creator,
-// whichever comes second. Left open, it would keep its name taken on the broker
-// (ProducerBusy), and the next publisher of the recording in this process could never
-// create its own.
-type producerHandoff struct {
-	mu        sync.Mutex
-	producer  pulsar.Producer
-	abandoned bool
-}
-
-// offer hands over p; false: the publisher stopped, and the caller closes p.
-func (h *producerHandoff) offer(p pulsar.Producer) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.abandoned {
-		return false
-	}
-	h.producer = p
-	return true
-}
-
-// take returns the producer offered (nil if none), once.
-func (h *producerHandoff) take() pulsar.Producer {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	p := h.producer
-	h.producer = nil
-	return p
-}
-
-// abandon says the publisher stopped: it returns a producer offered and not taken, for the
-// caller to close; one offered later is closed by its creator.
-func (h *producerHandoff) abandon() pulsar.Producer {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.abandoned = true
-	p := h.producer
-	h.producer = nil
-	return p
 }
 
 // deduplicationRead is the broker's answer, for the producer that asked, to whether it
@@ -296,7 +252,7 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.pump(ctx)
 	case *actor.Restarting, *actor.Stopping:
 		if p.handoff != nil {
-			if prod := p.handoff.abandon(); prod != nil {
+			if prod, ok := p.handoff.abandon(); ok {
 				p.producer = prod // created, and its news not handled yet: closed below
 			}
 			p.handoff = nil
@@ -336,7 +292,7 @@ func (p *publisher) create(ctx actor.Context) {
 	}
 	p.creating = true
 	p.producerState(ctx, "creating")
-	self, system, h := ctx.Self(), ctx.ActorSystem(), &producerHandoff{}
+	self, system, h := ctx.Self(), ctx.ActorSystem(), &handoff[pulsar.Producer]{}
 	p.handoff = h
 	p.env.tasks().Go(func() {
 		prod, err := p.env.CreateProducer(opts)
@@ -458,14 +414,14 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	if res.handoff != p.handoff {
 		// Not the creation this publisher waits for: an earlier incarnation's, late (the
 		// same PID after a restart).
-		if prod := res.handoff.abandon(); prod != nil {
+		if prod, ok := res.handoff.abandon(); ok {
 			prod.Close()
 		}
 		return
 	}
 	p.creating = false
 	p.handoff = nil
-	prod := res.handoff.take()
+	prod, _ := res.handoff.take() // none when the creation failed
 	if res.err != nil && terminated(res.err) {
 		panic(supervisor.Fail(supervisor.Poison, topicTerminated(p.cfg.Def.Topic, res.err)))
 	}

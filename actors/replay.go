@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,7 +81,7 @@ type replay struct {
 	takenOn bool // the checkpointer's TakenOn came: reading may begin
 	from    int64
 	cancel  context.CancelFunc
-	handoff *openHandoff // the open under way, until its result is taken
+	handoff *handoff[*openedReplay] // the open under way, until its result is taken
 	opened  *openedReplay
 	image   *aeron.Image
 	joinBy  time.Time
@@ -129,50 +128,7 @@ type openedReplay struct {
 	stopPosition int64 // archive.NullPosition while the recording is live
 	nothingLeft  bool  // the recording stopped at or before the watermark
 	err          error
-	handoff      *openHandoff
-}
-
-// openHandoff passes an opened replay from the goroutine that opened it to the incarnation
-// that asked, or, when that incarnation let go meanwhile (stopped with its stream or its
-// recording, restarted, drained), to whichever of the two comes second, to close: a result
-// sent to a stopped actor is a dead letter, and left open the archive would go on replaying
-// — a live recording for ever, holding one of its replay sessions — to a subscription
-// nobody reads.
-type openHandoff struct {
-	mu        sync.Mutex
-	res       *openedReplay
-	abandoned bool
-}
-
-// offer hands over res; false: the incarnation let go, and the caller closes res.
-func (h *openHandoff) offer(res *openedReplay) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.abandoned {
-		return false
-	}
-	h.res = res
-	return true
-}
-
-// take returns the result offered, once; nil if the incarnation let go of it (and closed it).
-func (h *openHandoff) take() *openedReplay {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	res := h.res
-	h.res = nil
-	return res
-}
-
-// abandon says the incarnation let go: it returns a result offered and not taken, for the
-// caller to close; one offered later is closed by the goroutine that opened it.
-func (h *openHandoff) abandon() *openedReplay {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.abandoned = true
-	res := h.res
-	h.res = nil
-	return res
+	handoff      *handoff[*openedReplay]
 }
 
 // pollReplay is the replay's self-message to poll once more.
@@ -252,7 +208,7 @@ func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
 	}
 	callCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
-	self, system, gen, h := ctx.Self(), ctx.ActorSystem(), r.gen, &openHandoff{}
+	self, system, gen, h := ctx.Self(), ctx.ActorSystem(), r.gen, &handoff[*openedReplay]{}
 	r.handoff = h
 	id := r.rec.RecordingId
 	started := r.env.tasks().Go(func() {
@@ -370,7 +326,7 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, fol
 }
 
 func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
-	if res.handoff.take() == nil {
+	if _, ok := res.handoff.take(); !ok {
 		return // its incarnation let go of it and closed it (release)
 	}
 	if res.gen != r.gen || r.draining() {
@@ -768,7 +724,7 @@ func (r *replay) release() {
 		r.cancel()
 	}
 	if r.handoff != nil {
-		if res := r.handoff.abandon(); res != nil {
+		if res, ok := r.handoff.abandon(); ok {
 			r.closeOpened(res) // offered, and its news not taken yet
 		}
 		r.handoff = nil

@@ -454,10 +454,12 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// `ferry status --watch` rides out a ferry that does not answer (restarting, say): it says
-// so in place of the table and asks again, showing the table once ferry answers.
-func TestStatusWatchAsksAgainWhileFerryDoesNotAnswer(t *testing.T) {
-	var answering atomic.Bool
+// watchAStartingFerry runs `ferry status --watch` (asJSON: --json) until the test ends,
+// against a stand-in status endpoint that answers 503 until the test sets answering, then
+// a healthy stream orders; out is what it printed.
+func watchAStartingFerry(t *testing.T, asJSON bool) (answering *atomic.Bool, out *syncBuffer) {
+	t.Helper()
+	answering, out = new(atomic.Bool), &syncBuffer{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if !answering.Load() {
 			http.Error(w, "starting", http.StatusServiceUnavailable)
@@ -465,15 +467,20 @@ func TestStatusWatchAsksAgainWhileFerryDoesNotAnswer(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(`{"atMs":"1796000000000","version":"test","streams":[{"name":"orders","mode":"archive","state":"caught-up","healthy":true}]}`))
 	}))
-	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		watchStatus(ctx, out, srv.URL+"/status", false, 10*time.Millisecond)
+		watchStatus(ctx, out, srv.URL+"/status", asJSON, 10*time.Millisecond)
 	}()
-	defer func() { cancel(); <-done }()
+	t.Cleanup(func() { cancel(); <-done; srv.Close() })
+	return answering, out
+}
+
+// `ferry status --watch` rides out a ferry that does not answer (restarting, say): it says
+// so in place of the table and asks again, showing the table once ferry answers.
+func TestStatusWatchAsksAgainWhileFerryDoesNotAnswer(t *testing.T) {
+	answering, out := watchAStartingFerry(t, false)
 	eventually.NoError(t, 5*time.Second, func() error {
 		if !strings.Contains(out.String(), "503 Service Unavailable") || !strings.Contains(out.String(), "asking again") {
 			return fmt.Errorf("output so far %q; want the failure and that it asks again", out.String())
@@ -492,23 +499,7 @@ func TestStatusWatchAsksAgainWhileFerryDoesNotAnswer(t *testing.T) {
 // `ferry status --watch --json` writes JSON documents one after another, for a program to
 // read: no screen control between them, and a ferry that does not answer is a document too.
 func TestStatusWatchAsJSONWritesDocumentsOnly(t *testing.T) {
-	var answering atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		if !answering.Load() {
-			http.Error(w, "starting", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte(`{"atMs":"1796000000000","version":"test","streams":[{"name":"orders","mode":"archive","state":"caught-up","healthy":true}]}`))
-	}))
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		watchStatus(ctx, out, srv.URL+"/status", true, 10*time.Millisecond)
-	}()
-	defer func() { cancel(); <-done }()
+	answering, out := watchAStartingFerry(t, true)
 	docs := func() (errs, statuses int, err error) {
 		dec := json.NewDecoder(strings.NewReader(out.String()))
 		for dec.More() {
