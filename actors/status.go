@@ -117,6 +117,18 @@ func (s *streamStatus) resume(nowMs int64) {
 	}
 }
 
+// stop is the stream's stop (its stream failed, ferry drains, or the connection to Aeron was
+// lost): nothing moves until a new incarnation reports, so no commit rate, ETA, producer or
+// transport publishers are shown meanwhile (an outage's graphs would draw the last ones
+// flat); positions and counts stay.
+func (s *streamStatus) stop() {
+	s.stopped = true
+	s.rates = map[int64]*rate{}
+	for _, r := range s.recordings {
+		r.RateBytesPerS, r.Producer, r.Publishers = 0, "", nil
+	}
+}
+
 // shownCompleted is how many completed recordings a stream's status keeps, the newest:
 // a publisher that restarts every hour makes hundreds a month, each a dozen series in
 // /metrics. Recordings not completed are always kept.

@@ -366,7 +366,11 @@ func TestAReconnectShowsNothingOnlyTheLastActorsKnew(t *testing.T) {
 	if before.RateBytesPerS == 0 || before.EtaMs == nil {
 		t.Fatalf("before the loss: rate %.0f, ETA %v; the test needs both", before.RateBytesPerS, before.EtaMs)
 	}
-	s.stopped = true
+	s.stop()
+	stopped := s.build("orders", "archive", nil, nil, time.Hour, 3_500).Recordings[0]
+	if stopped.RateBytesPerS != 0 || stopped.EtaMs != nil || stopped.Producer != "" || stopped.GetCommittedPosition() != before.GetCommittedPosition() {
+		t.Errorf("stopped (the connection lost): rate %.0f, ETA %v ms, producer %q, committed %d; want 0, none, unknown, and the position kept", stopped.RateBytesPerS, stopped.GetEtaMs(), stopped.Producer, stopped.GetCommittedPosition())
+	}
 
 	again := k.take("orders", 4_000)
 	again.listed = true

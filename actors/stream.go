@@ -116,7 +116,7 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 			s.stopStatus()
 			s.stopStatus = nil
 		}
-		s.status.stopped = true
+		s.status.stop()
 		s.pushStatus()
 	case *statusPush:
 		s.pushStatus()
@@ -741,7 +741,7 @@ func (s *streamSupervisor) drained(ctx actor.Context) {
 	if s.drainTimer != nil {
 		s.drainTimer.Stop()
 	}
-	s.status.stopped = true
+	s.status.stop()
 	s.pushStatus()
 }
 
