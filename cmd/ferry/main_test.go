@@ -392,11 +392,13 @@ func TestStatusTableShowsCompletedAndForgottenRecordingsKnownFromTheirCheckpoint
 			{RecordingId: 1, CommittedPosition: proto.Int64(4096), CheckpointedPosition: proto.Int64(4096), Completed: true},
 			{RecordingId: 2, CommittedPosition: proto.Int64(2048), CheckpointedPosition: proto.Int64(2048), Completed: true, Forgotten: true},
 			{RecordingId: 3, StopPosition: proto.Int64(8192), CommittedPosition: proto.Int64(8192), Completed: true},
+			{RecordingId: 4, CommittedPosition: proto.Int64(1024), CheckpointedPosition: proto.Int64(1024)}, // not listed yet
+			{RecordingId: 5, RecordedPosition: proto.Int64(4096), CommittedPosition: proto.Int64(1024)},     // listed live
 		},
 	}}}
 	var out bytes.Buffer
 	printStatus(&out, st)
-	for _, row := range []string{`(?m)^\s+1\s+4096 \(done\)\s`, `(?m)^\s+2\s+gone, forgotten after 2048\s`, `(?m)^\s+3\s+8192 \(done\)\s`} {
+	for _, row := range []string{`(?m)^\s+1\s+4096 \(done\)\s`, `(?m)^\s+2\s+gone, forgotten after 2048\s`, `(?m)^\s+3\s+8192 \(done\)\s`, `(?m)^\s+4\s+\?\s`, `(?m)^\s+5\s+live\s`} {
 		if !regexp.MustCompile(row).MatchString(out.String()) {
 			t.Errorf("no row matching %s in\n%s", row, out.String())
 		}

@@ -148,6 +148,8 @@ func printStatus(w io.Writer, st *messages.Status) {
 				// Known from its checkpoint only (this run has not listed it: purged, or not
 				// listed yet): its end is where ferry completed it.
 				stop = opt(r.CommittedPosition)
+			case s.Mode == "archive" && r.RecordedPosition == nil:
+				stop = "?" // known from its checkpoint only, not listed yet: live or stopped, not known
 			}
 			switch {
 			case r.Forgotten:
