@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,30 +22,36 @@ import (
 	"github.com/ferry-bridge/ferry/config"
 )
 
-// pulsar.tls.validate_hostname: false is honoured on the broker connection: the real
-// pulsar-client-go completes the handshake with a broker whose certificate the configured CA
-// signed for another host name, and does not with validate_hostname: true. (v0.19.0 checks
-// the host name whatever its own option says.) A listener that only shakes hands stands in
-// for the broker: what is tested is the handshake.
+// pulsar.tls.validate_hostname: false is honoured on the broker connection, and checks the
+// chain still: the real pulsar-client-go completes the handshake with a broker whose
+// certificate the configured CA signed for another host name, and does not when another CA
+// signed it; with validate_hostname true it does not for another name, and does for the
+// broker's own (its IP address). (v0.19.0 checks the host name whatever its own option
+// says.) A listener that only shakes hands stands in for the broker: what is tested is the
+// handshake.
 func TestValidateHostnameFalseIsHonouredOnTheBrokerConnection(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "broker.invalid"}, DNSNames: []string{"broker.invalid"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, validate := range []bool{false, true} {
-		t.Run(fmt.Sprintf("validate_hostname %t", validate), func(t *testing.T) {
-			ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
+	_, _, otherPEM := selfSigned(t, "other.invalid")
+	for _, c := range []struct {
+		name          string
+		validate, ip  bool // validate_hostname; the certificate names 127.0.0.1 too
+		anotherCA, ok bool // ca_file holds another CA; the handshake completes
+	}{
+		{name: "false, the CA's certificate for another name", validate: false, ok: true},
+		{name: "false, another CA's certificate", validate: false, anotherCA: true, ok: false},
+		{name: "true, the CA's certificate for another name", validate: true, ok: false},
+		{name: "true, the CA's certificate for the broker's address", validate: true, ip: true, ok: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cert, key, certPEM := selfSigned(t, "broker.invalid", c.ip)
+			caPEM := certPEM
+			if c.anotherCA {
+				caPEM = otherPEM
+			}
+			ca := filepath.Join(t.TempDir(), "ca.pem")
+			if err := os.WriteFile(ca, caPEM, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{cert.Raw}, PrivateKey: key}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,19 +59,20 @@ func TestValidateHostnameFalseIsHonouredOnTheBrokerConnection(t *testing.T) {
 			handshakes := make(chan error, 64)
 			go func() {
 				for {
-					c, err := ln.Accept()
+					conn, err := ln.Accept()
 					if err != nil {
 						return
 					}
+					_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 					select {
-					case handshakes <- c.(*tls.Conn).Handshake():
+					case handshakes <- conn.(*tls.Conn).Handshake():
 					default: // the client's retries
 					}
-					c.Close()
+					conn.Close()
 				}
 			}()
 			cfg, err := config.Parse([]byte(fmt.Sprintf("mode: archive\npulsar:\n  service_url: pulsar+ssl://%s\n  tls:\n    ca_file: %s\n    validate_hostname: %t\n"+
-				"streams:\n  - name: orders\n    channel: aeron:ipc\n    stream_id: 1001\n    topic: orders\n", ln.Addr(), ca, validate)), nil)
+				"streams:\n  - name: orders\n    channel: aeron:ipc\n    stream_id: 1001\n    topic: orders\n", ln.Addr(), ca, c.validate)), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,8 +89,8 @@ func TestValidateHostnameFalseIsHonouredOnTheBrokerConnection(t *testing.T) {
 			go func() { _, _ = client.CreateProducer(pulsar.ProducerOptions{Topic: "orders"}) }() // fails after the handshake: no Pulsar there
 			select {
 			case err := <-handshakes:
-				if validate == (err == nil) {
-					t.Fatalf("the broker's side of the handshake: %v; want it to fail only with validate_hostname true (the certificate is for broker.invalid)", err)
+				if c.ok != (err == nil) {
+					t.Fatalf("the broker's side of the handshake: %v; want it to complete: %t", err, c.ok)
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("no handshake")
@@ -92,8 +100,8 @@ func TestValidateHostnameFalseIsHonouredOnTheBrokerConnection(t *testing.T) {
 }
 
 // selfSigned returns a CA certificate for name (its own issuer, good for server and client
-// authentication), its key, and its PEM.
-func selfSigned(t *testing.T, name string) (*x509.Certificate, *ecdsa.PrivateKey, []byte) {
+// authentication; with ip, for 127.0.0.1 too), its key, and its PEM.
+func selfSigned(t *testing.T, name string, ip ...bool) (*x509.Certificate, *ecdsa.PrivateKey, []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -102,6 +110,9 @@ func selfSigned(t *testing.T, name string) (*x509.Certificate, *ecdsa.PrivateKey
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
 		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	if len(ip) > 0 && ip[0] {
+		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
+	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +165,7 @@ func TestTheTLSFilesAreReadAgainAtEveryHandshake(t *testing.T) {
 			if err != nil {
 				return
 			}
+			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 			if tc := c.(*tls.Conn); tc.Handshake() == nil {
 				clients <- tc.ConnectionState().PeerCertificates[0].Subject.CommonName
 			}
@@ -174,7 +186,7 @@ func TestTheTLSFilesAreReadAgainAtEveryHandshake(t *testing.T) {
 	if err := dial(); err != nil {
 		t.Fatalf("after the CA file was renewed: %v", err)
 	}
-	if got := <-clients; got != clientA.Subject.CommonName {
+	if got := nextClient(t, clients); got != clientA.Subject.CommonName {
 		t.Fatalf("the server saw client %q, want %q", got, clientA.Subject.CommonName)
 	}
 	write("client.pem", pemB) // the client certificate renewed
@@ -182,7 +194,19 @@ func TestTheTLSFilesAreReadAgainAtEveryHandshake(t *testing.T) {
 	if err := dial(); err != nil {
 		t.Fatalf("after the client certificate was renewed: %v", err)
 	}
-	if got := <-clients; got != "client-b" {
+	if got := nextClient(t, clients); got != "client-b" {
 		t.Fatalf("the server saw client %q after the renewal, want client-b", got)
+	}
+}
+
+// nextClient is the next client the stand-in server completed a handshake with.
+func nextClient(t *testing.T, clients <-chan string) string {
+	t.Helper()
+	select {
+	case c := <-clients:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server completed no handshake")
+		return ""
 	}
 }

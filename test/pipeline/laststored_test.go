@@ -98,7 +98,7 @@ func TestLastStoredReadsWhatTheBrokerStoredLast(t *testing.T) {
 	send(partitioned+"-partition-2", 1)
 	expect(partitioned, 8, 0)       // 8 mod 3 = 2
 	expectBy(partitioned, 8, 2, -1) // 8 mod 2 = 0, empty
-	expectBy(partitioned, 7, 2, 1)  // 7 mod 2 = 1
+	expectBy(partitioned, 9, 2, 1)  // 9 mod 2 = 1 (9 mod 3 = 0: empty)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, _, err := lastStored(ctx, partitioned, 7, 8); err == nil || !strings.Contains(err.Error(), "fewer than the 8 recording 7 is routed by") {
