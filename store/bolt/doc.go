@@ -13,7 +13,8 @@
 // Values are versioned, length-prefixed and checksummed envelopes (codec.go), so a truncated
 // or damaged value is reported as [store.ErrCorrupt] naming the file, never read as absent.
 // bbolt checksums its meta pages only; what damage to its other pages could make read as
-// absent is checked too: the headers of the root and freelist pages at [Open], a file
+// absent, or would misread, is checked too: at [Open], before bbolt reads the file, its tree
+// of pages and its freelist (layout.go: element bounds, page ids, key order), a file
 // written to that holds no schema, a saved stream whose bucket is gone, fewer recording
 // checkpoints than were saved (they are never deleted one by one). saved/ and count were
 // added within schema version 1: a file without them (written before) is read as before,
