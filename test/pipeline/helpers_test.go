@@ -128,6 +128,19 @@ type replayedMessage struct {
 // replayRecording replays a stopped recording from its start to its end.
 func replayRecording(t *testing.T, s aeronSession, recordingID int64) []replayedMessage {
 	t.Helper()
+	var got []replayedMessage
+	replayFragments(t, s, recordingID, func(img *aeron.Image) aeron.FragmentHandler {
+		return aeron.NewFragmentAssembler(img.MaxMessageLength(), func(b []byte, h aeron.Header) {
+			got = append(got, replayedMessage{payload: bytes.Clone(b), position: h.Position()})
+		}).OnFragment
+	})
+	return got
+}
+
+// replayFragments replays a stopped recording from its start to its end, each fragment to
+// the handler made for the replay's image.
+func replayFragments(t *testing.T, s aeronSession, recordingID int64, handler func(*aeron.Image) aeron.FragmentHandler) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	stream := uniqueStreamID()
@@ -148,13 +161,10 @@ func replayRecording(t *testing.T, s aeronSession, recordingID int64) []replayed
 		}
 		return nil
 	})
-	var got []replayedMessage
-	asm := aeron.NewFragmentAssembler(img.MaxMessageLength(), func(b []byte, h aeron.Header) {
-		got = append(got, replayedMessage{payload: bytes.Clone(b), position: h.Position()})
-	})
+	handle := handler(img)
 	eventually.NoError(t, 60*time.Second, func() error {
 		for {
-			n, err := img.Poll(asm.OnFragment, 100)
+			n, err := img.Poll(handle, 100)
 			if err != nil {
 				t.Fatalf("poll the replay: %v", err)
 			}
@@ -167,7 +177,6 @@ func replayRecording(t *testing.T, s aeronSession, recordingID int64) []replayed
 		}
 		return nil
 	})
-	return got
 }
 
 // assertReplayed replays a stopped recording and fails unless it holds exactly messages
