@@ -23,15 +23,12 @@ import (
 // holds messages only in part: a dropped message is not passed over in silence.
 func TestLesson26_MessagesARecordingHoldsOnlyInPartAreSaid(t *testing.T) {
 	const n, size = 400, 3 * maxPayload
-	own := failOwnArchive(t, map[string]string{
-		"aeron.ReceiveChannelEndpoint.supplier": "io.aeron.driver.ext.DebugReceiveChannelEndpointSupplier",
-		"aeron.debug.receive.data.loss.rate":    "0.05",
-		"aeron.debug.receive.data.loss.seed":    "26",
-		// The archive strips reliable=false from the channel it records (1.47.3,
-		// ArchiveConductor.strippedChannelBuilder): only the driver's default makes its
-		// recording subscription fill gaps rather than ask for the lost frames again.
-		"aeron.reliable.stream": "false",
-	})
+	props := lossyReceiver(26)
+	// The archive strips reliable=false from the channel it records (1.47.3,
+	// ArchiveConductor.strippedChannelBuilder): only the driver's default makes its
+	// recording subscription fill gaps rather than ask for the lost frames again.
+	props["aeron.reliable.stream"] = "false"
+	own := failOwnArchive(t, props)
 	sc := newStreamConfig(t, "")
 	endpoint := fmt.Sprintf("aeron:udp?endpoint=%s:%d", infra.Loopback, freePort(t))
 	sc.Channel = endpoint + "|reliable=false"

@@ -394,6 +394,16 @@ func (b failBroker) serves(timeout time.Duration) error {
 	}
 }
 
+// lossyReceiver is the properties of a driver that drops 5% of the data frames it receives
+// (Aeron's own DebugReceiveChannelEndpoint), chosen by seed, for failOwnArchive.
+func lossyReceiver(seed int) map[string]string {
+	return map[string]string{
+		"aeron.ReceiveChannelEndpoint.supplier": "io.aeron.driver.ext.DebugReceiveChannelEndpointSupplier",
+		"aeron.debug.receive.data.loss.rate":    "0.05",
+		"aeron.debug.receive.data.loss.seed":    strconv.Itoa(seed),
+	}
+}
+
 // failOwnArchive starts an archive of the test's own (with properties added to test/infra's
 // defaults), stopped when the test ends; a failed test logs the tail of its log.
 func failOwnArchive(t *testing.T, properties map[string]string) *infra.Archive {

@@ -416,11 +416,7 @@ func TestTransportModeServesEveryPublisherWhileCreditsAreShort(t *testing.T) {
 // and the log says so. Every message that reaches Pulsar is whole.
 func TestTransportModeCountsMessagesThatBrokeOff(t *testing.T) {
 	const n, size = 600, 3 * maxPayload
-	own := failOwnArchive(t, map[string]string{
-		"aeron.ReceiveChannelEndpoint.supplier": "io.aeron.driver.ext.DebugReceiveChannelEndpointSupplier",
-		"aeron.debug.receive.data.loss.rate":    "0.05",
-		"aeron.debug.receive.data.loss.seed":    "16",
-	})
+	own := failOwnArchive(t, lossyReceiver(16))
 	sc, cfg := newTransportConfig(t)
 	endpoint := fmt.Sprintf("aeron:udp?endpoint=%s:%d", infra.Loopback, freePort(t))
 	sc.Channel = endpoint + "|reliable=false"
