@@ -124,7 +124,9 @@ func NewCheckpointPolicy(recordingID, persisted int64, cfg CheckpointConfig) (*C
 // position, after records newly committed records (see [AckResult]). It
 // must be called with the tracker's [CommitTracker.Committed], never with a
 // position that was not acknowledged. A lower position than before returns
-// [ErrCommittedRegressed]. Nothing is saved until [CheckpointPolicy.Tick].
+// [ErrCommittedRegressed], a commit after [CheckpointPolicy.Complete] (a
+// completed recording published on from its end has a policy of its own)
+// [ErrRecordOrder]. Nothing is saved until [CheckpointPolicy.Tick].
 func (p *CheckpointPolicy) Committed(position int64, records int, nowMs int64) error {
 	if position < p.committed {
 		return fmt.Errorf("recording %d committed %d after %d: %w", p.recordingID, position, p.committed, ErrCommittedRegressed)
@@ -134,6 +136,9 @@ func (p *CheckpointPolicy) Committed(position int64, records int, nowMs int64) e
 	}
 	if position == p.committed && records == 0 {
 		return nil
+	}
+	if p.completed {
+		return fmt.Errorf("recording %d committed %d after it completed at %d: %w", p.recordingID, position, p.committed, ErrRecordOrder)
 	}
 	p.committed = position
 	p.unsavedRecords += records
@@ -323,10 +328,7 @@ func (p *CheckpointPolicy) SaveFailed(s Save, err error, nowMs int64) {
 
 func (p *CheckpointPolicy) backoff(n int) int64 {
 	d := p.cfg.RetryMinMs
-	for i := 1; i < n && d < p.cfg.RetryMaxMs; i++ {
-		if d > math.MaxInt64/2 {
-			return p.cfg.RetryMaxMs
-		}
+	for i := 1; i < n && d < p.cfg.RetryMaxMs; i++ { // RetryMaxMs is at most a day: no overflow
 		d *= 2
 	}
 	return min(d, p.cfg.RetryMaxMs)

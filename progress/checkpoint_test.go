@@ -224,7 +224,7 @@ func TestCheckpointPolicy_BackoffDoublesUpToTheCap(t *testing.T) {
 	if !errors.Is(p.Failure().Err, ErrSaveFailed) {
 		t.Fatalf("nil store error not kept visible: %v", p.Failure().Err)
 	}
-	// A huge number of failures must not overflow the backoff.
+	// However many failures, the backoff stays at its cap.
 	if d := p.backoff(1 << 20); d != 20 {
 		t.Fatalf("backoff(2^20) = %d, want cap 20", d)
 	}
@@ -248,6 +248,8 @@ func TestCheckpointPolicy_LateOlderSaveNeverMovesPersistedBackwards(t *testing.T
 func TestLesson01_SaveIsNeverBeyondCommitted(t *testing.T) {
 	runPolicy(t, newPolicy(t, 100), `
 		commit 90 1 0 => err:committed position moved backwards
+		commit 99 1 0 => err:committed position moved backwards
+		commit 100 0 0
 		saved 101 => err:save beyond committed position
 		commit 200 1 0
 		saved 201 => err:save beyond committed position
@@ -480,4 +482,40 @@ func TestCheckpointConfig_OutOfRangeValuesAreRejected(t *testing.T) {
 	if _, err := NewCheckpointPolicy(1, -1, ok); !errors.Is(err, ErrInvalidPosition) {
 		t.Fatalf("negative position: %v", err)
 	}
+}
+
+// At most one save is in flight: the failure of an older save, reported late, leaves the
+// save in flight where it is, and nothing else is issued until it is answered.
+func TestCheckpointPolicy_AnOlderSavesFailureKeepsTheOneInFlight(t *testing.T) {
+	runPolicy(t, newPolicy(t, 0), `
+		commit 30 3 0
+		tick 0 => save 30
+		# the checkpointer gave up on the save of 30 and reported a failure
+		failed 30 0
+		commit 60 3 50
+		tick 100 => save 60
+		# the write of 30 reports its failure again, late: 60 is still in flight
+		failed 30 120
+		commit 90 3 130
+		tick 130 => none
+		tick 5000 => none
+		saved 60 => ok
+		tick 5000 => save 90
+	`)
+}
+
+// A completed recording's final checkpoint is its last: a commit beyond the final position
+// afterwards is refused (a recording published on from its end gets a policy of its own),
+// and no completed checkpoint is ever written beyond its final position.
+func TestCheckpointPolicy_NothingIsCommittedAfterTheFinalPosition(t *testing.T) {
+	runPolicy(t, newPolicy(t, 0), `
+		complete 100 0
+		tick 0 => save 100 final
+		saved 100 final => ok
+		commit 100 0 1
+		commit 200 1 1 => err:record out of order
+		complete 200 1 => err:record out of order
+		tick 2 => none
+		state => persisted=100 final=true done=true failures=0 deadline=none
+	`)
 }

@@ -152,11 +152,12 @@ type CommitTracker struct {
 	bytes       int64
 	failed      bool
 	failedEnd   int64 // lowest failed end in this epoch, valid if failed
-	// sends keeps, for this epoch and the last maxEarlierEpochs before it, the lowest
-	// failed end and the highest stored end of its records: outcomes of an epoch arrive in
-	// any order and after resets, and a record stored above a failed one of the same epoch
-	// is lesson 22's hazard whichever came first. Epochs whose records had neither
-	// outcome have no entry.
+	// sends keeps, for this epoch, each earlier one with outcomes still to come, and the
+	// last maxEarlierEpochs, the lowest failed end and the highest stored end of its
+	// records: outcomes of an epoch arrive in any order and after resets, and a record
+	// stored above a failed one of the same epoch is lesson 22's hazard whichever came
+	// first. Epochs whose records had neither outcome, and none still to come, have no
+	// entry.
 	sends map[Epoch]*epochSends
 	// earlierUnanswered counts the records emitted in earlier epochs whose outcome had not
 	// arrived at the reset that ended their epoch, less the stale outcomes since.
@@ -169,16 +170,20 @@ type CommitTracker struct {
 	stats  TrackerStats
 }
 
-// maxEarlierEpochs bounds how many earlier epochs' outcomes a tracker remembers. Outcomes
-// of an epoch arrive while its sends are in flight, long before this many resets (the
-// publisher sends nothing of an epoch before every send of the one before it has its
-// outcome).
+// maxEarlierEpochs bounds how many earlier epochs whose outcomes have all arrived a tracker
+// remembers. An epoch with outcomes still to come is remembered until they have come,
+// however many resets later: resets go on while a producer hangs on its sends (replays
+// restarted after a failure, each of which may send nothing), and an outcome of a
+// forgotten epoch could not tell a record stored above a failed one (lesson 22).
 const maxEarlierEpochs = 16
 
 // epochSends is what the outcomes of one epoch's sends said so far.
 type epochSends struct {
 	failed, stored          bool
 	lowestFailed, topStored int64 // valid if failed, stored
+	// unanswered are the epoch's records whose outcome had not arrived at the reset that
+	// ended it, less the outcomes that arrived since.
+	unanswered int
 }
 
 // hazard reports whether a record stored lies above one that failed.
@@ -285,7 +290,7 @@ func (t *CommitTracker) ack(epoch Epoch, end int64, stored bool) (AckResult, err
 		return res, fmt.Errorf("ack %d of recording %d in epoch %d, current %d: %w", end, t.recordingID, epoch, t.epoch, ErrUnknownEpoch)
 	}
 	if epoch < t.epoch {
-		t.answeredEarlier()
+		t.answeredEarlier(epoch)
 		if stored && t.sent(epoch, end, false) {
 			t.stats.AckedAboveFailure++
 			res.Outcome = AckAboveFailure
@@ -362,7 +367,7 @@ func (t *CommitTracker) Fail(epoch Epoch, end int64) (FailOutcome, error) {
 	}
 	if epoch < t.epoch || end <= t.committed {
 		if epoch < t.epoch {
-			t.answeredEarlier()
+			t.answeredEarlier(epoch)
 			if t.sent(epoch, end, true) {
 				t.stats.Failures++
 				return FailBelowStored, nil
@@ -402,19 +407,15 @@ func (t *CommitTracker) Fail(epoch Epoch, end int64) (FailOutcome, error) {
 
 // sent records the outcome of the send of the record ending at end in epoch — failed, or
 // else stored — and reports whether it is lesson 22's hazard: a record stored above one
-// of the epoch that failed, or a failed one below one stored. Outcomes of epochs older
-// than maxEarlierEpochs are not kept.
+// of the epoch that failed, or a failed one below one stored. Outcomes of earlier epochs
+// no longer remembered (see maxEarlierEpochs) are not kept.
 func (t *CommitTracker) sent(epoch Epoch, end int64, failed bool) (hazard bool) {
-	if t.epoch-epoch > maxEarlierEpochs {
-		return false
-	}
 	e := t.sends[epoch]
 	if e == nil {
-		if t.sends == nil {
-			t.sends = map[Epoch]*epochSends{}
+		if epoch < t.epoch {
+			return false // an earlier epoch whose outcomes had all arrived: forgotten
 		}
-		e = &epochSends{}
-		t.sends[epoch] = e
+		e = t.epochSends(epoch)
 	}
 	if failed {
 		if !e.failed || end < e.lowestFailed {
@@ -426,6 +427,19 @@ func (t *CommitTracker) sent(epoch Epoch, end int64, failed bool) (hazard bool) 
 		e.stored, e.topStored = true, end
 	}
 	return e.failed && end > e.lowestFailed
+}
+
+// epochSends returns the entry of epoch, made if it has none.
+func (t *CommitTracker) epochSends(epoch Epoch) *epochSends {
+	e := t.sends[epoch]
+	if e == nil {
+		if t.sends == nil {
+			t.sends = map[Epoch]*epochSends{}
+		}
+		e = &epochSends{}
+		t.sends[epoch] = e
+	}
+	return e
 }
 
 // Hazard returns, for an epoch in which a record Pulsar stored lies above one whose send
@@ -461,15 +475,22 @@ func (t *CommitTracker) Reset(from int64) (Epoch, error) {
 	if from > t.committed {
 		return t.epoch, fmt.Errorf("reset recording %d to %d above committed %d: %w", t.recordingID, from, t.committed, ErrResetBeyondCommitted)
 	}
-	if t.epoch >= maxEarlierEpochs {
-		delete(t.sends, t.epoch-maxEarlierEpochs)
-	}
+	unanswered := 0
 	for _, r := range t.pending {
 		if r.state == inFlight {
-			t.earlierUnanswered++
+			unanswered++
 		}
 	}
+	if unanswered > 0 {
+		t.epochSends(t.epoch).unanswered = unanswered
+		t.earlierUnanswered += unanswered
+	}
 	t.epoch++
+	for epoch, e := range t.sends {
+		if e.unanswered == 0 && t.epoch-epoch > maxEarlierEpochs {
+			delete(t.sends, epoch)
+		}
+	}
 	t.pending = nil
 	t.bytes = 0
 	t.failed = false
@@ -484,17 +505,22 @@ func (t *CommitTracker) Reset(from int64) (Epoch, error) {
 // outcomes change nothing). An outcome can be lost (lesson 2), so it may never reach zero.
 func (t *CommitTracker) EarlierUnanswered() int { return t.earlierUnanswered }
 
-// answeredEarlier counts the arrival of an outcome of an earlier epoch.
-func (t *CommitTracker) answeredEarlier() {
-	if t.earlierUnanswered > 0 {
+// answeredEarlier counts the arrival of an outcome of earlier epoch.
+func (t *CommitTracker) answeredEarlier(epoch Epoch) {
+	if e := t.sends[epoch]; e != nil && e.unanswered > 0 {
+		e.unanswered--
 		t.earlierUnanswered--
 	}
 }
 
 // Finish records that the replay reached the end of the stopped recording at
 // stop, the recording's stop position. No record may be emitted afterwards in
-// this epoch. Once every record is acknowledged, Committed becomes stop.
+// this epoch, nor another stop given (the same one again changes nothing).
+// Once every record is acknowledged, Committed becomes stop.
 func (t *CommitTracker) Finish(stop int64) error {
+	if t.finished && stop != t.stop {
+		return fmt.Errorf("finish recording %d at %d, finished at %d in this epoch: %w", t.recordingID, stop, t.stop, ErrRecordOrder)
+	}
 	if stop < t.lastEnd || stop < t.committed {
 		return fmt.Errorf("finish recording %d at %d below last end %d or committed %d: %w", t.recordingID, stop, t.lastEnd, t.committed, ErrRecordOrder)
 	}

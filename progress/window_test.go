@@ -21,7 +21,6 @@ func TestWindowReadable(t *testing.T) {
 		{"bytes: a quarter free", w, 10, 48 << 20, 990},
 		{"nothing in flight, little room (window of 3): read", Window{Records: 3, Bytes: 100}, 0, 0, 3},
 		{"window under 4 records: any free record", Window{Records: 3, Bytes: 100}, 2, 10, 1},
-		{"nothing in flight but bytes below a quarter cannot happen; records decide", Window{Records: 4, Bytes: 100}, 0, 0, 4},
 	} {
 		if got := c.window.Readable(c.inflight, c.inflightBy); got != c.want {
 			t.Errorf("%s: Readable(%d, %d) = %d, want %d", c.name, c.inflight, c.inflightBy, got, c.want)
