@@ -503,7 +503,7 @@ func (s *streamSupervisor) startStatus(ctx actor.Context) func() {
 	prefix := self.Id + "/"
 	sub := system.EventStream.Subscribe(func(evt any) {
 		if e, ok := evt.(*actor.SupervisorEvent); ok && e.Directive == actor.RestartDirective && strings.HasPrefix(e.Child.Id, prefix) {
-			system.Root.Send(self, &restarted{})
+			sendToSelf(system, self, &restarted{}) // published on the stream's goroutine
 		}
 	})
 	stop := make(chan struct{})

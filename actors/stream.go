@@ -161,8 +161,14 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 			s.recordingCompleted(ctx, msg)
 		}
 	case *streamFailed:
-		if s.checkpointer != nil && msg.child.Id == s.checkpointer.Id {
+		gone := s.checkpointer != nil && msg.child.Id == s.checkpointer.Id
+		if gone {
 			s.checkpointerGone = true
+		}
+		if s.failed != nil && gone && s.drainingFor != nil {
+			// Failed already, so fail does nothing: the drain waiting for the checkpointer's
+			// flush is answered here, or never.
+			s.drainStep(ctx)
 		}
 		s.fail(ctx, msg.err)
 	case *messages.Drain:
@@ -748,7 +754,7 @@ func (s *streamSupervisor) drained(ctx actor.Context) {
 // streamProps builds the StreamSupervisor's props with its supervision strategy.
 func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.ActorSystem, onFailed func(string, error)) (*actor.Props, error) {
 	giveUp := func(child *actor.PID, class supervisor.Class, reason any) {
-		system.Root.Send(self, &streamFailed{child: child, err: fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, failureError(reason))})
+		sendToSelf(system, self, &streamFailed{child: child, err: fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, failureError(reason))})
 	}
 	strategy, err := supervisor.NewStrategy(cfg.Restart, giveUp, env.Logger)
 	if err != nil {
@@ -761,6 +767,14 @@ func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.Act
 	}
 	return actor.PropsFromProducer(producer, actor.WithSupervisor(strategy), actor.WithGuardian(guardian),
 		actor.WithMailbox(actor.Bounded(4096))), nil
+}
+
+// sendToSelf sends msg to the stream supervisor self from its own goroutine — its
+// supervision strategy's and guardian's callbacks, its event stream subscriber — without
+// waiting there: a send into its bounded mailbox waits while the mailbox is full, and only
+// the goroutine sending could make room. The message may come after others sent later.
+func sendToSelf(system *actor.ActorSystem, self *actor.PID, msg any) {
+	go system.Root.Send(self, msg)
 }
 
 // crash is a stream supervisor's own failure, handed by its guardian to the next message
@@ -828,7 +842,7 @@ func (g *streamGuardian) HandleFailure(system *actor.ActorSystem, sup actor.Supe
 	}
 	g.logger.Error("stream supervisor failed: the stream fails, other streams go on", attrs...)
 	// The notice makes sure a next message comes; whichever comes first fails the stream.
-	system.Root.Send(child, &streamFailed{child: child, err: err})
+	sendToSelf(system, child, &streamFailed{child: child, err: err})
 	sup.ResumeChildren(child)
 }
 

@@ -723,3 +723,138 @@ func TestAReplayFailingNowAndThenIsGivenUpOnlyWithRecordsLeft(t *testing.T) {
 		}
 	}
 }
+
+// A stream that failed keeps its checkpointer to answer a drain; if the checkpointer is
+// given up too while the drain waits for its flush (a corrupt store), the drain is answered
+// at once — nothing can be persisted any more — not at the caller's timeout, which would
+// say the stream did not drain, and hold a reconnect back that long.
+func TestADrainIsAnsweredWhenTheCheckpointerIsGivenUpAfterTheStreamFailed(t *testing.T) {
+	for _, failedBefore := range []bool{false, true} {
+		t.Run(fmt.Sprintf("failed before: %t", failedBefore), func(t *testing.T) {
+			env, cfg := testEnv(t)
+			system := testSystem(t)
+			checkpointer := make(probe, 16)
+			cp := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return checkpointer }))
+			s := &streamSupervisor{env: env, cfg: cfg, status: newStreamStatus(0), checkpointer: cp}
+			s.initState()
+			stream := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+				return &heldSupervisor{s: s, start: func(actor.Context) {}}
+			}))
+			if failedBefore {
+				system.Root.Send(stream, &streamFailed{child: actor.NewPID("nonhost", "r5-replay"), err: errors.New("recording 5 vanished")})
+			}
+			drained := system.Root.RequestFuture(stream, &messages.Drain{DeadlineMs: time.Now().Add(time.Hour).UnixMilli()}, waitFor)
+			next[*messages.Drain](t, checkpointer) // the stream waits for the flush
+			system.Root.Send(stream, &streamFailed{child: cp, err: &store.CorruptError{File: "f.db", Reason: "checksum"}})
+			if res, err := drained.Result(); err != nil {
+				t.Fatalf("the drain was not answered: %v", err)
+			} else if _, ok := res.(*messages.Drained); !ok {
+				t.Fatalf("the drain was answered with %T", res)
+			}
+		})
+	}
+}
+
+// holdBoard holds stream "a"'s next status push, once armed, until released (and then
+// panics, if fail is set: the stream's supervisor fails).
+type holdBoard struct {
+	streamBoard
+	fail             bool
+	armed            atomic.Bool
+	blocked, release chan struct{}
+}
+
+func (b *holdBoard) SetStream(st *messages.StreamStatus) {
+	if st.Name == "a" && b.armed.CompareAndSwap(true, false) {
+		close(b.blocked)
+		<-b.release
+		if b.fail {
+			panic("the board failed the stream, as the test asked")
+		}
+	}
+	b.streamBoard.SetStream(st)
+}
+
+// refusingSubscriber refuses every subscription once refuse is closed, and closes refused
+// after the first refusal.
+type refusingSubscriber struct {
+	refuse, refused chan struct{}
+	once            *sync.Once
+}
+
+func (r refusingSubscriber) AddSubscription(ctx context.Context, _ string, _ int32, _ aeron.ImageHandlers) (*aeron.Subscription, error) {
+	select {
+	case <-r.refuse:
+		defer r.once.Do(func() { close(r.refused) })
+		return nil, errors.New("refused by the test")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// A stream's failure is said even when it comes while the stream's mailbox is full: the
+// stream's supervisor fails (its guardian), or gives a child up (its strategy), on its own
+// goroutine, and the notice it sends itself must not wait for room only it could make (it
+// spun for ever, the stream's failure never said, its drain never answered). The mailbox
+// is filled while the stream is held inside a status push; a control run queues nothing.
+func TestAStreamFailingWhileItsMailboxIsFullSaysSo(t *testing.T) {
+	for _, how := range []string{"the stream's supervisor fails", "a child is given up"} {
+		for _, fill := range []int{0, 5000} {
+			t.Run(fmt.Sprintf("%s, %d queued", how, fill), func(t *testing.T) {
+				env, cfg := testEnv(t)
+				board := &holdBoard{streamBoard: streamBoard{streams: map[string]*messages.StreamStatus{}},
+					blocked: make(chan struct{}), release: make(chan struct{})}
+				sub := refusingSubscriber{refuse: make(chan struct{}), refused: make(chan struct{}), once: &sync.Once{}}
+				env.Aeron, env.CreateProducer, env.Board = sub, noProducer, board
+				cfg.Transport, cfg.CallTimeout = true, time.Hour
+				if how == "the stream's supervisor fails" {
+					board.fail = true
+				} else {
+					cfg.Restart.MaxRestarts = 0 // the live reader's first failure gives it up
+				}
+				a := *cfg
+				a.Def.Name = "a"
+				p, err := NewPipeline(env, []StreamConfig{a})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := p.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(p.Stop)
+				board.armed.Store(true)
+				select {
+				case <-board.blocked:
+				case <-time.After(waitFor):
+					t.Fatal("no status push")
+				}
+				if !board.fail {
+					close(sub.refuse) // the live reader's failure waits for the held stream
+					<-sub.refused
+				}
+				var sent atomic.Int64
+				go func() {
+					for range fill {
+						p.system.Root.Send(p.pids[0], &messages.FailureObserved{Failure: &messages.Failure{Kind: "publish", Message: "x"}})
+						sent.Add(1)
+					}
+				}()
+				eventually.NoError(t, waitFor, func() error { // the mailbox (4096) full, or as good as
+					if n := sent.Load(); n < int64(min(fill, 4095)) {
+						return fmt.Errorf("%d queued", n)
+					}
+					return nil
+				})
+				close(board.release)
+				select {
+				case f := <-p.Failures():
+					if f.Stream != "a" {
+						t.Fatalf("stream %q failed", f.Stream)
+					}
+				case <-time.After(waitFor):
+					t.Fatal("the stream's failure was not said")
+				}
+			})
+		}
+	}
+}
