@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -25,6 +26,10 @@ type Pipeline struct {
 	system   *actor.ActorSystem
 	pids     []*actor.PID
 	failures chan StreamFailure
+	// reported are the streams whose failure went to failures: one each, so that a stream
+	// reporting twice (its supervisor failing while failing) cannot take another's place.
+	reportedMu sync.Mutex
+	reported   map[string]bool
 }
 
 // NewPipeline checks the streams' settings and builds the actor system; nothing runs until
@@ -61,12 +66,7 @@ func (p *Pipeline) Start() error {
 	for _, s := range p.streams {
 		name := "stream-" + s.Def.Name
 		self := actor.NewPID(p.system.Address(), name)
-		props, err := streamProps(p.env, s, self, p.system, func(stream string, err error) {
-			select { // one per stream fits; a second (a restarted supervisor) is dropped, never blocks
-			case p.failures <- StreamFailure{Stream: stream, Err: err}:
-			default:
-			}
-		})
+		props, err := streamProps(p.env, s, self, p.system, p.report)
 		if err != nil {
 			return err
 		}
@@ -81,6 +81,25 @@ func (p *Pipeline) Start() error {
 
 // Failures delivers each stream that failed for good, once.
 func (p *Pipeline) Failures() <-chan StreamFailure { return p.failures }
+
+// report hands stream's failure to Failures, the first time only; it never blocks (the
+// channel holds one failure per stream).
+func (p *Pipeline) report(stream string, err error) {
+	p.reportedMu.Lock()
+	defer p.reportedMu.Unlock()
+	if p.reported[stream] {
+		return
+	}
+	if p.reported == nil {
+		p.reported = map[string]bool{}
+	}
+	p.reported[stream] = true
+	select {
+	case p.failures <- StreamFailure{Stream: stream, Err: err}:
+	default: // a stream not among p.streams
+		p.env.Logger.Error("bug: a stream's failure has no room to be reported", "stream", stream, "error", err)
+	}
+}
 
 // Drain asks every stream to stop reading and waits, up to timeout in all, until what was
 // sent is acknowledged and persisted. It returns each stream's answer; a stream that did

@@ -298,3 +298,37 @@ func (b *failingBoard) SetConnection(c *messages.Connection) {
 		b.lostOnce.Do(func() { close(b.lost) })
 	}
 }
+
+// Each stream's failure is delivered once, whatever order the streams report in: a stream
+// reporting twice (its supervisor failing while it fails) does not take the place of
+// another's, which would then be started again after a reconnect, and not counted among
+// the streams that failed.
+func TestEachStreamsFailureIsDeliveredOnce(t *testing.T) {
+	env, cfg := testEnv(t)
+	env.Aeron, env.CreateProducer = waitingSubscriber{}, noProducer
+	cfg.Transport = true
+	a, b := *cfg, *cfg
+	a.Def.Name, b.Def.Name = "a", "b"
+	p, err := NewPipeline(env, []StreamConfig{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.report("a", errors.New("first"))
+	p.report("a", errors.New("again, while failing"))
+	p.report("b", errors.New("b's"))
+	for _, want := range []StreamFailure{{"a", errors.New("first")}, {"b", errors.New("b's")}} {
+		select {
+		case f := <-p.Failures():
+			if f.Stream != want.Stream || f.Err.Error() != want.Err.Error() {
+				t.Fatalf("failure %s: %v; want %s: %v", f.Stream, f.Err, want.Stream, want.Err)
+			}
+		default:
+			t.Fatalf("stream %s's failure was not delivered", want.Stream)
+		}
+	}
+	select {
+	case f := <-p.Failures():
+		t.Fatalf("a second failure of stream %s was delivered: %v", f.Stream, f.Err)
+	default:
+	}
+}
