@@ -73,11 +73,17 @@ type CorruptError struct {
 	Key string
 	// Reason says what is wrong, e.g. "checksum mismatch".
 	Reason string
+	// Remedy, if set, says what to do instead of the general advice (restore a backup,
+	// move the file aside, or reset the stream).
+	Remedy string
 }
 
 // Error names the file, the entry and the operator's options.
 func (e *CorruptError) Error() string {
 	const why = "find out why first (disk errors, a partial copy or restore, another program writing the file)"
+	if e.Remedy != "" {
+		return fmt.Sprintf("checkpoint store %s is corrupt: %s; %s, then: %s", e.File, e.Reason, why, e.Remedy)
+	}
 	if e.Stream == "" {
 		return fmt.Sprintf("checkpoint store %s is corrupt: %s; %s, then restore the file from a backup, "+
 			"or move it aside so that every stream starts again from its configured start position",

@@ -137,7 +137,7 @@ func syncDir(dir string) error {
 var errNoSchema = errors.New("no schema yet")
 
 func openDB(path string, timeout time.Duration, readOnly bool) (db *bbolt.DB, txid uint64, err error) {
-	txid, err = checkLayout(path, timeout)
+	txid, err = checkLayout(path, timeout, readOnly)
 	if errors.Is(err, errLockTimeout) {
 		err = berrors.ErrTimeout // as bbolt's own wait for the lock ends, below
 	}

@@ -55,9 +55,6 @@ const (
 	boltBucketLeaf   = 0x01 // a leaf element's flag: its value is a bucket
 	boltBucketLen    = 16   // a bucket's value before its inline page
 	boltOverflowed   = 0xFFFF
-	// boltMaxDepth bounds the walk: ferry's buckets nest three deep and each bucket's
-	// tree is a few levels at most; a deeper one is a cycle the page check did not see.
-	boltMaxDepth = 64
 	// boltNewTxid is the newest transaction id of a file bbolt created (its two meta
 	// pages, transactions 0 and 1) that nothing was ever committed to.
 	boltNewTxid = 1
@@ -123,7 +120,9 @@ func checkPage(f *os.File, m boltMeta, id uint64, what string, kinds ...uint16) 
 // and reuses the pages the meta names): with a writer holding it (a ferry running with the
 // file), checkLayout waits for the lock as bbolt would, up to timeout, and then fails with
 // errLockTimeout. The lock is released before bbolt opens the file.
-func checkLayout(path string, timeout time.Duration) (txid uint64, err error) {
+func checkLayout(path string, timeout time.Duration, readOnly bool) (txid uint64, err error) {
+	// A flaw of the walk's own must not take the process down: the file is refused.
+	defer recoverCorrupt(path, &err)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
@@ -153,27 +152,43 @@ func checkLayout(path string, timeout time.Duration) (txid uint64, err error) {
 		return 0, &store.CorruptError{File: path, Reason: "the file is empty (if ferry never ran with it, a start that crashed while creating it: delete it)"}
 	}
 	m0, ok0 := readBoltMeta(f, 0)
-	second := int64(os.Getpagesize())
+	var m1 boltMeta
+	var ok1 bool
 	if ok0 {
-		second = int64(m0.pageSize)
+		m1, ok1 = readBoltMeta(f, int64(m0.pageSize))
+	} else {
+		// The first meta page torn: its page size, which says where the second is, with it.
+		// bbolt then looks for the second at every page size it could have been written
+		// with (a file from a host with larger pages), as here.
+		for size := int64(1024); size <= 1024<<14 && !ok1; size <<= 1 {
+			m1, ok1 = readBoltMeta(f, size)
+			ok1 = ok1 && int64(m1.pageSize) == size
+		}
 	}
-	m1, ok1 := readBoltMeta(f, second)
 	m := m0
 	switch {
 	case ok1 && (!ok0 || m1.txid > m0.txid):
 		m = m1
 	case !ok0:
-		// Neither meta page valid where this host's page size puts them: bbolt looks for
-		// the second at every page size (a file from a host with larger pages) and opens it,
-		// or refuses the file.
-		return 0, nil
+		return 0, nil // neither meta page valid: bbolt refuses the file itself
 	}
 	if need := m.pgid * m.pageSize; uint64(info.Size()) < need {
 		return 0, &store.CorruptError{File: path, Reason: fmt.Sprintf(
 			"truncated: the file is %d bytes, its metadata says %d", info.Size(), need)}
 	}
-	if damage := newLayoutCheck(f, m).run(); damage != "" {
+	c := newLayoutCheck(f, m)
+	if damage := c.tree(); damage != "" {
 		return 0, &store.CorruptError{File: path, Reason: "damaged: " + damage}
+	}
+	if m.freelist == boltNoFreelist || readOnly { // a read-only bbolt never reads the freelist
+		return m.txid, nil
+	}
+	if damage := c.freelist(); damage != "" {
+		return 0, &store.CorruptError{File: path, Reason: "damaged: " + damage, Remedy: fmt.Sprintf(
+			"its checkpoints are intact — only bbolt's list of free pages is damaged, which the next save "+
+				"would act on: with ferry stopped, copy them into a new file with bbolt's own tool (go run "+
+				"go.etcd.io/bbolt/cmd/bbolt@v1.4.3 compact -o %[1]s.new %[1]s), check the copy (ferry "+
+				"checkpoint show with store.path set to it), and put it in the file's place", path)}
 	}
 	return m.txid, nil
 }
@@ -186,13 +201,16 @@ var errLockTimeout = errors.New("lock not released")
 const lockPoll = 10 * time.Millisecond
 
 // layoutCheck walks the pages of a bbolt file before bbolt reads them: the tree of
-// buckets from the root page the meta names down to every leaf, inline buckets included,
-// and then the freelist. It checks what bbolt takes on trust and would misread: every page
-// says it is the page its parent names, is of the kind expected, and ends inside the file;
-// no page is held twice (a cycle, or two parents); every element and its key and value lie
-// inside their page (or inline bucket); keys are in order within a page; every free page
-// id lies inside the file, once, and no free page is one the tree holds. It reads each page
-// once, a ferry store being a few pages per hundred recordings.
+// buckets from the root page the meta names down to every leaf, inline buckets included
+// (tree), and the freelist (freelist, after tree). It checks what bbolt takes on trust and
+// would misread: every page says it is the page its parent names, is of the kind expected,
+// and ends inside the file; no page is held twice (a cycle, or two parents); every element
+// and its key and value lie inside their page (or inline bucket); keys are not empty, and
+// in order within a page and within the range their parent's keys give it (bbolt's own
+// check: a branch's key i bounds its child i from below, its key i+1 from above), or a
+// lookup goes to the wrong page; every free page id lies inside the file, once, and no
+// free page is one the tree or the freelist holds. It reads each page once, a ferry store
+// being a few pages per hundred recordings.
 type layoutCheck struct {
 	f    *os.File
 	m    boltMeta
@@ -203,16 +221,8 @@ func newLayoutCheck(f *os.File, m boltMeta) *layoutCheck {
 	return &layoutCheck{f: f, m: m, held: map[uint64]bool{}}
 }
 
-// run reports the first damage found, "" if none.
-func (c *layoutCheck) run() string {
-	if damage := c.page(c.m.root, "root bucket's", 0); damage != "" {
-		return damage
-	}
-	if c.m.freelist == boltNoFreelist {
-		return ""
-	}
-	return c.freelist()
-}
+// tree reports the first damage found in the tree, "" if none.
+func (c *layoutCheck) tree() string { return c.page(c.m.root, "root bucket's", nil, nil) }
 
 // read checks the header of page id (see checkPage) and returns the page with its
 // overflow pages.
@@ -231,11 +241,10 @@ func (c *layoutCheck) read(id uint64, what string, kinds ...uint16) ([]byte, str
 	return b, ""
 }
 
-// page checks page id of the tree, which its parent names as what, and the pages below it.
-func (c *layoutCheck) page(id uint64, what string, depth int) string {
-	if depth > boltMaxDepth {
-		return fmt.Sprintf("the %s page %d is more than %d levels deep", what, id, boltMaxDepth)
-	}
+// page checks page id of the tree, which its parent names as what, and the pages below it;
+// its keys must lie in [lo, hi) (nil: unbounded). The recursion is as deep as the tree:
+// each page is read once, and an inline bucket lies inside its parent's page.
+func (c *layoutCheck) page(id uint64, what string, lo, hi []byte) string {
 	b, damage := c.read(id, what, boltBranchPage, boltLeafPage)
 	if damage != "" {
 		return damage
@@ -246,12 +255,12 @@ func (c *layoutCheck) page(id uint64, what string, depth int) string {
 		}
 		c.held[p] = true
 	}
-	return c.node(b, what, fmt.Sprintf("the %s page %d", what, id), depth)
+	return c.node(b, what, fmt.Sprintf("the %s page %d", what, id), lo, hi)
 }
 
-// node checks the elements of page b, a page of what (the bucket's tree it is in); where
-// says which page it is.
-func (c *layoutCheck) node(b []byte, what, where string, depth int) string {
+// node checks the elements of page b, a page of what (the bucket's tree it is in) whose keys
+// must lie in [lo, hi); where says which page it is.
+func (c *layoutCheck) node(b []byte, what, where string, lo, hi []byte) string {
 	e := binary.NativeEndian
 	kind, count := e.Uint16(b[8:]), int(e.Uint16(b[10:]))
 	if boltPageHeaderLen+count*boltElementLen > len(b) {
@@ -269,20 +278,33 @@ func (c *layoutCheck) node(b []byte, what, where string, depth int) string {
 		}
 		start := uint64(at) + pos
 		if end := start + ksize + vsize; end > uint64(len(b)) {
-			return fmt.Sprintf("%s: element %d's key and value (%d and %d bytes, %d bytes after it) run past its %d bytes",
+			return fmt.Sprintf("%s: element %d's key and value (%d and %d bytes, at offset %d from the element) run past its %d bytes",
 				where, i, ksize, vsize, pos, len(b))
 		}
 		key := b[start : start+ksize]
-		if i > 0 && bytes.Compare(before, key) >= 0 {
+		switch {
+		case ksize == 0:
+			return fmt.Sprintf("%s: element %d's key is empty", where, i)
+		case i > 0 && bytes.Compare(before, key) >= 0:
 			return fmt.Sprintf("%s: element %d's %s is not after the %s before it", where, i, keyText(key), keyText(before))
+		case lo != nil && bytes.Compare(key, lo) < 0, hi != nil && bytes.Compare(key, hi) >= 0:
+			return fmt.Sprintf("%s: element %d's %s lies outside the keys the parent page gives it", where, i, keyText(key))
 		}
 		before = key
 		var damage string
 		switch {
 		case kind == boltBranchPage:
-			damage = c.page(e.Uint64(el[8:]), what, depth+1)
+			next := hi // child i holds the keys from key i up to key i+1
+			if i+1 < count {
+				nextAt := boltPageHeaderLen + (i+1)*boltElementLen
+				npos, nsize := uint64(e.Uint32(b[nextAt:])), uint64(e.Uint32(b[nextAt+4:]))
+				if nstart := uint64(nextAt) + npos; nstart+nsize <= uint64(len(b)) {
+					next = b[nstart : nstart+nsize]
+				} // else: element i+1 is refused when its turn comes
+			}
+			damage = c.page(e.Uint64(el[8:]), what, key, next)
 		case flags&boltBucketLeaf != 0:
-			damage = c.bucket(b[start+ksize:start+ksize+vsize], key, depth+1)
+			damage = c.bucket(b[start+ksize:start+ksize+vsize], key)
 		}
 		if damage != "" {
 			return damage
@@ -292,25 +314,25 @@ func (c *layoutCheck) node(b []byte, what, where string, depth int) string {
 }
 
 // bucket checks bucket name, whose value is v: its root page, or its inline page.
-func (c *layoutCheck) bucket(v, name []byte, depth int) string {
+func (c *layoutCheck) bucket(v, name []byte) string {
 	name = name[:min(len(name), 32)]
 	if len(v) < boltBucketLen {
 		return fmt.Sprintf("the value of bucket %q is %d bytes, shorter than a bucket's %d", name, len(v), boltBucketLen)
 	}
 	what := fmt.Sprintf("bucket %q's", name)
 	if root := binary.NativeEndian.Uint64(v); root != 0 {
-		return c.page(root, what, depth)
+		return c.page(root, what, nil, nil)
 	}
 	inline := v[boltBucketLen:]
 	where := fmt.Sprintf("the %s inline page", what)
 	if len(inline) < boltPageHeaderLen || binary.NativeEndian.Uint16(inline[8:]) != boltLeafPage {
 		return fmt.Sprintf("%s is not a leaf page (%d bytes)", where, len(inline))
 	}
-	return c.node(inline, what, where, depth)
+	return c.node(inline, what, where, nil, nil)
 }
 
 // freelist checks the freelist page: its ids, inside the file, once each, and none the tree
-// or the freelist itself holds.
+// (walked before) or the freelist itself holds.
 func (c *layoutCheck) freelist() string {
 	b, damage := c.read(c.m.freelist, "freelist", boltFreelistPage)
 	if damage != "" {
