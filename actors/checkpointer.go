@@ -143,7 +143,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		c.track(ctx, msg.RecordingId, msg.FromPosition, origin{msg.StartMs, msg.SessionId})
 		c.takeOn(ctx, msg)
 	case *messages.Committed:
-		p, now := c.policy(msg.RecordingId), c.env.nowMs()
+		p, now := c.policy(msg.RecordingId), c.env.elapsedMs()
 		if err := p.Committed(msg.Position, int(msg.Records), now); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
@@ -153,7 +153,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		}
 		c.flush(ctx, now)
 	case *messages.RecordingFinished:
-		p, now := c.policy(msg.RecordingId), c.env.nowMs()
+		p, now := c.policy(msg.RecordingId), c.env.elapsedMs()
 		if err := p.Complete(msg.FinalPosition, now); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
@@ -161,7 +161,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		c.flush(ctx, now)
 	case *checkpointTickMsg:
 		c.checkHung(ctx)
-		c.flush(ctx, c.env.nowMs())
+		c.flush(ctx, c.env.elapsedMs())
 	case *saveResult:
 		c.saved(ctx, msg)
 	case *messages.Drain:
@@ -169,7 +169,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		for _, p := range c.policies {
 			p.Shutdown()
 		}
-		c.flush(ctx, c.env.nowMs())
+		c.flush(ctx, c.env.elapsedMs())
 	case *actor.Stopping, *actor.Restarting:
 		if c.stop != nil {
 			close(c.stop)
@@ -198,7 +198,7 @@ func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 	if err != nil {
 		panic(supervisor.Fail(supervisor.Bug, err))
 	}
-	now := c.env.nowMs()
+	now := c.env.elapsedMs()
 	if _, ok := c.lastRecords[id]; !ok {
 		c.lastRecords[id] = c.persisted[id].LastRecord // what the replay resumes after (zero if none)
 	}
@@ -225,7 +225,7 @@ func (c *checkpointer) route(ctx actor.Context, msg *messages.RouteRecording) {
 	}
 	c.routeWaiters[id] = append(c.routeWaiters[id], ctx.Sender())
 	c.routeStored(ctx, id)
-	c.flush(ctx, c.env.nowMs())
+	c.flush(ctx, c.env.elapsedMs())
 }
 
 // routeStored answers the publishers waiting for recording id's count once the store
@@ -256,7 +256,7 @@ func (c *checkpointer) routeSaves(saves []progress.Save, now int64) []store.Chec
 		if !stored || len(c.takingOn[id]) > 0 || slices.ContainsFunc(saves, func(s progress.Save) bool { return s.RecordingID == id }) {
 			continue
 		}
-		cp.Partitions, cp.UpdatedAtMs = c.routes[id], now
+		cp.Partitions, cp.UpdatedAtMs = c.routes[id], c.env.nowMs()
 		cps = append(cps, cp)
 	}
 	slices.SortFunc(cps, func(a, b store.Checkpoint) int { return cmp.Compare(a.RecordingID, b.RecordingID) })
@@ -309,7 +309,7 @@ func (c *checkpointer) takeOn(ctx actor.Context, msg *messages.ReplayStarted) {
 	}
 	c.takingOn[id] = append(c.takingOn[id], takeOnWaiter{ctx.Sender(), msg.Generation})
 	c.fromStart[id] = false
-	now := c.env.nowMs()
+	now := c.env.elapsedMs()
 	if err := c.policy(id).SeedAgain(msg.FromPosition, now); err != nil {
 		panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("checkpointer: a recording whose seed is from its start was committed before a replay took it on: %w", err)))
 	}
@@ -330,9 +330,9 @@ func (c *checkpointer) takenOn(ctx actor.Context, cp store.Checkpoint) {
 }
 
 // checkpoint is what the store keeps of a save.
-func (c *checkpointer) checkpoint(s progress.Save, nowMs int64) store.Checkpoint {
+func (c *checkpointer) checkpoint(s progress.Save) store.Checkpoint {
 	o := c.origins[s.RecordingID] // a save follows the recording's seed or replay start
-	cp := store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: nowMs,
+	cp := store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: c.env.nowMs(),
 		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed, FromStart: s.Seed && c.fromStart[s.RecordingID], Partitions: c.routes[s.RecordingID]}
 	// A save is of the committed position the last mark came with (Tick saves the latest,
 	// and a recording's end only adds padding): a mark beyond it is a bug, which would store
@@ -406,7 +406,7 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 	c.writing, c.writeStartMs, c.hungReported = true, now, false
 	cps := make([]store.Checkpoint, len(saves))
 	for i, s := range saves {
-		cps[i] = c.checkpoint(s, now)
+		cps[i] = c.checkpoint(s)
 	}
 	self, system, def, st := ctx.Self(), ctx.ActorSystem(), c.cfg.Def, c.env.Store
 	if !c.env.tasks().Go(func() {
@@ -421,7 +421,7 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 	c.writing = false
 	ctx.Send(ctx.Parent(), &messages.StoreWritten{TookUs: res.took.Microseconds(), Failed: res.err != nil})
-	now := c.env.nowMs()
+	now := c.env.elapsedMs()
 	for i, s := range res.saves {
 		p := c.policies[s.RecordingID]
 		if res.err != nil {
@@ -459,8 +459,8 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 			f := c.policies[res.saves[0].RecordingID].Failure()
 			consecutive, retryAt = f.Consecutive, f.RetryAtMs
 		}
-		ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: now, Kind: "checkpoint", Message: res.err.Error()}})
-		c.env.Logger.Warn("checkpoint save failed; retrying with back-off", "stream", c.cfg.Def.Name, "consecutive", consecutive, "retry_at_ms", retryAt, "error", res.err)
+		ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: c.env.nowMs(), Kind: "checkpoint", Message: res.err.Error()}})
+		c.env.Logger.Warn("checkpoint save failed; retrying with back-off", "stream", c.cfg.Def.Name, "consecutive", consecutive, "retry_in", time.Duration(retryAt-now)*time.Millisecond, "error", res.err)
 	}
 	c.flush(ctx, now)
 }
@@ -470,14 +470,14 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 // loses the checkpoints as surely as one that fails, and the health rule must see it. Its
 // late result is reported as usual.
 func (c *checkpointer) checkHung(ctx actor.Context) {
-	now := c.env.nowMs()
+	now := c.env.elapsedMs()
 	if !c.writing || c.hungReported || now-c.writeStartMs <= c.cfg.Checkpoint.RetryMaxMs {
 		return
 	}
 	c.hungReported = true
 	took := time.Duration(now-c.writeStartMs) * time.Millisecond
 	ctx.Send(ctx.Parent(), &messages.StoreWritten{TookUs: took.Microseconds(), Failed: true})
-	ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: now, Kind: "checkpoint",
+	ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: c.env.nowMs(), Kind: "checkpoint",
 		Message: fmt.Sprintf("a checkpoint save has not returned for %s: the store's disk (or network file system) hangs", took)}})
 	c.env.Logger.Warn("a checkpoint save has not returned; waiting for it", "stream", c.cfg.Def.Name, "for", took)
 }

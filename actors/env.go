@@ -115,8 +115,13 @@ type Env struct {
 	Deduplication DeduplicationFunc
 	Store         store.Store
 	Logger        *slog.Logger
-	// Now is the clock; nil means time.Now.
+	// Now is the clock: the time of day things happened at (a checkpoint's UpdatedAtMs, a
+	// failure's); nil means time.Now.
 	Now func() time.Time
+	// Elapsed is the clock intervals are measured by (the checkpoint policy's every_ms and
+	// back-off, a hung write), which must not follow the time of day when it is stepped;
+	// nil means the time since the process started, by Go's monotonic clock.
+	Elapsed func() time.Duration
 	// Board receives each stream's status, pushed every statusPushInterval; nil: none.
 	Board StatusBoard
 	// Payloads recycles records' payloads: the readers copy messages out of the log into
@@ -142,6 +147,17 @@ func (e *Env) nowMs() int64 {
 	}
 	return e.Now().UnixMilli()
 }
+
+// elapsedMs is Elapsed in milliseconds.
+func (e *Env) elapsedMs() int64 {
+	if e.Elapsed == nil {
+		return time.Since(processStart).Milliseconds()
+	}
+	return e.Elapsed().Milliseconds()
+}
+
+// processStart is when the process started, as Go's monotonic clock has it.
+var processStart = time.Now()
 
 // StatusBoard keeps the latest status of every stream for readers that must not wait on
 // the pipeline (an HTTP status request, lesson 23). Implementations must be safe for

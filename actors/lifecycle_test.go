@@ -1017,3 +1017,86 @@ func TestARecordStoredAboveAFailureStopsTheStreamInEitherOrder(t *testing.T) {
 		})
 	}
 }
+
+// steppedClock is the time of day, stepped by offset (an NTP correction, an operator).
+type steppedClock struct{ offset atomic.Int64 }
+
+func (c *steppedClock) now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+// The checkpointer measures its intervals — every_ms, the back-off after a failed save, a
+// hung write — by a clock the time of day does not move: stepped back an hour after a
+// commit, the last commit still reaches the store after every_ms (lesson 3), not an hour
+// later; stepped back after a failed save, the retry still comes after its back-off;
+// stepped forward during a write, the write is not reported hung.
+func TestTheCheckpointersIntervalsDoNotFollowTheTimeOfDay(t *testing.T) {
+	stored := store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 7, Position: 0, StartMs: 1, SessionID: 1}}}
+	started := &messages.ReplayStarted{RecordingId: 7, Generation: 1, FromPosition: 0, StartMs: 1, SessionId: 1}
+	committed := &messages.Committed{RecordingId: 7, Position: 64, Records: 1, LastRecord: &messages.RecordMark{Start: 0, End: 64}}
+	saved := func(t *testing.T, saves *saveLog, what string) {
+		t.Helper()
+		select {
+		case <-saves.saves:
+		case <-time.After(waitFor):
+			t.Fatalf("%s not within %s", what, waitFor)
+		}
+	}
+
+	t.Run("the last commit, the clock stepped back", func(t *testing.T) {
+		env, cfg := testEnv(t)
+		clock := &steppedClock{}
+		env.Now = clock.now
+		saves := &saveLog{saves: make(chan []store.Checkpoint, 16)}
+		env.Store = saves
+		cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1000, EveryMs: 50, RetryMinMs: 50, RetryMaxMs: 1000}
+		cfg.Stored = stored
+		system := testSystem(t)
+		checkpointer, _ := spawnSupervised(t, system, env, cfg, newCheckpointer(env, cfg))
+		system.Root.Send(checkpointer, started)
+		system.Root.Send(checkpointer, committed)
+		if _, err := system.Root.RequestFuture(checkpointer, &messages.WatermarkRequest{RecordingId: 999}, waitFor).Result(); err != nil {
+			t.Fatal(err) // the commit is handled
+		}
+		clock.offset.Store(int64(-time.Hour))
+		saved(t, saves, "the last commit saved (every_ms 50)")
+	})
+
+	t.Run("the retry of a failed save, the clock stepped back", func(t *testing.T) {
+		env, cfg := testEnv(t)
+		clock := &steppedClock{}
+		env.Now = clock.now
+		saves := &saveLog{failFirst: 1, saves: make(chan []store.Checkpoint, 16)}
+		env.Store = saves
+		cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 50, RetryMinMs: 50, RetryMaxMs: 1000}
+		cfg.Stored = stored
+		system := testSystem(t)
+		checkpointer, _, parent := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
+		system.Root.Send(checkpointer, started)
+		system.Root.Send(checkpointer, committed)
+		saved(t, saves, "the first save")
+		next[*messages.FailureObserved](t, parent) // it failed: retried after 50 ms
+		clock.offset.Store(int64(-10 * time.Minute))
+		saved(t, saves, "the save retried (back-off 50 ms)")
+	})
+
+	t.Run("a write, the clock stepped forward", func(t *testing.T) {
+		env, cfg := testEnv(t)
+		clock := &steppedClock{}
+		env.Now = clock.now
+		gate := newGatedStore(t)
+		env.Store = gate
+		cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 100, RetryMaxMs: 1000}
+		system := testSystem(t)
+		checkpointer, _, parent := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
+		system.Root.Send(checkpointer, &messages.SeedCheckpoint{RecordingId: 7, Position: 0, StartMs: 1, SessionId: 1})
+		gate.next(t) // the seed's write, in flight
+		clock.offset.Store(int64(5 * time.Second))
+		system.Root.Send(checkpointer, &checkpointTickMsg{}) // the hung-write check, now
+		if _, err := system.Root.RequestFuture(checkpointer, &messages.WatermarkRequest{RecordingId: 999}, waitFor).Result(); err != nil {
+			t.Fatal(err)
+		}
+		gate.release <- struct{}{}
+		if w := next[*messages.StoreWritten](t, parent); w.Failed {
+			t.Fatalf("a write of milliseconds reported as failed (hung) after the clock stepped 5 s forward: %+v", w)
+		}
+	})
+}
