@@ -313,6 +313,7 @@ func TestEachStreamsFailureIsDeliveredOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(p.Stop)
 	p.report("a", errors.New("first"))
 	p.report("a", errors.New("again, while failing"))
 	p.report("b", errors.New("b's"))

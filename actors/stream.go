@@ -834,7 +834,10 @@ func (g *streamGuardian) HandleFailure(system *actor.ActorSystem, sup actor.Supe
 	attrs := []any{"stream", g.stream, "class", supervisor.Classify(reason).String(), "reason", reason, "stack", string(debug.Stack())}
 	if g.crashed.record(err) > 1 {
 		g.logger.Error("stream supervisor failed again, while failing: stopped", attrs...)
+		// Resumed after the stop, so that what waits in its mailbox goes (to a stopped actor:
+		// dropped) and nothing sending to it waits for room for ever.
 		sup.StopChildren(child)
+		sup.ResumeChildren(child)
 		if g.onFailed != nil {
 			g.onFailed(g.stream, err)
 		}

@@ -124,9 +124,9 @@ func NewCheckpointPolicy(recordingID, persisted int64, cfg CheckpointConfig) (*C
 // position, after records newly committed records (see [AckResult]). It
 // must be called with the tracker's [CommitTracker.Committed], never with a
 // position that was not acknowledged. A lower position than before returns
-// [ErrCommittedRegressed], a commit after [CheckpointPolicy.Complete] (a
-// completed recording published on from its end has a policy of its own)
-// [ErrRecordOrder]. Nothing is saved until [CheckpointPolicy.Tick].
+// [ErrCommittedRegressed], a commit beyond the final position after
+// [CheckpointPolicy.Complete] (a completed recording published on from its end
+// has a policy of its own) [ErrRecordOrder]. Nothing is saved until [CheckpointPolicy.Tick].
 func (p *CheckpointPolicy) Committed(position int64, records int, nowMs int64) error {
 	if position < p.committed {
 		return fmt.Errorf("recording %d committed %d after %d: %w", p.recordingID, position, p.committed, ErrCommittedRegressed)

@@ -106,13 +106,13 @@ func checkPage(f *os.File, m boltMeta, id uint64, what string, kinds ...uint16) 
 }
 
 // checkLayout refuses an existing file shorter than its newest valid meta page says, one
-// whose tree or freelist is damaged in a way bbolt would not see (see layoutCheck), and an
-// empty one: bbolt
-// would initialise it as a new store, and every stream would start again from its
+// whose tree or freelist is damaged in a way bbolt would not see (see layoutCheck; the
+// freelist is not checked for a read-only open, which never reads it), and an empty one:
+// bbolt would initialise it as a new store, and every stream would start again from its
 // configured start position (lesson 13). bbolt writes a new file's meta pages before Open
 // returns, so an empty file is a store cut to nothing (a partial copy or restore), or one
-// whose creation a crash interrupted. A missing file (a new store), and one without a valid
-// meta page where this host's page size puts them (which bbolt opens or refuses itself),
+// whose creation a crash interrupted. A missing file (a new store), and one with no valid
+// meta page at offset 0 nor at any page size bbolt writes (which bbolt refuses itself),
 // pass. It returns the newest meta's transaction id (0 for those): above boltNewTxid,
 // something was committed to the file.
 //
