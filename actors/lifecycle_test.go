@@ -360,7 +360,7 @@ func TestALiveSubscriptionFailingDuringTheDrainIsNotRetried(t *testing.T) {
 }
 
 // blockingClock is an Env.Now that, once armed, stops its next caller from within the
-// function named in (a status tick, say, must not take the stop meant for an
+// function named in (another handler reading the clock must not take the stop meant for an
 // acknowledgement's handling) until released.
 type blockingClock struct {
 	in       string
@@ -402,14 +402,17 @@ func TestCommitsHeldForABurstAreReportedWhenTheTrackerStops(t *testing.T) {
 	system, nb, tracker := startTracker(t, env, cfg)
 	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{{Start: 0, End: 64}, {Start: 64, End: 128}}})
 	sent := next[*messages.RecordBatch](t, nb.publisher)
-	// The clock stops the acknowledgement's handling only: the batch's status and the
-	// status tick read it too, and stopped there, the stop overtook the acknowledgement
-	// (one run in five with -race while the batch's was not waited for; one in some dozens
-	// through the tick, until the clock looked at its caller).
-	next[*messages.RecordingProgress](t, nb.stream)
+	// The clock stops the acknowledgement's handling only: the batch's handling reads it
+	// too, after it passed the batch on, and stopped there, the stop overtook the
+	// acknowledgement (one run in some dozens with -race, until the clock looked at its
+	// caller).
 	clock.armed.Store(true)
 	system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: 64})
-	<-clock.entered // inside the acknowledgement: the record is committed, its report not queued yet
+	select { // inside the acknowledgement: the record is committed, its report not queued yet
+	case <-clock.entered:
+	case <-time.After(waitFor):
+		t.Fatal("the acknowledgement's handling did not read the clock")
+	}
 	system.Root.Stop(tracker)
 	close(clock.released)
 	c := next[*messages.Committed](t, nb.checkpointer)

@@ -755,11 +755,12 @@ func TestADrainIsAnsweredWhenTheCheckpointerIsGivenUpAfterTheStreamFailed(t *tes
 	}
 }
 
-// holdBoard holds stream "a"'s next status push, once armed, until released (and then
-// panics, if fail is set: the stream's supervisor fails).
+// holdBoard holds stream "a"'s next status push, once armed, until released, and then
+// panics fail times, that push first: the stream's supervisor fails (twice: the push of its
+// failure fails it again).
 type holdBoard struct {
 	streamBoard
-	fail             bool
+	fail             atomic.Int32
 	armed            atomic.Bool
 	blocked, release chan struct{}
 }
@@ -768,11 +769,21 @@ func (b *holdBoard) SetStream(st *messages.StreamStatus) {
 	if st.Name == "a" && b.armed.CompareAndSwap(true, false) {
 		close(b.blocked)
 		<-b.release
-		if b.fail {
-			panic("the board failed the stream, as the test asked")
-		}
+	}
+	if st.Name == "a" && b.fail.Load() > 0 && isClosed(b.blocked) {
+		b.fail.Add(-1)
+		panic("the board failed the stream, as the test asked")
 	}
 	b.streamBoard.SetStream(st)
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // refusingSubscriber refuses every subscription once refuse is closed, and closes refused
@@ -795,10 +806,12 @@ func (r refusingSubscriber) AddSubscription(ctx context.Context, _ string, _ int
 // A stream's failure is said even when it comes while the stream's mailbox is full: the
 // stream's supervisor fails (its guardian), or gives a child up (its strategy), on its own
 // goroutine, and the notice it sends itself must not wait for room only it could make (it
-// spun for ever, the stream's failure never said, its drain never answered). The mailbox
-// is filled while the stream is held inside a status push; a control run queues nothing.
+// spun for ever, the stream's failure never said, its drain never answered). Stopped after
+// failing twice, its mailbox is emptied all the same (suspended, it held every sender for
+// ever). The mailbox is filled while the stream is held inside a status push; a control
+// run queues nothing.
 func TestAStreamFailingWhileItsMailboxIsFullSaysSo(t *testing.T) {
-	for _, how := range []string{"the stream's supervisor fails", "a child is given up"} {
+	for _, how := range []string{"the stream's supervisor fails", "the stream's supervisor fails twice", "a child is given up"} {
 		for _, fill := range []int{0, 5000} {
 			t.Run(fmt.Sprintf("%s, %d queued", how, fill), func(t *testing.T) {
 				env, cfg := testEnv(t)
@@ -807,9 +820,12 @@ func TestAStreamFailingWhileItsMailboxIsFullSaysSo(t *testing.T) {
 				sub := refusingSubscriber{refuse: make(chan struct{}), refused: make(chan struct{}), once: &sync.Once{}}
 				env.Aeron, env.CreateProducer, env.Board = sub, noProducer, board
 				cfg.Transport, cfg.CallTimeout = true, time.Hour
-				if how == "the stream's supervisor fails" {
-					board.fail = true
-				} else {
+				switch how {
+				case "the stream's supervisor fails":
+					board.fail.Store(1)
+				case "the stream's supervisor fails twice":
+					board.fail.Store(2)
+				default:
 					cfg.Restart.MaxRestarts = 0 // the live reader's first failure gives it up
 				}
 				a := *cfg
@@ -828,23 +844,24 @@ func TestAStreamFailingWhileItsMailboxIsFullSaysSo(t *testing.T) {
 				case <-time.After(waitFor):
 					t.Fatal("no status push")
 				}
-				if !board.fail {
+				if board.fail.Load() == 0 {
 					close(sub.refuse) // the live reader's failure waits for the held stream
 					<-sub.refused
 				}
 				var sent atomic.Int64
+				filled := make(chan struct{})
 				go func() {
+					defer close(filled)
 					for range fill {
 						p.system.Root.Send(p.pids[0], &messages.FailureObserved{Failure: &messages.Failure{Kind: "publish", Message: "x"}})
 						sent.Add(1)
 					}
 				}()
-				last := int64(-1)
+				var last []int64
 				eventually.NoError(t, waitFor, func() error { // the mailbox (4096) full: the sender waits
-					n := sent.Load()
-					defer func() { last = n }()
-					if fill > 0 && (n < 4000 || n != last) {
-						return fmt.Errorf("%d queued", n)
+					last = append(last, sent.Load())
+					if n := len(last); fill > 0 && (last[n-1] < 4000 || n < 3 || last[n-3] != last[n-1]) {
+						return fmt.Errorf("%d queued", last[n-1])
 					}
 					return nil
 				})
@@ -856,6 +873,14 @@ func TestAStreamFailingWhileItsMailboxIsFullSaysSo(t *testing.T) {
 					}
 				case <-time.After(waitFor):
 					t.Fatal("the stream's failure was not said")
+				}
+				select {
+				case <-filled:
+				case <-time.After(waitFor):
+					t.Fatalf("the sender still waits for room after %d, the stream failed", sent.Load())
+				}
+				if n := board.fail.Load(); n != 0 {
+					t.Fatalf("the stream's supervisor failed %d times fewer than the test asked", n)
 				}
 			})
 		}

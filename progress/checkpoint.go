@@ -61,7 +61,7 @@ type Save struct {
 // newer failure supersedes it, also after a retry succeeds (lesson 24).
 type CheckpointFailure struct {
 	Err  error
-	AtMs int64 // Unix epoch milliseconds
+	AtMs int64 // on the caller's clock (see the package's doc)
 	// Consecutive counts failures since the last successful save; 0 once a
 	// save succeeded.
 	Consecutive int

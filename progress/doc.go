@@ -16,7 +16,9 @@
 // # What this package must never do
 //
 // It performs no I/O, starts no goroutine, reads no clock and draws no random
-// number. Time enters as a value (nowMs, Unix epoch milliseconds) and every
+// number. Time enters as a value (nowMs, milliseconds on a clock of the
+// caller's that only moves forward: the checkpointer gives the time since the
+// process started, so that a step of the time of day moves nothing) and every
 // result is a value the caller carries out. Given the same inputs it returns
 // the same outputs, so every failure story is a plain sequence of calls in a
 // test.
