@@ -81,28 +81,29 @@ func readBoltMeta(f *os.File, off int64) (m boltMeta, ok bool) {
 		root: e.Uint64(meta[16:]), freelist: e.Uint64(meta[32:])}, true
 }
 
-// checkPage reports what is wrong with the header of page id, which the meta or a parent
-// page names as a page of one of kinds (flags), in a file of m.pgid pages: it must say it is
-// that page, of that kind, and end inside the file. "" if nothing is.
-func checkPage(f *os.File, m boltMeta, id uint64, what string, kinds ...uint16) string {
+// checkPage reads the header of page id, which the meta or a parent page names as a page
+// of one of kinds (flags), in a file of m.pgid pages, and reports what is wrong with it ("" if
+// nothing is): it must say it is that page, of that kind, and end inside the file. It
+// returns the page's overflow, the pages it runs on for.
+func checkPage(f *os.File, m boltMeta, id uint64, what string, kinds ...uint16) (overflow uint64, damage string) {
 	if id < 2 || id >= m.pgid {
-		return fmt.Sprintf("the %s page is %d, outside the file's pages [2, %d)", what, id, m.pgid)
+		return 0, fmt.Sprintf("the %s page is %d, outside the file's pages [2, %d)", what, id, m.pgid)
 	}
 	var h [boltPageHeaderLen]byte
 	if _, err := f.ReadAt(h[:], int64(id*m.pageSize)); err != nil {
-		return fmt.Sprintf("the %s page %d cannot be read: %v", what, id, err)
+		return 0, fmt.Sprintf("the %s page %d cannot be read: %v", what, id, err)
 	}
 	e := binary.NativeEndian
 	gotID, flags, overflow := e.Uint64(h[0:]), e.Uint16(h[8:]), uint64(e.Uint32(h[12:]))
 	switch {
 	case gotID != id:
-		return fmt.Sprintf("the %s page %d says it is page %d", what, id, gotID)
+		return 0, fmt.Sprintf("the %s page %d says it is page %d", what, id, gotID)
 	case !slices.Contains(kinds, flags):
-		return fmt.Sprintf("the %s page %d has flags %#x", what, id, flags)
+		return 0, fmt.Sprintf("the %s page %d has flags %#x", what, id, flags)
 	case id+overflow >= m.pgid:
-		return fmt.Sprintf("the %s page %d runs %d pages past it, beyond the file's %d", what, id, overflow, m.pgid)
+		return 0, fmt.Sprintf("the %s page %d runs %d pages past it, beyond the file's %d", what, id, overflow, m.pgid)
 	}
-	return ""
+	return overflow, ""
 }
 
 // checkLayout refuses an existing file shorter than its newest valid meta page says, one
@@ -227,14 +228,11 @@ func (c *layoutCheck) tree() string { return c.page(c.m.root, "root bucket's", n
 // read checks the header of page id (see checkPage) and returns the page with its
 // overflow pages.
 func (c *layoutCheck) read(id uint64, what string, kinds ...uint16) ([]byte, string) {
-	if damage := checkPage(c.f, c.m, id, what, kinds...); damage != "" {
+	overflow, damage := checkPage(c.f, c.m, id, what, kinds...)
+	if damage != "" {
 		return nil, damage
 	}
-	var h [boltPageHeaderLen]byte
-	if _, err := c.f.ReadAt(h[:], int64(id*c.m.pageSize)); err != nil {
-		return nil, fmt.Sprintf("the %s page %d cannot be read: %v", what, id, err)
-	}
-	b := make([]byte, (1+uint64(binary.NativeEndian.Uint32(h[12:])))*c.m.pageSize)
+	b := make([]byte, (1+overflow)*c.m.pageSize)
 	if _, err := c.f.ReadAt(b, int64(id*c.m.pageSize)); err != nil {
 		return nil, fmt.Sprintf("the %s page %d cannot be read: %v", what, id, err)
 	}
