@@ -31,8 +31,10 @@ type checkpointer struct {
 	cfg         *StreamConfig
 	incarnation int
 
-	policies  map[int64]*progress.CheckpointPolicy
-	committed map[int64]int64
+	// policies are the recordings' checkpoint policies, each from its seed or first replay
+	// start until its completed checkpoint is persisted (then its persisted checkpoint is
+	// all there is to know of it, until it is reopened).
+	policies map[int64]*progress.CheckpointPolicy
 	// lastRecords are the last records committed (the tracker's marks), or stored, per
 	// recording: each goes with a save of its recording's committed position.
 	lastRecords map[int64]store.RecordMark
@@ -84,7 +86,6 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 		incarnations++
 		c := &checkpointer{env: env, cfg: cfg, incarnation: incarnations,
 			policies:     map[int64]*progress.CheckpointPolicy{},
-			committed:    map[int64]int64{},
 			lastRecords:  map[int64]store.RecordMark{},
 			persisted:    map[int64]store.Checkpoint{},
 			origins:      map[int64]origin{},
@@ -147,7 +148,6 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		if err := p.Committed(msg.Position, int(msg.Records), now); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
-		c.committed[msg.RecordingId] = msg.Position
 		if m := msg.LastRecord; m != nil {
 			c.lastRecords[msg.RecordingId] = store.RecordMark{Start: m.Start, End: m.End, Checksum: m.Checksum}
 		}
@@ -157,7 +157,6 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		if err := p.Complete(msg.FinalPosition, now); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
-		c.committed[msg.RecordingId] = msg.FinalPosition
 		c.flush(ctx, now)
 	case *checkpointTickMsg:
 		c.checkHung(ctx)
@@ -209,7 +208,6 @@ func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 		p.Shutdown()
 	}
 	c.policies[id] = p
-	c.committed[id] = from
 	c.flush(ctx, now)
 }
 
@@ -313,7 +311,6 @@ func (c *checkpointer) takeOn(ctx actor.Context, msg *messages.ReplayStarted) {
 	if err := c.policy(id).SeedAgain(msg.FromPosition, now); err != nil {
 		panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("checkpointer: a recording whose seed is from its start was committed before a replay took it on: %w", err)))
 	}
-	c.committed[id] = msg.FromPosition
 	c.flush(ctx, now)
 }
 
@@ -344,6 +341,17 @@ func (c *checkpointer) checkpoint(s progress.Save) store.Checkpoint {
 		cp.LastRecord = m
 	}
 	return cp
+}
+
+// forget lets go of what the checkpointer keeps of recording id beyond its persisted
+// checkpoint, once that is its completed one: nothing is committed of a completed recording
+// until it is reopened, whose replay start (track) builds its policy again from the stored
+// checkpoint. Kept, every completed recording of a long run would be walked at every tick.
+func (c *checkpointer) forget(id int64) {
+	delete(c.policies, id)
+	delete(c.lastRecords, id)
+	delete(c.origins, id)
+	delete(c.fromStart, id)
 }
 
 func (c *checkpointer) policy(rec int64) *progress.CheckpointPolicy {
@@ -439,6 +447,9 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 		c.takenOn(ctx, res.cps[i])
 		c.routeStored(ctx, s.RecordingID)
 		ctx.Send(ctx.Parent(), &messages.CheckpointPersisted{RecordingId: s.RecordingID, Position: s.Position, Completed: s.Completed})
+		if s.Completed && !p.Unsaved() {
+			c.forget(s.RecordingID)
+		}
 	}
 	if res.err == nil {
 		c.routeFailure = routeFailure{}

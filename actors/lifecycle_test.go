@@ -1123,3 +1123,71 @@ func TestTheCheckpointersIntervalsDoNotFollowTheTimeOfDay(t *testing.T) {
 		}
 	})
 }
+
+// policiesAsk asks an inspectedCheckpointer how many recordings it keeps a policy of.
+type policiesAsk struct{}
+
+// inspectedCheckpointer is a checkpointer the test can ask, in turn with its messages, how
+// many recordings it keeps a policy of.
+type inspectedCheckpointer struct{ *checkpointer }
+
+func (i inspectedCheckpointer) Receive(ctx actor.Context) {
+	if _, ok := ctx.Message().(*policiesAsk); ok {
+		ctx.Respond(len(i.policies))
+		return
+	}
+	i.checkpointer.Receive(ctx)
+}
+
+// A completed recording's checkpoint, once persisted, is all the checkpointer keeps of it
+// (every policy kept was walked at every tick: thousands over a long run); reopened, the
+// recording is saved on from its end, with its last record and its origin.
+func TestACompletedRecordingIsLetGoUntilItIsReopened(t *testing.T) {
+	env, cfg := testEnv(t)
+	saves := &saveLog{saves: make(chan []store.Checkpoint, 16)}
+	env.Store = saves
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 100, RetryMaxMs: 1000}
+	cfg.Stored.Checkpoints = []store.Checkpoint{{RecordingID: 7, Position: 0, StartMs: 5, SessionID: 9}}
+	system := testSystem(t)
+	inner := newCheckpointer(env, cfg)
+	checkpointer, _, parent := spawnWatched(t, system, env, cfg, func() actor.Actor {
+		return inspectedCheckpointer{inner().(*checkpointer)}
+	})
+	kept := func() int {
+		t.Helper()
+		n, err := system.Root.RequestFuture(checkpointer, &policiesAsk{}, waitFor).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.(int)
+	}
+	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 1, FromPosition: 0, StartMs: 5, SessionId: 9})
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 64, Records: 1, LastRecord: &messages.RecordMark{Start: 0, End: 64, Checksum: 1}})
+	system.Root.Send(checkpointer, &messages.RecordingFinished{RecordingId: 7, FinalPosition: 64})
+	for p := next[*messages.CheckpointPersisted](t, parent); !p.Completed; p = next[*messages.CheckpointPersisted](t, parent) {
+	}
+	if n := kept(); n != 0 {
+		t.Fatalf("%d policies kept after the recording's completed checkpoint was persisted, want 0", n)
+	}
+
+	system.Root.Send(checkpointer, &messages.RecordingReopened{RecordingId: 7})
+	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 2, FromPosition: 64, StartMs: 5, SessionId: 9})
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 128, Records: 1, LastRecord: &messages.RecordMark{Start: 64, End: 128, Checksum: 2}})
+	for {
+		select {
+		case cps := <-saves.saves:
+			if len(cps) != 1 || cps[0].Position != 128 {
+				continue // the completed checkpoint's save
+			}
+			if c := cps[0]; c.Completed || c.LastRecord != (store.RecordMark{Start: 64, End: 128, Checksum: 2}) || c.StartMs != 5 || c.SessionID != 9 {
+				t.Fatalf("saved %+v after the reopen; want 128, not completed, its last record and origin", c)
+			}
+			if n := kept(); n != 1 {
+				t.Fatalf("%d policies kept for a reopened recording, want 1", n)
+			}
+			return
+		case <-time.After(waitFor):
+			t.Fatal("nothing saved of the reopened recording")
+		}
+	}
+}
