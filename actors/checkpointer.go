@@ -144,6 +144,9 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		c.track(ctx, msg.RecordingId, msg.FromPosition, origin{msg.StartMs, msg.SessionId})
 		c.takeOn(ctx, msg)
 	case *messages.Committed:
+		if msg.Records == 0 && c.letGoAt(msg.RecordingId, msg.Position) {
+			return // nothing new of a completed recording: as its completed policy took it
+		}
 		p, now := c.policy(msg.RecordingId), c.env.elapsedMs()
 		if err := p.Committed(msg.Position, int(msg.Records), now); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
@@ -153,6 +156,9 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		}
 		c.flush(ctx, now)
 	case *messages.RecordingFinished:
+		if c.letGoAt(msg.RecordingId, msg.FinalPosition) {
+			return // finished again where it completed: as its completed policy took it
+		}
 		p, now := c.policy(msg.RecordingId), c.env.elapsedMs()
 		if err := p.Complete(msg.FinalPosition, now); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, err))
@@ -352,6 +358,14 @@ func (c *checkpointer) forget(id int64) {
 	delete(c.lastRecords, id)
 	delete(c.origins, id)
 	delete(c.fromStart, id)
+}
+
+// letGoAt reports whether recording id was let go of (forget) at its completed checkpoint,
+// at position.
+func (c *checkpointer) letGoAt(id, position int64) bool {
+	_, tracked := c.policies[id]
+	cp := c.persisted[id]
+	return !tracked && cp.Completed && cp.Position == position
 }
 
 func (c *checkpointer) policy(rec int64) *progress.CheckpointPolicy {

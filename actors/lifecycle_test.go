@@ -1191,3 +1191,41 @@ func TestACompletedRecordingIsLetGoUntilItIsReopened(t *testing.T) {
 		}
 	}
 }
+
+// A recording let go of at its completed checkpoint takes a repeat of its end as its
+// completed policy took it — nothing to save — rather than as a bug that fails the stream:
+// here a replay start that came while the completed save was being written (so it made no
+// policy of its own), and that replay's end after the save.
+func TestARecordingLetGoOfTakesARepeatOfItsEnd(t *testing.T) {
+	env, cfg := testEnv(t)
+	gate := newGatedStore(t)
+	env.Store = gate
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 100, RetryMaxMs: 1000}
+	cfg.Stored.Checkpoints = []store.Checkpoint{{RecordingID: 7, Position: 0, StartMs: 5, SessionID: 9}}
+	system := testSystem(t)
+	checkpointer, givenUp, parent := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
+	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 1, FromPosition: 0, StartMs: 5, SessionId: 9})
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 64, Records: 1, LastRecord: &messages.RecordMark{Start: 0, End: 64}})
+	gate.next(t)
+	gate.release <- struct{}{}
+	next[*messages.CheckpointPersisted](t, parent)
+	system.Root.Send(checkpointer, &messages.RecordingFinished{RecordingId: 7, FinalPosition: 64})
+	if cp := gate.next(t); !cp.Completed {
+		t.Fatalf("saved %+v, want the completed checkpoint", cp)
+	}
+	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 2, FromPosition: 64, StartMs: 5, SessionId: 9})
+	gate.release <- struct{}{} // the completed save lands: the recording is let go of
+	if p := next[*messages.CheckpointPersisted](t, parent); !p.Completed {
+		t.Fatalf("persisted %+v, want completed", p)
+	}
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 64})
+	system.Root.Send(checkpointer, &messages.RecordingFinished{RecordingId: 7, FinalPosition: 64})
+	if _, err := system.Root.RequestFuture(checkpointer, &messages.WatermarkRequest{RecordingId: 7}, waitFor).Result(); err != nil {
+		t.Fatalf("the checkpointer does not answer after the repeated end: %v", err)
+	}
+	select {
+	case err := <-givenUp:
+		t.Fatalf("the checkpointer was given up: %v", err)
+	default:
+	}
+}
