@@ -119,7 +119,8 @@ type Env struct {
 	// failure's); nil means time.Now.
 	Now func() time.Time
 	// Elapsed is the clock intervals are measured by (the checkpoint policy's every_ms and
-	// back-off, a hung write), which must not follow the time of day when it is stepped;
+	// back-off, a hung write, the health rule's stall_after, the commit rate), which must
+	// not follow the time of day when it is stepped;
 	// nil means the time since the process started, by Go's monotonic clock.
 	Elapsed func() time.Duration
 	// Board receives each stream's status, pushed every statusPushInterval; nil: none.
@@ -148,13 +149,20 @@ func (e *Env) nowMs() int64 {
 	return e.Now().UnixMilli()
 }
 
-// elapsedMs is Elapsed in milliseconds.
+// elapsedMs is Elapsed in milliseconds. The default counts from 1 at the process's start:
+// the moments the actors keep take 0 for never.
 func (e *Env) elapsedMs() int64 {
 	if e.Elapsed == nil {
-		return time.Since(processStart).Milliseconds()
+		return time.Since(processStart).Milliseconds() + 1
 	}
 	return e.Elapsed().Milliseconds()
 }
+
+// moment is when something happened, by both clocks: the time of day (Env.Now), which the
+// status shows, and the elapsed time (Env.Elapsed), which its intervals are measured by.
+type moment struct{ wallMs, elapsedMs int64 }
+
+func (e *Env) now() moment { return moment{wallMs: e.nowMs(), elapsedMs: e.elapsedMs()} }
 
 // processStart is when the process started, as Go's monotonic clock has it.
 var processStart = time.Now()

@@ -351,7 +351,7 @@ func (l *live) drained(ctx actor.Context) {
 // (then a timer sends the latest once the interval is over). Acknowledged is what was
 // published; failed, what was lost.
 func (l *live) pushStatus(ctx actor.Context, force bool) {
-	if !l.pushes.due(ctx, force, l.env.nowMs()) {
+	if !l.pushes.due(ctx, force, l.env.elapsedMs()) {
 		return
 	}
 	st := &messages.RecordingStatus{Published: l.sent, Acknowledged: l.published, Failed: l.lost,

@@ -485,7 +485,7 @@ type dropped struct {
 	orphaned  uint64 // its fragments without their message's beginning, taken or passed over
 	unended   uint64 // taken and not said yet
 	headless  uint64
-	saidAtMs  int64 // when they were last said; 0: never
+	saidAtMs  int64 // when they were last said, by the elapsed clock; 0: never
 }
 
 // sayDroppedEvery is how often at most a replay says what it dropped.
@@ -531,15 +531,14 @@ func (r *replay) sayDroppedLeft(ctx actor.Context) {
 // it is due (see dropped).
 func (r *replay) sayDropped(ctx actor.Context, at int64, end bool) {
 	r.dropped.take(r.asm.Stats(), !r.firstUnread)
-	now := r.env.nowMs()
-	unended, headless, ok := r.dropped.due(now, end)
+	unended, headless, ok := r.dropped.due(r.env.elapsedMs(), end)
 	if !ok {
 		return
 	}
 	msg := fmt.Sprintf("recording %d holds messages only in part before position %d: %d begun and not ended, %d fragment(s) that belong to no whole message (since this was last said). A publisher went away in the middle of a message, the recording was stopped between a message's fragments, or the channel is recorded unreliably and the network lost fragments: no whole message is there to publish, and ferry goes on past them",
 		r.rec.RecordingId, at, unended, headless)
 	r.env.Logger.Error(msg, "stream", r.cfg.Def.Name, "recording", r.rec.RecordingId)
-	ctx.Send(r.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: now, Kind: "read", Message: msg}})
+	ctx.Send(r.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: r.env.nowMs(), Kind: "read", Message: msg}})
 }
 
 // recordCheck is a replay's check of the last record its checkpoint covers (its mark),

@@ -25,13 +25,20 @@ const defaultStallAfter = 60 * time.Second
 // streamStatus is the part of a stream supervisor that gathers what its actors push
 // (RecordingProgress, FailureObserved, CheckpointPersisted, restarts) into the stream's
 // status. It only ever reads state it was sent: never the archive, Pulsar or the store.
+//
+// Its times are milliseconds of the elapsed clock (Env.Elapsed), which the health rule and
+// the rates measure intervals by, and 0 is never; only lastProgressMs is a time of day, to
+// be shown. Measured by the time of day, a clock stepped back an hour (an NTP correction,
+// an operator) would hide a stall for that hour, and one stepped forward would show one.
 type streamStatus struct {
-	recordings     map[int64]*messages.RecordingStatus
-	rates          map[int64]*rate
-	failures       map[string]*messages.Failure
-	restarts       uint64
-	lastProgressMs int64 // 0: never
-	startedMs      int64
+	recordings map[int64]*messages.RecordingStatus
+	rates      map[int64]*rate
+	failures   map[string]*messages.Failure
+	restarts   uint64
+	// lastProgressMs is the time of day of the last progress, and progressedAtMs its
+	// moment by the elapsed clock; 0: never.
+	lastProgressMs, progressedAtMs int64
+	startedMs                      int64
 	// idleAtMs is when a build last found nothing pending and nothing behind (0: never):
 	// the stall clock of work that arrives after an idle spell runs from there, not from the
 	// last progress before it.
@@ -67,9 +74,9 @@ type streamStatus struct {
 // counts are a recording's counters.
 type counts struct{ published, acknowledged, duplicates, failed uint64 }
 
-func newStreamStatus(nowMs int64) *streamStatus {
+func newStreamStatus(elapsedMs int64) *streamStatus {
 	return &streamStatus{recordings: map[int64]*messages.RecordingStatus{}, rates: map[int64]*rate{}, failures: map[string]*messages.Failure{},
-		carried: map[int64]counts{}, forgotten: map[int64]bool{}, movedAtMs: map[int64]int64{}, startedMs: nowMs}
+		carried: map[int64]counts{}, forgotten: map[int64]bool{}, movedAtMs: map[int64]int64{}, startedMs: elapsedMs}
 }
 
 // statusKeeper keeps each stream's status from one incarnation of its supervisor to the
@@ -82,9 +89,9 @@ type statusKeeper struct {
 }
 
 // take returns stream name's status, resumed, or a new one; a nil keeper keeps nothing.
-func (k *statusKeeper) take(name string, nowMs int64) *streamStatus {
+func (k *statusKeeper) take(name string, elapsedMs int64) *streamStatus {
 	if k == nil {
-		return newStreamStatus(nowMs)
+		return newStreamStatus(elapsedMs)
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -93,11 +100,11 @@ func (k *statusKeeper) take(name string, nowMs int64) *streamStatus {
 	}
 	s := k.m[name]
 	if s == nil {
-		s = newStreamStatus(nowMs)
+		s = newStreamStatus(elapsedMs)
 		k.m[name] = s
 		return s
 	}
-	s.resume(nowMs)
+	s.resume(elapsedMs)
 	return s
 }
 
@@ -106,8 +113,8 @@ func (k *statusKeeper) take(name string, nowMs int64) *streamStatus {
 // report, and the stall rule's clock starts again. What only the last incarnation's actors
 // kept current — the commit rate, the producers' state, the publishers connected — is
 // not known until the new ones report it.
-func (s *streamStatus) resume(nowMs int64) {
-	s.startedMs, s.stopped, s.listed, s.reported = nowMs, false, false, false
+func (s *streamStatus) resume(elapsedMs int64) {
+	s.startedMs, s.stopped, s.listed, s.reported = elapsedMs, false, false, false
 	s.saveFailingSinceMs = 0    // the new incarnation has saved nothing yet, nor failed to
 	s.rates = map[int64]*rate{} // a new tracker may begin below the last committed position
 	for id, r := range s.recordings {
@@ -223,7 +230,7 @@ func (x *rate) sample(position, atMs int64) {
 // strategy's progress, so that a quiet recording's replay failing now and then is not
 // stuck). The live reader has only progress: in transport mode "nothing pending" is true of
 // every new reader, also of one that fails at every message.
-func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (movedOn bool) {
+func (s *streamStatus) progress(p *messages.RecordingProgress, now moment) (movedOn bool) {
 	r, t := s.recording(p.RecordingId), p.Status
 	c := s.carried[p.RecordingId]
 	switch {
@@ -232,7 +239,7 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (mov
 		// position inside the recording) moves nothing; later ones move from it.
 		if r.CommittedPosition != nil && *t.CommittedPosition > *r.CommittedPosition {
 			movedOn = true
-			s.lastProgressMs, s.movedAtMs[p.RecordingId] = nowMs, nowMs
+			s.progressed(p.RecordingId, now)
 		}
 		if r.CommittedPosition == nil || *t.CommittedPosition > *r.CommittedPosition {
 			r.CommittedPosition = proto.Int64(*t.CommittedPosition)
@@ -240,16 +247,16 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (mov
 		movedOn = movedOn || r.RecordedPosition != nil && *t.CommittedPosition >= *r.RecordedPosition
 	case c.acknowledged+t.Acknowledged > r.Acknowledged:
 		movedOn = true
-		s.lastProgressMs, s.movedAtMs[p.RecordingId] = nowMs, nowMs
+		s.progressed(p.RecordingId, now)
 	}
 	if t.CommittedPosition == nil {
 		switch {
 		case c.acknowledged+t.Acknowledged > r.Acknowledged:
 			s.lossSinceMs = 0
 		case c.failed+t.Failed > r.Failed:
-			s.lastLossMs = nowMs
+			s.lastLossMs = now.elapsedMs
 			if s.lossSinceMs == 0 {
-				s.lossSinceMs = nowMs
+				s.lossSinceMs = now.elapsedMs
 			}
 		}
 	}
@@ -273,27 +280,32 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, nowMs int64) (mov
 			x = &rate{}
 			s.rates[p.RecordingId] = x
 		}
-		x.sample(*r.CommittedPosition, nowMs)
+		x.sample(*r.CommittedPosition, now.elapsedMs)
 		r.RateBytesPerS = x.bytesPerS
 	}
 	return movedOn
+}
+
+// progressed notes that recording id moved on, now.
+func (s *streamStatus) progressed(id int64, now moment) {
+	s.lastProgressMs, s.progressedAtMs, s.movedAtMs[id] = now.wallMs, now.elapsedMs, now.elapsedMs
 }
 
 // persisted takes a checkpoint the store holds. Only committed positions are saved, so one
 // beyond the committed position shown is the tracker's commit ahead of its push (commits go
 // to the checkpointer at once, pushes at most every push interval): progress, as it would
 // be in the push. It reports whether the recording moved on (see progress).
-func (s *streamStatus) persisted(c *messages.CheckpointPersisted, nowMs int64) (movedOn bool) {
+func (s *streamStatus) persisted(c *messages.CheckpointPersisted, now moment) (movedOn bool) {
 	r := s.recording(c.RecordingId)
 	r.CheckpointedPosition = proto.Int64(c.Position)
 	if r.CommittedPosition != nil && *r.CommittedPosition < c.Position {
 		movedOn = true
-		s.lastProgressMs, s.movedAtMs[c.RecordingId] = nowMs, nowMs
+		s.progressed(c.RecordingId, now)
 	}
 	if r.CommittedPosition == nil || *r.CommittedPosition < c.Position {
 		r.CommittedPosition = proto.Int64(c.Position)
 	}
-	r.LastCheckpointMs = proto.Int64(nowMs)
+	r.LastCheckpointMs = proto.Int64(now.wallMs)
 	if c.Completed {
 		r.Completed = true
 		r.PendingRecords, r.PendingBytes = 0, 0
@@ -313,14 +325,14 @@ func (s *streamStatus) reopened(id int64) {
 
 // written takes the checkpointer's report of a store write. A failed one is a checkpoint
 // failure, reported as such, and not counted.
-func (s *streamStatus) written(w *messages.StoreWritten, nowMs int64) {
+func (s *streamStatus) written(w *messages.StoreWritten, elapsedMs int64) {
 	s.lastWriteUs = proto.Int64(w.TookUs)
 	switch {
 	case !w.Failed:
 		s.storeWrites++
 		s.saveFailingSinceMs = 0
 	case s.saveFailingSinceMs == 0:
-		s.saveFailingSinceMs = nowMs - w.TookUs/1000 // since the attempt began (a hung one, long ago)
+		s.saveFailingSinceMs = max(elapsedMs-w.TookUs/1000, 1) // since the attempt began (a hung one, long ago)
 	}
 }
 
@@ -353,7 +365,7 @@ func (s *streamStatus) stored(cp store.Checkpoint) {
 // not counted, as they wait by design); or when it has not started (no listing of its recordings, in transport mode no
 // subscription) for stallAfter. A recording the replay has not reached yet is behind by
 // what was recorded past its checkpoint, or its start.
-func (s *streamStatus) build(name, mode string, failed error, waits []progress.Wait, stallAfter time.Duration, nowMs int64) *messages.StreamStatus {
+func (s *streamStatus) build(name, mode string, failed error, waits []progress.Wait, stallAfter time.Duration, elapsedMs int64) *messages.StreamStatus {
 	st := &messages.StreamStatus{Name: name, Mode: mode, Restarts: s.restarts, Healthy: true,
 		StoreWrites: s.storeWrites, LastStoreWriteUs: s.lastWriteUs}
 	for _, w := range waits {
@@ -381,10 +393,10 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 				base = *r.CommittedPosition
 			}
 			r.LagBytes = max(r.GetRecordedPosition(), r.GetReplayPosition(), base) - base
-			if x := s.rates[id]; x != nil && nowMs-x.atMs >= rateIdleMs {
+			if x := s.rates[id]; x != nil && elapsedMs-x.atMs >= rateIdleMs {
 				// Nothing pushed for a while: nothing committed. The rate decays rather
 				// than stay at its last value while nothing moves.
-				x.sample(x.position, nowMs)
+				x.sample(x.position, elapsedMs)
 				s.recordings[id].RateBytesPerS = x.bytesPerS
 				r.RateBytesPerS = x.bytesPerS
 			}
@@ -403,15 +415,15 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		}
 		_, waiting := quiet[id]
 		if _, seen := s.movedAtMs[id]; !seen {
-			s.movedAtMs[id] = nowMs // first seen: its clock runs from here, not from the start
+			s.movedAtMs[id] = elapsedMs // first seen: its clock runs from here, not from the start
 		}
 		switch {
 		case r.Completed:
 		case waiting, r.PendingRecords == 0 && r.LagBytes == 0:
 			// Waiting by design, or idle: the clock of work it takes up later runs from here.
-			s.movedAtMs[id] = nowMs
+			s.movedAtMs[id] = elapsedMs
 		default:
-			if f := nowMs - max(s.movedAtMs[id], s.startedMs); f > stuckFor {
+			if f := elapsedMs - max(s.movedAtMs[id], s.startedMs); f > stuckFor {
 				stuck, stuckFor = r, f
 			}
 		}
@@ -424,31 +436,31 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		st.LastProgressMs = proto.Int64(s.lastProgressMs)
 	}
 	if pending == 0 && overdue == 0 {
-		s.idleAtMs = nowMs
+		s.idleAtMs = elapsedMs
 	}
-	since := max(s.lastProgressMs, s.startedMs, s.idleAtMs)
+	since := max(s.progressedAtMs, s.startedMs, s.idleAtMs)
 	switch {
 	case failed != nil:
 		st.State, st.Healthy = "failed", false
 		st.Reason = "failed: " + failed.Error()
 	case s.stopped:
 		st.State = "stopped"
-	case s.saveFailingSinceMs > 0 && nowMs-s.saveFailingSinceMs > stallAfter.Milliseconds():
+	case s.saveFailingSinceMs > 0 && elapsedMs-s.saveFailingSinceMs > stallAfter.Milliseconds():
 		st.State, st.Healthy = "stalled", false
 		st.Reason = fmt.Sprintf("stalled: every checkpoint save failed for %s: what Pulsar acknowledged meanwhile is not persisted, and a restart would publish it again; see failures%s",
-			time.Duration(nowMs-s.saveFailingSinceMs)*time.Millisecond, kinds(st.Failures))
-	case s.listed && s.listFailingSinceMs > 0 && nowMs-s.listFailingSinceMs > stallAfter.Milliseconds():
+			time.Duration(elapsedMs-s.saveFailingSinceMs)*time.Millisecond, kinds(st.Failures))
+	case s.listed && s.listFailingSinceMs > 0 && elapsedMs-s.listFailingSinceMs > stallAfter.Milliseconds():
 		st.State, st.Healthy = "stalled", false
 		st.Reason = fmt.Sprintf("stalled: every listing of the stream's recordings failed for %s: new recordings, and how far live ones have grown, are not seen; see failures%s",
-			time.Duration(nowMs-s.listFailingSinceMs)*time.Millisecond, kinds(st.Failures))
-	case (pending > 0 || overdue > 0) && nowMs-since > stallAfter.Milliseconds():
+			time.Duration(elapsedMs-s.listFailingSinceMs)*time.Millisecond, kinds(st.Failures))
+	case (pending > 0 || overdue > 0) && elapsedMs-since > stallAfter.Milliseconds():
 		st.State, st.Healthy = "stalled", false
 		where := "nothing pending: the replay reads nothing from the archive"
 		if pending > 0 {
 			where = "Pulsar acknowledges nothing (an unreachable broker, an expired token or a missing permission show in the Pulsar client's log lines, lib=pulsar)"
 		}
 		st.Reason = fmt.Sprintf("stalled: %d records pending, %d bytes behind, and no committed_position moved for %s; %s; see failures%s",
-			pending, lag, time.Duration(nowMs-since)*time.Millisecond, where, kinds(st.Failures))
+			pending, lag, time.Duration(elapsedMs-since)*time.Millisecond, where, kinds(st.Failures))
 	case stuck != nil && stuckFor > stallAfter.Milliseconds():
 		// Another recording of the stream moves: only this one is stuck.
 		st.State, st.Healthy = "stalled", false
@@ -456,7 +468,7 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 			stuck.RecordingId, stuck.PendingRecords, stuck.LagBytes, time.Duration(stuckFor)*time.Millisecond, kinds(st.Failures))
 	case mode == "transport" && !s.reported || mode != "transport" && !s.listed:
 		st.State = "starting"
-		if waited := nowMs - s.startedMs; waited > stallAfter.Milliseconds() {
+		if waited := elapsedMs - s.startedMs; waited > stallAfter.Milliseconds() {
 			what := "no listing of its recordings succeeded (or, with start_position latest, could read the live ends)"
 			if mode == "transport" {
 				what = "its live subscription is not open"
@@ -464,12 +476,12 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 			st.State, st.Healthy = "stalled", false
 			st.Reason = fmt.Sprintf("stalled: not started after %s: %s; see failures%s", time.Duration(waited)*time.Millisecond, what, kinds(st.Failures))
 		}
-	case mode == "transport" && s.lossSinceMs > 0 && nowMs-s.lossSinceMs > stallAfter.Milliseconds() && nowMs-s.lastLossMs <= stallAfter.Milliseconds():
+	case mode == "transport" && s.lossSinceMs > 0 && elapsedMs-s.lossSinceMs > stallAfter.Milliseconds() && elapsedMs-s.lastLossMs <= stallAfter.Milliseconds():
 		// At most once: nothing pends, and the stall rule above never fires, while every
 		// message is lost.
 		st.State, st.Healthy = "stalled", false
 		st.Reason = fmt.Sprintf("stalled: messages are lost and none was acknowledged for %s (transport mode, at most once); see failures%s",
-			time.Duration(nowMs-s.lossSinceMs)*time.Millisecond, kinds(st.Failures))
+			time.Duration(elapsedMs-s.lossSinceMs)*time.Millisecond, kinds(st.Failures))
 	case mode == "transport":
 		st.State = "live"
 	case pending > 0 || lag > 0:
@@ -544,5 +556,5 @@ func (s *streamSupervisor) pushStatus() {
 	if stall <= 0 {
 		stall = defaultStallAfter
 	}
-	s.env.Board.SetStream(s.status.build(s.cfg.Def.Name, mode, s.failed, waits, stall, s.env.nowMs()))
+	s.env.Board.SetStream(s.status.build(s.cfg.Def.Name, mode, s.failed, waits, stall, s.env.elapsedMs()))
 }

@@ -20,15 +20,15 @@ func TestAStatusTakenAgainGoesOnFromTheLastIncarnation(t *testing.T) {
 	k := &statusKeeper{}
 	first := k.take("orders", 1_000)
 	// The first push is the replay's start; the next one moved.
-	first.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0)}}, 1_500)
+	first.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0)}}, at(1_500))
 	first.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{
-		CommittedPosition: proto.Int64(4096), Published: 10, Acknowledged: 9, Failed: 1}}, 2_000)
+		CommittedPosition: proto.Int64(4096), Published: 10, Acknowledged: 9, Failed: 1}}, at(2_000))
 	first.failure(&messages.Failure{Kind: "publish", AtMs: 1_500, Message: "broker gone"})
 	first.stopped = true
 
 	again := k.take("orders", 5_000)
 	again.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{
-		CommittedPosition: proto.Int64(4096), Published: 3, Acknowledged: 3}}, 6_000)
+		CommittedPosition: proto.Int64(4096), Published: 3, Acknowledged: 3}}, at(6_000))
 	st := again.build("orders", "archive", nil, nil, time.Minute, 6_000)
 	r := st.Recordings[0]
 	if r.Published != 13 || r.Acknowledged != 12 || r.Failed != 1 {
@@ -43,7 +43,7 @@ func TestAStatusTakenAgainGoesOnFromTheLastIncarnation(t *testing.T) {
 	if st.State == "stopped" {
 		t.Errorf("state %q: the new incarnation is not stopped", st.State)
 	}
-	again.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(8192)}}, 7_000)
+	again.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(8192)}}, at(7_000))
 	if st := again.build("orders", "archive", nil, nil, time.Minute, 7_000); st.GetLastProgressMs() != 7_000 {
 		t.Errorf("last progress at %d after the committed position moved at 7000", st.GetLastProgressMs())
 	}
@@ -65,7 +65,7 @@ func TestARecordingMovesOnOnlyBeyondItsHighestCommittedPosition(t *testing.T) {
 	s := k.take("orders", 0)
 	s.known(&messages.RecordingInfo{RecordingId: 7, StartPosition: 0, Live: true, StopPosition: -1, RecordedPosition: -1}, 0)
 	push := func(s *streamStatus, committed int64) bool {
-		return s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(committed)}}, 1)
+		return s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(committed)}}, at(1))
 	}
 	for i, step := range []struct {
 		committed int64
@@ -94,14 +94,14 @@ func TestARecordingMovesOnOnlyBeyondItsHighestCommittedPosition(t *testing.T) {
 
 	live := k.take("live", 0)
 	ack := func(n uint64) bool {
-		return live.progress(&messages.RecordingProgress{Status: &messages.RecordingStatus{Published: n + 1, Acknowledged: n, PendingRecords: 1}}, 1)
+		return live.progress(&messages.RecordingProgress{Status: &messages.RecordingStatus{Published: n + 1, Acknowledged: n, PendingRecords: 1}}, at(1))
 	}
 	if ack(0) || !ack(1) || ack(1) || !ack(5) {
 		t.Error("transport mode, a record pending: want moved on exactly when acknowledged grows")
 	}
 	// Nothing pending is true of every new live reader, also of one that fails at every
 	// message: not moving on.
-	if live.progress(&messages.RecordingProgress{Status: &messages.RecordingStatus{Published: 6, Acknowledged: 5, Publishers: proto.Int32(1)}}, 1) {
+	if live.progress(&messages.RecordingProgress{Status: &messages.RecordingStatus{Published: 6, Acknowledged: 5, Publishers: proto.Int32(1)}}, at(1)) {
 		t.Error("transport mode, subscribed and nothing pending: moved on; want only new acknowledgements to move on")
 	}
 }
@@ -163,7 +163,7 @@ func TestTheStatusShowsTheNewestCompletedRecordingsOnly(t *testing.T) {
 	// Reopened (extended, or read again), a recording no longer shown is not completed: it
 	// is shown again, with what its new tracker reports.
 	s.reopened(1)
-	s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(96)}}, 4)
+	s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(96)}}, at(4))
 	st = s.build("orders", "archive", nil, nil, time.Minute, 5)
 	if len(st.Recordings) != 12 || st.Recordings[0].RecordingId != 1 || st.Recordings[0].Completed || st.Recordings[0].GetCommittedPosition() != 96 {
 		t.Fatalf("recording 1 reopened: %d shown, first %v; want 12, recording 1 publishing, committed at 96", len(st.Recordings), st.Recordings[0])
@@ -181,7 +181,7 @@ func TestCheckpointSavesFailingForTheThresholdAreUnhealthy(t *testing.T) {
 	committed := int64(0)
 	commit := func(nowMs int64) {
 		committed += 100
-		s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(committed)}}, nowMs)
+		s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(committed)}}, at(nowMs))
 	}
 	s.written(&messages.StoreWritten{}, 500)
 	s.written(&messages.StoreWritten{Failed: true}, 1_000)
@@ -227,7 +227,7 @@ func TestTheStallReasonSaysWhichSideIsStill(t *testing.T) {
 			s := newStreamStatus(0)
 			s.listed = true
 			s.known(&messages.RecordingInfo{RecordingId: 1, Live: true, RecordedPosition: 4096}, 0)
-			s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0), PendingRecords: tt.pending}}, 0)
+			s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0), PendingRecords: tt.pending}}, at(0))
 			st := s.build("orders", "archive", nil, nil, stall, stall.Milliseconds()+1)
 			if st.State != "stalled" || !strings.Contains(st.Reason, tt.want) {
 				t.Fatalf("%s, %q; want stalled, saying %q", st.State, st.Reason, tt.want)
@@ -240,10 +240,10 @@ func TestTheStallReasonSaysWhichSideIsStill(t *testing.T) {
 // on from the finished tracker's: the new tracker counts from zero.
 func TestAReopenedRecordingsCountsGoOn(t *testing.T) {
 	s := newStreamStatus(0)
-	s.progress(&messages.RecordingProgress{RecordingId: 3, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(640), Published: 10, Acknowledged: 10, Duplicates: 1}}, 1)
-	s.persisted(&messages.CheckpointPersisted{RecordingId: 3, Position: 640, Completed: true}, 2)
+	s.progress(&messages.RecordingProgress{RecordingId: 3, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(640), Published: 10, Acknowledged: 10, Duplicates: 1}}, at(1))
+	s.persisted(&messages.CheckpointPersisted{RecordingId: 3, Position: 640, Completed: true}, at(2))
 	s.reopened(3)
-	s.progress(&messages.RecordingProgress{RecordingId: 3, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(704), Published: 2, Acknowledged: 1}}, 3)
+	s.progress(&messages.RecordingProgress{RecordingId: 3, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(704), Published: 2, Acknowledged: 1}}, at(3))
 	r := s.recording(3)
 	if r.Completed || r.Published != 12 || r.Acknowledged != 11 || r.Duplicates != 1 {
 		t.Fatalf("reopened recording's status %+v; want not completed, 12 published, 11 acknowledged, 1 duplicate", r)
@@ -260,13 +260,13 @@ func TestWorkArrivingAfterAnIdleSpellIsNotStalledAtOnce(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			s := newStreamStatus(0)
 			s.listed, s.reported = true, true
-			s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096), Acknowledged: 1}}, 1_000)
+			s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096), Acknowledged: 1}}, at(1_000))
 			for now := int64(1_000); now <= 600_000; now += 500 { // pushed every half second
 				if st := s.build("orders", mode, nil, nil, stall, now); st.State == "stalled" {
 					t.Fatalf("idle at %d ms: stalled: %s", now, st.Reason)
 				}
 			}
-			s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096), Acknowledged: 1, PendingRecords: 1}}, 600_100)
+			s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096), Acknowledged: 1, PendingRecords: 1}}, at(600_100))
 			if st := s.build("orders", mode, nil, nil, stall, 600_400); !st.Healthy {
 				t.Fatalf("one record pending for 400 ms after ten idle minutes: %s, %s", st.State, st.Reason)
 			}
@@ -291,7 +291,7 @@ func TestARecordingWaitingOutTheRestartGraceIsNotStalled(t *testing.T) {
 			s := newStreamStatus(0)
 			s.listed = true
 			s.known(&messages.RecordingInfo{RecordingId: 1, Live: true, RecordedPosition: 4096}, 0)
-			s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096)}}, 0)
+			s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096)}}, at(0))
 			s.known(&messages.RecordingInfo{RecordingId: 2, Live: true, RecordedPosition: 10_000}, 0)
 			waits := []progress.Wait{{ID: 2, Behind: 1, Why: c.why}}
 			st := s.build("orders", "archive", nil, waits, stall, 2*stall.Milliseconds())
@@ -302,20 +302,68 @@ func TestARecordingWaitingOutTheRestartGraceIsNotStalled(t *testing.T) {
 	}
 }
 
+// The health rule and the commit rate measure time by the elapsed clock, not the time of
+// day: a clock stepped back an hour (an NTP correction, an operator) while a stream has
+// records pending hid its stall for that hour, and froze its rate (one stepped forward past
+// the threshold showed a moving stream stalled until its next push). The last progress shown
+// is a time of day.
+func TestTheHealthRuleDoesNotFollowTheTimeOfDay(t *testing.T) {
+	const stall = time.Minute
+	const day = int64(1_800_000_000_000) // a time of day, in ms
+	pushed := func(s *streamStatus, pos int64, now moment) {
+		s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos), PendingRecords: 10}}, now)
+	}
+	started := func() *streamStatus {
+		s := newStreamStatus(1_000)
+		s.listed = true
+		s.known(&messages.RecordingInfo{RecordingId: 7, Live: true, RecordedPosition: 1 << 30}, day)
+		pushed(s, 0, moment{wallMs: day, elapsedMs: 1_000})
+		return s
+	}
+
+	t.Run("stepped back, then stuck", func(t *testing.T) {
+		s := started()
+		pushed(s, 4096, moment{wallMs: day + 1_000, elapsedMs: 2_000})
+		elapsed := int64(2_000) + stall.Milliseconds() + 500 // and the time of day an hour back: no moment of it is taken
+		st := s.build("orders", "archive", nil, nil, stall, elapsed)
+		if st.State != "stalled" || st.Healthy {
+			t.Fatalf("nothing committed for %s by the elapsed clock, the time of day an hour back: %s, healthy %t; want stalled", time.Duration(elapsed-2_000)*time.Millisecond, st.State, st.Healthy)
+		}
+		if st.GetLastProgressMs() != day+1_000 {
+			t.Fatalf("last progress shown at %d; want the time of day it happened, %d", st.GetLastProgressMs(), day+1_000)
+		}
+	})
+
+	t.Run("stepped back, moving on", func(t *testing.T) {
+		s := started()
+		wall := day - 3_600_000 // an hour back, from the first push on
+		for i := int64(1); i <= 10; i++ {
+			pushed(s, i<<20, moment{wallMs: wall + i*1_000, elapsedMs: 1_000 + i*1_000})
+		}
+		st := s.build("orders", "archive", nil, nil, stall, 11_000)
+		if r := st.Recordings[0]; r.RateBytesPerS < 500_000 {
+			t.Fatalf("1 MiB committed a second: rate %.0f B/s; want about %d", r.RateBytesPerS, 1<<20)
+		}
+		if st.GetLastProgressMs() != wall+10_000 {
+			t.Fatalf("last progress shown at %d; want the time of day it happened, %d", st.GetLastProgressMs(), wall+10_000)
+		}
+	})
+}
+
 // A new tracker (a reconnect, a restarted replay, a reopened recording) has read and seen
 // acknowledged nothing yet: the last read and the last acknowledgement stay those of the
 // tracker before it, not "never" (lesson 25), until it has its own.
 func TestTheLastReadAndAckOutliveTheirTracker(t *testing.T) {
 	s := newStreamStatus(0)
 	s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096),
-		LastReadMs: proto.Int64(1_500), LastAckMs: proto.Int64(1_600)}}, 2_000)
-	s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096)}}, 3_000)
+		LastReadMs: proto.Int64(1_500), LastAckMs: proto.Int64(1_600)}}, at(2_000))
+	s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096)}}, at(3_000))
 	r := s.build("orders", "archive", nil, nil, time.Minute, 3_000).Recordings[0]
 	if r.GetLastReadMs() != 1_500 || r.GetLastAckMs() != 1_600 {
 		t.Fatalf("after a new tracker's first push: last read %v, last ack %v; want 1500, 1600", r.LastReadMs, r.LastAckMs)
 	}
 	s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(8192),
-		LastReadMs: proto.Int64(3_500), LastAckMs: proto.Int64(3_600)}}, 4_000)
+		LastReadMs: proto.Int64(3_500), LastAckMs: proto.Int64(3_600)}}, at(4_000))
 	if r := s.build("orders", "archive", nil, nil, time.Minute, 4_000).Recordings[0]; r.GetLastReadMs() != 3_500 || r.GetLastAckMs() != 3_600 {
 		t.Fatalf("the new tracker's own: last read %v, last ack %v; want 3500, 3600", r.LastReadMs, r.LastAckMs)
 	}
@@ -328,7 +376,7 @@ func TestTheRateFallsWhileNothingMovesAndTheEtaStaysSane(t *testing.T) {
 	s.listed = true
 	s.known(&messages.RecordingInfo{RecordingId: 7, Live: true, RecordedPosition: 10_000_000}, 0)
 	for i, pos := range []int64{0, 1_000_000, 2_000_000} {
-		s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos)}}, int64(i)*1_000)
+		s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos)}}, at(int64(i)*1_000))
 	}
 	busy := s.build("orders", "archive", nil, nil, time.Minute, 2_000).Recordings[0]
 	if busy.RateBytesPerS <= 0 || busy.EtaMs == nil {
@@ -358,10 +406,10 @@ func TestAReconnectShowsNothingOnlyTheLastActorsKnew(t *testing.T) {
 	s.listed = true
 	s.known(&messages.RecordingInfo{RecordingId: 7, Live: true, StopPosition: -1, RecordedPosition: 100 << 20}, 0)
 	for i, pos := range []int64{0, 1 << 20, 2 << 20, 3 << 20} {
-		s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos)}}, int64(i)*1_000)
+		s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos)}}, at(int64(i)*1_000))
 	}
 	s.recording(7).Producer = "ready"
-	s.persisted(&messages.CheckpointPersisted{RecordingId: 7, Position: 2 << 20}, 3_000)
+	s.persisted(&messages.CheckpointPersisted{RecordingId: 7, Position: 2 << 20}, at(3_000))
 	before := s.build("orders", "archive", nil, nil, time.Hour, 3_000).Recordings[0]
 	if before.RateBytesPerS == 0 || before.EtaMs == nil {
 		t.Fatalf("before the loss: rate %.0f, ETA %v; the test needs both", before.RateBytesPerS, before.EtaMs)
@@ -378,14 +426,14 @@ func TestAReconnectShowsNothingOnlyTheLastActorsKnew(t *testing.T) {
 	if r.RateBytesPerS != 0 || r.EtaMs != nil || r.Producer != "" {
 		t.Errorf("an hour after the reconnect, nothing pushed: rate %.0f, ETA %v ms, producer %q; want 0, none, unknown", r.RateBytesPerS, r.GetEtaMs(), r.Producer)
 	}
-	again.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(2 << 20)}}, 3_600_500)
+	again.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(2 << 20)}}, at(3_600_500))
 	r = again.build("orders", "archive", nil, nil, time.Hour, 3_600_500).Recordings[0]
 	if r.GetCommittedPosition() != before.GetCommittedPosition() || r.LagBytes != before.LagBytes {
 		t.Errorf("the new tracker resumed below: committed %d -> %d, lag %d -> %d; want neither to move", before.GetCommittedPosition(), r.GetCommittedPosition(), before.LagBytes, r.LagBytes)
 	}
 
 	live := k.take("ticks", 0)
-	live.progress(&messages.RecordingProgress{Status: &messages.RecordingStatus{Publishers: proto.Int32(2), Published: 5, Acknowledged: 5}}, 1_000)
+	live.progress(&messages.RecordingProgress{Status: &messages.RecordingStatus{Publishers: proto.Int32(2), Published: 5, Acknowledged: 5}}, at(1_000))
 	live.stopped = true
 	st := k.take("ticks", 2_000).build("ticks", "transport", nil, nil, time.Hour, 3_000)
 	if st.State != "starting" || st.Recordings[0].Publishers != nil {
@@ -407,11 +455,11 @@ func TestOneStuckRecordingStallsTheStreamWhileAnotherMoves(t *testing.T) {
 		if waiting {
 			waits = []progress.Wait{{ID: 2, Behind: 1, Why: progress.WaitExtended}}
 		} else {
-			s.progress(&messages.RecordingProgress{RecordingId: 2, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0), PendingRecords: 100}}, 0)
+			s.progress(&messages.RecordingProgress{RecordingId: 2, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0), PendingRecords: 100}}, at(0))
 		}
 		var st *messages.StreamStatus
 		for now := int64(500); now <= 2*stall.Milliseconds(); now += 500 {
-			s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(now * 10)}}, now)
+			s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(now * 10)}}, at(now))
 			st = s.build("orders", "archive", nil, waits, stall, now)
 		}
 		switch {
@@ -431,7 +479,7 @@ func TestANewRecordingLongAfterTheStartIsNotStalledAtOnce(t *testing.T) {
 	s := newStreamStatus(0)
 	s.listed = true
 	s.known(&messages.RecordingInfo{RecordingId: 1, Live: true, StopPosition: -1, RecordedPosition: 0}, 0)
-	s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0)}}, 0)
+	s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0)}}, at(0))
 	for now := int64(0); now <= 10*stall.Milliseconds(); now += 500 {
 		if st := s.build("orders", "archive", nil, nil, stall, now); !st.Healthy {
 			t.Fatalf("recording 1 idle at %d ms: %s, %q", now, st.State, st.Reason)
@@ -455,16 +503,16 @@ func TestARecordingWhoseTurnComesIsNotStalledAtOnce(t *testing.T) {
 	s.listed = true
 	s.known(&messages.RecordingInfo{RecordingId: 1, StopMs: 1, StopPosition: 1 << 30, RecordedPosition: 1 << 30}, 0)
 	s.known(&messages.RecordingInfo{RecordingId: 2, Live: true, StopPosition: -1, RecordedPosition: 1 << 20}, 0)
-	s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0)}}, 0)
+	s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0)}}, at(0))
 	waits := []progress.Wait{{ID: 2, Behind: 1, Why: progress.WaitStopped}}
 	end := 10 * stall.Milliseconds()
 	for now := int64(500); now <= end; now += 500 {
-		s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(now)}}, now)
+		s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(now)}}, at(now))
 		if st := s.build("orders", "archive", nil, waits, stall, now); !st.Healthy {
 			t.Fatalf("recording 2 waiting at %d ms: %s, %q", now, st.State, st.Reason)
 		}
 	}
-	s.persisted(&messages.CheckpointPersisted{RecordingId: 1, Position: 1 << 30, Completed: true}, end)
+	s.persisted(&messages.CheckpointPersisted{RecordingId: 1, Position: 1 << 30, Completed: true}, at(end))
 	if st := s.build("orders", "archive", nil, nil, stall, end+500); !st.Healthy {
 		t.Fatalf("recording 2, 500 ms into its turn: %s, %q; want healthy until the threshold", st.State, st.Reason)
 	}
@@ -481,18 +529,18 @@ func TestACommitSavedBeforeItsPushIsProgress(t *testing.T) {
 	s := newStreamStatus(0)
 	s.listed = true
 	s.known(&messages.RecordingInfo{RecordingId: 1, Live: true, StopPosition: -1, RecordedPosition: 1 << 40}, 0)
-	s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0), PendingRecords: 5}}, 0)
+	s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0), PendingRecords: 5}}, at(0))
 	for now := int64(250); now <= 2*stall.Milliseconds(); now += 250 {
 		pos := now * 4
-		if moved := s.persisted(&messages.CheckpointPersisted{RecordingId: 1, Position: pos}, now); !moved {
+		if moved := s.persisted(&messages.CheckpointPersisted{RecordingId: 1, Position: pos}, at(now)); !moved {
 			t.Fatalf("the checkpoint at %d, beyond the committed position shown, is not progress", pos)
 		}
-		s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos), PendingRecords: 5}}, now)
+		s.progress(&messages.RecordingProgress{RecordingId: 1, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos), PendingRecords: 5}}, at(now))
 		if st := s.build("orders", "archive", nil, nil, stall, now); !st.Healthy {
 			t.Fatalf("at %d ms, committed %d and moving: %s, %q; want healthy", now, pos, st.State, st.Reason)
 		}
 	}
-	if moved := s.persisted(&messages.CheckpointPersisted{RecordingId: 1, Position: 1000}, 2*stall.Milliseconds()+250); moved {
+	if moved := s.persisted(&messages.CheckpointPersisted{RecordingId: 1, Position: 1000}, at(2*stall.Milliseconds()+250)); moved {
 		t.Fatal("a checkpoint below the committed position shown is progress")
 	}
 }
@@ -504,7 +552,7 @@ func TestACommitSavedBeforeItsPushIsProgress(t *testing.T) {
 func TestATransportStreamLosingEveryMessageIsUnhealthy(t *testing.T) {
 	const stall = time.Minute
 	push := func(s *streamStatus, acked, failed uint64, now int64) {
-		s.progress(&messages.RecordingProgress{RecordingId: 0, Status: &messages.RecordingStatus{Published: acked + failed, Acknowledged: acked, Failed: failed}}, now)
+		s.progress(&messages.RecordingProgress{RecordingId: 0, Status: &messages.RecordingStatus{Published: acked + failed, Acknowledged: acked, Failed: failed}}, at(now))
 	}
 	s := newStreamStatus(0)
 	push(s, 0, 0, 0) // subscribed
@@ -537,3 +585,6 @@ func TestATransportStreamLosingEveryMessageIsUnhealthy(t *testing.T) {
 		}
 	}
 }
+
+// at is the moment ms by both clocks.
+func at(ms int64) moment { return moment{wallMs: ms, elapsedMs: ms} }

@@ -108,7 +108,7 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 	}
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
-		s.status = s.env.statuses.take(s.cfg.Def.Name, s.env.nowMs())
+		s.status = s.env.statuses.take(s.cfg.Def.Name, s.env.elapsedMs())
 		s.stopStatus = s.startStatus(ctx)
 		s.start(ctx)
 	case *actor.Stopping, *actor.Restarting:
@@ -127,14 +127,14 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 		// carries the counts of the last one's already, and so does a reopened recording's
 		// of its finished tracker (reopened), whose late push would add them again.
 		if pids := s.running[msg.RecordingId]; pids != nil && pids.tracker.Equal(ctx.Sender()) {
-			if s.status.progress(msg, s.env.nowMs()) {
+			if s.status.progress(msg, s.env.now()) {
 				s.restarts.Progressed(pids.replay, pids.tracker, pids.publisher)
 			}
 		}
 	case *messages.FailureObserved:
 		s.status.failure(msg.Failure)
 	case *messages.StoreWritten:
-		s.status.written(msg, s.env.nowMs())
+		s.status.written(msg, s.env.elapsedMs())
 	case *messages.ProducerChanged:
 		s.status.recording(msg.RecordingId).Producer = msg.State
 	case *messages.DeduplicationChecked:
@@ -145,14 +145,14 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 	case *messages.DiscoveryFailed:
 		s.status.failure(&messages.Failure{AtMs: msg.AtMs, Kind: "archive", Message: "listing recordings: " + msg.Error})
 		if s.status.listFailingSinceMs == 0 {
-			s.status.listFailingSinceMs = s.env.nowMs()
+			s.status.listFailingSinceMs = s.env.elapsedMs()
 		}
 		if msg.Error != s.lastDiscovery {
 			s.lastDiscovery = msg.Error
 			s.env.Logger.Warn("cannot list the stream's recordings; retrying", "stream", s.cfg.Def.Name, "error", msg.Error)
 		}
 	case *messages.CheckpointPersisted:
-		if s.status.persisted(msg, s.env.nowMs()) {
+		if s.status.persisted(msg, s.env.now()) {
 			if pids := s.running[msg.RecordingId]; pids != nil {
 				s.restarts.Progressed(pids.replay, pids.tracker, pids.publisher)
 			}

@@ -600,8 +600,8 @@ func TestALatePushOfAFinishedTrackerIsNotCountedAgain(t *testing.T) {
 	s := &streamSupervisor{env: env, cfg: cfg, status: newStreamStatus(0), checkpointer: sinkPID()}
 	s.initState()
 	last := &messages.RecordingStatus{CommittedPosition: proto.Int64(640), Published: 10, Acknowledged: 10}
-	s.status.progress(&messages.RecordingProgress{RecordingId: 3, Status: last}, 1)
-	s.status.persisted(&messages.CheckpointPersisted{RecordingId: 3, Position: 640, Completed: true}, 2)
+	s.status.progress(&messages.RecordingProgress{RecordingId: 3, Status: last}, at(1))
+	s.status.persisted(&messages.CheckpointPersisted{RecordingId: 3, Position: 640, Completed: true}, at(2))
 	s.status.reopened(3)
 	s.running[3] = &recordingPIDs{replay: running, tracker: running, publisher: running}
 	stream := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {

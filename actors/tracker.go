@@ -65,6 +65,7 @@ type pushThrottle struct {
 }
 
 // due reports whether a push may go now (noting it), or arms the timer; force always goes.
+// now is the elapsed clock's (Env.Elapsed).
 func (p *pushThrottle) due(ctx actor.Context, force bool, now int64) bool {
 	if !force && now-p.lastMs < statusInterval.Milliseconds() {
 		if !p.pending {
@@ -109,7 +110,7 @@ func (t *tracker) Receive(ctx actor.Context) {
 		// recorded it has nothing to move on to, which the restart strategy must learn
 		// from each (re)start of a quiet live recording's replay (its failures now and then
 		// are not a stuck stream).
-		t.pushStatus(ctx, true, t.env.nowMs())
+		t.pushStatus(ctx, true)
 	case *messages.RecordBatch:
 		t.batch(ctx, msg)
 	case *messages.PublishAcked:
@@ -125,7 +126,7 @@ func (t *tracker) Receive(ctx actor.Context) {
 		}
 	case *statusTick:
 		t.pushes.ticked()
-		t.pushStatus(ctx, true, t.env.nowMs())
+		t.pushStatus(ctx, true)
 	case *flushCommits:
 		t.reportQueued = false
 		t.reportCommits(ctx)
@@ -136,11 +137,11 @@ func (t *tracker) Receive(ctx actor.Context) {
 		// push interval goes too, if the stream still takes it: its tick would come after
 		// the stop.
 		t.reportCommits(ctx)
-		t.pushStatus(ctx, true, t.env.nowMs())
+		t.pushStatus(ctx, true)
 	case *messages.Drain:
 		t.draining = true
 		t.reportCommits(ctx)
-		t.pushStatus(ctx, true, t.env.nowMs()) // the counts so far, while the stream listens
+		t.pushStatus(ctx, true) // the counts so far, while the stream listens
 		if msg.Now && !t.drainedSent {
 			t.drainedSent = true
 			var out int64
@@ -311,11 +312,7 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 		t.finishedSent = true
 		ctx.Send(t.pids.checkpointer, &messages.RecordingFinished{RecordingId: t.rec, FinalPosition: t.core.Committed()})
 	}
-	now := t.lastAckMs
-	if !ack {
-		now = t.env.nowMs()
-	}
-	t.pushStatus(ctx, t.core.Completed(), now)
+	t.pushStatus(ctx, t.core.Completed())
 	// Drained once nothing is pending and no send of an earlier replay is out (after a
 	// restart for any reason, its sends may still reach Pulsar), or at once when a failed
 	// send needs a re-delivery, which a drain does not make.
@@ -348,12 +345,12 @@ func (t *tracker) reportCommits(ctx actor.Context) {
 }
 
 // pushStatus sends the tracker's status to the stream supervisor, unless it sent one
-// within statusInterval of now; then a timer sends the latest once the interval is over.
-func (t *tracker) pushStatus(ctx actor.Context, force bool, now int64) {
+// within statusInterval; then a timer sends the latest once the interval is over.
+func (t *tracker) pushStatus(ctx actor.Context, force bool) {
 	if t.core == nil {
 		return
 	}
-	if !t.pushes.due(ctx, force, now) {
+	if !t.pushes.due(ctx, force, t.env.elapsedMs()) {
 		return
 	}
 	p := t.core.Pending()
