@@ -132,6 +132,8 @@ type Env struct {
 	Payloads *aeron.BufferPool
 
 	bg *tasks // set by NewPipeline
+	// stopWait bounds Pipeline.Stop's wait for the actors' goroutines; 0: the const stopWait.
+	stopWait time.Duration
 	// statuses carries each stream's status from one pipeline to the next (Run's
 	// reconnects) and across a supervisor's restarts; nil: each starts afresh.
 	statuses *statusKeeper
@@ -240,6 +242,7 @@ type tasks struct {
 	mu      sync.Mutex
 	wg      sync.WaitGroup
 	closing bool
+	ended   chan struct{} // closed once closing and every goroutine ended
 }
 
 // Go runs f on a new goroutine unless the pipeline is shutting down; it reports whether f
@@ -259,31 +262,41 @@ func (t *tasks) Go(f func()) bool {
 }
 
 // Close refuses new goroutines and waits for the running ones.
-func (t *tasks) Close() { t.CloseWithin(-1) }
+func (t *tasks) Close() { <-t.close() }
 
-// CloseWithin refuses new goroutines and waits for the running ones, at most d (d < 0:
-// without a bound); it reports whether they all ended.
+// CloseWithin refuses new goroutines and waits for the running ones, at most d; it reports
+// whether they all ended.
 func (t *tasks) CloseWithin(d time.Duration) bool {
-	t.mu.Lock()
-	t.closing = true
-	t.mu.Unlock()
-	if d < 0 {
-		t.wg.Wait()
-		return true
-	}
-	done := make(chan struct{})
-	go func() {
-		t.wg.Wait()
-		close(done)
-	}()
+	ended := t.close()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
-	case <-done:
+	case <-ended:
 		return true
 	case <-timer.C:
 		return false
 	}
+}
+
+// done is closed once close was called and the goroutines ended; nil before close.
+func (t *tasks) done() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ended
+}
+
+// close refuses new goroutines and returns a channel closed once the running ones ended.
+func (t *tasks) close() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closing {
+		t.closing, t.ended = true, make(chan struct{})
+		go func() {
+			t.wg.Wait()
+			close(t.ended)
+		}()
+	}
+	return t.ended
 }
 
 // LastStoredWith reads the last stored message with readers of client on the recording's

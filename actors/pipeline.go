@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -135,13 +136,19 @@ const stopWait = 30 * time.Second
 
 // Stop stops every actor and waits for the goroutines they started (producer flushes,
 // replay closes, store writes), at most stopWait: a store write that does not return is
-// left behind, said at error level, rather than holding up a reconnect or the exit.
+// left behind, said at error level, rather than holding up the exit. Ended says when it
+// ends.
 func (p *Pipeline) Stop() {
 	for _, pid := range p.pids {
 		_ = p.system.Root.StopFuture(pid).Wait()
 	}
 	p.system.Shutdown()
-	if !p.env.bg.CloseWithin(stopWait) {
-		p.env.Logger.Error("stopping: work the actors started has not ended after " + stopWait.String() + " (a checkpoint store write on a hung disk?); going on without it")
+	wait := cmp.Or(p.env.stopWait, stopWait)
+	if !p.env.bg.CloseWithin(wait) {
+		p.env.Logger.Error("stopping: work the actors started has not ended after " + wait.String() + " (a checkpoint store write on a hung disk?); going on without it")
 	}
 }
+
+// Ended, after Stop, is closed once the goroutines the actors started have ended: a store
+// write Stop did not wait for may land until then. Before Stop it is nil.
+func (p *Pipeline) Ended() <-chan struct{} { return p.env.bg.done() }

@@ -48,6 +48,9 @@ type RunOptions struct {
 	// DrainTimeout bounds the drain at shutdown and before a reconnect.
 	DrainTimeout time.Duration
 	Logger       *slog.Logger
+
+	// stopWait is each pipeline's Env.stopWait (tests).
+	stopWait time.Duration
 }
 
 // Run runs the pipeline until ctx is done, then drains it. When the media driver or the
@@ -103,7 +106,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		up := time.Now()
 		report(&messages.Connection{Connected: true, SinceMs: up.UnixMilli()})
 		var lostAt time.Time
-		lost, err := runOnce(ctx, o, conn, statuses, marks, failed, log, func() {
+		lost, ended, err := runOnce(ctx, o, conn, statuses, marks, failed, log, func() {
 			// Reported before the drain, which may take DrainTimeout: while it runs ferry is
 			// not connected, and the time it takes is not time the connection held.
 			lostAt = time.Now()
@@ -115,6 +118,9 @@ func Run(ctx context.Context, o RunOptions) error {
 		}
 		if err != nil || !lost {
 			return err
+		}
+		if !awaitEnded(ctx, ended, log) {
+			return nil
 		}
 		cause := conn.Err()
 		if lostAt.Sub(up) >= o.Reconnect.Max {
@@ -131,10 +137,13 @@ func Run(ctx context.Context, o RunOptions) error {
 // runOnce runs one pipeline on conn, of the streams not in failed, and adds those that fail
 // to it. lost reports that the connection died; onLost is called as soon as it does, before
 // the drain.
-func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *statusKeeper, marks *sentMarksKeeper, failed map[string]error, log *slog.Logger, onLost func()) (lost bool, err error) {
+//
+// ended is closed once the stopped pipeline's work has ended (see Pipeline.Ended); nil if
+// none was started.
+func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *statusKeeper, marks *sentMarksKeeper, failed map[string]error, log *slog.Logger, onLost func()) (lost bool, ended <-chan struct{}, err error) {
 	configured, err := o.Streams()
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	var streams []StreamConfig
 	for _, s := range configured {
@@ -145,17 +154,17 @@ func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *stat
 		streams = append(streams, s)
 	}
 	if len(configured) > 0 && len(streams) == 0 {
-		return false, everyStreamFailed(failed)
+		return false, nil, everyStreamFailed(failed)
 	}
 	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, LastStored: o.LastStored, Deduplication: o.Deduplication, Store: o.Store, Logger: log, Board: o.Board, statuses: statuses, sentMarks: marks,
-		Payloads: &aeron.BufferPool{Scribble: scribblePayloads}}
+		Payloads: &aeron.BufferPool{Scribble: scribblePayloads}, stopWait: o.stopWait}
 	p, err := NewPipeline(env, streams)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if err := p.Start(); err != nil {
 		p.Stop()
-		return false, err
+		return false, p.Ended(), err
 	}
 	log.Info("ferry running", "streams", len(streams))
 	var runErr error
@@ -202,7 +211,42 @@ wait:
 	if runErr == nil && len(configured) > 0 && len(failed) == len(configured) {
 		runErr = everyStreamFailed(failed)
 	}
-	return lost && runErr == nil, runErr
+	return lost && runErr == nil, p.Ended(), runErr
+}
+
+// awaitEndedRemindEvery is how often a reconnect held back by awaitEnded says so again.
+const awaitEndedRemindEvery = time.Minute
+
+// awaitEnded holds a reconnect back until the stopped pipeline's work has ended (a nil
+// ended: none), or ctx is done (false). A checkpoint store write Pipeline.Stop stopped
+// waiting for (a hung disk) may still land: a pipeline started before it did would load the
+// checkpoints it then overwrites, and its own saves, from the older positions, would be
+// refused as regressions and fail its streams.
+func awaitEnded(ctx context.Context, ended <-chan struct{}, log *slog.Logger) bool {
+	if ended == nil {
+		return true
+	}
+	select {
+	case <-ended:
+		return true
+	default:
+	}
+	since := time.Now()
+	remind := time.NewTicker(awaitEndedRemindEvery)
+	defer remind.Stop()
+	const msg = "not reconnecting yet: the stopped pipeline's work (a checkpoint store write?) has not ended, and the store must not be read before it lands; check the disk the checkpoint file is on"
+	log.Error(msg)
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-ended:
+			log.Info("the stopped pipeline's work ended; reconnecting", "waited", time.Since(since).Round(time.Millisecond))
+			return true
+		case <-remind.C:
+			log.Error(msg, "waited", time.Since(since).Round(time.Second))
+		}
+	}
 }
 
 // takeFailures adds the streams the pipeline reported failed, and not yet taken, to failed.

@@ -14,7 +14,10 @@ import (
 	"github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/supervisor"
 	"github.com/ferry-bridge/ferry/test/eventually"
 )
@@ -332,4 +335,57 @@ func TestEachStreamsFailureIsDeliveredOnce(t *testing.T) {
 		t.Fatalf("a second failure of stream %s was delivered: %v", f.Stream, f.Err)
 	default:
 	}
+}
+
+// oneStoppedRecording is an archive holding recording 7 of the stream, stopped at 64.
+type oneStoppedRecording struct{ replayCounter }
+
+func (*oneStoppedRecording) RecordingsOfChannel(context.Context, channel.URI, int32, int32) ([]archive.RecordingDescriptor, error) {
+	return []archive.RecordingDescriptor{{RecordingID: 7, StartTimestampMs: 1, StopTimestampMs: 2, StopPosition: 64, SessionID: 1}}, nil
+}
+
+// A checkpoint store write that Pipeline.Stop stopped waiting for (a hung disk) may still
+// land: a reconnect does not load the store, and start a pipeline from it, before it has.
+// Loaded before, the new pipeline would resume from checkpoints the write then overwrites,
+// and its own saves, from the older positions, would be refused as regressions.
+func TestAReconnectWaitsForTheStoppedPipelinesStoreWrite(t *testing.T) {
+	_, cfg := testEnv(t)
+	cfg.DiscoveryInterval = 20 * time.Millisecond
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 10, RetryMinMs: 10, RetryMaxMs: 100}
+	// The replays fail to subscribe (noSubscriptions), restarted slowly: the stream lives.
+	cfg.Restart = supervisor.Policy{Backoff: supervisor.Backoff{Min: 200 * time.Millisecond, Max: time.Second}, MaxRestarts: 1000, Window: time.Minute}
+	gate := newGatedStore(t)
+	var loads atomic.Int32
+	deads := make(chan chan struct{}, 2)
+	startRun(t, RunOptions{
+		Connect: func(context.Context) (*Connection, error) {
+			dead := make(chan struct{})
+			deads <- dead
+			return &Connection{Archive: &oneStoppedRecording{}, Aeron: noSubscriptions{}, Dead: dead,
+				Err: func() error { return errors.New("archive restarted by the test") }, Close: func() error { return nil }}, nil
+		},
+		Streams: func() ([]StreamConfig, error) {
+			loads.Add(1)
+			return []StreamConfig{*cfg}, nil
+		},
+		Store:     gate,
+		Reconnect: supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond},
+		stopWait:  100 * time.Millisecond,
+	})
+	dead := <-deads
+	<-gate.saves // recording 7's seed, its write hung
+	close(dead)  // the archive is lost: drain (1 s), stop (0.1 s), reconnect
+	eventually.Always(t, 3*time.Second, func() error {
+		if n := loads.Load(); n != 1 {
+			return fmt.Errorf("the store loaded %d times while the stopped pipeline's write was in flight", n)
+		}
+		return nil
+	})
+	gate.release <- struct{}{} // the write lands
+	eventually.NoError(t, waitFor, func() error {
+		if n := loads.Load(); n != 2 {
+			return fmt.Errorf("the store loaded %d times after the write landed; want 2 (reconnected)", n)
+		}
+		return nil
+	})
 }
