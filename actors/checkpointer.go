@@ -58,7 +58,11 @@ type checkpointer struct {
 	routes       map[int64]int32
 	routeWaiters map[int64][]*actor.PID
 	routeFailure routeFailure
-	writing      bool
+	// defined: the store holds the stream's definition (it did at start, or a write of
+	// this incarnation succeeded); defining: it is to, for StartDecided, by a write of the
+	// definition alone if no other goes first (paced by routeFailure when it fails).
+	defined, defining bool
+	writing           bool
 	// writeStartMs is when the write in flight began; hungReported, that it was reported as
 	// hung (it outlasted the longest pause between retries: see checkHung).
 	writeStartMs int64
@@ -73,6 +77,7 @@ type saveResult struct {
 	saves  []progress.Save
 	cps    []store.Checkpoint // what was written of each save
 	routes []store.Checkpoint // checkpoints written again for their routes (routeSaves)
+	define bool               // written for StartDecided, alone if nothing else
 	err    error
 	took   time.Duration
 }
@@ -84,7 +89,7 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 	incarnations := 0
 	return func() actor.Actor {
 		incarnations++
-		c := &checkpointer{env: env, cfg: cfg, incarnation: incarnations,
+		c := &checkpointer{env: env, cfg: cfg, incarnation: incarnations, defined: cfg.Stored.Stored,
 			policies:     map[int64]*progress.CheckpointPolicy{},
 			lastRecords:  map[int64]store.RecordMark{},
 			persisted:    map[int64]store.Checkpoint{},
@@ -133,6 +138,9 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		ctx.Respond(w)
 	case *messages.RouteRecording:
 		c.route(ctx, msg)
+	case *messages.StartDecided:
+		c.defining = !c.defined
+		c.flush(ctx, c.env.elapsedMs())
 	case *messages.SeedCheckpoint:
 		c.fromStart[msg.RecordingId] = msg.FromStart
 		c.track(ctx, msg.RecordingId, msg.Position, origin{msg.StartMs, msg.SessionId})
@@ -267,17 +275,17 @@ func (c *checkpointer) routeSaves(saves []progress.Save, now int64) []store.Chec
 	return cps
 }
 
-// routeFailure is the back-off of saves made for routes alone that failed.
+// routeFailure is the back-off of saves made for routes, or the definition, alone that failed.
 type routeFailure struct {
 	consecutive int
 	retryAtMs   int64
 }
 
-// routeFailed counts a failed write that carried route saves, and returns how many failed in
-// a row and when the next may go: checkpoint.retry_min_ms, doubled at each further failure
-// up to checkpoint.retry_max_ms, as for any save.
+// routeFailed counts a failed write that carried route saves or the definition (define),
+// and returns how many failed in a row and when the next may go: checkpoint.retry_min_ms,
+// doubled at each further failure up to checkpoint.retry_max_ms, as for any save.
 func (c *checkpointer) routeFailed(res *saveResult, now int64) (consecutive int, retryAtMs int64) {
-	if len(res.routes) == 0 {
+	if len(res.routes) == 0 && !res.define {
 		return c.routeFailure.consecutive, c.routeFailure.retryAtMs
 	}
 	f := &c.routeFailure
@@ -421,7 +429,8 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 		}
 	}
 	routes := c.routeSaves(saves, now)
-	if len(saves) == 0 && len(routes) == 0 {
+	define := c.defining && (len(saves) > 0 || len(routes) > 0 || now >= c.routeFailure.retryAtMs)
+	if len(saves) == 0 && len(routes) == 0 && !define {
 		c.reportFlushed(ctx)
 		return
 	}
@@ -434,7 +443,7 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 	if !c.env.tasks().Go(func() {
 		start := time.Now()
 		err := st.Save(def, slices.Concat(cps, routes))
-		system.Root.Send(self, &saveResult{saves: saves, cps: cps, routes: routes, err: err, took: time.Since(start)})
+		system.Root.Send(self, &saveResult{saves: saves, cps: cps, routes: routes, define: define, err: err, took: time.Since(start)})
 	}) {
 		c.writing = false
 	}
@@ -466,6 +475,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 		}
 	}
 	if res.err == nil {
+		c.defined, c.defining = true, false // every write stores the definition
 		c.routeFailure = routeFailure{}
 		for _, cp := range res.routes {
 			c.persisted[cp.RecordingID] = cp
@@ -509,9 +519,10 @@ func (c *checkpointer) checkHung(ctx actor.Context) {
 
 // reportFlushed tells the stream, while it drains, once everything its policies were
 // given is persisted: every commit, every completion (a position persisted is not yet the
-// recording done, which the next recording waits for) and every seed.
+// recording done, which the next recording waits for), every seed, and the definition
+// StartDecided asked for.
 func (c *checkpointer) reportFlushed(ctx actor.Context) {
-	if !c.flushing || c.writing {
+	if !c.flushing || c.writing || c.defining {
 		return
 	}
 	for _, p := range c.policies {

@@ -1229,3 +1229,69 @@ func TestARecordingLetGoOfTakesARepeatOfItsEnd(t *testing.T) {
 	default:
 	}
 }
+
+// StartDecided has the checkpointer store the stream's definition, with no checkpoint if
+// none is due (start_position latest, decided on an empty archive: stream.go), retried
+// with back-off when the write fails, and a drain waits for it; a store that held the
+// definition at start is not written for it.
+func TestTheCheckpointerStoresTheDefinitionAStartWasDecidedOn(t *testing.T) {
+	start := func(t *testing.T, stored store.State) (*actor.PID, *actor.ActorSystem, *saveLog, probe) {
+		env, cfg := testEnv(t)
+		saves := &saveLog{failFirst: 1, saves: make(chan []store.Checkpoint, 16)}
+		env.Store = saves
+		cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 400, RetryMaxMs: 1000}
+		cfg.Stored = stored
+		system := testSystem(t)
+		checkpointer, _, parent := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
+		system.Root.Send(checkpointer, &messages.StartDecided{})
+		return checkpointer, system, saves, parent
+	}
+	saved := func(t *testing.T, saves *saveLog, what string) {
+		t.Helper()
+		select {
+		case cps := <-saves.saves:
+			if len(cps) != 0 {
+				t.Fatalf("%s: saved %+v; want the definition alone", what, cps)
+			}
+		case <-time.After(waitFor):
+			t.Fatalf("%s: no save within %s", what, waitFor)
+		}
+	}
+
+	t.Run("nothing stored", func(t *testing.T) {
+		checkpointer, system, saves, parent := start(t, store.State{})
+		saved(t, saves, "the definition")
+		if w := next[*messages.StoreWritten](t, parent); !w.Failed {
+			t.Fatal("the first write was to fail")
+		}
+		failedAt := time.Now()
+		system.Root.Send(checkpointer, &messages.Drain{})
+		eventually.Always(t, 200*time.Millisecond, func() error {
+			for {
+				select {
+				case m := <-parent:
+					if _, ok := m.(*messages.CheckpointsFlushed); ok {
+						return errors.New("flushed before the definition was stored")
+					}
+				default:
+					return nil
+				}
+			}
+		})
+		saved(t, saves, "the definition again")
+		if waited := time.Since(failedAt); waited < 300*time.Millisecond {
+			t.Fatalf("the failed write retried after %s; want the back-off, 400 ms", waited)
+		}
+		next[*messages.CheckpointsFlushed](t, parent)
+	})
+	t.Run("the definition stored at start", func(t *testing.T) {
+		checkpointer, system, saves, parent := start(t, store.State{Stored: true, Stream: store.Stream{Name: "s"}})
+		system.Root.Send(checkpointer, &messages.Drain{})
+		next[*messages.CheckpointsFlushed](t, parent)
+		select {
+		case cps := <-saves.saves:
+			t.Fatalf("saved %+v for a definition the store held", cps)
+		default:
+		}
+	})
+}

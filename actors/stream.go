@@ -282,6 +282,12 @@ func (s *streamSupervisor) skipRule() func(int64) bool {
 		first := s.cfg.Start.RecordingID
 		return func(id int64) bool { return id < first }
 	case config.StartLatest:
+		if s.cfg.Stored.Stored {
+			// The definition alone: decided by an earlier start, at a listing of an empty
+			// archive (decideLatest), and every recording since is published in full.
+			// Deciding again would begin one recorded while ferry was down at its live end.
+			return func(int64) bool { return false }
+		}
 		// Decided at the first listing (decideLatest).
 		return nil
 	}
@@ -460,8 +466,10 @@ func (s *streamSupervisor) atLatest(id int64) bool {
 // skip below the lowest recording stored — gives the same: each of them is seeded now, also
 // those the schedule holds back for a while, so that a restart before their turn neither
 // publishes their history nor skips what was recorded meanwhile. With none live, the newest
-// takes its turn so, from its stop (an empty archive has nothing to seed). false: a live end
-// could not be read, and the next listing decides.
+// takes its turn so, from its stop. An empty archive has nothing to seed: the checkpointer
+// stores the stream's definition instead (StartDecided), which tells a restart that the
+// decision was made (skipRule). false: a live end could not be read, and the next listing
+// decides.
 func (s *streamSupervisor) decideLatest(ctx actor.Context, l *messages.RecordingsListed) bool {
 	newest, lowestLive := int64(-1), int64(-1)
 	for _, r := range l.Recordings {
@@ -501,6 +509,9 @@ func (s *streamSupervisor) decideLatest(ctx actor.Context, l *messages.Recording
 		}
 	}
 	s.latestFrom = from
+	if len(from) == 0 {
+		ctx.Send(s.checkpointer, &messages.StartDecided{})
+	}
 	if lowestLive < 0 {
 		s.skip = func(id int64) bool { return id < newest }
 	} else {

@@ -886,3 +886,48 @@ func TestAStreamFailingWhileItsMailboxIsFullSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// start_position latest on an archive holding none of the stream's recordings decides that
+// every recording after it is published in full, and has the checkpointer store that
+// (StartDecided): a restart finds the stream's definition stored and no checkpoint, and
+// publishes a recording made meanwhile from its start, as the run before would have.
+// (Before, a restart decided again, and began a recording made while ferry was down at its
+// live end: its head never published, without a word.) Found nothing stored, the first
+// listing begins a live recording at its live end.
+func TestStartLatestOnAnEmptyArchiveIsNotDecidedAgainByARestart(t *testing.T) {
+	rec := &messages.RecordingInfo{RecordingId: 0, StartMs: 500, Live: true, StopPosition: -1, RecordedPosition: 4096}
+	listed := func(t *testing.T, stored store.State, l *messages.RecordingsListed) probe {
+		t.Helper()
+		env, cfg := testEnv(t)
+		cfg.Start = config.StartPosition{Kind: config.StartLatest}
+		cfg.Stored = stored
+		s, nobody, failed, run := bareStream(t, env, cfg)
+		checkpointer := make(probe, 64)
+		run(func(ctx actor.Context) {
+			s.checkpointer = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return checkpointer }))
+			s.running[0] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned
+			s.listed(ctx, l)
+		})
+		if err := failed(); err != nil {
+			t.Fatal(err)
+		}
+		return checkpointer
+	}
+
+	t.Run("an empty archive", func(t *testing.T) {
+		next[*messages.StartDecided](t, listed(t, store.State{}, &messages.RecordingsListed{ListedAtMs: 1_000}))
+	})
+	t.Run("restarted, the definition alone stored", func(t *testing.T) {
+		stored := store.State{Stored: true, Stream: store.Stream{Name: "s"}}
+		seed := next[*messages.SeedCheckpoint](t, listed(t, stored, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{rec}}))
+		if seed.RecordingId != 0 || seed.Position != 0 {
+			t.Fatalf("recording 0, made while ferry was down, seeded at %d; want its start, 0 (its head [0, 4096) would never be published)", seed.Position)
+		}
+	})
+	t.Run("nothing stored, a live recording", func(t *testing.T) {
+		seed := next[*messages.SeedCheckpoint](t, listed(t, store.State{}, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{rec}}))
+		if seed.Position != 4096 {
+			t.Fatalf("recording 0, live at the first listing, seeded at %d; want its live end, 4096", seed.Position)
+		}
+	})
+}

@@ -400,6 +400,47 @@ func (x *SeedCheckpoint) GetFromStart() bool {
 	return false
 }
 
+// StartDecided tells the checkpointer that start_position latest was decided at a listing
+// with nothing to take on (no recording): it stores the stream's definition, alone if need
+// be, so that the next start knows the decision was made and publishes every recording
+// after it in full, instead of deciding again and leaving out the head of one made while
+// ferry was down.
+type StartDecided struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartDecided) Reset() {
+	*x = StartDecided{}
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartDecided) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartDecided) ProtoMessage() {}
+
+func (x *StartDecided) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartDecided.ProtoReflect.Descriptor instead.
+func (*StartDecided) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{5}
+}
+
 // ReplayEnded tells the commit tracker that the replay read a stopped recording to its end.
 type ReplayEnded struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -412,7 +453,7 @@ type ReplayEnded struct {
 
 func (x *ReplayEnded) Reset() {
 	*x = ReplayEnded{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[5]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -424,7 +465,7 @@ func (x *ReplayEnded) String() string {
 func (*ReplayEnded) ProtoMessage() {}
 
 func (x *ReplayEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[5]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -437,7 +478,7 @@ func (x *ReplayEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayEnded.ProtoReflect.Descriptor instead.
 func (*ReplayEnded) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{5}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ReplayEnded) GetRecordingId() int64 {
@@ -476,7 +517,7 @@ type Credits struct {
 
 func (x *Credits) Reset() {
 	*x = Credits{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[6]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -488,7 +529,7 @@ func (x *Credits) String() string {
 func (*Credits) ProtoMessage() {}
 
 func (x *Credits) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[6]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -501,7 +542,7 @@ func (x *Credits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Credits.ProtoReflect.Descriptor instead.
 func (*Credits) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{6}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Credits) GetRecordingId() int64 {
@@ -547,7 +588,7 @@ type PublishAcked struct {
 
 func (x *PublishAcked) Reset() {
 	*x = PublishAcked{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[7]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +600,7 @@ func (x *PublishAcked) String() string {
 func (*PublishAcked) ProtoMessage() {}
 
 func (x *PublishAcked) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[7]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +613,7 @@ func (x *PublishAcked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishAcked.ProtoReflect.Descriptor instead.
 func (*PublishAcked) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{7}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PublishAcked) GetRecordingId() int64 {
@@ -619,7 +660,7 @@ type PublishFailed struct {
 
 func (x *PublishFailed) Reset() {
 	*x = PublishFailed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[8]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +672,7 @@ func (x *PublishFailed) String() string {
 func (*PublishFailed) ProtoMessage() {}
 
 func (x *PublishFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[8]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +685,7 @@ func (x *PublishFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishFailed.ProtoReflect.Descriptor instead.
 func (*PublishFailed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{8}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PublishFailed) GetRecordingId() int64 {
@@ -696,7 +737,7 @@ type RedeliveryRequired struct {
 
 func (x *RedeliveryRequired) Reset() {
 	*x = RedeliveryRequired{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[9]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -708,7 +749,7 @@ func (x *RedeliveryRequired) String() string {
 func (*RedeliveryRequired) ProtoMessage() {}
 
 func (x *RedeliveryRequired) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[9]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -721,7 +762,7 @@ func (x *RedeliveryRequired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedeliveryRequired.ProtoReflect.Descriptor instead.
 func (*RedeliveryRequired) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{9}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RedeliveryRequired) GetRecordingId() int64 {
@@ -762,7 +803,7 @@ type Committed struct {
 
 func (x *Committed) Reset() {
 	*x = Committed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -774,7 +815,7 @@ func (x *Committed) String() string {
 func (*Committed) ProtoMessage() {}
 
 func (x *Committed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -787,7 +828,7 @@ func (x *Committed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Committed.ProtoReflect.Descriptor instead.
 func (*Committed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{10}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Committed) GetRecordingId() int64 {
@@ -830,7 +871,7 @@ type RecordingFinished struct {
 
 func (x *RecordingFinished) Reset() {
 	*x = RecordingFinished{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -842,7 +883,7 @@ func (x *RecordingFinished) String() string {
 func (*RecordingFinished) ProtoMessage() {}
 
 func (x *RecordingFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -855,7 +896,7 @@ func (x *RecordingFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingFinished.ProtoReflect.Descriptor instead.
 func (*RecordingFinished) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{11}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RecordingFinished) GetRecordingId() int64 {
@@ -884,7 +925,7 @@ type RecordingReopened struct {
 
 func (x *RecordingReopened) Reset() {
 	*x = RecordingReopened{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -896,7 +937,7 @@ func (x *RecordingReopened) String() string {
 func (*RecordingReopened) ProtoMessage() {}
 
 func (x *RecordingReopened) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -909,7 +950,7 @@ func (x *RecordingReopened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingReopened.ProtoReflect.Descriptor instead.
 func (*RecordingReopened) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{12}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RecordingReopened) GetRecordingId() int64 {
@@ -931,7 +972,7 @@ type WatermarkRequest struct {
 
 func (x *WatermarkRequest) Reset() {
 	*x = WatermarkRequest{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -943,7 +984,7 @@ func (x *WatermarkRequest) String() string {
 func (*WatermarkRequest) ProtoMessage() {}
 
 func (x *WatermarkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -956,7 +997,7 @@ func (x *WatermarkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatermarkRequest.ProtoReflect.Descriptor instead.
 func (*WatermarkRequest) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{13}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WatermarkRequest) GetRecordingId() int64 {
@@ -1002,7 +1043,7 @@ type Watermark struct {
 
 func (x *Watermark) Reset() {
 	*x = Watermark{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1014,7 +1055,7 @@ func (x *Watermark) String() string {
 func (*Watermark) ProtoMessage() {}
 
 func (x *Watermark) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1027,7 +1068,7 @@ func (x *Watermark) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Watermark.ProtoReflect.Descriptor instead.
 func (*Watermark) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{14}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Watermark) GetRecordingId() int64 {
@@ -1109,7 +1150,7 @@ type RouteRecording struct {
 
 func (x *RouteRecording) Reset() {
 	*x = RouteRecording{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1162,7 @@ func (x *RouteRecording) String() string {
 func (*RouteRecording) ProtoMessage() {}
 
 func (x *RouteRecording) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1175,7 @@ func (x *RouteRecording) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RouteRecording.ProtoReflect.Descriptor instead.
 func (*RouteRecording) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RouteRecording) GetRecordingId() int64 {
@@ -1162,7 +1203,7 @@ type RecordingRouted struct {
 
 func (x *RecordingRouted) Reset() {
 	*x = RecordingRouted{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1215,7 @@ func (x *RecordingRouted) String() string {
 func (*RecordingRouted) ProtoMessage() {}
 
 func (x *RecordingRouted) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1228,7 @@ func (x *RecordingRouted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingRouted.ProtoReflect.Descriptor instead.
 func (*RecordingRouted) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RecordingRouted) GetRecordingId() int64 {
@@ -1216,7 +1257,7 @@ type CheckpointPersisted struct {
 
 func (x *CheckpointPersisted) Reset() {
 	*x = CheckpointPersisted{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1269,7 @@ func (x *CheckpointPersisted) String() string {
 func (*CheckpointPersisted) ProtoMessage() {}
 
 func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1282,7 @@ func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointPersisted.ProtoReflect.Descriptor instead.
 func (*CheckpointPersisted) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CheckpointPersisted) GetRecordingId() int64 {
@@ -1285,7 +1326,7 @@ type RecordingInfo struct {
 
 func (x *RecordingInfo) Reset() {
 	*x = RecordingInfo{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1338,7 @@ func (x *RecordingInfo) String() string {
 func (*RecordingInfo) ProtoMessage() {}
 
 func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1351,7 @@ func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingInfo.ProtoReflect.Descriptor instead.
 func (*RecordingInfo) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RecordingInfo) GetRecordingId() int64 {
@@ -1380,7 +1421,7 @@ type RecordingsListed struct {
 
 func (x *RecordingsListed) Reset() {
 	*x = RecordingsListed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1392,7 +1433,7 @@ func (x *RecordingsListed) String() string {
 func (*RecordingsListed) ProtoMessage() {}
 
 func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1405,7 +1446,7 @@ func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingsListed.ProtoReflect.Descriptor instead.
 func (*RecordingsListed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RecordingsListed) GetRecordings() []*RecordingInfo {
@@ -1433,7 +1474,7 @@ type DiscoveryFailed struct {
 
 func (x *DiscoveryFailed) Reset() {
 	*x = DiscoveryFailed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1445,7 +1486,7 @@ func (x *DiscoveryFailed) String() string {
 func (*DiscoveryFailed) ProtoMessage() {}
 
 func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1458,7 +1499,7 @@ func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscoveryFailed.ProtoReflect.Descriptor instead.
 func (*DiscoveryFailed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DiscoveryFailed) GetError() string {
@@ -1490,7 +1531,7 @@ type Drain struct {
 
 func (x *Drain) Reset() {
 	*x = Drain{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1502,7 +1543,7 @@ func (x *Drain) String() string {
 func (*Drain) ProtoMessage() {}
 
 func (x *Drain) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1515,7 +1556,7 @@ func (x *Drain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drain.ProtoReflect.Descriptor instead.
 func (*Drain) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{21}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Drain) GetDeadlineMs() int64 {
@@ -1546,7 +1587,7 @@ type RecordingDrained struct {
 
 func (x *RecordingDrained) Reset() {
 	*x = RecordingDrained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1558,7 +1599,7 @@ func (x *RecordingDrained) String() string {
 func (*RecordingDrained) ProtoMessage() {}
 
 func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1571,7 +1612,7 @@ func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingDrained.ProtoReflect.Descriptor instead.
 func (*RecordingDrained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{22}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RecordingDrained) GetRecordingId() int64 {
@@ -1597,7 +1638,7 @@ type CheckpointsFlushed struct {
 
 func (x *CheckpointsFlushed) Reset() {
 	*x = CheckpointsFlushed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +1650,7 @@ func (x *CheckpointsFlushed) String() string {
 func (*CheckpointsFlushed) ProtoMessage() {}
 
 func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +1663,7 @@ func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsFlushed.ProtoReflect.Descriptor instead.
 func (*CheckpointsFlushed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{23}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{24}
 }
 
 // Drained answers Drain for a whole stream.
@@ -1638,7 +1679,7 @@ type Drained struct {
 
 func (x *Drained) Reset() {
 	*x = Drained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1691,7 @@ func (x *Drained) String() string {
 func (*Drained) ProtoMessage() {}
 
 func (x *Drained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1704,7 @@ func (x *Drained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drained.ProtoReflect.Descriptor instead.
 func (*Drained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{24}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Drained) GetStream() string {
@@ -1720,7 +1761,8 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x04 \x01(\x05R\tsessionId\x12\x1d\n" +
 	"\n" +
-	"from_start\x18\x05 \x01(\bR\tfromStart\"u\n" +
+	"from_start\x18\x05 \x01(\bR\tfromStart\"\x0e\n" +
+	"\fStartDecided\"u\n" +
 	"\vReplayEnded\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
@@ -1840,40 +1882,41 @@ func file_ferry_v1_pipeline_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_pipeline_proto_rawDescData
 }
 
-var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_ferry_v1_pipeline_proto_goTypes = []any{
 	(*Record)(nil),              // 0: ferry.v1.Record
 	(*RecordBatch)(nil),         // 1: ferry.v1.RecordBatch
 	(*ReplayStarted)(nil),       // 2: ferry.v1.ReplayStarted
 	(*TakenOn)(nil),             // 3: ferry.v1.TakenOn
 	(*SeedCheckpoint)(nil),      // 4: ferry.v1.SeedCheckpoint
-	(*ReplayEnded)(nil),         // 5: ferry.v1.ReplayEnded
-	(*Credits)(nil),             // 6: ferry.v1.Credits
-	(*PublishAcked)(nil),        // 7: ferry.v1.PublishAcked
-	(*PublishFailed)(nil),       // 8: ferry.v1.PublishFailed
-	(*RedeliveryRequired)(nil),  // 9: ferry.v1.RedeliveryRequired
-	(*Committed)(nil),           // 10: ferry.v1.Committed
-	(*RecordingFinished)(nil),   // 11: ferry.v1.RecordingFinished
-	(*RecordingReopened)(nil),   // 12: ferry.v1.RecordingReopened
-	(*WatermarkRequest)(nil),    // 13: ferry.v1.WatermarkRequest
-	(*Watermark)(nil),           // 14: ferry.v1.Watermark
-	(*RouteRecording)(nil),      // 15: ferry.v1.RouteRecording
-	(*RecordingRouted)(nil),     // 16: ferry.v1.RecordingRouted
-	(*CheckpointPersisted)(nil), // 17: ferry.v1.CheckpointPersisted
-	(*RecordingInfo)(nil),       // 18: ferry.v1.RecordingInfo
-	(*RecordingsListed)(nil),    // 19: ferry.v1.RecordingsListed
-	(*DiscoveryFailed)(nil),     // 20: ferry.v1.DiscoveryFailed
-	(*Drain)(nil),               // 21: ferry.v1.Drain
-	(*RecordingDrained)(nil),    // 22: ferry.v1.RecordingDrained
-	(*CheckpointsFlushed)(nil),  // 23: ferry.v1.CheckpointsFlushed
-	(*Drained)(nil),             // 24: ferry.v1.Drained
-	(*RecordMark)(nil),          // 25: ferry.v1.RecordMark
+	(*StartDecided)(nil),        // 5: ferry.v1.StartDecided
+	(*ReplayEnded)(nil),         // 6: ferry.v1.ReplayEnded
+	(*Credits)(nil),             // 7: ferry.v1.Credits
+	(*PublishAcked)(nil),        // 8: ferry.v1.PublishAcked
+	(*PublishFailed)(nil),       // 9: ferry.v1.PublishFailed
+	(*RedeliveryRequired)(nil),  // 10: ferry.v1.RedeliveryRequired
+	(*Committed)(nil),           // 11: ferry.v1.Committed
+	(*RecordingFinished)(nil),   // 12: ferry.v1.RecordingFinished
+	(*RecordingReopened)(nil),   // 13: ferry.v1.RecordingReopened
+	(*WatermarkRequest)(nil),    // 14: ferry.v1.WatermarkRequest
+	(*Watermark)(nil),           // 15: ferry.v1.Watermark
+	(*RouteRecording)(nil),      // 16: ferry.v1.RouteRecording
+	(*RecordingRouted)(nil),     // 17: ferry.v1.RecordingRouted
+	(*CheckpointPersisted)(nil), // 18: ferry.v1.CheckpointPersisted
+	(*RecordingInfo)(nil),       // 19: ferry.v1.RecordingInfo
+	(*RecordingsListed)(nil),    // 20: ferry.v1.RecordingsListed
+	(*DiscoveryFailed)(nil),     // 21: ferry.v1.DiscoveryFailed
+	(*Drain)(nil),               // 22: ferry.v1.Drain
+	(*RecordingDrained)(nil),    // 23: ferry.v1.RecordingDrained
+	(*CheckpointsFlushed)(nil),  // 24: ferry.v1.CheckpointsFlushed
+	(*Drained)(nil),             // 25: ferry.v1.Drained
+	(*RecordMark)(nil),          // 26: ferry.v1.RecordMark
 }
 var file_ferry_v1_pipeline_proto_depIdxs = []int32{
 	0,  // 0: ferry.v1.RecordBatch.records:type_name -> ferry.v1.Record
-	25, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
-	25, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
-	18, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
+	26, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
+	26, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
+	19, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
 	4,  // [4:4] is the sub-list for method output_type
 	4,  // [4:4] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
@@ -1893,7 +1936,7 @@ func file_ferry_v1_pipeline_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_pipeline_proto_rawDesc), len(file_ferry_v1_pipeline_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

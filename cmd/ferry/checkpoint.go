@@ -50,6 +50,12 @@ func checkpointShow(args []string, stdout io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s), %s\n", stream.Name, stream.Channel, stream.StreamID, stream.Topic, path)
+	if len(state.Checkpoints) == 0 {
+		// Only start_position latest, decided on an empty archive, stores this (actors,
+		// StartDecided).
+		fmt.Fprintln(stdout, "no recording checkpointed yet: the start position was decided when the archive held none of the stream's recordings; every recording since is published in full")
+		return nil
+	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "RECORDING\tPOSITION\tSTATE\tRECORDING STARTED\tSESSION\tLAST RECORD (CRC-32C)\tPARTITION\tUPDATED")
 	for _, c := range state.Checkpoints {

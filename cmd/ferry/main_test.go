@@ -225,6 +225,27 @@ func TestCheckpointShowAndReset(t *testing.T) {
 	}
 }
 
+// A stream whose definition alone is stored (start_position latest, decided on an empty
+// archive) shows that, not an empty table.
+func TestCheckpointShowOfADecidedStartWithNoCheckpoint(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	st, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
+	if err := st.Save(def, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	if code != exitOK || !strings.Contains(out, "no recording checkpointed yet") || strings.Contains(out, "RECORDING") {
+		t.Fatalf("show = %d\n%s%s; want exit 0 saying no recording is checkpointed yet, and no table", code, out, errOut)
+	}
+}
+
 // Checkpoint data in an encoding version this build does not read (a newer ferry wrote it)
 // is reset only with --force: its definition, or a checkpoint stored under a definition the
 // configuration has since changed (which this build must not take for "changed, reset it").

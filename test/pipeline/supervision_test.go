@@ -750,6 +750,39 @@ func TestStartLatestLeavesTheSameOutAfterARestart(t *testing.T) {
 	}
 }
 
+// TestStartLatestOnAnEmptyArchiveLeavesNothingOutAfterARestart: at the first start the
+// archive holds none of the stream's recordings; ferry is stopped, and while it is down a
+// recording is made. The restart publishes all of it, as the run before would have. (Until
+// the decision was stored, nothing was: the restart took start_position latest again and
+// began the recording at its live end, its head never published, without a word.)
+func TestStartLatestOnAnEmptyArchiveLeavesNothingOutAfterARestart(t *testing.T) {
+	const n = 50
+	sc := newStreamConfig(t, "")
+	watchTopic(t, sc.Topic)
+	storePath := filepath.Join(t.TempDir(), "checkpoints.db")
+	opts := inProcessOptions{start: config.StartPosition{Kind: config.StartLatest}, storePath: storePath}
+	ip := startInProcess(t, opts, sc)
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if st.State != "caught-up" {
+			return fmt.Errorf("stream %s (%s), want caught-up", st.State, st.Reason)
+		}
+		return nil
+	})
+	if _, err := ip.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	_, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, n) // live when ferry starts again
+	again := startInProcess(t, opts, sc)
+	again.waitCheckpoint(sc, a.recordingID, pa[n-1], 30*time.Second)
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(0, n))
+}
+
 // TestStartLatestWithNothingLiveLeavesNothingOutAfterARestart: at the first listing the only
 // recording, A, is stopped, so start_position latest publishes nothing of it; ferry is then
 // stopped, and while it is down recording B is made. The restart publishes all of B (this
