@@ -223,3 +223,24 @@ func TestLesson19_BoundaryValuesAreAccepted(t *testing.T) {
 		t.Fatalf("got %+v %+v %d", c.Checkpoint, c.Inflight, c.Streams[0].StreamID)
 	}
 }
+
+// A fix never suggests a value it refuses: each example a duration key's fix gives is
+// accepted there. (health.stall_after's fix once suggested 500ms, below its second.)
+func TestTheExamplesADurationsFixGivesAreAccepted(t *testing.T) {
+	for _, c := range []struct{ section, key string }{
+		{"archive", "message_timeout"}, {"archive", "restart_grace"}, {"health", "stall_after"},
+	} {
+		set := func(v string) string { return doc("archive", c.section+":\n  "+c.key+": "+v+"\n", "") }
+		_, err := Parse([]byte(set("-1s")), nil)
+		ke := wantOne(t, err, c.section+"."+c.key, ErrInvalid)
+		_, such, ok := strings.Cut(ke.Fix, "such as ")
+		if !ok {
+			t.Fatalf("%s: fix %q gives no example", ke.Path, ke.Fix)
+		}
+		for _, example := range strings.Split(such, " or ") {
+			if _, err := Parse([]byte(set(example)), nil); err != nil {
+				t.Errorf("%s: the fix's example %q is refused: %v", ke.Path, example, err)
+			}
+		}
+	}
+}

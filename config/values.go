@@ -121,8 +121,21 @@ func int32Of(s string) (int32, *problem) {
 }
 
 func durationIn(lo, hi time.Duration) func(string) (time.Duration, *problem) {
+	// Examples inside the range: a fix must not suggest a value it refuses.
+	var such []string
+	for _, e := range []struct {
+		d    time.Duration
+		text string
+	}{{500 * time.Millisecond, "500ms"}, {10 * time.Second, "10s"}, {5 * time.Minute, "5m"}} {
+		if e.d >= lo && e.d <= hi {
+			such = append(such, e.text)
+		}
+	}
+	if len(such) == 0 {
+		such = []string{lo.String()}
+	}
+	fix := fmt.Sprintf("use a Go duration from %v to %v, such as %s", lo, hi, strings.Join(such, " or "))
 	return func(s string) (time.Duration, *problem) {
-		fix := fmt.Sprintf("use a Go duration from %v to %v, such as 10s or 500ms", lo, hi)
 		d, err := time.ParseDuration(s)
 		if err != nil {
 			return 0, &problem{what: "is not a duration", fix: fix}

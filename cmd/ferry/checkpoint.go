@@ -101,7 +101,7 @@ func checkpointReset(args []string, stdout io.Writer) error {
 		return err
 	}
 	if !yes {
-		return usageError{fmt.Sprintf("checkpoint reset deletes what ferry has committed for stream %s, so its next run publishes again from its configured start position (duplicates unless Pulsar deduplicates them); add --yes to do it", stream.Name)}
+		return usageError{fmt.Sprintf("checkpoint reset deletes what ferry has committed for stream %s; its next run %s; add --yes to do it", stream.Name, afterReset(stream.Start))}
 	}
 	path := storePath(cfg)
 	// Resetting must not create either: a store missing here is most likely a store.path
@@ -131,8 +131,21 @@ func checkpointReset(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "stream %s: nothing stored in %s, nothing deleted; ferry starts at its configured start position\n", stream.Name, path)
 		return nil
 	}
-	fmt.Fprintf(stdout, "stream %s: checkpoint deleted from %s (verified by reading back)\n", stream.Name, path)
+	fmt.Fprintf(stdout, "stream %s: checkpoint deleted from %s (verified by reading back); ferry's next run %s\n", stream.Name, path, afterReset(stream.Start))
 	return nil
+}
+
+// afterReset says what a run does with no checkpoint stored: where the configured start
+// position begins, and what it leaves out — with latest or a later recording, what was
+// recorded after the deleted checkpoint and not yet published is never published.
+func afterReset(start config.StartPosition) string {
+	switch start.Kind {
+	case config.StartLatest:
+		return "starts at start_position latest: each live recording at its live end, every stopped one left out, so what the archive recorded beyond the deleted checkpoint and ferry had not published yet is never published (set start_position to earliest, or to a position in a recording, to publish it)"
+	case config.StartAt:
+		return fmt.Sprintf("starts at position %d of recording %d (start_position, start_recording_id): the recordings below it are left out, and what is published again from there is stored twice unless Pulsar deduplicates it", start.Position, start.RecordingID)
+	}
+	return "publishes every recording in the archive again from its start: stored twice unless Pulsar deduplicates it"
 }
 
 // checkpointForget completes the checkpoint of a recording that vanished from the archive

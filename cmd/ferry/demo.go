@@ -46,7 +46,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&aeronDir, "aeron-dir", aeron.DefaultDir(), "the ArchivingMediaDriver's aeron.dir")
 		fs.StringVar(&pulsarURL, "pulsar", "pulsar://127.0.0.1:6650", "Pulsar service URL")
 		fs.StringVar(&adminURL, "pulsar-admin", "http://127.0.0.1:8080", "Pulsar admin URL (the broker's web service), asked whether the topic is deduplicated; empty: not asked")
-		fs.StringVar(&dir, "dir", "", "where the demo keeps its configuration and checkpoints (default: a new temporary directory, removed when the demo ends)")
+		fs.StringVar(&dir, "dir", "", "where the demo keeps its configuration and checkpoints, ferry-demo.yaml and ferry-demo-checkpoints.db (default: a new temporary directory, removed when the demo ends)")
 		fs.IntVar(&rate, "rate", 1000, "messages per second the sample publisher offers")
 	})
 	if err != nil {
@@ -61,7 +61,9 @@ func demo(args []string, stdout, stderr io.Writer) error {
 		}
 		defer os.RemoveAll(dir) // the demo's own: nothing in it outlives the demo's run
 	}
-	cfgPath := filepath.Join(dir, "ferry.yaml")
+	// Names of the demo's own: --dir may be a directory that holds a real ferry.yaml and
+	// checkpoint store, which the demo must neither overwrite nor write into.
+	cfgPath := filepath.Join(dir, "ferry-demo.yaml")
 	cfgText := fmt.Sprintf(`mode: archive
 aeron:
   dir: %s
@@ -79,7 +81,7 @@ streams:
     channel: %s
     stream_id: %d
     topic: %s
-`, aeronDir, pulsarURL, adminKey(adminURL), filepath.Join(dir, "checkpoints.db"), demoChannel, demoStreamID, demoTopic)
+`, aeronDir, pulsarURL, adminKey(adminURL), filepath.Join(dir, "ferry-demo-checkpoints.db"), demoChannel, demoStreamID, demoTopic)
 	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o644); err != nil {
 		return err
 	}

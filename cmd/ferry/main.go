@@ -18,12 +18,15 @@
 // directory (default: the Aeron client's, /dev/shm/aeron-<user>); --pulsar is the broker's
 // service URL (default pulsar://127.0.0.1:6650); --pulsar-admin is its admin URL, asked
 // whether the demo's topic is deduplicated (default http://127.0.0.1:8080; empty: not
-// asked); --dir is where the demo writes its configuration and checkpoints (default: a new
-// temporary directory, removed when the demo ends); --rate is how many messages a second
-// the sample publisher offers (default 1000). `ferry COMMAND -h` prints a command's flags.
+// asked); --dir is where the demo writes its configuration and checkpoints
+// (ferry-demo.yaml, ferry-demo-checkpoints.db; default: a new temporary directory, removed
+// when the demo ends); --rate is how many messages a second the sample publisher offers
+// (default 1000). `ferry COMMAND -h` prints a command's flags.
 //
-// Exit status: 0 success, 1 failure (the
-// message says what happened and what to do), 2 bad usage.
+// Exit status: 0 success, 1 failure (the message says what happened and what to do), 2 bad
+// usage. `ferry status` (without --watch) prints the status and exits 1 when the ferry it
+// asks is not healthy: not connected to Aeron, a stream unhealthy, or a configured stream
+// with no status yet.
 package main
 
 import "os"

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ferry-bridge/ferry/aeron/archive"
@@ -222,6 +223,35 @@ func TestCheckpointShowAndReset(t *testing.T) {
 	}
 	if code, _, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "fills"); code != exitFailure || !strings.Contains(errOut, `no stream "fills"`) || !strings.Contains(errOut, "--stream: orders") {
 		t.Fatalf("show of an unknown stream = %d %q; want exit 1 listing the configured streams", code, errOut)
+	}
+}
+
+// A reset says, before and after, what the configured start position makes of the next run:
+// with latest, what was recorded beyond the checkpoint and not yet published never is.
+func TestCheckpointResetSaysWhatTheStartPositionLeavesOut(t *testing.T) {
+	for _, c := range []struct{ extra, want string }{
+		{"", "publishes every recording in the archive again from its start"},
+		{"    start_position: latest\n", "never published"},
+		{"    start_position: 4096\n    start_recording_id: 9\n", "starts at position 4096 of recording 9"},
+	} {
+		path, storePath := writeConfig(t, c.extra)
+		st, err := bolt.Open(storePath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
+		if err := st.Save(def, []store.Checkpoint{{RecordingID: 9, Position: 8192, UpdatedAtMs: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders"); code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: reset without --yes = %d %q; want %q", c.extra, code, errOut, c.want)
+		}
+		if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes"); code != exitOK || !strings.Contains(out, c.want) {
+			t.Errorf("%q: reset = %d\n%s%s; want %q", c.extra, code, out, errOut, c.want)
+		}
 	}
 }
 
@@ -674,5 +704,37 @@ func TestAStoreThatDoesNotCloseDoesNotHoldUpTheExit(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("ferry run still waits for a store that does not close, 5 s on")
+	}
+}
+
+// `ferry status` (once, not --watch) exits 1 after the table when the ferry it asks is not
+// healthy — disconnected from Aeron, a stream unhealthy, a configured stream with no status
+// yet — saying why, so that a script can tell; 0 when all is well.
+func TestStatusExitsOneWhenFerryIsNotHealthy(t *testing.T) {
+	caughtUp := &messages.StreamStatus{Name: "orders", State: "caught-up", Healthy: true}
+	for _, c := range []struct {
+		name   string
+		status *messages.Status
+		code   int
+		want   string
+	}{
+		{"healthy", &messages.Status{Connection: &messages.Connection{Connected: true}, Streams: []*messages.StreamStatus{caughtUp}}, exitOK, ""},
+		{"stalled", &messages.Status{Connection: &messages.Connection{Connected: true}, Streams: []*messages.StreamStatus{{Name: "orders", State: "stalled", Reason: "stalled: 100 records pending"}}}, exitFailure, "orders: stalled: 100 records pending"},
+		{"disconnected", &messages.Status{Connection: &messages.Connection{Error: "connection lost: archive gone"}, Streams: []*messages.StreamStatus{caughtUp}}, exitFailure, "not connected to Aeron: connection lost: archive gone"},
+		{"not reported", &messages.Status{Connection: &messages.Connection{Connected: true}}, exitFailure, "orders: no status yet"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body, err := protojson.Marshal(c.status)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) }))
+			defer srv.Close()
+			path, _ := writeConfig(t, "http:\n  listen: "+strings.TrimPrefix(srv.URL, "http://")+"\n")
+			code, out, errOut := ferry("status", "--config", path)
+			if code != c.code || !strings.Contains(out, "orders") && len(c.status.Streams) > 0 || c.want != "" && !strings.Contains(errOut, c.want) {
+				t.Fatalf("status = %d\n%s%s; want %d, the table, and %q", code, out, errOut, c.code, c.want)
+			}
+		})
 	}
 }

@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
 )
 
@@ -43,10 +45,36 @@ func status(args []string, stdout io.Writer) error {
 			return fmt.Errorf("%s: %w (is ferry running with this configuration?)", url, err)
 		}
 		showStatus(stdout, body, st, asJSON)
+		if not := unwell(st, cfg); len(not) > 0 {
+			return fmt.Errorf("not healthy: %s", strings.Join(not, "; "))
+		}
 		return nil
 	}
 	watchStatus(ctx, stdout, url, asJSON, time.Second)
 	return nil
+}
+
+// unwell is what makes a running ferry's status unhealthy, for a script's exit status: the
+// connection to Aeron down, a stream unhealthy, or a configured stream with no status yet
+// (its actors have not reported since ferry started).
+func unwell(st *messages.Status, cfg *config.Config) []string {
+	var out []string
+	if c := st.GetConnection(); c != nil && !c.Connected {
+		out = append(out, "not connected to Aeron: "+c.Error)
+	}
+	seen := map[string]bool{}
+	for _, s := range st.Streams {
+		seen[s.Name] = true
+		if !s.Healthy {
+			out = append(out, s.Name+": "+s.Reason)
+		}
+	}
+	for _, s := range cfg.Streams {
+		if !seen[s.Name] {
+			out = append(out, s.Name+": no status yet")
+		}
+	}
+	return out
 }
 
 // watchStatus shows the status every interval until ctx is done. A ferry that does not

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -99,15 +100,26 @@ func TestMakeDemoDeliversAndStopsEverything(t *testing.T) {
 
 // TestADemoWhoseFerryCannotStartSaysWhyAndEnds: `ferry demo` whose ferry cannot start (here
 // its HTTP port is taken) says why and exits 1, rather than go on publishing without a word
-// until Ctrl-C.
+// until Ctrl-C. A ferry.yaml in its --dir is not the demo's to overwrite.
 func TestADemoWhoseFerryCannotStartSaysWhyAndEnds(t *testing.T) {
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer taken.Close()
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "ferry.yaml")
+	const production = "# my production configuration\n"
+	if err := os.WriteFile(mine, []byte(production), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if got, err := os.ReadFile(mine); err != nil || string(got) != production {
+			t.Errorf("the demo changed %s in its --dir (%v): %q", mine, err, got)
+		}
+	}()
 	cmd := exec.Command(ferryBin, "demo", "--aeron-dir", peers.Archive.AeronDir, "--pulsar", peers.Pulsar.ServiceURL,
-		"--pulsar-admin", peers.Pulsar.AdminURL, "--dir", t.TempDir(), "--rate", "10")
+		"--pulsar-admin", peers.Pulsar.AdminURL, "--dir", dir, "--rate", "10")
 	cmd.Env = append(os.Environ(), "FERRY_HTTP_LISTEN="+taken.Addr().String())
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
