@@ -79,6 +79,7 @@ func Run(ctx context.Context, o RunOptions) error {
 	// 22, take the failed record's re-send, answered as a duplicate, for published). Their
 	// status stays failed; restarting ferry retries them.
 	failed := map[string]error{}
+	started := time.Now()  // not connected since: the first attempt began then
 	var wait time.Duration // before the next attempt
 	for attempt := 0; ; {
 		if wait > 0 {
@@ -95,7 +96,7 @@ func Run(ctx context.Context, o RunOptions) error {
 			}
 			attempt++
 			if down.SinceMs == 0 {
-				down.SinceMs = time.Now().UnixMilli()
+				down.SinceMs = started.UnixMilli()
 			}
 			down = &messages.Connection{SinceMs: down.SinceMs, FailedAttempts: down.FailedAttempts + 1, Error: err.Error()}
 			report(down)

@@ -389,3 +389,32 @@ func TestAReconnectWaitsForTheStoppedPipelinesStoreWrite(t *testing.T) {
 		return nil
 	})
 }
+
+// ferry is not connected since its first attempt began, not since that attempt gave up
+// (an attempt may take the archive's whole connect timeout).
+func TestNotConnectedSinceTheFirstAttemptBegan(t *testing.T) {
+	board := &connectionBoard{}
+	began := time.Now()
+	startRun(t, RunOptions{
+		Connect: func(ctx context.Context) (*Connection, error) {
+			select { // a slow attempt: no media driver answers
+			case <-time.After(300 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			return nil, errors.New("no media driver")
+		},
+		Streams:   func() ([]StreamConfig, error) { return nil, nil },
+		Board:     board,
+		Reconnect: supervisor.Backoff{Min: time.Hour, Max: time.Hour},
+	})
+	eventually.NoError(t, waitFor, func() error {
+		c := board.last()
+		if c == nil {
+			return errors.New("no connection state yet")
+		}
+		if since := time.UnixMilli(c.SinceMs); since.Sub(began) > 100*time.Millisecond {
+			return fmt.Errorf("not connected since %s after the start, want since the first attempt began", since.Sub(began))
+		}
+		return nil
+	})
+}

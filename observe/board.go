@@ -23,9 +23,25 @@ type Board struct {
 	connection *messages.Connection
 }
 
-// NewBoard returns an empty board; streams appear as they push their status.
+// NewBoard returns an empty board; streams appear as they are expected (Expect) or push
+// their status.
 func NewBoard(version string) *Board {
 	return &Board{version: version, now: time.Now, streams: map[string]*messages.StreamStatus{}}
+}
+
+// Expect puts each named stream of mode ("archive" or "transport") on the board, starting,
+// unless it is there: /status, /metrics and `ferry status` show every configured stream
+// from ferry's start, before its actors first report (they start once ferry is connected
+// to Aeron, which may take long, or never).
+func (b *Board) Expect(mode string, names ...string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, name := range names {
+		if _, ok := b.streams[name]; !ok {
+			b.order = append(b.order, name)
+			b.streams[name] = &messages.StreamStatus{Name: name, Mode: mode, State: "starting", Healthy: true}
+		}
+	}
 }
 
 // SetStream replaces a stream's status. The board keeps st; the caller must not change it
@@ -59,6 +75,9 @@ func (b *Board) Snapshot() *messages.Status {
 		st := proto.Clone(b.streams[name]).(*messages.StreamStatus)
 		if down && st.Healthy {
 			st.Healthy, st.Reason = false, notConnected
+			if st.State == "starting" {
+				st.Reason = notConnectedYet
+			}
 		}
 		out.Streams = append(out.Streams, st)
 	}
@@ -68,8 +87,12 @@ func (b *Board) Snapshot() *messages.Status {
 	return out
 }
 
-// notConnected is the reason a stream healthy when ferry lost the connection to Aeron is not.
-const notConnected = "waiting for the connection to Aeron (its last values are from before it was lost)"
+// notConnected is the reason a stream healthy when ferry lost the connection to Aeron is not;
+// notConnectedYet, that of one not started, while ferry has not connected.
+const (
+	notConnected    = "waiting for the connection to Aeron (its last values are from before it was lost)"
+	notConnectedYet = "waiting for the connection to Aeron to start"
+)
 
 // Healthy reports whether ferry is connected to Aeron (or has not yet finished its first
 // attempt) and every stream is healthy, and the reasons of what is not. While the
@@ -81,7 +104,7 @@ func (b *Board) Healthy() (bool, []string) {
 		reasons = append(reasons, down)
 	}
 	for _, s := range snap.Streams {
-		if !s.Healthy && s.Reason != notConnected { // the connection's reason says it
+		if !s.Healthy && s.Reason != notConnected && s.Reason != notConnectedYet { // the connection's reason says it
 			reasons = append(reasons, s.Name+": "+s.Reason)
 		}
 	}

@@ -68,3 +68,34 @@ func TestMetricsExportConnectionAndTheStatusLag(t *testing.T) {
 		t.Errorf("/metrics has a publisher count for an archive stream:\n%s", body)
 	}
 }
+
+// Every configured stream is on the board from ferry's start, before its actors report
+// (they start once ferry is connected to Aeron, which may take long): /status lists it,
+// starting; while ferry has not connected it is not healthy, and says it waits for the
+// connection; a stream's own report replaces it, and Expect does not replace a report.
+func TestExpectedStreamsAreOnTheBoardBeforeTheyReport(t *testing.T) {
+	b := NewBoard("test")
+	b.SetStream(&messages.StreamStatus{Name: "fills", State: "replaying", Healthy: true})
+	b.Expect("archive", "orders", "fills")
+	snap := b.Snapshot()
+	if len(snap.Streams) != 2 || snap.Streams[0].Name != "fills" || snap.Streams[0].State != "replaying" ||
+		snap.Streams[1].Name != "orders" || snap.Streams[1].State != "starting" || snap.Streams[1].Mode != "archive" {
+		t.Fatalf("streams %v; want fills as it reported, then orders starting", snap.Streams)
+	}
+	if ok, reasons := b.Healthy(); !ok {
+		t.Fatalf("during the first connection attempt: unhealthy %v", reasons)
+	}
+	b.SetConnection(&messages.Connection{SinceMs: 1795980000000, FailedAttempts: 1, Error: "no media driver"})
+	orders := b.Snapshot().Streams[1]
+	if orders.Healthy || orders.Reason != notConnectedYet {
+		t.Fatalf("orders while ferry never connected: healthy %t, %q; want unhealthy, waiting for the connection", orders.Healthy, orders.Reason)
+	}
+	if ok, reasons := b.Healthy(); ok || len(reasons) != 1 || !strings.Contains(reasons[0], "not connected to Aeron") {
+		t.Fatalf("healthy %t, %q; want false, the connection's reason alone", ok, reasons)
+	}
+	b.SetStream(&messages.StreamStatus{Name: "orders", State: "caught-up", Healthy: true})
+	b.SetConnection(&messages.Connection{Connected: true})
+	if orders := b.Snapshot().Streams[1]; orders.State != "caught-up" {
+		t.Fatalf("orders after its report: %s", orders.State)
+	}
+}

@@ -199,12 +199,14 @@ func closeStore(st io.Closer, log *slog.Logger) {
 // how long a kept-alive connection waits for its next request.
 var httpTimeout, httpIdleTimeout = 10 * time.Second, time.Minute
 
-// serveHTTP serves /status, /metrics, /healthz and /readyz on http.listen.
+// serveHTTP serves /status, /metrics, /healthz and /readyz on http.listen, every configured
+// stream on them from the start.
 func serveHTTP(cfg *config.Config, board *observe.Board, log *slog.Logger) (func(), error) {
 	var names []string
 	for _, s := range cfg.Streams {
 		names = append(names, s.Name)
 	}
+	board.Expect(cfg.Mode.String(), names...)
 	ln, err := net.Listen("tcp", cfg.HTTP.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("http.listen %s: %w (another ferry on this port? set http.listen)", cfg.HTTP.Listen, err)

@@ -1758,6 +1758,14 @@ func TestNoMediaDriverIsUnhealthyAndSaysWhy(t *testing.T) {
 	if c := status.Connection; c == nil || c.Connected || c.FailedAttempts < 1 || c.Error == "" || c.SinceMs == 0 {
 		t.Fatalf("/status connection %v; want not connected, with attempts, an error and since when", c)
 	}
+	// The stream is there, unhealthy, before its actors could ever report: an alert on a
+	// stream's health fires (it was missing from /status and /metrics until ferry connected).
+	if len(status.Streams) != 1 || status.Streams[0].Name != sc.Name || status.Streams[0].Healthy || status.Streams[0].State != "starting" {
+		t.Fatalf("/status streams %v; want %s, starting, not healthy", status.Streams, sc.Name)
+	}
+	if _, metrics := get(t, url+"/metrics"); !strings.Contains(metrics, fmt.Sprintf("ferry_stream_healthy{stream=%q} 0", sc.Name)) {
+		t.Fatalf("/metrics has no unhealthy series of stream %s:\n%s", sc.Name, metrics)
+	}
 	// Lesson 17: the mode is logged at start, before anything can fail.
 	if _, ok := failLogLine(f.Log(), "ferry starting", "mode=archive"); !ok {
 		t.Fatalf("the start-up log does not name the mode:\n%s", f.LogTail(30))
