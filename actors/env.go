@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -40,10 +41,11 @@ type Subscriber interface {
 // client's CreateProducer; tests wrap the real producer in a fault-injecting decorator.
 type ProducerFactory func(pulsar.ProducerOptions) (pulsar.Producer, error)
 
-// LastStoredFunc reads the last message the broker stored in the partition recording rec's
-// producer publishes to: rec modulo by, the partitions it is routed by, or, by 0, modulo the
-// topic's partitions. ok is false for an empty one. [LastStoredWith] makes one of a Pulsar
-// client.
+// LastStoredFunc reads the last message the broker stored from recording rec in the
+// partition its producer publishes to (rec modulo by, the partitions it is routed by, or, by
+// 0, modulo the topic's partitions), or, when it finds none near the partition's end, the
+// partition's last message. ok is false for an empty partition. [LastStoredWith] makes one
+// of a Pulsar client.
 type LastStoredFunc func(ctx context.Context, topic string, rec int64, by int) (msg StoredMessage, ok bool, err error)
 
 // Admin is what the deduplication check asks of the broker's admin API.
@@ -332,6 +334,14 @@ func LastStoredWith(client pulsar.Client) LastStoredFunc {
 	}
 }
 
+// scanBack are how far back from a partition's last entry lastStored looks for the
+// recording's own last message, span after span, newest first: the records a restart sends
+// again are those acknowledged since its checkpoint, and what other producers stored after
+// them (concurrent publishers' recordings, lesson 11, all in partition 0 of a topic without
+// partitions) is, in the usual case, a few entries. The search ends at the start of the last
+// entry's ledger.
+var scanBack = []int64{16, 256, 4096}
+
 func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int64, by int) (StoredMessage, bool, error) {
 	parts, err := client.TopicPartitions(topic)
 	if err != nil {
@@ -351,33 +361,74 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 	case last.EntryID() < 0:
 		return StoredMessage{}, false, nil // empty
 	}
-	// The message is read by a reader that starts at the entry before it (the entry before
-	// the first of a ledger is that ledger's entry -1), and skips what comes before it:
-	// Pulsar 4.0.8 with v0.19.0 delivers a reader's start message although the reader is
-	// not inclusive, which the broker's and the client's documentation do not promise either
-	// way.
+	var newest StoredMessage
+	hi := last.EntryID()
+	for _, back := range scanBack {
+		lo := max(last.EntryID()-back, -1) // a ledger's entry -1 is before its first
+		if lo >= hi {
+			break
+		}
+		span, err := readSpan(ctx, client, topic, last, lo, hi, strconv.FormatInt(rec, 10))
+		if err != nil {
+			return StoredMessage{}, false, err
+		}
+		if hi == last.EntryID() {
+			newest = span.last
+		}
+		if span.own != nil {
+			return *span.own, true, nil
+		}
+		hi = lo
+	}
+	return newest, true, nil
+}
+
+// span is what readSpan found: the last message of the recording (nil: none), and the last
+// message read (the partition's last, if the span ends there).
+type span struct {
+	own  *StoredMessage
+	last StoredMessage
+}
+
+// readSpan reads the messages of entries lo+1 to hi of last's ledger (hi at most last's).
+// The reader starts at entry lo (a reader starts after the entry it is given) and skips
+// what comes before lo+1: Pulsar 4.0.8 with v0.19.0 delivers a reader's start message
+// although the reader is not inclusive, which the broker's and the client's documentation do
+// not promise either way. Messages of an entry below last's are read up to the first of the
+// entry after hi (one is there: last is); at last, up to last (its batch index, if batched:
+// not ferry's, whose producers do not batch).
+func readSpan(ctx context.Context, client pulsar.Client, topic string, last pulsar.MessageID, lo, hi int64, rec string) (span, error) {
 	r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic,
-		StartMessageID: pulsar.NewMessageID(last.LedgerID(), last.EntryID()-1, -1, last.PartitionIdx())})
+		StartMessageID: pulsar.NewMessageID(last.LedgerID(), lo, -1, last.PartitionIdx())})
 	if err != nil {
-		return StoredMessage{}, false, fmt.Errorf("reader on %s: %w", topic, err)
+		return span{}, fmt.Errorf("reader on %s: %w", topic, err)
 	}
 	stop := context.AfterFunc(ctx, r.Close) // a close ends the reader's reconnect loop
 	defer func() { stop(); r.Close() }()
+	var out span
 	for {
 		m, err := r.Next(ctx)
 		if err != nil {
-			return StoredMessage{}, false, fmt.Errorf("reading the last message of %s (%v): %w", topic, last, err)
+			return span{}, fmt.Errorf("reading the messages of %s before its last (%v): %w", topic, last, err)
 		}
 		id := m.ID()
-		switch c := cmp.Or(cmp.Compare(id.LedgerID(), last.LedgerID()), cmp.Compare(id.EntryID(), last.EntryID())); {
-		case c < 0:
+		c := cmp.Or(cmp.Compare(id.LedgerID(), last.LedgerID()), cmp.Compare(id.EntryID(), last.EntryID()))
+		switch {
+		case id.LedgerID() == last.LedgerID() && id.EntryID() <= lo || id.LedgerID() < last.LedgerID():
 			continue
 		case c > 0:
-			return StoredMessage{}, false, fmt.Errorf("reading the last message of %s (%v): the reader passed it, at %v", topic, last, id)
-		case last.BatchIdx() >= 0 && id.BatchIdx() < last.BatchIdx():
-			continue // a batch (not ferry's: its producers do not batch), up to its last message
+			return span{}, fmt.Errorf("reading the last message of %s (%v): the reader passed it, at %v", topic, last, id)
+		case id.EntryID() > hi:
+			return out, nil // the span read, up to the first message after it
 		}
-		return StoredMessage{Producer: m.ProducerName(), Properties: m.Properties(), Checksum: crc32.Checksum(m.Payload(), castagnoli)}, true, nil
+		out.last = StoredMessage{Producer: m.ProducerName(), Properties: m.Properties(), Checksum: crc32.Checksum(m.Payload(), castagnoli)}
+		if out.last.Properties[PropRecordingID] == rec {
+			own := out.last
+			out.own = &own
+		}
+		if c == 0 && (last.BatchIdx() < 0 || id.BatchIdx() >= last.BatchIdx()) {
+			return out, nil // the partition's last message
+		}
 	}
 }
 

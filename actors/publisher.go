@@ -596,7 +596,8 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 // lastStoredRead takes what the broker stored last and lets the sends go. The last message
 // from this recording's producer at position X, past the checkpoint: the records re-sent up
 // to X were stored before, and each must come back as a duplicate (the callbacks watch for
-// it). An empty partition, or another producer's message last, tells nothing.
+// it). An empty partition, or none of the recording's messages among the partition's last
+// (LastStoredWith looks back up to 4,096 entries past other producers'), tells nothing.
 func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 	if r.gen != p.verifyGen || r.timedOut && !p.verifying {
 		return // an earlier read's, or the timer after the answer
@@ -616,7 +617,7 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 	case !r.ok:
 		return // nothing stored: nothing to check against
 	case r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr:
-		p.env.Logger.Info("the partition's last message is another producer's: the records sent again from the checkpoint are checked neither for deduplication nor against rewrites", "stream", p.cfg.Def.Name, "recording", p.rec, "producer", r.msg.Producer)
+		p.env.Logger.Info("none of the recording's messages is among the partition's last (other producers published after it): the records sent again from the checkpoint are checked neither for deduplication nor against rewrites", "stream", p.cfg.Def.Name, "recording", p.rec, "last_producer", r.msg.Producer)
 		return
 	}
 	last, err := strconv.ParseInt(r.msg.Properties[PropPosition], 10, 64)

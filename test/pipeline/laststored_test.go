@@ -105,3 +105,56 @@ func TestLastStoredReadsWhatTheBrokerStoredLast(t *testing.T) {
 		t.Fatalf("recording 7 routed by 8 partitions, of a topic of 3: err = %v; want the topic's partitions named fewer", err)
 	}
 }
+
+// TestLastStoredLooksBackPastOtherProducers: the recording's own last message is read also
+// when other producers (concurrent publishers' recordings, in one partition) stored after
+// it: 20 entries back (the second span looked at), 320 back (the third); a recording with
+// no message near the end gets the partition's last, as does one whose last is in an
+// earlier ledger (the search ends at the start of the last one).
+func TestLastStoredLooksBackPastOtherProducers(t *testing.T) {
+	client := newPulsarClient(t, peers.Pulsar.ServiceURL)
+	lastStored := actors.LastStoredWith(client)
+	topic := newStreamConfig(t, "").Topic
+	producers := map[string]pulsar.Producer{}
+	n := 0
+	send := func(rec string, count int) {
+		t.Helper()
+		p := producers[rec]
+		if p == nil {
+			var err error
+			if p, err = client.CreateProducer(pulsar.ProducerOptions{Topic: topic, Name: "rec-" + rec, DisableBatching: true}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.Close)
+			producers[rec] = p
+		}
+		for range count {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_, err := p.Send(ctx, &pulsar.ProducerMessage{Payload: payloadFor(n), Properties: map[string]string{actors.PropRecordingID: rec, "n": fmt.Sprint(n)}})
+			cancel()
+			n++
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	expect := func(rec int64, producer string, want int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		msg, ok, err := lastStored(ctx, topic, rec, 0)
+		if err != nil || !ok || msg.Producer != producer || msg.Properties["n"] != fmt.Sprint(want) {
+			t.Fatalf("recording %d: read %+v (ok %t, %v); want message %d of producer %s", rec, msg, ok, err, want, producer)
+		}
+	}
+	send("7", 3)  // messages 0-2
+	send("8", 20) // 3-22
+	expect(7, "rec-7", 2)
+	expect(8, "rec-8", 22)
+	send("8", 300) // 23-322
+	expect(7, "rec-7", 2)
+	expect(9, "rec-8", 322) // none of its own: the partition's last
+	adminMust(t, http.MethodPut, topicPath(topic)+"/unload", "")
+	send("8", 1) // 323, the first entry of a new ledger
+	expect(7, "rec-8", 323)
+}
