@@ -36,12 +36,25 @@ func checkpointShow(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "stream %s: no checkpoint store at %s; ferry starts at its configured start position%s\n", stream.Name, path, relativeStoreNote(cfg))
 		return nil
 	}
-	st, err := openStopped(path, "read its checkpoints here, or ask the running ferry's /status", true)
+	st, err := openStopped(path, "stop it to read its checkpoints here, or ask the running ferry's /status", true)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	state, err := st.Load(definition(stream))
+	def := definition(stream)
+	state, err := st.Load(def)
+	var changed *store.StreamChangedError
+	if errors.As(err, &changed) {
+		// What a reset would delete is still shown, under the definition it was stored with;
+		// the error follows.
+		if state, lerr := st.Load(changed.Stored); lerr == nil {
+			fmt.Fprintf(stdout, "stored under another definition than the configured one (%s):\n", strings.Join(changed.Changes(), ", "))
+			if perr := printCheckpoints(stdout, changed.Stored, state, path); perr != nil {
+				return perr
+			}
+		}
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -49,7 +62,12 @@ func checkpointShow(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "stream %s: no checkpoint in %s; ferry starts at its configured start position\n", stream.Name, path)
 		return nil
 	}
-	fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s), %s\n", stream.Name, stream.Channel, stream.StreamID, stream.Topic, path)
+	return printCheckpoints(stdout, def, state, path)
+}
+
+// printCheckpoints prints the checkpoints of state, stored in path under def.
+func printCheckpoints(stdout io.Writer, def store.Stream, state store.State, path string) error {
+	fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s), %s\n", def.Name, def.Channel, def.StreamID, def.Topic, path)
 	if len(state.Checkpoints) == 0 {
 		// Only start_position latest, decided on an empty archive, stores this (actors,
 		// StartDecided).

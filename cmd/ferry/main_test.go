@@ -738,3 +738,25 @@ func TestStatusExitsOneWhenFerryIsNotHealthy(t *testing.T) {
 		})
 	}
 }
+
+// `checkpoint show` of a stream whose configured definition changed (its topic, here)
+// shows the checkpoints a reset would delete, under the definition they were stored with,
+// then fails saying what changed and the way out.
+func TestCheckpointShowOfAChangedDefinitionShowsWhatIsStored(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	st, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/old-orders", SchemaVersion: schemaVersion}
+	if err := st.Save(def, []store.Checkpoint{{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	if code != exitFailure || !strings.Contains(out, "old-orders") || !strings.Contains(out, "4096") || !strings.Contains(errOut, "definition changed") || !strings.Contains(errOut, "checkpoint reset") {
+		t.Fatalf("show = %d\n%s%s; want exit 1, recording 7 at 4096 under the stored topic, and the change with the way out", code, out, errOut)
+	}
+}
