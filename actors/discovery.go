@@ -20,8 +20,14 @@ const discoveryPageSize = 100
 // 10,000 recordings one takes longer than the 250 ms interval, and the listings would hold
 // the session — which the stream's replays and every other stream share — all the time. A
 // failed listing is retried at the interval: its time (up to the call timeout) is not the
-// catalog's.
-const listingShare = 0.2
+// catalog's. Nor is the pause ever longer than listingPauseMax intervals (10 s at the
+// default 250 ms): a listing slowed by something else (requests queued on the session, a
+// stalled archive, a paused process) must not keep new, stopped and vanished recordings
+// unseen for four times as long.
+const (
+	listingShare    = 0.2
+	listingPauseMax = 40
+)
 
 // discovery is the Discovery actor of one stream: every DiscoveryInterval (longer when
 // listings take long: listingShare) it lists the archive's recordings of the stream's
@@ -64,7 +70,8 @@ func (d *discovery) Receive(ctx actor.Context) {
 		self, system := ctx.Self(), ctx.ActorSystem()
 		wait := d.cfg.DiscoveryInterval
 		if msg.err == nil {
-			wait = max(wait, time.Duration(float64(msg.took)*(1/listingShare-1)))
+			paced := time.Duration(float64(msg.took) * (1/listingShare - 1))
+			wait = max(wait, min(paced, listingPauseMax*d.cfg.DiscoveryInterval))
 		}
 		time.AfterFunc(wait, func() { system.Root.Send(self, &listAgain{}) })
 	case *actor.Stopping, *actor.Restarting:

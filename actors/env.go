@@ -339,8 +339,11 @@ func LastStoredWith(client pulsar.Client) LastStoredFunc {
 // again are those acknowledged since its checkpoint, and what other producers stored after
 // them (concurrent publishers' recordings, lesson 11, all in partition 0 of a topic without
 // partitions) is, in the usual case, a few entries. The search ends at the start of the last
-// entry's ledger.
+// entry's ledger (a topic reloaded since, which opens a ledger, is not searched before it),
+// or once it read scanBytes of payload after the first span (large messages).
 var scanBack = []int64{16, 256, 4096}
+
+const scanBytes = 64 << 20
 
 func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int64, by int) (StoredMessage, bool, error) {
 	parts, err := client.TopicPartitions(topic)
@@ -362,32 +365,43 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		return StoredMessage{}, false, nil // empty
 	}
 	var newest StoredMessage
-	hi := last.EntryID()
+	hi, budget := last.EntryID(), int64(-1) // the first span is read whole: it holds the last message
 	for _, back := range scanBack {
 		lo := max(last.EntryID()-back, -1) // a ledger's entry -1 is before its first
 		if lo >= hi {
 			break
 		}
-		span, err := readSpan(ctx, client, topic, last, lo, hi, strconv.FormatInt(rec, 10))
+		span, err := readSpan(ctx, client, topic, last, lo, hi, strconv.FormatInt(rec, 10), budget)
 		if err != nil {
 			return StoredMessage{}, false, err
 		}
 		if hi == last.EntryID() {
 			newest = span.last
 		}
+		if span.overBudget {
+			break // its last message of the recording may be in what was not read
+		}
 		if span.own != nil {
 			return *span.own, true, nil
 		}
 		hi = lo
+		if budget < 0 {
+			budget = scanBytes
+		} else {
+			budget -= span.bytes
+		}
 	}
 	return newest, true, nil
 }
 
-// span is what readSpan found: the last message of the recording (nil: none), and the last
-// message read (the partition's last, if the span ends there).
+// span is what readSpan found: the last message of the recording (nil: none), the last
+// message read (the partition's last, if the span ends there), the payload bytes read, and
+// whether it stopped there, over its budget.
 type span struct {
-	own  *StoredMessage
-	last StoredMessage
+	own        *StoredMessage
+	last       StoredMessage
+	bytes      int64
+	overBudget bool
 }
 
 // readSpan reads the messages of entries lo+1 to hi of last's ledger (hi at most last's).
@@ -396,8 +410,9 @@ type span struct {
 // although the reader is not inclusive, which the broker's and the client's documentation do
 // not promise either way. Messages of an entry below last's are read up to the first of the
 // entry after hi (one is there: last is); at last, up to last (its batch index, if batched:
-// not ferry's, whose producers do not batch).
-func readSpan(ctx context.Context, client pulsar.Client, topic string, last pulsar.MessageID, lo, hi int64, rec string) (span, error) {
+// not ferry's, whose producers do not batch). It stops once it read more than budget bytes
+// of payload (budget < 0: no bound).
+func readSpan(ctx context.Context, client pulsar.Client, topic string, last pulsar.MessageID, lo, hi int64, rec string, budget int64) (span, error) {
 	r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic,
 		StartMessageID: pulsar.NewMessageID(last.LedgerID(), lo, -1, last.PartitionIdx())})
 	if err != nil {
@@ -425,6 +440,10 @@ func readSpan(ctx context.Context, client pulsar.Client, topic string, last puls
 		if out.last.Properties[PropRecordingID] == rec {
 			own := out.last
 			out.own = &own
+		}
+		if out.bytes += int64(len(m.Payload())); budget >= 0 && out.bytes > budget {
+			out.overBudget = true
+			return out, nil
 		}
 		if c == 0 && (last.BatchIdx() < 0 || id.BatchIdx() >= last.BatchIdx()) {
 			return out, nil // the partition's last message

@@ -136,8 +136,8 @@ const stopWait = 30 * time.Second
 
 // Stop stops every actor and waits for the goroutines they started (producer flushes,
 // replay closes, store writes), at most stopWait: a store write that does not return is
-// left behind, said at error level, rather than holding up the exit. Ended says when it
-// ends.
+// left behind, said at error level, rather than holding up the exit (Run's reconnect waits
+// for it: Ended).
 func (p *Pipeline) Stop() {
 	for _, pid := range p.pids {
 		_ = p.system.Root.StopFuture(pid).Wait()
@@ -145,7 +145,7 @@ func (p *Pipeline) Stop() {
 	p.system.Shutdown()
 	wait := cmp.Or(p.env.stopWait, stopWait)
 	if !p.env.bg.CloseWithin(wait) {
-		p.env.Logger.Error("stopping: work the actors started has not ended after " + wait.String() + " (a checkpoint store write on a hung disk?); going on without it")
+		p.env.Logger.Error("stopping: work the actors started has not ended after " + wait.String() + " (a checkpoint store write on a hung disk?); an exit does not wait for it, a reconnect does")
 	}
 }
 

@@ -558,6 +558,11 @@ func topicTerminated(topic string, err error) error {
 	return fmt.Errorf("topic %s is terminated: it takes no more messages (pulsar-admin topics terminate); point the stream at another topic, which needs a new stream name or `ferry checkpoint reset` (%w)", topic, err)
 }
 
+// lastStoredTimeout is the least time the read of what the broker stored last is given (the
+// archive's call timeout, if longer): it reads back up to 4,096 entries, or 64 MiB, past
+// other producers' messages (LastStoredWith), about a second for 1 KiB messages here.
+const lastStoredTimeout = 5 * time.Second
+
 // checkDedupState begins the check of the broker's deduplication state for a producer that
 // resumes from a stored checkpoint (lesson 21): it reads the last message the broker stored
 // in the recording's partition, holding the sends back meanwhile. pulsar-client-go v0.19.0
@@ -576,7 +581,7 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	p.verifying = true
 	p.verifyGen++
 	self, system, read, topic, rec, by, gen := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load()), p.verifyGen
-	timeout := max(p.cfg.CallTimeout, time.Second)
+	timeout := max(p.cfg.CallTimeout, lastStoredTimeout)
 	if !p.env.tasks().Go(func() {
 		call, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()

@@ -286,6 +286,9 @@ func (s *streamSupervisor) skipRule() func(int64) bool {
 			// The definition alone: decided by an earlier start, at a listing of an empty
 			// archive (decideLatest), and every recording since is published in full.
 			// Deciding again would begin one recorded while ferry was down at its live end.
+			// Nothing ties the decision to that archive: one replaced or restored since,
+			// with older recordings of the stream, has them published too (not left out:
+			// nothing tells them from new ones, and leaving out would lose those).
 			return func(int64) bool { return false }
 		}
 		// Decided at the first listing (decideLatest).

@@ -98,17 +98,24 @@ const (
 // attempt) and every stream is healthy, and the reasons of what is not. While the
 // connection is down nothing can progress, whatever the streams last said.
 func (b *Board) Healthy() (bool, []string) {
-	snap := b.Snapshot()
+	reasons := Unwell(b.Snapshot())
+	return len(reasons) == 0, reasons
+}
+
+// Unwell is what makes a status (a Board's Snapshot, or /status as served) unhealthy: the
+// connection to Aeron down, and each unhealthy stream's reason, but for those that only
+// wait for the connection, which its reason says.
+func Unwell(st *messages.Status) []string {
 	var reasons []string
-	if down := disconnected(snap.Connection); down != "" {
+	if down := disconnected(st.GetConnection()); down != "" {
 		reasons = append(reasons, down)
 	}
-	for _, s := range snap.Streams {
-		if !s.Healthy && s.Reason != notConnected && s.Reason != notConnectedYet { // the connection's reason says it
+	for _, s := range st.GetStreams() {
+		if !s.Healthy && s.Reason != notConnected && s.Reason != notConnectedYet {
 			reasons = append(reasons, s.Name+": "+s.Reason)
 		}
 	}
-	return len(reasons) == 0, reasons
+	return reasons
 }
 
 // disconnected is the reason a connection state stops progress, or "" if it does not.

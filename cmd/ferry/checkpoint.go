@@ -62,18 +62,22 @@ func checkpointShow(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "stream %s: no checkpoint in %s; ferry starts at its configured start position\n", stream.Name, path)
 		return nil
 	}
+	if len(state.Checkpoints) == 0 && stream.Start.Kind == config.StartLatest {
+		// Only start_position latest, decided on an empty archive, stores this (actors,
+		// StartDecided); under another start position the configured one applies.
+		fmt.Fprintf(stdout, "stream %s: no recording checkpointed in %s; start_position latest was decided when the archive held none of the stream's recordings, and every recording since is published in full\n", stream.Name, path)
+		return nil
+	}
+	if len(state.Checkpoints) == 0 {
+		fmt.Fprintf(stdout, "stream %s: no checkpoint in %s; ferry starts at its configured start position\n", stream.Name, path)
+		return nil
+	}
 	return printCheckpoints(stdout, def, state, path)
 }
 
 // printCheckpoints prints the checkpoints of state, stored in path under def.
 func printCheckpoints(stdout io.Writer, def store.Stream, state store.State, path string) error {
 	fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s), %s\n", def.Name, def.Channel, def.StreamID, def.Topic, path)
-	if len(state.Checkpoints) == 0 {
-		// Only start_position latest, decided on an empty archive, stores this (actors,
-		// StartDecided).
-		fmt.Fprintln(stdout, "no recording checkpointed yet: the start position was decided when the archive held none of the stream's recordings; every recording since is published in full")
-		return nil
-	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "RECORDING\tPOSITION\tSTATE\tRECORDING STARTED\tSESSION\tLAST RECORD (CRC-32C)\tPARTITION\tUPDATED")
 	for _, c := range state.Checkpoints {

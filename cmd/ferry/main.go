@@ -25,8 +25,8 @@
 //
 // Exit status: 0 success, 1 failure (the message says what happened and what to do), 2 bad
 // usage. `ferry status` (without --watch) prints the status and exits 1 when the ferry it
-// asks is not healthy: not connected to Aeron, a stream unhealthy, or a configured stream
-// with no status yet.
+// asks is not healthy (as its /healthz: not connected to Aeron, a stream unhealthy), or has
+// no status of a configured stream (it runs with another configuration).
 package main
 
 import "os"

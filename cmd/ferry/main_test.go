@@ -256,23 +256,29 @@ func TestCheckpointResetSaysWhatTheStartPositionLeavesOut(t *testing.T) {
 }
 
 // A stream whose definition alone is stored (start_position latest, decided on an empty
-// archive) shows that, not an empty table.
+// archive) shows that, not an empty table; under another start position (the configuration
+// changed since), the configured one applies, and show says so.
 func TestCheckpointShowOfADecidedStartWithNoCheckpoint(t *testing.T) {
-	path, storePath := writeConfig(t, "")
-	st, err := bolt.Open(storePath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
-	if err := st.Save(def, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
-	if code != exitOK || !strings.Contains(out, "no recording checkpointed yet") || strings.Contains(out, "RECORDING") {
-		t.Fatalf("show = %d\n%s%s; want exit 0 saying no recording is checkpointed yet, and no table", code, out, errOut)
+	for _, c := range []struct{ extra, want string }{
+		{"    start_position: latest\n", "start_position latest was decided when the archive held none"},
+		{"", "ferry starts at its configured start position"},
+	} {
+		path, storePath := writeConfig(t, c.extra)
+		st, err := bolt.Open(storePath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
+		if err := st.Save(def, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+		if code != exitOK || !strings.Contains(out, c.want) || strings.Contains(out, "RECORDING") {
+			t.Fatalf("%q: show = %d\n%s%s; want exit 0, %q, and no table", c.extra, code, out, errOut, c.want)
+		}
 	}
 }
 
@@ -720,8 +726,8 @@ func TestStatusExitsOneWhenFerryIsNotHealthy(t *testing.T) {
 	}{
 		{"healthy", &messages.Status{Connection: &messages.Connection{Connected: true}, Streams: []*messages.StreamStatus{caughtUp}}, exitOK, ""},
 		{"stalled", &messages.Status{Connection: &messages.Connection{Connected: true}, Streams: []*messages.StreamStatus{{Name: "orders", State: "stalled", Reason: "stalled: 100 records pending"}}}, exitFailure, "orders: stalled: 100 records pending"},
-		{"disconnected", &messages.Status{Connection: &messages.Connection{Error: "connection lost: archive gone"}, Streams: []*messages.StreamStatus{caughtUp}}, exitFailure, "not connected to Aeron: connection lost: archive gone"},
-		{"not reported", &messages.Status{Connection: &messages.Connection{Connected: true}}, exitFailure, "orders: no status yet"},
+		{"disconnected", &messages.Status{Connection: &messages.Connection{Error: "connection lost: archive gone"}, Streams: []*messages.StreamStatus{caughtUp}}, exitFailure, "not connected to Aeron since"},
+		{"another configuration", &messages.Status{Connection: &messages.Connection{Connected: true}}, exitFailure, "orders: not in the running ferry's status"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			body, err := protojson.Marshal(c.status)

@@ -311,10 +311,13 @@ func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *
 		if err != nil {
 			return nil, err
 		}
-		first := !*reset
-		if first && !state.Stored {
+		switch first := !*reset; {
+		case !first:
+		case state.Stored && len(state.Checkpoints) == 0 && s.Start.Kind == config.StartLatest:
+			log.Info("start_position latest was decided by an earlier start, when the archive held none of the stream's recordings: every recording is published in full", "stream", s.Name)
+		case !state.Stored || len(state.Checkpoints) == 0:
 			log.Info("no checkpoint stored: starting at the configured start position", "stream", s.Name, "start", s.Start.Kind)
-		} else if first {
+		default:
 			log.Info("resuming from the stored checkpoint (it outranks the configured start position)", "stream", s.Name, "recordings", len(state.Checkpoints))
 		}
 		out = append(out, actors.StreamConfig{

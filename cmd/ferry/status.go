@@ -18,6 +18,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/observe"
 )
 
 // status prints what a running ferry serves on /status: a table per stream and recording,
@@ -54,24 +55,18 @@ func status(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// unwell is what makes a running ferry's status unhealthy, for a script's exit status: the
-// connection to Aeron down, a stream unhealthy, or a configured stream with no status yet
-// (its actors have not reported since ferry started).
+// unwell is what makes a running ferry's status unhealthy, for a script's exit status (as
+// /healthz has it: observe.Unwell), and a configured stream the status does not have (the
+// running ferry has another configuration).
 func unwell(st *messages.Status, cfg *config.Config) []string {
-	var out []string
-	if c := st.GetConnection(); c != nil && !c.Connected {
-		out = append(out, "not connected to Aeron: "+c.Error)
-	}
+	out := observe.Unwell(st)
 	seen := map[string]bool{}
 	for _, s := range st.Streams {
 		seen[s.Name] = true
-		if !s.Healthy {
-			out = append(out, s.Name+": "+s.Reason)
-		}
 	}
 	for _, s := range cfg.Streams {
 		if !seen[s.Name] {
-			out = append(out, s.Name+": no status yet")
+			out = append(out, s.Name+": not in the running ferry's status (does it run with this configuration?)")
 		}
 	}
 	return out

@@ -91,7 +91,7 @@ func TestMakeDemoDeliversAndStopsEverything(t *testing.T) {
 		}
 	}
 	// The temporary directory the demo made for its configuration and checkpoints goes too.
-	if m := regexp.MustCompile(`demo: configuration (\S+)/ferry\.yaml`).FindStringSubmatch(out.String()); m == nil {
+	if m := regexp.MustCompile(`demo: configuration (\S+)/ferry-demo\.yaml`).FindStringSubmatch(out.String()); m == nil {
 		t.Errorf("the demo did not say where its configuration is")
 	} else if _, err := os.Stat(m[1]); !os.IsNotExist(err) {
 		t.Errorf("the demo's temporary directory %s is still there (%v)", m[1], err)

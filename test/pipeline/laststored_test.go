@@ -125,7 +125,6 @@ func TestLastStoredLooksBackPastOtherProducers(t *testing.T) {
 			if p, err = client.CreateProducer(pulsar.ProducerOptions{Topic: topic, Name: "rec-" + rec, DisableBatching: true}); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(p.Close)
 			producers[rec] = p
 		}
 		for range count {
@@ -138,6 +137,11 @@ func TestLastStoredLooksBackPastOtherProducers(t *testing.T) {
 			}
 		}
 	}
+	defer func() {
+		for _, p := range producers {
+			p.Close()
+		}
+	}()
 	expect := func(rec int64, producer string, want int) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -154,6 +158,12 @@ func TestLastStoredLooksBackPastOtherProducers(t *testing.T) {
 	send("8", 300) // 23-322
 	expect(7, "rec-7", 2)
 	expect(9, "rec-8", 322) // none of its own: the partition's last
+	// Closed first: a producer the unload makes reconnect while it sends meets the client's
+	// own data race (docs/findings.md), which -race reports in this process.
+	for rec, p := range producers {
+		p.Close()
+		delete(producers, rec)
+	}
 	adminMust(t, http.MethodPut, topicPath(topic)+"/unload", "")
 	send("8", 1) // 323, the first entry of a new ledger
 	expect(7, "rec-8", 323)
