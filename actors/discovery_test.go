@@ -48,7 +48,7 @@ func TestListingsThatTakeLongComeFurtherApart(t *testing.T) {
 		system := testSystem(t)
 		spawnWatched(t, system, env, cfg, newDiscovery(env, cfg))
 	}
-	count := func(arc *slowListings, least int32, within time.Duration, why string) {
+	count := func(t *testing.T, arc *slowListings, least int32, within time.Duration, why string) {
 		t.Helper()
 		eventually.NoError(t, within, func() error {
 			if n := arc.listings.Load(); n < least {
@@ -69,7 +69,7 @@ func TestListingsThatTakeLongComeFurtherApart(t *testing.T) {
 			}
 			return nil
 		})
-		count(arc, 2, time.Second, "they go on")
+		count(t, arc, 2, time.Second, "they go on")
 	})
 	t.Run("capped", func(t *testing.T) {
 		arc := &slowListings{took: func(n int32) time.Duration {
@@ -80,12 +80,12 @@ func TestListingsThatTakeLongComeFurtherApart(t *testing.T) {
 		}}
 		start(t, arc)
 		// The first takes 1 s: the next comes 400 ms (40 intervals) after it, not 4 s.
-		count(arc, 3, 2500*time.Millisecond, "the pause after a slow listing is capped")
+		count(t, arc, 3, 2500*time.Millisecond, "the pause after a slow listing is capped")
 	})
 	t.Run("failing", func(t *testing.T) {
 		arc := &slowListings{took: func(int32) time.Duration { return 100 * time.Millisecond }, failing: true}
 		start(t, arc)
 		// 110 ms apart: 8 within 2 s, where the pace of successful ones makes 4.
-		count(arc, 8, 2*time.Second, "failed ones retried at the interval")
+		count(t, arc, 8, 2*time.Second, "failed ones retried at the interval")
 	})
 }

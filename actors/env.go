@@ -340,7 +340,8 @@ func LastStoredWith(client pulsar.Client) LastStoredFunc {
 // them (concurrent publishers' recordings, lesson 11, all in partition 0 of a topic without
 // partitions) is, in the usual case, a few entries. The search ends at the start of the last
 // entry's ledger (a topic reloaded since, which opens a ledger, is not searched before it),
-// or once it read scanBytes of payload after the first span (large messages).
+// and fails once it read scanBytes of payload after the first span (large messages), which
+// the publisher says, going on unchecked.
 var scanBack = []int64{16, 256, 4096}
 
 const scanBytes = 64 << 20
@@ -379,7 +380,9 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 			newest = span.last
 		}
 		if span.overBudget {
-			break // its last message of the recording may be in what was not read
+			// The recording's last message may be in what was not read: an older one would
+			// be taken for the topic having lost messages.
+			return StoredMessage{}, false, fmt.Errorf("no message of recording %d among the last %d MiB of other producers' messages in %s: not searched further back", rec, scanBytes>>20, topic)
 		}
 		if span.own != nil {
 			return *span.own, true, nil
@@ -413,7 +416,9 @@ type span struct {
 // not ferry's, whose producers do not batch). It stops once it read more than budget bytes
 // of payload (budget < 0: no bound).
 func readSpan(ctx context.Context, client pulsar.Client, topic string, last pulsar.MessageID, lo, hi int64, rec string, budget int64) (span, error) {
-	r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic,
+	// A small queue: the broker sends a reader as much ahead as its queue holds (1,000
+	// messages by default), also past hi and the budget.
+	r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, ReceiverQueueSize: int(min(hi-lo+1, 64)),
 		StartMessageID: pulsar.NewMessageID(last.LedgerID(), lo, -1, last.PartitionIdx())})
 	if err != nil {
 		return span{}, fmt.Errorf("reader on %s: %w", topic, err)

@@ -47,7 +47,12 @@ func checkpointShow(args []string, stdout io.Writer) error {
 	if errors.As(err, &changed) {
 		// What a reset would delete is still shown, under the definition it was stored with;
 		// the error follows.
-		if state, lerr := st.Load(changed.Stored); lerr == nil {
+		switch state, lerr := st.Load(changed.Stored); {
+		case lerr != nil:
+		case len(state.Checkpoints) == 0:
+			fmt.Fprintf(stdout, "stream %s: only its definition is stored in %s (start_position latest, decided when the archive held none of its recordings), under another definition than the configured one (%s): a reset deletes only that\n",
+				stream.Name, path, strings.Join(changed.Changes(), ", "))
+		default:
 			fmt.Fprintf(stdout, "stored under another definition than the configured one (%s):\n", strings.Join(changed.Changes(), ", "))
 			if perr := printCheckpoints(stdout, changed.Stored, state, path); perr != nil {
 				return perr

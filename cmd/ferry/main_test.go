@@ -765,4 +765,20 @@ func TestCheckpointShowOfAChangedDefinitionShowsWhatIsStored(t *testing.T) {
 	if code != exitFailure || !strings.Contains(out, "old-orders") || !strings.Contains(out, "4096") || !strings.Contains(errOut, "definition changed") || !strings.Contains(errOut, "checkpoint reset") {
 		t.Fatalf("show = %d\n%s%s; want exit 1, recording 7 at 4096 under the stored topic, and the change with the way out", code, out, errOut)
 	}
+
+	// The definition alone stored (start_position latest, decided on an empty archive).
+	path, storePath = writeConfig(t, "")
+	if st, err = bolt.Open(storePath, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Save(def, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	if code != exitFailure || !strings.Contains(out, "only its definition is stored") || strings.Contains(out, "RECORDING") || !strings.Contains(errOut, "definition changed") {
+		t.Fatalf("show of a changed definition stored alone = %d\n%s%s; want exit 1, saying only the definition is stored, no table", code, out, errOut)
+	}
 }
