@@ -435,3 +435,70 @@ func TestFewerPartitionsThanTheRecordingIsRoutedByFailThePublisherBeforeItSends(
 		})
 	}
 }
+
+// A publisher resuming from a stored checkpoint (64 here) takes what the broker stored last
+// (LastStored) as lesson 21 needs: the recording's own message past the checkpoint (192) has
+// a re-sent record the broker stores again (not a duplicate) reported, once; its own message
+// before the checkpoint says the topic lost acknowledged messages; another producer's
+// message, a failed read or an empty partition tell nothing, and the sends go on unchecked.
+func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
+	own := func(end string) StoredMessage {
+		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: end}}
+	}
+	for _, c := range []struct {
+		name   string
+		msg    StoredMessage
+		ok     bool
+		err    error
+		report string // in the deduplication failure; "": none
+	}{
+		{"own past the checkpoint", own("192"), true, nil, "stored again the record at 128"},
+		{"own before the checkpoint", own("32"), true, nil, "the topic lost messages"},
+		{"another producer's", StoredMessage{Producer: "other", Properties: map[string]string{PropRecordingID: "8", PropPosition: "192"}}, true, nil, ""},
+		{"a failed read", StoredMessage{}, false, errors.New("no message of recording 7 among the last 64 MiB"), ""},
+		{"an empty partition", StoredMessage{}, false, nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := &sendRecorder{}
+			system, nb, pub := startPublisherAt(t, rec, func(env *Env, _ *StreamConfig) {
+				env.LastStored = func(context.Context, string, int64, int) (StoredMessage, bool, error) { return c.msg, c.ok, c.err }
+			}, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1})
+			b := batch(1, 128, 192)
+			b.Records[0].Start = 64
+			system.Root.Send(pub, b)
+			rec.answer(t, "128", nil) // stored: not a duplicate's receipt
+			rec.answer(t, "192", nil)
+			deduplication := func() *messages.Failure {
+				for {
+					select {
+					case m := <-nb.stream:
+						if f, ok := m.(*messages.FailureObserved); ok && f.Failure.Kind == "deduplication" {
+							return f.Failure
+						}
+					default:
+						return nil
+					}
+				}
+			}
+			if c.report == "" {
+				eventually.Always(t, 200*time.Millisecond, func() error {
+					if f := deduplication(); f != nil {
+						return fmt.Errorf("reported %q", f.Message)
+					}
+					return nil
+				})
+				return
+			}
+			var f *messages.Failure
+			eventually.NoError(t, waitFor, func() error {
+				if f = deduplication(); f == nil {
+					return errors.New("no deduplication failure")
+				}
+				return nil
+			})
+			if !strings.Contains(f.Message, c.report) || !strings.Contains(f.Message, "lesson 21") {
+				t.Fatalf("reported %q; want %q", f.Message, c.report)
+			}
+		})
+	}
+}
