@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -344,6 +345,55 @@ func TestCheckpointResetRefusesDataOfANewerFerry(t *testing.T) {
 	}
 }
 
+// `reset: true` refuses, as `ferry checkpoint reset` without --force does, to delete what a
+// newer ferry wrote (a downgrade with the setting left on): the start fails saying so, and
+// the data stays.
+func TestResetTrueRefusesDataOfANewerFerry(t *testing.T) {
+	path, storePath := writeConfig(t, "    reset: true\n")
+	st, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
+	if err := st.Save(def, []store.Checkpoint{{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(storePath, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error { // envelope version 9, as a newer ferry would write it
+		sb := tx.Bucket([]byte("streams")).Bucket([]byte("orders"))
+		v := append([]byte(nil), sb.Get([]byte("definition"))...)
+		v[1] = 9
+		return sb.Put([]byte("definition"), v)
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err = bolt.Open(storePath, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	reset := false
+	if _, err := streamConfigs(cfg, st, slog.New(slog.DiscardHandler), &reset); err == nil || !strings.Contains(err.Error(), "newer ferry") || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("a start with reset: true over a newer ferry's data: %v; want it refused, naming the newer ferry and --force", err)
+	}
+	if _, err := st.Load(def); !errors.Is(err, store.ErrUnknownVersion) {
+		t.Fatalf("after the refused reset, load = %v; want the newer data still there", err)
+	}
+}
+
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{nil, {"frobnicate"}, {"validate"}, {"validate", "--bogus"}, {"checkpoint", "show", "--config", "x"}} {
 		if code, _, _ := ferry(args...); code != exitUsage {
@@ -568,7 +618,7 @@ func TestStatusWatchAsJSONWritesDocumentsOnly(t *testing.T) {
 				return errs, statuses, fmt.Errorf("%w in %q...", err, text[:min(len(text), 200)])
 			}
 			switch {
-			case doc["error"] != nil && doc["atMs"] != nil:
+			case doc["error"] != nil && doc["at_ms"] != nil:
 				errs++
 			case doc["streams"] != nil:
 				statuses++

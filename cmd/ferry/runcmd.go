@@ -302,6 +302,13 @@ func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *
 	for _, s := range cfg.Streams {
 		def := definition(s)
 		if s.Reset && !*reset {
+			// As `ferry checkpoint reset` without --force: what a newer ferry wrote is not
+			// this build's to delete (a downgrade with reset: true left set).
+			var uv *store.UnknownVersionError
+			if _, err := st.Load(def); errors.As(err, &uv) {
+				return nil, fmt.Errorf("stream %s: reset: true, but %s holds its checkpoint data in encoding version %d, which a newer ferry wrote (this build reads version %d), so it is not reset; "+
+					"run the ferry release that wrote it, or delete it with `ferry checkpoint reset --force` of this build", s.Name, storePath(cfg), uv.Version, uv.Supported)
+			}
 			if err := st.Reset(s.Name); err != nil {
 				return nil, err
 			}

@@ -75,7 +75,7 @@ func unwell(st *messages.Status, cfg *config.Config) []string {
 // watchStatus shows the status every interval until ctx is done. A ferry that does not
 // answer (restarting, say) is said so, in place of the table, and asked again. With asJSON
 // it writes one JSON document after another, for a program to read (jq, say): no screen
-// control, and a ferry that does not answer is a document with error and atMs.
+// control, and a ferry that does not answer is a document with error and at_ms (as /status names it).
 func watchStatus(ctx context.Context, stdout io.Writer, url string, asJSON bool, interval time.Duration) {
 	for {
 		body, st, err := fetchStatus(ctx, url)
@@ -87,7 +87,7 @@ func watchStatus(ctx context.Context, stdout io.Writer, url string, asJSON bool,
 		}
 		switch {
 		case err != nil && asJSON:
-			doc, _ := json.Marshal(map[string]any{"error": fmt.Sprintf("%s: %v", url, err), "atMs": time.Now().UnixMilli()})
+			doc, _ := json.Marshal(map[string]any{"error": fmt.Sprintf("%s: %v", url, err), "at_ms": time.Now().UnixMilli()})
 			fmt.Fprintf(stdout, "%s\n", doc)
 		case err != nil:
 			fmt.Fprintf(stdout, "%s %s: %v (is ferry running with this configuration?); asking again every %s\n", time.Now().UTC().Format(time.RFC3339), url, err, interval)
