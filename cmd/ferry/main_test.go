@@ -65,6 +65,51 @@ streams:
 	return path, storePath
 }
 
+// ordersDef is the definition writeConfig's stream is stored under, with topic
+// persistent://public/default/topic.
+func ordersDef(topic string) store.Stream {
+	return store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/" + topic, SchemaVersion: schemaVersion}
+}
+
+// edited changes stream orders's bucket in the store file at path with edit, as bbolt.
+func edited(t *testing.T, path string, edit func(sb *bbolt.Bucket) error) {
+	t.Helper()
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error { return edit(tx.Bucket([]byte("streams")).Bucket([]byte("orders"))) })
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// definitionOfANewerFerry puts the stored definition in envelope version 9, as a newer ferry
+// would write it.
+func definitionOfANewerFerry(sb *bbolt.Bucket) error {
+	v := append([]byte(nil), sb.Get([]byte("definition"))...)
+	v[1] = 9
+	return sb.Put([]byte("definition"), v)
+}
+
+// saved stores cps (none: the definition alone) of def in the store file at path.
+func saved(t *testing.T, path string, def store.Stream, cps ...store.Checkpoint) {
+	t.Helper()
+	st, err := bolt.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Save(def, cps); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	path, _ := writeConfig(t, "    reset: true\n")
 	code, out, errOut := ferry("validate", "--config", path)
@@ -236,17 +281,8 @@ func TestCheckpointResetSaysWhatTheStartPositionLeavesOut(t *testing.T) {
 		{"    start_position: 4096\n    start_recording_id: 9\n", "starts at position 4096 of recording 9"},
 	} {
 		path, storePath := writeConfig(t, c.extra)
-		st, err := bolt.Open(storePath, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
-		if err := st.Save(def, []store.Checkpoint{{RecordingID: 9, Position: 8192, UpdatedAtMs: 1}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Close(); err != nil {
-			t.Fatal(err)
-		}
+		def := ordersDef("orders")
+		saved(t, storePath, def, store.Checkpoint{RecordingID: 9, Position: 8192, UpdatedAtMs: 1})
 		if code, _, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders"); code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%q: reset without --yes = %d %q; want %q", c.extra, code, errOut, c.want)
 		}
@@ -265,17 +301,8 @@ func TestCheckpointShowOfADecidedStartWithNoCheckpoint(t *testing.T) {
 		{"", "ferry starts at its configured start position"},
 	} {
 		path, storePath := writeConfig(t, c.extra)
-		st, err := bolt.Open(storePath, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
-		if err := st.Save(def, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Close(); err != nil {
-			t.Fatal(err)
-		}
+		def := ordersDef("orders")
+		saved(t, storePath, def)
 		code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
 		if code != exitOK || !strings.Contains(out, c.want) || strings.Contains(out, "RECORDING") {
 			t.Fatalf("%q: show = %d\n%s%s; want exit 0, %q, and no table", c.extra, code, out, errOut, c.want)
@@ -292,12 +319,8 @@ func TestCheckpointResetRefusesDataOfANewerFerry(t *testing.T) {
 		topic string // stored
 		edit  func(sb *bbolt.Bucket) error
 	}{
-		{"its definition", "persistent://public/default/orders", func(sb *bbolt.Bucket) error {
-			v := append([]byte(nil), sb.Get([]byte("definition"))...)
-			v[1] = 9
-			return sb.Put([]byte("definition"), v)
-		}},
-		{"a checkpoint under a changed definition", "persistent://public/default/orders-before", func(sb *bbolt.Bucket) error {
+		{"its definition", "orders", definitionOfANewerFerry},
+		{"a checkpoint under a changed definition", "orders-before", func(sb *bbolt.Bucket) error {
 			recs := sb.Bucket([]byte("recordings"))
 			k, v := recs.Cursor().First()
 			v = append([]byte(nil), v...)
@@ -307,29 +330,8 @@ func TestCheckpointResetRefusesDataOfANewerFerry(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path, storePath := writeConfig(t, "")
-			st, err := bolt.Open(storePath, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: tc.topic, SchemaVersion: schemaVersion}
-			if err := st.Save(def, []store.Checkpoint{{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000}}); err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Close(); err != nil {
-				t.Fatal(err)
-			}
-			// In envelope version 9, as a newer ferry would write it.
-			db, err := bbolt.Open(storePath, 0o600, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = db.Update(func(tx *bbolt.Tx) error { return tc.edit(tx.Bucket([]byte("streams")).Bucket([]byte("orders"))) })
-			if cerr := db.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			saved(t, storePath, ordersDef(tc.topic), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+			edited(t, storePath, tc.edit)
 
 			code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
 			if code != exitFailure || !strings.Contains(errOut, "newer ferry") || !strings.Contains(errOut, "--force") {
@@ -350,38 +352,15 @@ func TestCheckpointResetRefusesDataOfANewerFerry(t *testing.T) {
 // the data stays.
 func TestResetTrueRefusesDataOfANewerFerry(t *testing.T) {
 	path, storePath := writeConfig(t, "    reset: true\n")
-	st, err := bolt.Open(storePath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
-	if err := st.Save(def, []store.Checkpoint{{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err := bbolt.Open(storePath, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error { // envelope version 9, as a newer ferry would write it
-		sb := tx.Bucket([]byte("streams")).Bucket([]byte("orders"))
-		v := append([]byte(nil), sb.Get([]byte("definition"))...)
-		v[1] = 9
-		return sb.Put([]byte("definition"), v)
-	})
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	def := ordersDef("orders")
+	saved(t, storePath, def, store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	edited(t, storePath, definitionOfANewerFerry)
 	cfg, err := loadConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err = bolt.Open(storePath, nil); err != nil {
+	st, err := bolt.Open(storePath, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
@@ -800,17 +779,8 @@ func TestStatusExitsOneWhenFerryIsNotHealthy(t *testing.T) {
 // then fails saying what changed and the way out.
 func TestCheckpointShowOfAChangedDefinitionShowsWhatIsStored(t *testing.T) {
 	path, storePath := writeConfig(t, "")
-	st, err := bolt.Open(storePath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/old-orders", SchemaVersion: schemaVersion}
-	if err := st.Save(def, []store.Checkpoint{{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	def := ordersDef("old-orders")
+	saved(t, storePath, def, store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
 	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
 	if code != exitFailure || !strings.Contains(out, "old-orders") || !strings.Contains(out, "4096") || !strings.Contains(errOut, "definition changed") || !strings.Contains(errOut, "checkpoint reset") {
 		t.Fatalf("show = %d\n%s%s; want exit 1, recording 7 at 4096 under the stored topic, and the change with the way out", code, out, errOut)
@@ -818,15 +788,7 @@ func TestCheckpointShowOfAChangedDefinitionShowsWhatIsStored(t *testing.T) {
 
 	// The definition alone stored (start_position latest, decided on an empty archive).
 	path, storePath = writeConfig(t, "")
-	if st, err = bolt.Open(storePath, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Save(def, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	saved(t, storePath, def)
 	code, out, errOut = ferry("checkpoint", "show", "--config", path, "--stream", "orders")
 	if code != exitFailure || !strings.Contains(out, "only its definition is stored") || strings.Contains(out, "RECORDING") || !strings.Contains(errOut, "definition changed") {
 		t.Fatalf("show of a changed definition stored alone = %d\n%s%s; want exit 1, saying only the definition is stored, no table", code, out, errOut)

@@ -750,18 +750,9 @@ func TestStartLatestLeavesTheSameOutAfterARestart(t *testing.T) {
 	}
 }
 
-// TestStartLatestOnAnEmptyArchiveLeavesNothingOutAfterARestart: at the first start the
-// archive holds none of the stream's recordings; ferry is stopped, and while it is down a
-// recording is made. The restart publishes all of it, as the run before would have. (Until
-// the decision was stored, nothing was: the restart took start_position latest again and
-// began the recording at its live end, its head never published, without a word.)
-func TestStartLatestOnAnEmptyArchiveLeavesNothingOutAfterARestart(t *testing.T) {
-	const n = 50
-	sc := newStreamConfig(t, "")
-	watchTopic(t, sc.Topic)
-	storePath := filepath.Join(t.TempDir(), "checkpoints.db")
-	opts := inProcessOptions{start: config.StartPosition{Kind: config.StartLatest}, storePath: storePath}
-	ip := startInProcess(t, opts, sc)
+// stopCaughtUp stops ip once its stream sc is caught up.
+func stopCaughtUp(t *testing.T, ip *inProcess, sc streamConfig) {
+	t.Helper()
 	eventually.NoError(t, 30*time.Second, func() error {
 		st, err := ip.status(sc.Name)
 		if err != nil {
@@ -775,6 +766,21 @@ func TestStartLatestOnAnEmptyArchiveLeavesNothingOutAfterARestart(t *testing.T) 
 	if _, err := ip.stop(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestStartLatestOnAnEmptyArchiveLeavesNothingOutAfterARestart: at the first start the
+// archive holds none of the stream's recordings; ferry is stopped, and while it is down a
+// recording is made. The restart publishes all of it, as the run before would have. (Until
+// the decision was stored, nothing was: the restart took start_position latest again and
+// began the recording at its live end, its head never published, without a word.)
+func TestStartLatestOnAnEmptyArchiveLeavesNothingOutAfterARestart(t *testing.T) {
+	const n = 50
+	sc := newStreamConfig(t, "")
+	watchTopic(t, sc.Topic)
+	storePath := filepath.Join(t.TempDir(), "checkpoints.db")
+	opts := inProcessOptions{start: config.StartPosition{Kind: config.StartLatest}, storePath: storePath}
+	ip := startInProcess(t, opts, sc)
+	stopCaughtUp(t, ip, sc)
 
 	_, a := newRecordedStream(t, sc.Channel, sc.StreamID)
 	pa := a.publish(t, 0, n) // live when ferry starts again
@@ -799,19 +805,7 @@ func TestStartLatestWithNothingLiveLeavesNothingOutAfterARestart(t *testing.T) {
 	storePath := filepath.Join(t.TempDir(), "checkpoints.db")
 	opts := inProcessOptions{start: config.StartPosition{Kind: config.StartLatest}, storePath: storePath}
 	ip := startInProcess(t, opts, sc)
-	eventually.NoError(t, 30*time.Second, func() error {
-		st, err := ip.status(sc.Name)
-		if err != nil {
-			return err
-		}
-		if st.State != "caught-up" {
-			return fmt.Errorf("stream %s (%s), want caught-up", st.State, st.Reason)
-		}
-		return nil
-	})
-	if _, err := ip.stop(); err != nil {
-		t.Fatal(err)
-	}
+	stopCaughtUp(t, ip, sc)
 
 	b := rs.newPublication(t)
 	pb := b.publish(t, 1000, 1000+n)
