@@ -1295,3 +1295,38 @@ func TestTheCheckpointerStoresTheDefinitionAStartWasDecidedOn(t *testing.T) {
 		}
 	})
 }
+
+// A commit tracker that fails with a bug (restarted by the strategy, then refusing to run)
+// still reports what was committed before the failure, as one the stream stops does: the
+// acknowledged record's commit reaches the checkpointer. (Its report went only at Stopping,
+// and the failed incarnation is restarted, never stopped: a restart published the record
+// again — stored twice unless the broker deduplicates it.)
+func TestACommitTrackerFailingWithABugReportsWhatWasCommitted(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		fail any
+	}{
+		{"a bug", (*messages.PublishAcked)(nil)}, // nil dereference: a runtime error, restarted
+		{"poison", &messages.PublishAcked{RecordingId: 7, Epoch: 99, End: 64}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, cfg := testEnv(t)
+			system := testSystem(t)
+			nb, pids := spawnNeighbours(system)
+			tracker, givenUp := spawnSupervised(t, system, env, cfg, newTracker(env, cfg, 7, pids))
+			system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+			system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{{Start: 0, End: 64}, {Start: 64, End: 128}}})
+			sent := next[*messages.RecordBatch](t, nb.publisher)
+			system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: 64})
+			system.Root.Send(tracker, c.fail)
+			select {
+			case <-givenUp:
+			case <-time.After(waitFor):
+				t.Fatalf("the tracker was not given up within %s", waitFor)
+			}
+			if c := next[*messages.Committed](t, nb.checkpointer); c.Position != 64 {
+				t.Fatalf("committed %d reported; want 64", c.Position)
+			}
+		})
+	}
+}

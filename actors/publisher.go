@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"strings"
@@ -427,7 +428,7 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	}
 	if res.err != nil {
 		p.attempts++
-		d := producerRetry.Delay(p.attempts, 0.5)
+		d := producerRetry.Delay(p.attempts, rand.Float64()) // jittered: every recording's publisher may retry at once
 		why, msg := "cannot create the Pulsar producer; retrying", fmt.Sprintf("%s: %v", p.cfg.Def.Topic, res.err)
 		switch {
 		case isProducerBusy(res.err):

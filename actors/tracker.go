@@ -130,12 +130,13 @@ func (t *tracker) Receive(ctx actor.Context) {
 	case *flushCommits:
 		t.reportQueued = false
 		t.reportCommits(ctx)
-	case *actor.Stopping:
+	case *actor.Stopping, *actor.Restarting:
 		// Stopped with a report queued (the stream failed, or this tracker did): what was
 		// committed is still reported, for the checkpointer to persist. Committed is the
 		// acknowledged prefix, whatever went wrong after it. The status held back by the
 		// push interval goes too, if the stream still takes it: its tick would come after
-		// the stop.
+		// the stop. Restarting too: a failure the strategy restarts (a bug) reaches the new
+		// incarnation, which refuses to run (Started), and this one is never stopped.
 		t.reportCommits(ctx)
 		t.pushStatus(ctx, true)
 	case *messages.Drain:
