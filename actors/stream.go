@@ -7,6 +7,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -770,7 +771,7 @@ func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.Act
 	giveUp := func(child *actor.PID, class supervisor.Class, reason any) {
 		sendToSelf(system, self, &streamFailed{child: child, err: fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, failureError(reason))})
 	}
-	strategy, err := supervisor.NewStrategy(cfg.Restart, giveUp, env.Logger)
+	strategy, err := supervisor.NewStrategy(cfg.Restart, giveUp, env.Logger, supervisor.WithNeverRestarted(neverRestarted))
 	if err != nil {
 		return nil, err
 	}
@@ -871,8 +872,17 @@ func failureError(reason any) error {
 	return fmt.Errorf("%v", reason)
 }
 
+// neverRestarted reports whether the stream's child is one that cannot be restarted in place
+// (see refuseRestart): the checkpointer, a recording's commit tracker and publisher, the
+// transport mode's publisher. Its failure fails the stream with its own class and reason.
+func neverRestarted(child *actor.PID) bool {
+	name := child.Id[strings.LastIndex(child.Id, "/")+1:]
+	return name == "checkpointer" || name == "publisher" || strings.HasSuffix(name, "-publisher") || strings.HasSuffix(name, "-tracker")
+}
+
 // refuseRestart fails the stream for good (Poison) when an actor that cannot be restarted in
-// place starts again after a failure: its state is the bookkeeping of records in flight or
+// place starts again after a failure (a backstop: the stream's strategy never restarts them,
+// neverRestarted): its state is the bookkeeping of records in flight or
 // of commits not yet persisted, which a new incarnation would not have. A new start of ferry
 // resumes from the persisted checkpoint. who names the actor, e.g. "recording 7: the
 // publisher".

@@ -931,3 +931,38 @@ func TestStartLatestOnAnEmptyArchiveIsNotDecidedAgainByARestart(t *testing.T) {
 		}
 	})
 }
+
+// A child the stream never restarts (here the transport mode's publisher) that fails with a
+// bug fails the stream with its own class and reason, not with the refusal of a restart
+// (which named no cause, and called it poison).
+func TestAChildNeverRestartedFailsTheStreamWithItsOwnFailure(t *testing.T) {
+	p, _, logs := startTwoStreams(t)
+	eventually.NoError(t, waitFor, func() error { // the publisher runs: it tried to create its producer
+		if !strings.Contains(logs.String(), `msg="cannot create the Pulsar producer; retrying" stream=a`) {
+			return errors.New("stream a's publisher has not started")
+		}
+		return nil
+	})
+	publisher := actor.NewPID(p.system.Address(), p.pids[0].Id+"/publisher")
+	p.system.Root.Send(publisher, (*messages.Watermark)(nil)) // a nil notice: a runtime error, a bug
+	select {
+	case f := <-p.Failures():
+		if msg := f.Err.Error(); f.Stream != "a" || !strings.Contains(msg, "(bug)") || strings.Contains(msg, "cannot be restarted in place") {
+			t.Fatalf("failure %s: %v; want stream a failed by its publisher's bug, with its reason", f.Stream, f.Err)
+		}
+	case <-time.After(waitFor):
+		t.Fatalf("no stream failure reported within %s", waitFor)
+	}
+}
+
+// The children the stream never restarts, by name.
+func TestNeverRestarted(t *testing.T) {
+	for id, want := range map[string]bool{
+		"s/checkpointer": true, "s/r7-tracker": true, "s/r7.1-publisher": true, "s/publisher": true,
+		"s/r7-replay": false, "s/live": false, "s/discovery": false, "s/r7.1-replay": false,
+	} {
+		if got := neverRestarted(actor.NewPID("nonhost", id)); got != want {
+			t.Errorf("neverRestarted(%s) = %t, want %t", id, got, want)
+		}
+	}
+}

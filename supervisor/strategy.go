@@ -39,10 +39,19 @@ func WithAfterFunc(after func(d time.Duration, f func())) Option {
 	return func(s *Strategy) { s.after = after }
 }
 
+// WithNeverRestarted names the children that are never restarted, whatever the class of
+// their failure: actors whose state a new incarnation could not rebuild. A failure of one
+// stops it and calls [GiveUp] with its own class and reason (a restart it then refused
+// would report only the refusal).
+func WithNeverRestarted(never func(child *actor.PID) bool) Option {
+	return func(s *Strategy) { s.never = never }
+}
+
 // Strategy implements actor.SupervisorStrategy for one parent (one-for-one): each failing
 // child is handled alone, by the class of its failure (see [Class]):
 //
-//   - Poison and Corrupt: the child is stopped and [GiveUp] is called.
+//   - Poison and Corrupt, or any failure of a child never restarted
+//     ([WithNeverRestarted]): the child is stopped and [GiveUp] is called.
 //   - Transient and Bug: the failure is counted; if more than [Policy.MaxRestarts]
 //     failures fall within [Policy.Window], or more than MaxRestarts in a row without the
 //     child making progress in between (see [Strategy.Progressed]), however far apart,
@@ -67,6 +76,7 @@ func WithAfterFunc(after func(d time.Duration, f func())) Option {
 type Strategy struct {
 	policy Policy
 	giveUp GiveUp
+	never  func(child *actor.PID) bool // nil: every child may be restarted
 	logger *slog.Logger
 	now    func() time.Time
 	random func() float64
@@ -140,7 +150,7 @@ func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor
 		slog.Any("reason", reason),
 	}
 
-	if class == Poison || class == Corrupt {
+	if class == Poison || class == Corrupt || s.never != nil && s.never(child) {
 		s.forget(child, rs)
 		s.logger.Error("supervisor: stopping child for good", attrs...)
 		s.stop(system, sup, child, class, reason)
