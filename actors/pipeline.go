@@ -11,12 +11,18 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/supervisor"
 )
 
-// StreamFailure is a stream that stopped for good, and why.
+// StreamFailure is a stream that stopped, and why.
 type StreamFailure struct {
 	Stream string
-	Err    error
+	// Class is what kind of failure stopped the stream: Transient if its actors kept failing
+	// on what may come back (the archive, the driver, the broker), Poison or Corrupt if on
+	// what a new start finds again (a vanished recording, lesson 22, a corrupt store), Bug
+	// if on ferry's own error.
+	Class supervisor.Class
+	Err   error
 }
 
 // Pipeline is ferry's actor system: one StreamSupervisor per configured stream, spawned
@@ -80,12 +86,12 @@ func (p *Pipeline) Start() error {
 	return nil
 }
 
-// Failures delivers each stream that failed for good, once.
+// Failures delivers each stream that failed, once.
 func (p *Pipeline) Failures() <-chan StreamFailure { return p.failures }
 
 // report hands stream's failure to Failures, the first time only; it never blocks (the
 // channel holds one failure per stream).
-func (p *Pipeline) report(stream string, err error) {
+func (p *Pipeline) report(stream string, class supervisor.Class, err error) {
 	p.reportedMu.Lock()
 	defer p.reportedMu.Unlock()
 	if p.reported[stream] {
@@ -96,7 +102,7 @@ func (p *Pipeline) report(stream string, err error) {
 	}
 	p.reported[stream] = true
 	select {
-	case p.failures <- StreamFailure{Stream: stream, Err: err}:
+	case p.failures <- StreamFailure{Stream: stream, Class: class, Err: err}:
 	default: // a stream not among p.streams
 		p.env.Logger.Error("bug: a stream's failure has no room to be reported", "stream", stream, "error", err)
 	}

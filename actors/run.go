@@ -60,7 +60,8 @@ type RunOptions struct {
 // that a driver or archive that accepts and then drops ferry is not reconnected to at full
 // speed. The board hears of every change of the connection: while it is down ferry is
 // neither healthy nor ready. Run returns nil after ctx is done, or an error when every
-// stream failed for good or the streams cannot be loaded.
+// stream failed (once the connection was lost: every stream failed, none of a transient
+// failure, which a reconnect starts again) or the streams cannot be loaded.
 func Run(ctx context.Context, o RunOptions) error {
 	log := o.Logger
 	if log == nil {
@@ -73,12 +74,15 @@ func Run(ctx context.Context, o RunOptions) error {
 	}
 	down := &messages.Connection{}
 	statuses, marks := &statusKeeper{}, &sentMarksKeeper{}
-	// failed holds the streams that failed for good in this process: a reconnect does not
-	// start them again (what failed them — a record stored above a failed one (lesson 22),
-	// a vanished recording — is still true, and a new start would hide it or, after lesson
-	// 22, take the failed record's re-send, answered as a duplicate, for published). Their
-	// status stays failed; restarting ferry retries them.
-	failed := map[string]error{}
+	// failed holds the streams that failed in this process. A reconnect starts again those
+	// that failed of a transient failure (their actors kept failing on the archive, the
+	// driver or the broker, perhaps as the connection died), from their persisted
+	// checkpoints, as it does the streams that were running. It does not start the others:
+	// what failed them — a record stored above a failed one (lesson 22), a vanished
+	// recording, a corrupt store, a bug — is still true, and a new start would hide it or,
+	// after lesson 22, take the failed record's re-send, answered as a duplicate, for
+	// published. Their status stays failed; restarting ferry retries them.
+	failed := map[string]StreamFailure{}
 	started := time.Now()  // not connected since: the first attempt began then
 	var wait time.Duration // before the next attempt
 	for attempt := 0; ; {
@@ -141,16 +145,20 @@ func Run(ctx context.Context, o RunOptions) error {
 //
 // ended is closed once the stopped pipeline's work has ended (see Pipeline.Ended); nil if
 // none was started.
-func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *statusKeeper, marks *sentMarksKeeper, failed map[string]error, log *slog.Logger, onLost func()) (lost bool, ended <-chan struct{}, err error) {
+func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *statusKeeper, marks *sentMarksKeeper, failed map[string]StreamFailure, log *slog.Logger, onLost func()) (lost bool, ended <-chan struct{}, err error) {
 	configured, err := o.Streams()
 	if err != nil {
 		return false, nil, err
 	}
 	var streams []StreamConfig
 	for _, s := range configured {
-		if err := failed[s.Def.Name]; err != nil {
-			log.Error("stream failed earlier in this run: not started again after the reconnect; restart ferry to retry it", "stream", s.Def.Name, "error", err)
-			continue
+		if f, ok := failed[s.Def.Name]; ok {
+			if f.Class != supervisor.Transient {
+				log.Error("stream failed earlier in this run: not started again after the reconnect; restart ferry to retry it", "stream", s.Def.Name, "class", f.Class.String(), "error", f.Err)
+				continue
+			}
+			log.Warn("stream failed earlier in this run of a transient failure: started again after the reconnect, from its persisted checkpoint", "stream", s.Def.Name, "error", f.Err)
+			delete(failed, s.Def.Name)
 		}
 		streams = append(streams, s)
 	}
@@ -180,7 +188,7 @@ wait:
 			onLost()
 			break wait
 		case f := <-p.Failures():
-			failed[f.Stream] = f.Err
+			failed[f.Stream] = f
 			if len(failed) == len(configured) {
 				runErr = everyStreamFailed(failed)
 				break wait
@@ -193,7 +201,7 @@ wait:
 	// again.
 	takeFailures(p, failed)
 	for _, d := range drained {
-		if failed[d.Stream] != nil {
+		if _, ok := failed[d.Stream]; ok {
 			log.Error("stream failed: what it had sent and not acknowledged was not waited for; in archive mode the next start re-publishes it from the persisted checkpoint, in transport mode it is lost", "stream", d.Stream)
 			continue
 		}
@@ -209,10 +217,22 @@ wait:
 	}
 	p.Stop()
 	takeFailures(p, failed)
-	if runErr == nil && len(configured) > 0 && len(failed) == len(configured) {
+	if runErr == nil && len(configured) > 0 && len(failed) == len(configured) && !(lost && anyTransient(failed)) {
+		// (A stream that failed of a transient failure as the connection died is started
+		// again after the reconnect.)
 		runErr = everyStreamFailed(failed)
 	}
 	return lost && runErr == nil, p.Ended(), runErr
+}
+
+// anyTransient reports whether a stream in failed failed of a transient failure.
+func anyTransient(failed map[string]StreamFailure) bool {
+	for _, f := range failed {
+		if f.Class == supervisor.Transient {
+			return true
+		}
+	}
+	return false
 }
 
 // awaitEndedRemindEvery is how often a reconnect held back by awaitEnded says so again.
@@ -251,11 +271,11 @@ func awaitEnded(ctx context.Context, ended <-chan struct{}, log *slog.Logger) bo
 }
 
 // takeFailures adds the streams the pipeline reported failed, and not yet taken, to failed.
-func takeFailures(p *Pipeline, failed map[string]error) {
+func takeFailures(p *Pipeline, failed map[string]StreamFailure) {
 	for {
 		select {
 		case f := <-p.Failures():
-			failed[f.Stream] = f.Err
+			failed[f.Stream] = f
 		default:
 			return
 		}
@@ -263,10 +283,10 @@ func takeFailures(p *Pipeline, failed map[string]error) {
 }
 
 // everyStreamFailed is Run's error once no stream is left running.
-func everyStreamFailed(failed map[string]error) error {
+func everyStreamFailed(failed map[string]StreamFailure) error {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(failed)) {
-		errs = append(errs, fmt.Errorf("stream %s: %w", name, failed[name]))
+		errs = append(errs, fmt.Errorf("stream %s: %w", name, failed[name].Err))
 	}
 	return fmt.Errorf("every stream failed: %w", errors.Join(errs...))
 }

@@ -120,12 +120,20 @@ type subscribeByStream struct {
 func (s *subscribeByStream) AddSubscription(ctx context.Context, _ string, stream int32, _ aeron.ImageHandlers) (*aeron.Subscription, error) {
 	s.mu.Lock()
 	s.calls[stream]++
+	refuse := stream == 1 && !s.wait[stream]
 	s.mu.Unlock()
-	if stream == 1 && !s.wait[stream] {
+	if refuse {
 		return nil, errors.New("refused by the test")
 	}
 	<-ctx.Done()
 	return nil, ctx.Err()
+}
+
+// letWait makes the subscriptions of stream wait from now on.
+func (s *subscribeByStream) letWait(stream int32) {
+	s.mu.Lock()
+	s.wait[stream] = true
+	s.mu.Unlock()
 }
 
 func (s *subscribeByStream) count(stream int32) int {
@@ -134,18 +142,52 @@ func (s *subscribeByStream) count(stream int32) int {
 	return s.calls[stream]
 }
 
-// TestAStreamFailedForGoodStaysFailedAcrossAReconnect: a stream that failed for good is not
-// started again when the media driver or archive is lost and ferry reconnects — what failed
-// it is still true, and after lesson 22 a new start would take the failed record's re-send,
-// answered as a duplicate, for published — and its status stays failed; the other stream is
-// started again.
-func TestAStreamFailedForGoodStaysFailedAcrossAReconnect(t *testing.T) {
+// TestAStreamFailedOfATransientFailureIsStartedAgainAfterAReconnect: a stream whose actors
+// kept failing on what may come back (here: its live subscription refused, as by a driver
+// going away) is started again when ferry reconnects to the media driver and archive, as a
+// restart of ferry would; until then its status says it failed.
+func TestAStreamFailedOfATransientFailureIsStartedAgainAfterAReconnect(t *testing.T) {
 	_, cfg := testEnv(t)
 	cfg.Transport = true
 	cfg.CallTimeout = time.Hour
 	cfg.Restart.MaxRestarts = 1
-	subs := &subscribeByStream{calls: map[int32]int{}}
+	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{}}
 	board := &streamBoard{streams: map[string]*messages.StreamStatus{}}
+	deads := runTwoStreams(t, cfg, subs, board)
+	eventually.NoError(t, waitFor, func() error {
+		if st := board.stream("a"); st == nil || st.State != "failed" || !strings.Contains(st.Reason, "(transient)") {
+			return fmt.Errorf("stream a's status %v; want failed, transient", st)
+		}
+		return nil
+	})
+	tries := subs.count(1)
+	subs.letWait(1) // the new driver takes the subscription
+	close(<-deads)  // the driver is lost
+	<-deads         // and ferry connected again
+	eventually.NoError(t, waitFor, func() error {
+		if n := subs.count(1); n == tries {
+			return errors.New("stream a did not subscribe again after the reconnect")
+		}
+		if st := board.stream("a"); st == nil || st.State == "failed" {
+			return fmt.Errorf("stream a's status %v; want it running again", st)
+		}
+		return nil
+	})
+}
+
+// TestAStreamFailedForGoodStaysFailedAcrossAReconnect: a stream that failed of what a new
+// start would find again (here a bug: its supervisor failed) is not started again when the
+// media driver or archive is lost and ferry reconnects — after lesson 22, say, a new start
+// would take the failed record's re-send, answered as a duplicate, for published — and its
+// status stays failed; the other stream is started again.
+func TestAStreamFailedForGoodStaysFailedAcrossAReconnect(t *testing.T) {
+	_, cfg := testEnv(t)
+	cfg.Transport = true
+	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{1: true}}
+	board := &failingBoard{streamBoard: streamBoard{streams: map[string]*messages.StreamStatus{}},
+		failing: "a", blocked: make(chan struct{}), release: make(chan struct{}), lost: make(chan struct{})}
+	board.armed.Store(true)
+	close(board.release) // stream a's supervisor fails at its first status push
 	deads := runTwoStreams(t, cfg, subs, board)
 	failedA := func() error {
 		if st := board.stream("a"); st == nil || st.State != "failed" {
@@ -241,6 +283,56 @@ func TestAStreamFailingDuringTheDrainStaysFailedAcrossAReconnect(t *testing.T) {
 	})
 }
 
+// TestAReconnectStartsAgainAStreamFailedOfATransientFailureThoughNoneIsLeftRunning: the
+// last stream failing (for good) as the lost connection's pipeline drains does not end Run
+// with "every stream failed" while another stream's failure was transient: ferry
+// reconnects and starts that one again.
+func TestAReconnectStartsAgainAStreamFailedOfATransientFailureThoughNoneIsLeftRunning(t *testing.T) {
+	_, cfg := testEnv(t)
+	cfg.Transport = true
+	cfg.CallTimeout = time.Hour
+	cfg.Restart.MaxRestarts = 1
+	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{}}
+	board := &failingBoard{streamBoard: streamBoard{streams: map[string]*messages.StreamStatus{}},
+		failing: "b", blocked: make(chan struct{}), release: make(chan struct{}), lost: make(chan struct{})}
+	deads := runTwoStreams(t, cfg, subs, board)
+	eventually.NoError(t, waitFor, func() error {
+		if st := board.stream("a"); st == nil || st.State != "failed" {
+			return fmt.Errorf("stream a's status %v; want failed", st)
+		}
+		return nil
+	})
+	board.armed.Store(true)
+	select { // stream b's supervisor is held inside its next status push
+	case <-board.blocked:
+	case <-time.After(waitFor):
+		t.Fatalf("stream b pushed no status within %s", waitFor)
+	}
+	close(<-deads) // the driver is lost: Run leaves its wait and drains
+	select {
+	case <-board.lost:
+	case <-time.After(waitFor):
+		t.Fatalf("Run reported no lost connection within %s", waitFor)
+	}
+	tries := subs.count(1)
+	subs.letWait(1)
+	close(board.release) // now stream b fails (a bug), with the drain waiting for it
+	select {
+	case <-deads: // ferry connected again
+	case <-time.After(waitFor):
+		t.Fatalf("ferry did not reconnect within %s", waitFor)
+	}
+	eventually.NoError(t, waitFor, func() error {
+		if n := subs.count(1); n == tries {
+			return errors.New("stream a did not subscribe again after the reconnect")
+		}
+		if st := board.stream("a"); st == nil || st.State == "failed" {
+			return fmt.Errorf("stream a's status %v; want it running again", st)
+		}
+		return nil
+	})
+}
+
 // waitSubscribedAgain waits until the stream of stream id subscribed a second time: ferry
 // reconnected and started it again.
 func waitSubscribedAgain(t *testing.T, subs *subscribeByStream, stream int32) {
@@ -317,14 +409,14 @@ func TestEachStreamsFailureIsDeliveredOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Stop)
-	p.report("a", errors.New("first"))
-	p.report("a", errors.New("again, while failing"))
-	p.report("b", errors.New("b's"))
-	for _, want := range []StreamFailure{{"a", errors.New("first")}, {"b", errors.New("b's")}} {
+	p.report("a", supervisor.Transient, errors.New("first"))
+	p.report("a", supervisor.Bug, errors.New("again, while failing"))
+	p.report("b", supervisor.Poison, errors.New("b's"))
+	for _, want := range []StreamFailure{{"a", supervisor.Transient, errors.New("first")}, {"b", supervisor.Poison, errors.New("b's")}} {
 		select {
 		case f := <-p.Failures():
-			if f.Stream != want.Stream || f.Err.Error() != want.Err.Error() {
-				t.Fatalf("failure %s: %v; want %s: %v", f.Stream, f.Err, want.Stream, want.Err)
+			if f.Stream != want.Stream || f.Class != want.Class || f.Err.Error() != want.Err.Error() {
+				t.Fatalf("failure %s (%s): %v; want %s (%s): %v", f.Stream, f.Class, f.Err, want.Stream, want.Class, want.Err)
 			}
 		default:
 			t.Fatalf("stream %s's failure was not delivered", want.Stream)

@@ -33,7 +33,7 @@ import (
 type streamSupervisor struct {
 	env      *Env
 	cfg      *StreamConfig
-	onFailed func(name string, err error)
+	onFailed func(name string, class supervisor.Class, err error)
 	// crashed is set by the streamGuardian when this supervisor itself failed; the next
 	// message it handles fails the stream.
 	crashed *crash
@@ -100,12 +100,13 @@ type streamSupervisor struct {
 // streamFailed is the strategy's report that it gave up on a child.
 type streamFailed struct {
 	child *actor.PID
+	class supervisor.Class // of the child's failure
 	err   error
 }
 
 func (s *streamSupervisor) Receive(ctx actor.Context) {
 	if err := s.crashed.take(); err != nil {
-		s.fail(ctx, err)
+		s.fail(ctx, supervisor.Bug, err)
 	}
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
@@ -171,7 +172,7 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 			// flush is answered here, or never.
 			s.drainStep(ctx)
 		}
-		s.fail(ctx, msg.err)
+		s.fail(ctx, msg.class, msg.err)
 	case *messages.Drain:
 		s.drain(ctx, msg)
 	case *drainDeadline:
@@ -313,7 +314,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 	}
 	s.status.listed = true
 	if err := s.checkConfiguredStart(l); err != nil {
-		s.fail(ctx, err)
+		s.fail(ctx, supervisor.Poison, err)
 		return
 	}
 	present := map[int64]bool{}
@@ -321,7 +322,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 	for i, r := range l.Recordings {
 		present[r.RecordingId] = true
 		if err := s.checkOrigin(r); err != nil {
-			s.fail(ctx, err)
+			s.fail(ctx, supervisor.Poison, err)
 			return
 		}
 		extended, err := s.checkEnd(r)
@@ -329,11 +330,11 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			err = s.reopen(ctx, r, i == len(l.Recordings)-1, extended, listedAt)
 		}
 		if err != nil {
-			s.fail(ctx, err)
+			s.fail(ctx, supervisor.Poison, err)
 			return
 		}
 		if err := s.checkStart(r); err != nil {
-			s.fail(ctx, err)
+			s.fail(ctx, supervisor.Poison, err)
 			return
 		}
 		if s.skip(r.RecordingId) {
@@ -348,7 +349,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			continue
 		}
 		if err := s.schedule.Add(progress.Recording{ID: r.RecordingId, StartMs: r.StartMs, StopMs: r.StopMs, Live: r.Live, Recorded: r.RecordedPosition, ListedAtMs: listedAt}); err != nil {
-			s.fail(ctx, fmt.Errorf("recording %d: %w", r.RecordingId, err))
+			s.fail(ctx, supervisor.Bug, fmt.Errorf("recording %d: %w", r.RecordingId, err))
 			return
 		}
 		if s.known[r.RecordingId] == nil && !s.stored[r.RecordingId] && !s.atLatest(r.RecordingId) {
@@ -376,7 +377,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			stopped := proto.Clone(k).(*messages.RecordingInfo)
 			stopped.Live, stopped.StopPosition, stopped.StopMs = false, s.finalAt[id], l.ListedAtMs
 			if err := s.schedule.Add(progress.Recording{ID: id, StartMs: stopped.StartMs, StopMs: stopped.StopMs, Recorded: stopped.StopPosition, ListedAtMs: listedAt}); err != nil {
-				s.fail(ctx, fmt.Errorf("recording %d, published to its end and gone from the archive: %w", id, err))
+				s.fail(ctx, supervisor.Bug, fmt.Errorf("recording %d, published to its end and gone from the archive: %w", id, err))
 				return
 			}
 			s.known[id] = stopped
@@ -405,7 +406,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		}
 	}
 	if len(gone) > 0 {
-		s.fail(ctx, s.vanished(gone, "has a checkpoint but is no longer in the archive (purged by retention, or another archive)",
+		s.fail(ctx, supervisor.Poison, s.vanished(gone, "has a checkpoint but is no longer in the archive (purged by retention, or another archive)",
 			"have checkpoints but are no longer in the archive (purged by retention, or another archive)"))
 		return
 	}
@@ -415,7 +416,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		}
 	}
 	if len(gone) > 0 {
-		s.fail(ctx, s.vanished(gone, "vanished from the archive before ferry published all of it", "vanished from the archive before ferry published all of them"))
+		s.fail(ctx, supervisor.Poison, s.vanished(gone, "vanished from the archive before ferry published all of it", "vanished from the archive before ferry published all of them"))
 		return
 	}
 	s.completeFinished(ctx)
@@ -659,7 +660,7 @@ func (s *streamSupervisor) completeFinished(ctx actor.Context) {
 			continue
 		}
 		if err != nil {
-			s.fail(ctx, fmt.Errorf("recording %d completed out of schedule: %w", id, err))
+			s.fail(ctx, supervisor.Bug, fmt.Errorf("recording %d completed out of schedule: %w", id, err))
 			return
 		}
 		delete(s.finished, id)
@@ -674,7 +675,7 @@ func (s *streamSupervisor) completeFinished(ctx actor.Context) {
 		// Stopped again at its end while it was read again: read again once more.
 		if k := s.known[id]; k != nil && !k.Live && k.StopPosition == s.finalAt[id] {
 			if err := s.reopen(ctx, k, false, "it stopped again at its end while ferry read it again", time.Since(s.scheduleClock).Milliseconds()); err != nil {
-				s.fail(ctx, err)
+				s.fail(ctx, supervisor.Poison, err)
 				return
 			}
 		}
@@ -687,8 +688,10 @@ func (s *streamSupervisor) completeFinished(ctx actor.Context) {
 	}
 }
 
-// fail stops the stream for good and says why; the process and other streams go on.
-func (s *streamSupervisor) fail(ctx actor.Context, err error) {
+// fail stops the stream and says why; the process and other streams go on. class is what
+// kind of failure stopped it: a Transient one is started again when ferry reconnects to
+// Aeron (see Run); any other stays failed until ferry is restarted.
+func (s *streamSupervisor) fail(ctx actor.Context, class supervisor.Class, err error) {
 	if s.failed != nil {
 		return
 	}
@@ -702,7 +705,7 @@ func (s *streamSupervisor) fail(ctx actor.Context, err error) {
 	}
 	s.running = map[int64]*recordingPIDs{}
 	if s.onFailed != nil {
-		s.onFailed(s.cfg.Def.Name, err)
+		s.onFailed(s.cfg.Def.Name, class, err)
 	}
 	s.pushStatus()
 	if s.drainingFor != nil {
@@ -767,9 +770,9 @@ func (s *streamSupervisor) drained(ctx actor.Context) {
 }
 
 // streamProps builds the StreamSupervisor's props with its supervision strategy.
-func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.ActorSystem, onFailed func(string, error)) (*actor.Props, error) {
+func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.ActorSystem, onFailed func(string, supervisor.Class, error)) (*actor.Props, error) {
 	giveUp := func(child *actor.PID, class supervisor.Class, reason any) {
-		sendToSelf(system, self, &streamFailed{child: child, err: fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, failureError(reason))})
+		sendToSelf(system, self, &streamFailed{child: child, class: class, err: fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, failureError(reason))})
 	}
 	strategy, err := supervisor.NewStrategy(cfg.Restart, giveUp, env.Logger, supervisor.WithNeverRestarted(neverRestarted))
 	if err != nil {
@@ -835,7 +838,7 @@ type streamGuardian struct {
 	stream   string
 	logger   *slog.Logger
 	crashed  *crash
-	onFailed func(name string, err error)
+	onFailed func(name string, class supervisor.Class, err error)
 }
 
 var _ actor.SupervisorStrategy = (*streamGuardian)(nil)
@@ -854,13 +857,13 @@ func (g *streamGuardian) HandleFailure(system *actor.ActorSystem, sup actor.Supe
 		sup.StopChildren(child)
 		sup.ResumeChildren(child)
 		if g.onFailed != nil {
-			g.onFailed(g.stream, err)
+			g.onFailed(g.stream, supervisor.Bug, err)
 		}
 		return
 	}
 	g.logger.Error("stream supervisor failed: the stream fails, other streams go on", attrs...)
 	// The notice makes sure a next message comes; whichever comes first fails the stream.
-	sendToSelf(system, child, &streamFailed{child: child, err: err})
+	sendToSelf(system, child, &streamFailed{child: child, class: supervisor.Bug, err: err})
 	sup.ResumeChildren(child)
 }
 

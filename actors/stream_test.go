@@ -231,7 +231,7 @@ func bareStream(t *testing.T, env *Env, cfg *StreamConfig) (s *streamSupervisor,
 	if err != nil {
 		t.Fatal(err)
 	}
-	s = &streamSupervisor{env: env, cfg: cfg, onFailed: func(_ string, err error) { failure = err }, status: newStreamStatus(0), checkpointer: nobody, restarts: restarts}
+	s = &streamSupervisor{env: env, cfg: cfg, onFailed: func(_ string, _ supervisor.Class, err error) { failure = err }, status: newStreamStatus(0), checkpointer: nobody, restarts: restarts}
 	s.initState()
 	run = func(fn func(ctx actor.Context)) {
 		done := make(chan struct{})
@@ -667,7 +667,7 @@ func TestAReplayFailingNowAndThenIsGivenUpOnlyWithRecordsLeft(t *testing.T) {
 		}
 		failed := make(chan error, 1)
 		s := &streamSupervisor{env: env, cfg: cfg, status: newStreamStatus(0), checkpointer: checkpointer, restarts: strategy,
-			onFailed: func(_ string, err error) { failed <- err }}
+			onFailed: func(_ string, _ supervisor.Class, err error) { failed <- err }}
 		s.initState()
 		s.status.known(&messages.RecordingInfo{RecordingId: 5, Live: true, StopPosition: -1, RecordedPosition: recorded}, 0)
 		var pushes atomic.Int32 // the tracker's pushes the supervisor handled
