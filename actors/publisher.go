@@ -93,7 +93,8 @@ type publisher struct {
 	// stored is the broker's last message from the producer when it lies past the
 	// checkpoint (end -1: none, or checked): the record the archive holds ending there must
 	// be the same, or the records re-sent up to it are other records the broker answers as
-	// duplicates of the old ones. sentEnd is the end of the last record sent.
+	// duplicates of the old ones. sentEnd is the end of the last record the current
+	// producer sent (-1: none).
 	stored  storedMark
 	sentEnd int64
 	// storedAgainSent is set by the first callback that finds a record stored again: one
@@ -453,6 +454,7 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	// would hold the re-delivery back for ever. Its late callbacks count on its counters.
 	p.outstanding, p.parked = new(atomic.Int64), new(atomic.Bool)
 	p.dedupChecked = false // a producer created again may find the broker's state lost
+	p.sentEnd = -1         // and it has sent nothing yet: what it sends again is checked (lastStoredRead)
 	p.producerState(ctx, "ready")
 	if p.cfg.Transport || p.watermark != nil {
 		p.askDeduplication(ctx) // else once the watermark says which partition to ask about
@@ -719,6 +721,11 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 		if stopped() {
 			skip(b.Records[i:])
 			return
+		}
+		if p.stored.end >= 0 && r.Start >= p.stored.end {
+			// Sent from past the broker's last message (a producer created again after the
+			// checkpoint moved beyond it): nothing up to it is sent again.
+			p.stored.end = -1
 		}
 		if r.End >= p.stored.end && p.stored.end >= 0 {
 			p.checkStored(r)

@@ -502,3 +502,83 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 		})
 	}
 }
+
+// A producer created again (the client closed the last one for good) resumes the check the
+// first one made (lesson 21 and the rewrite check): the records it sends again up to the
+// broker's last message from the recording's producer are compared with that message, so
+// a record the archive now holds there that differs stops the stream before it is sent
+// (answered as a duplicate of the old one, it would be counted as published); records
+// sent from past that message are not compared with it.
+func TestAProducerCreatedAgainChecksWhatItSendsAgain(t *testing.T) {
+	own := func(end string) StoredMessage {
+		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: end}}
+	}
+	for _, c := range []struct {
+		name   string
+		resend *messages.RecordBatch // after the producer was created again
+		fails  bool
+	}{
+		{"rewritten up to the broker's last", func() *messages.RecordBatch {
+			b := batch(2, 128, 192)
+			b.Records[0].Start = 64
+			b.Records[1].Checksum = 0xdead
+			return b
+		}(), true},
+		{"sent from past the broker's last", func() *messages.RecordBatch {
+			b := batch(2, 256)
+			b.Records[0].Start = 192
+			return b
+		}(), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var reads atomic.Int32
+			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+			env, cfg := testEnv(t)
+			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+			env.LastStored = func(context.Context, string, int64, int) (StoredMessage, bool, error) {
+				if reads.Add(1) == 1 {
+					return own("128"), true, nil // what the first producer resumes past
+				}
+				return own("192"), true, nil // what it stored before the client closed it
+			}
+			system := testSystem(t)
+			_, pids := spawnNeighbours(system)
+			pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+			system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1})
+			b := batch(1, 128, 192, 256)
+			b.Records[0].Start = 64
+			system.Root.Send(pub, b)
+			rec.answer(t, "128", nil)
+			rec.answer(t, "192", nil)
+			rec.answer(t, "256", pulsar.ErrProducerClosed) // closed for good: created again
+			eventually.NoError(t, waitFor, func() error {
+				if n := reads.Load(); n < 2 {
+					return fmt.Errorf("%d reads of what the broker stored last; want one for each producer", n)
+				}
+				return nil
+			})
+			before := len(rec.sent())
+			system.Root.Send(pub, c.resend)
+			if !c.fails {
+				rec.answer(t, "256", nil)
+				select {
+				case err := <-givenUp:
+					t.Fatalf("the publisher failed: %v", err)
+				default:
+				}
+				return
+			}
+			select {
+			case err := <-givenUp:
+				if err == nil || !strings.Contains(err.Error(), "recording 7 changed below what the topic stored") {
+					t.Fatalf("the publisher failed with %v; want the rewrite named", err)
+				}
+			case <-time.After(waitFor):
+				t.Fatalf("the publisher went on (sent %v); want it to stop at the rewritten record", rec.sent()[before:])
+			}
+			if s := rec.sent()[before:]; slices.Contains(s, "192") {
+				t.Fatalf("sent %v again; the rewritten record ending at 192 went out", s)
+			}
+		})
+	}
+}
