@@ -20,9 +20,10 @@ const checkpointTick = 20 * time.Millisecond
 
 // checkpointer is the Checkpointer actor of one stream: it owns one progress.CheckpointPolicy
 // per recording and the store writes. One write (a batch of saves, one transaction) is in
-// flight at a time, on the actor's goroutine; its result comes back as a message. It never
-// writes a position the tracker did not report as committed (lesson 1), persists even when
-// no new records arrive (lesson 3), and retries a failing store with back-off.
+// flight at a time, on a background task (Env.tasks), not the actor's goroutine; its result
+// comes back as a message. It never writes a position the tracker did not report as
+// committed (lesson 1), persists even when no new records arrive (lesson 3), and retries a
+// failing store with back-off.
 //
 // Its mailbox holds commits (at most one per acknowledgement — the trackers send one per
 // burst — bounded by the replays' credits), watermark requests, one write result and one tick.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
+	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/supervisor"
 )
 
@@ -398,8 +399,8 @@ func (p *publisher) routable(ctx actor.Context) bool {
 		// Checked before every batch: the client reads the count again every minute, and
 		// a topic deleted and created again with fewer partitions shrinks it under a live
 		// producer too (the router's news of a shrink inside a batch comes after it).
-		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("topic %s has %d partitions, fewer than the %d recording %d is routed by (it was deleted and created again): ferry sends no record of it to another partition than the one it began in (%d), where its order and deduplication do not reach. Give the stream a new topic, or reset its checkpoint (ferry checkpoint reset --stream %s) to publish its recordings again from the start position",
-			p.cfg.Def.Topic, n, by, p.rec, recordingPartition(p.rec, int(by)), p.cfg.Def.Name)))
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("topic %s has %d partitions, fewer than the %d recording %d is routed by (it was deleted and created again): ferry sends no record of it to another partition than the one it began in (%d), where its order and deduplication do not reach. Give the stream a new topic, or reset its checkpoint (%s) to publish its recordings again from the start position",
+			p.cfg.Def.Topic, n, by, p.rec, recordingPartition(p.rec, int(by)), store.ResetCommand(p.cfg.Def.Name))))
 	}
 	return true
 }
@@ -425,7 +426,7 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	p.handoff = nil
 	prod, _ := res.handoff.take() // none when the creation failed
 	if res.err != nil && terminated(res.err) {
-		panic(supervisor.Fail(supervisor.Poison, topicTerminated(p.cfg.Def.Topic, res.err)))
+		panic(supervisor.Fail(supervisor.Poison, topicTerminated(p.cfg.Def, res.err)))
 	}
 	if res.err != nil {
 		p.attempts++
@@ -525,7 +526,7 @@ func (p *publisher) lost(ctx actor.Context, m *producerLost) {
 		return // replaced already: one report per failed send
 	}
 	if terminated(m.err) {
-		panic(supervisor.Fail(supervisor.Poison, topicTerminated(p.cfg.Def.Topic, m.err)))
+		panic(supervisor.Fail(supervisor.Poison, topicTerminated(p.cfg.Def, m.err)))
 	}
 	p.env.Logger.Warn("the Pulsar client closed the producer for good (the topic was deleted while auto-creation is off, or the producer was fenced); creating it again",
 		"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", m.err)
@@ -557,8 +558,8 @@ func (p *publisher) strand(ctx actor.Context, cause error) {
 	}
 }
 
-func topicTerminated(topic string, err error) error {
-	return fmt.Errorf("topic %s is terminated: it takes no more messages (pulsar-admin topics terminate); point the stream at another topic, which needs a new stream name or `ferry checkpoint reset` (%w)", topic, err)
+func topicTerminated(def store.Stream, err error) error {
+	return fmt.Errorf("topic %s is terminated: it takes no more messages (pulsar-admin topics terminate); point the stream at another topic, which needs a new stream name or `%s` (%w)", def.Topic, store.ResetCommand(def.Name), err)
 }
 
 // lastStoredTimeout is the least time the read of what the broker stored last is given (the

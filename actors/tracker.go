@@ -135,8 +135,8 @@ func (t *tracker) Receive(ctx actor.Context) {
 		// committed is still reported, for the checkpointer to persist. Committed is the
 		// acknowledged prefix, whatever went wrong after it. The status held back by the
 		// push interval goes too, if the stream still takes it: its tick would come after
-		// the stop. Restarting too: a failure the strategy restarts (a bug) reaches the new
-		// incarnation, which refuses to run (Started), and this one is never stopped.
+		// the stop. Restarting too, should a strategy ever restart a tracker (the stream's
+		// does not: neverRestarted; a new incarnation would refuse to run, Started).
 		t.reportCommits(ctx)
 		t.pushStatus(ctx, true)
 	case *messages.Drain:
@@ -367,9 +367,9 @@ func (t *tracker) pushStatus(ctx actor.Context, force bool) {
 }
 
 // must turns an error of the core, which is always a bug in the caller, into a failure
-// of the stream: a commit tracker cannot be restarted in place (see Started).
+// of the stream: a commit tracker is never restarted in place (neverRestarted).
 func (t *tracker) must(err error) {
 	if err != nil {
-		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: commit tracker: %w (a bug: the stream stops rather than risk its checkpoint)", t.rec, err)))
+		panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("recording %d: commit tracker: %w (a bug: the stream stops rather than risk its checkpoint)", t.rec, err)))
 	}
 }
