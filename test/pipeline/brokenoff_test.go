@@ -30,7 +30,7 @@ func TestLesson26_MessagesARecordingHoldsOnlyInPartAreSaid(t *testing.T) {
 	props["aeron.reliable.stream"] = "false"
 	own := failOwnArchive(t, props)
 	sc := newStreamConfig(t, "")
-	endpoint := fmt.Sprintf("aeron:udp?endpoint=%s:%d", infra.Loopback, freePort(t))
+	endpoint := fmt.Sprintf("aeron:udp?endpoint=%s:%d", infra.Loopback, freeUDPPort(t))
 	sc.Channel = endpoint + "|reliable=false"
 	rs := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
 	// Recorded from the network (a remote source), not from the publication's log: the loss

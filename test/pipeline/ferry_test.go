@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -415,29 +413,27 @@ func streamName(t testing.TB, suffix string) string {
 func uniqueStreamID() int32 { return 1<<20 + rand.Int32N(1<<29) }
 
 // freePort is a loopback TCP port that was free a moment ago, below the kernel's ephemeral
-// range: a port handed to ferry or a broker later (the test's broker, tens of seconds later)
-// must not be taken meanwhile by an outgoing connection of any process, which the kernel
-// gives ports of that range.
+// range (infra.FreePort): a port handed to ferry or a broker later (the test's broker, tens
+// of seconds later) must not be taken meanwhile by an outgoing connection of any process,
+// which the kernel gives ports of that range.
 func freePort(t testing.TB) int {
 	t.Helper()
-	low := 32768 // Linux's default start of the range
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if v, err := strconv.Atoi(f[0]); err == nil && v > 20000 {
-				low = v
-			}
-		}
+	return freePortFor(t, infra.TCP)
+}
+
+// freeUDPPort is freePort for a UDP endpoint (an Aeron channel's).
+func freeUDPPort(t testing.TB) int {
+	t.Helper()
+	return freePortFor(t, infra.UDP)
+}
+
+func freePortFor(t testing.TB, p infra.Protocol) int {
+	t.Helper()
+	port, err := infra.FreePort(p)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for range 100 {
-		port := 20000 + rand.IntN(low-20000)
-		l, err := net.Listen("tcp", net.JoinHostPort(infra.Loopback, strconv.Itoa(port)))
-		if err == nil {
-			l.Close()
-			return port
-		}
-	}
-	t.Fatalf("no free TCP port in 20000..%d after 100 tries", low-1)
-	return 0
+	return port
 }
 
 // definition is what ferry stores of a configured stream.

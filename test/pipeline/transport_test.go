@@ -418,7 +418,7 @@ func TestTransportModeCountsMessagesThatBrokeOff(t *testing.T) {
 	const n, size = 600, 3 * maxPayload
 	own := failOwnArchive(t, lossyReceiver(16))
 	sc, cfg := newTransportConfig(t)
-	endpoint := fmt.Sprintf("aeron:udp?endpoint=%s:%d", infra.Loopback, freePort(t))
+	endpoint := fmt.Sprintf("aeron:udp?endpoint=%s:%d", infra.Loopback, freeUDPPort(t))
 	sc.Channel = endpoint + "|reliable=false"
 	cfg.Streams[0].Channel = sc.Channel
 	cfg.Aeron.Dir = own.AeronDir
