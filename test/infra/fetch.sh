@@ -12,17 +12,60 @@ cache=${FERRY_CACHE:-$HOME/.cache/ferry}
 
 fail() { echo "fetch: $*" >&2; exit 1; }
 
-# install PACKAGE…: on a machine where this runs as root with apt (CI, a fresh developer
-# machine of this project's kind), install what is missing instead of only naming it.
-install() {
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "fetch: installing $* with apt-get"
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"; } >/dev/null 2>&1 ||
-      fail "apt-get install $* failed; install it by hand"
+# Java 17 or newer, by the package name each Debian or Ubuntu release has: trixie no longer
+# ships openjdk-17; default-jdk-headless is whatever the release calls its default.
+jdk_packages="openjdk-17-jdk-headless openjdk-21-jdk-headless default-jdk-headless"
+
+# can_install: this runs as root on a machine with apt (CI, a fresh developer machine of this
+# project's kind), so what is missing is installed instead of only named.
+can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
+
+# apt_install PACKAGE…: install with apt-get, its package lists updated once per run (an
+# update that failed is not tried again: every later apt_install fails with its status). apt's
+# output goes to a temporary log, whose tail is printed on failure: a package the release
+# does not have, an unreachable mirror and a dpkg lock held by another apt look alike
+# otherwise. Returns apt-get's status.
+apt_update_status=""
+apt_install() {
+  local log status=0
+  log=$(mktemp)
+  echo "fetch: installing $* with apt-get"
+  if [ -z "$apt_update_status" ]; then
+    apt-get update -qq >"$log" 2>&1 || status=$?
+    apt_update_status=$status
+  elif [ "$apt_update_status" != 0 ]; then
+    echo "fetch: not installing $*: apt-get update failed above" >&2
+    rm -f "$log"
+    return "$apt_update_status"
   fi
+  if [ "$status" = 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >>"$log" 2>&1 || status=$?
+  fi
+  if [ "$status" != 0 ]; then
+    echo "fetch: apt-get failed (exit $status) for $*; the end of its output:" >&2
+    tail -n 15 "$log" | sed 's/^/    /' >&2
+  fi
+  rm -f "$log"
+  return "$status"
 }
 
-command -v java >/dev/null 2>&1 || install openjdk-17-jdk-headless
+# install PACKAGE…: install what is missing if this machine allows (see can_install).
+install() {
+  can_install || return 0
+  apt_install "$@" || fail "apt-get install $* failed (apt's output above); install it by hand"
+}
+
+# install_java: the first of jdk_packages that installs wins.
+install_java() {
+  can_install || return 0
+  local pkg
+  for pkg in $jdk_packages; do
+    apt_install "$pkg" && return 0
+  done
+  fail "no JDK installed (tried $jdk_packages; apt's output above). Install Java 17 or newer by hand"
+}
+
+command -v java >/dev/null 2>&1 || install_java
 command -v mvn >/dev/null 2>&1 || install maven
 # go test -race needs cgo, so a C compiler.
 command -v gcc >/dev/null 2>&1 || install gcc libc6-dev
@@ -30,14 +73,17 @@ command -v gcc >/dev/null 2>&1 ||
   fail "gcc not found. The tests run with -race, which needs cgo and a C compiler: apt-get install gcc"
 
 command -v java >/dev/null 2>&1 ||
-  fail "java not found. ferry's tests run the real Aeron archive and Pulsar, which need Java 17 or newer: apt-get install openjdk-17-jdk-headless"
+  fail "java not found. ferry's tests run the real Aeron archive and Pulsar, which need Java 17 or newer: apt-get install one of $jdk_packages"
 java_major=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
 [ "${java_major:-0}" -ge 17 ] 2>/dev/null ||
-  fail "java is version '${java_major:-unknown}', Aeron $AERON_VERSION and Pulsar $PULSAR_VERSION need 17 or newer: apt-get install openjdk-17-jdk-headless"
+  fail "java is version '${java_major:-unknown}', Aeron $AERON_VERSION and Pulsar $PULSAR_VERSION need 17 or newer: apt-get install one of $jdk_packages"
 command -v mvn >/dev/null 2>&1 ||
   fail "mvn not found. Maven fetches Aeron and Pulsar from Maven Central: apt-get install maven"
 
 mkdir -p "$cache"
+
+# mvn_timeout bounds each artifact's fetch, in seconds.
+mvn_timeout=900
 
 # get ARTIFACT DEST: copy one artifact (group:artifact:version[:type[:classifier]]) into the
 # cache. Maven keeps its own copy in ~/.m2, so a second clone on this machine fetches nothing.
@@ -50,8 +96,16 @@ get() {
   # leaves a truncated file that a later run would take for a complete one.
   local tmp
   tmp=$(mktemp -d "$cache/copy.XXXXXX")
-  if ! timeout 900 mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
-      -Dartifact="$artifact" -DoutputDirectory="$tmp" >"$log" 2>&1; then
+  local status=0
+  timeout "$mvn_timeout" mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+    -Dartifact="$artifact" -DoutputDirectory="$tmp" >"$log" 2>&1 || status=$?
+  if [ "$status" = 124 ]; then
+    rm -rf "$tmp"
+    tail -n 5 "$log" >&2
+    rm -f "$log"
+    fail "fetching $artifact did not finish within $mvn_timeout s and was stopped: a slow or stalled download. Run it again (Maven keeps what it completed in ~/.m2); to watch it: mvn -B dependency:get -Dartifact=$artifact"
+  fi
+  if [ "$status" != 0 ]; then
     rm -rf "$tmp"
     grep -m1 -o 'Could not [^:]*: [^ ]*\|Failed to execute goal.*' "$log" >&2 || tail -5 "$log" >&2
     rm -f "$log"
