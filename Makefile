@@ -6,15 +6,21 @@ SHELL := bash
 GO          ?= go
 BUF_VERSION := v1.75.0
 BUF         := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
-PEERS       := $(GO) run ./test/infra/cmd/peers
+# Built and run as a binary, not with `go run`: go run passes no SIGTERM on (it exits,
+# leaving peers and the tests running) and turns the Ctrl-C that ends the demo into exit 1.
+PEERS       := .bin/peers
 # A count, not a duration: a duration-bounded fuzz run can end in a spurious
 # "context deadline exceeded" (golang/go#75804).
 FUZZTIME    ?= 2000x
 
-.PHONY: help deps proto check test bench fuzz infra-up infra-down demo
+.PHONY: help deps proto check test bench fuzz infra-up infra-down demo $(PEERS)
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
+
+# Phony: go build is incremental, and a stale binary would run old code.
+$(PEERS):
+	$(GO) build -o $@ ./test/infra/cmd/peers
 
 deps: ## fetch Go modules and the real peers (Aeron, Pulsar) from Maven Central
 	test/infra/fetch.sh
@@ -37,7 +43,7 @@ check: ## gofmt, go vet, buf lint, and generated code up to date
 	            <(find messages -name '*.pb.go' -exec sha256sum {} + | sort -k2); then \
 	    echo "messages/ is stale: run 'make proto' and commit the result"; exit 1; fi
 
-test: deps check ## everything CI runs: checks, all tests against the real peers, fuzz smoke
+test: deps check $(PEERS) ## everything CI runs: checks, all tests against the real peers, fuzz smoke
 	$(PEERS) run -- $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
@@ -60,17 +66,15 @@ fuzz: ## run every fuzz target FUZZTIME (default 2000x inputs; try FUZZTIME=1000
 	done; \
 	if [ "$$n" -eq 0 ]; then echo "fuzz: no fuzz targets found"; exit 1; fi
 
-bench: deps ## benchmarks against the real peers, each beside its baseline
+bench: deps $(PEERS) ## benchmarks against the real peers, each beside its baseline
 	$(PEERS) run -- $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./...
 
-infra-up: deps ## start detached peers for a fast edit-test loop (then: source .peers/env)
+infra-up: deps $(PEERS) ## start detached peers for a fast edit-test loop (then: source .peers/env)
 	$(PEERS) up
 
-infra-down: ## stop the peers infra-up started
+infra-down: $(PEERS) ## stop the peers infra-up started
 	$(PEERS) down
 
-demo: deps ## the main job live: real archive + Pulsar, a sample publisher, ferry, status each second (Ctrl-C stops)
+demo: deps $(PEERS) ## the main job live: real archive + Pulsar, a sample publisher, ferry, status each second (Ctrl-C stops)
 	$(GO) build -o .bin/ferry ./cmd/ferry
-	$(GO) build -o .bin/peers ./test/infra/cmd/peers
-	@# The built peers, not `go run`: go run turns the Ctrl-C that ends the demo into exit 1.
-	.bin/peers run -- bash -c 'exec .bin/ferry demo --aeron-dir "$$FERRYTEST_AERON_DIR" --pulsar "$$FERRYTEST_PULSAR_URL" --pulsar-admin "$$FERRYTEST_PULSAR_ADMIN_URL"'
+	$(PEERS) run -- bash -c 'exec .bin/ferry demo --aeron-dir "$$FERRYTEST_AERON_DIR" --pulsar "$$FERRYTEST_PULSAR_URL" --pulsar-admin "$$FERRYTEST_PULSAR_ADMIN_URL"'

@@ -4,6 +4,10 @@
 //	peers run [-archive=false] [-pulsar=false] [-- command [args…]]
 //	    Start the peers, run the command with FERRYTEST_* variables naming them, stop the peers
 //	    and exit with the command's status. Without a command, wait for Ctrl-C.
+//	    The command runs in a process group of its own, to which SIGINT, SIGTERM and SIGHUP
+//	    sent to peers are passed on (also Ctrl-C: the terminal no longer sends it there), so
+//	    that `go test` and the test binaries it started all get it. Being in a background
+//	    group of the terminal, the command must not read from it (it would be stopped).
 //	peers up [-state DIR]
 //	    Start the peers detached and record them in DIR (default .peers): DIR/env holds
 //	    `export` lines for a shell or an IDE.
@@ -21,6 +25,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -63,8 +68,12 @@ func run(args []string) (int, error) {
 	_ = fs.Parse(args)
 	command := fs.Args()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), forwarded...)
 	defer stop()
+	// Every signal from here on also reaches the command, once it runs.
+	sigs := make(chan os.Signal, len(forwarded))
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
 	began := time.Now()
 	peers, err := infra.Shared(ctx, infra.Need{Archive: *archive, Pulsar: *pulsar})
 	if err != nil {
@@ -77,7 +86,7 @@ func run(args []string) (int, error) {
 		fmt.Println("peers: running; Ctrl-C stops them")
 		<-ctx.Done()
 	} else {
-		code = runCommand(ctx, command, peers.Env())
+		code = runCommand(command, peers.Env(), sigs, groupGrace)
 	}
 	if err := peers.Close(code != 0); err != nil {
 		return code, fmt.Errorf("stopping peers: %w", err)
@@ -86,25 +95,97 @@ func run(args []string) (int, error) {
 	return code, nil
 }
 
-// runCommand runs command with env added and returns its exit status. A signal to this
-// process is passed on to the command, which then decides how to end.
-func runCommand(ctx context.Context, command, env []string) int {
+// forwarded are the signals peers passes on to the command's process group.
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// groupGrace is how long what is left of the command's process group after the command
+// exited may take to end before it is killed.
+const groupGrace = 10 * time.Second
+
+// runCommand runs command with env added, in a process group of its own, and returns its
+// exit status. Each signal received on sigs is sent to the whole group, not only to the
+// command: `go test` does not pass SIGTERM on to the test binaries it started, which would
+// live on, each with peers of its own. The command decides how to end. Once it has exited,
+// what is left of its group gets SIGTERM and, after grace, SIGKILL, so that nothing it
+// started outlives the peers it uses.
+func runCommand(command, env []string, sigs <-chan os.Signal, grace time.Duration) int {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "peers:", err)
 		return 127
 	}
+	group := cmd.Process.Pid // Setpgid: the command leads a group of its own pid
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return exitCode(err)
-	case <-ctx.Done():
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		return exitCode(<-done)
+	var err error
+	for waiting := true; waiting; {
+		select {
+		case err = <-done:
+			waiting = false
+		case sig := <-sigs:
+			_ = syscall.Kill(-group, sig.(syscall.Signal))
+		}
 	}
+	endGroup(group, grace)
+	return exitCode(err)
+}
+
+// endGroup sends SIGTERM to what is left of a process group, waits up to grace for it to
+// be gone, then kills it and waits (up to 10 s) until it is.
+func endGroup(group int, grace time.Duration) {
+	if !groupAlive(group) {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "peers: processes the command started are still running (process group %d); stopping them\n", group)
+	_ = syscall.Kill(-group, syscall.SIGTERM)
+	if waitGroupGone(group, grace) {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "peers: process group %d still running %s after SIGTERM; killing it\n", group, grace)
+	_ = syscall.Kill(-group, syscall.SIGKILL)
+	if !waitGroupGone(group, 10*time.Second) {
+		fmt.Fprintf(os.Stderr, "peers: process group %d still running 10s after SIGKILL\n", group)
+	}
+}
+
+// waitGroupGone reports whether group is gone within timeout.
+func waitGroupGone(group int, timeout time.Duration) bool {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(50 * time.Millisecond) {
+		if !groupAlive(group) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+// groupAlive reports whether any process of group is left running. Zombies do not count:
+// one whose parent died waits for init to reap it, which in a container may never happen.
+func groupAlive(group int) bool {
+	if errors.Is(syscall.Kill(-group, 0), syscall.ESRCH) {
+		return false
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// After the parenthesised command name: state, parent pid, process group.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(group) {
+			return true
+		}
+	}
+	return false
 }
 
 func exitCode(err error) int {
