@@ -7,7 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 )
 
@@ -109,13 +112,92 @@ func archiveFromEnv() (*Archive, bool, error) {
 	}, true, nil
 }
 
-// NewRunDir makes a fresh directory for one run's peers under the system temp dir.
+// Run directories: NewRunDir makes them under the system temp dir as runDirPrefix…; one
+// left behind (a failed run's logs, everything of a run that crashed) is removed by a later
+// NewRunDir once its last change is runDirMaxAge old, unless a process still uses it.
+const (
+	runDirPrefix = "ferry-run-"
+	runDirMaxAge = 48 * time.Hour
+)
+
+// NewRunDir makes a fresh directory for one run's peers under the system temp dir. It first
+// removes the run directories older than two days that no process uses (see
+// [pruneRunDirs]), and says so on stderr.
 func NewRunDir() (string, error) {
-	dir, err := os.MkdirTemp("", "ferry-run-"+time.Now().UTC().Format("20060102T150405")+"-")
+	parent := os.TempDir()
+	for _, dir := range pruneRunDirs(parent, time.Now().Add(-runDirMaxAge)) {
+		fmt.Fprintf(os.Stderr, "infra: removed %s, a run directory last changed more than %s ago\n", dir, runDirMaxAge)
+	}
+	dir, err := os.MkdirTemp(parent, runDirPrefix+time.Now().UTC().Format("20060102T150405")+"-")
 	if err != nil {
 		return "", fmt.Errorf("infra: run dir: %w", err)
 	}
 	return dir, nil
+}
+
+// pruneRunDirs removes the run directories in parent that this user owns, that were last
+// changed (the directory's own mtime) before cutoff, and that no process uses: none has its
+// working directory, an open file or an argument in one. It returns the ones it removed.
+// Best effort, and on the safe side: a directory it cannot tell about is left alone.
+func pruneRunDirs(parent string, cutoff time.Time) []string {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return nil
+	}
+	var old []string
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), runDirPrefix) {
+			continue // a symbolic link is not a directory here
+		}
+		info, err := e.Info()
+		if err != nil || !info.ModTime().Before(cutoff) {
+			continue
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+			continue
+		}
+		old = append(old, filepath.Join(parent, e.Name()))
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	used, ok := pathsInUse()
+	if !ok {
+		return nil
+	}
+	var removed []string
+	for _, dir := range old {
+		if !slices.ContainsFunc(used, func(p string) bool { return strings.Contains(p+"/", dir+"/") }) &&
+			os.RemoveAll(dir) == nil {
+			removed = append(removed, dir)
+		}
+	}
+	return removed
+}
+
+// pathsInUse returns what the processes this user can see refer to: their working
+// directories, the files they hold open and their arguments. ok is false if /proc cannot
+// be read.
+func pathsInUse() (paths []string, ok bool) {
+	procs, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil || len(procs) == 0 {
+		return nil, false
+	}
+	for _, proc := range procs {
+		if cwd, err := os.Readlink(proc + "/cwd"); err == nil {
+			paths = append(paths, cwd)
+		}
+		if cmdline, err := os.ReadFile(proc + "/cmdline"); err == nil {
+			paths = append(paths, strings.Split(string(cmdline), "\x00")...)
+		}
+		fds, _ := os.ReadDir(proc + "/fd")
+		for _, fd := range fds {
+			if target, err := os.Readlink(proc + "/fd/" + fd.Name()); err == nil {
+				paths = append(paths, target)
+			}
+		}
+	}
+	return paths, true
 }
 
 // Env returns the environment variables that let another process reuse these peers.
@@ -135,8 +217,9 @@ func (p *Peers) Env() []string {
 }
 
 // Close stops the peers started here (never reused ones). If failed, it prints the tail of
-// each peer's log to stderr and keeps the run directory; otherwise the run directory is
-// removed unless FERRYTEST_KEEP_RUN is set.
+// each peer's log to stderr and keeps the run directory's logs and configuration but removes
+// the peers' data (see [Peers.removeData]); otherwise the run directory is removed. With
+// FERRYTEST_KEEP_RUN set, all of it is kept.
 func (p *Peers) Close(failed bool) error {
 	return p.close(os.Stderr, failed)
 }
@@ -155,12 +238,71 @@ func (p *Peers) close(w io.Writer, failed bool) error {
 		}
 		errs = append(errs, p.Archive.Stop())
 	}
-	if p.RunDir != "" {
-		if failed || os.Getenv(EnvKeepRun) != "" {
+	if p.RunDir == "" {
+		return errors.Join(errs...)
+	}
+	switch {
+	case os.Getenv(EnvKeepRun) != "":
+		fmt.Fprintf(w, "infra: logs and data kept in %s (%s is set)\n", p.RunDir, EnvKeepRun)
+	case failed:
+		removed, err := p.removeData()
+		errs = append(errs, err)
+		if len(removed) == 0 {
 			fmt.Fprintf(w, "infra: logs and data kept in %s\n", p.RunDir)
-		} else {
-			errs = append(errs, os.RemoveAll(p.RunDir))
+			break
 		}
+		fmt.Fprintf(w, "infra: logs and configuration kept in %s; the peers' data removed (%s); "+
+			"set %s=1 to keep it next time\n", p.RunDir, strings.Join(removed, ", "), EnvKeepRun)
+	default:
+		errs = append(errs, os.RemoveAll(p.RunDir))
 	}
 	return errors.Join(errs...)
+}
+
+// removeData removes the bulk of the stopped peers' data, most of a run directory's size,
+// and returns what it removed, relative to the run directory: the broker's data
+// directory (its bookie's journal and ledgers, its metadata store) and the native libraries
+// it unpacked, and the archive's recording segments (*.rec). What a person reads after a
+// failure stays: the logs, the broker's configuration, the archive's catalog and mark file.
+func (p *Peers) removeData() ([]string, error) {
+	var paths []string
+	if b := p.Pulsar; b != nil && b.proc != nil {
+		paths = append(paths, b.data, filepath.Join(b.opts.Dir, "tmp"))
+	}
+	if a := p.Archive; a != nil && a.proc != nil {
+		segments, err := filepath.Glob(filepath.Join(a.ArchiveDir, "*.rec"))
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, segments...)
+	}
+	var removed []string
+	var errs []error
+	segments := 0
+	for _, path := range paths {
+		if _, err := os.Lstat(path); err != nil {
+			continue // never made
+		}
+		if err := os.RemoveAll(path); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if strings.HasSuffix(path, ".rec") {
+			segments++
+			continue
+		}
+		rel, err := filepath.Rel(p.RunDir, path)
+		if err != nil {
+			rel = path
+		}
+		removed = append(removed, rel)
+	}
+	if segments > 0 {
+		rel, err := filepath.Rel(p.RunDir, p.Archive.ArchiveDir)
+		if err != nil {
+			rel = p.Archive.ArchiveDir
+		}
+		removed = append(removed, fmt.Sprintf("%d recording segments in %s", segments, rel))
+	}
+	return removed, errors.Join(errs...)
 }
