@@ -76,8 +76,9 @@
 // FERRY_PULSAR_SERVICE_URL, pulsar.auth.token by FERRY_PULSAR_AUTH_TOKEN,
 // mode by FERRY_MODE. A variable that is set counts as present even when
 // empty, and is validated like a value in the file. Streams cannot be
-// overridden. Variables are looked up by name, so a misspelt FERRY_
-// variable is not detected.
+// overridden. Variables are looked up by name; [UnknownEnv] names the
+// FERRY_ variables that override nothing (a misspelt one), for the caller
+// to warn of.
 //
 // # Validation
 //

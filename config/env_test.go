@@ -75,3 +75,29 @@ func TestEnv_InvalidValueNamesTheVariable(t *testing.T) {
 	_, err = Parse([]byte(doc("archive", "", "")), envOf(map[string]string{"FERRY_PULSAR_SERVICE_URL": ""}))
 	wantOne(t, err, "pulsar.service_url", ErrInvalid)
 }
+
+// A FERRY_ variable that overrides no key is reported, with the override it most likely
+// misspells when there is one; overrides and other variables are not.
+func TestEnv_UnknownOverridesAreReported(t *testing.T) {
+	got := UnknownEnv([]string{
+		"FERRY_STORE_PTH=/var/lib/ferry/checkpoints.db",
+		"FERRY_STORE_PATH=/var/lib/ferry/checkpoints.db",
+		"FERRY_SOMETHING_ELSE=1",
+		"HOME=/root",
+		"FERRYMAN=charon",
+		"FERRY_PULSAR_SERVICEURL",
+	})
+	want := []string{
+		"environment variable FERRY_STORE_PTH overrides no setting: did you mean FERRY_STORE_PATH?",
+		"environment variable FERRY_SOMETHING_ELSE overrides no setting: ferry reads FERRY_",
+		"environment variable FERRY_PULSAR_SERVICEURL overrides no setting: did you mean FERRY_PULSAR_SERVICE_URL?",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("UnknownEnv = %q; want %d warnings", got, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("warning %d = %q; want it to begin %q", i, got[i], want[i])
+		}
+	}
+}

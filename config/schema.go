@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // key is one scalar setting of the schema.
 type key struct {
@@ -79,6 +83,30 @@ const envPrefix = "FERRY_"
 // pulsar.auth.token → FERRY_PULSAR_AUTH_TOKEN.
 func envName(path string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(path, ".", "_"))
+}
+
+// UnknownEnv returns a warning for each variable of environ (as os.Environ gives it,
+// NAME=value) that is named like an override, FERRY_…, and overrides no key: a misspelt
+// override is otherwise not noticed, and its key keeps the file's value or the default.
+// The closest override's name is suggested when it is close enough to be a typo.
+func UnknownEnv(environ []string) []string {
+	names := make([]string, len(globalKeys))
+	for i, k := range globalKeys {
+		names[i] = envName(k.path)
+	}
+	var warnings []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, envPrefix) || slices.Contains(names, name) {
+			continue
+		}
+		fix := "ferry reads FERRY_ followed by a setting's path in upper case, \".\" as \"_\" (e.g. FERRY_PULSAR_SERVICE_URL); unset it if it is not meant for ferry"
+		if near := closest(name, names); near != "" {
+			fix = "did you mean " + near + "?"
+		}
+		warnings = append(warnings, fmt.Sprintf("environment variable %s overrides no setting: %s", name, fix))
+	}
+	return warnings
 }
 
 func lookupKey(keys []key, path string) (key, bool) {

@@ -6,13 +6,7 @@ import "strings"
 // name when it is close enough to be a typo, or else the list of allowed
 // names.
 func unknownKeyFix(parent, name string, allowed []string) string {
-	best, bestDist := "", len(name)/3+1
-	for _, a := range allowed {
-		if d := distance(strings.ToLower(name), a); d < bestDist {
-			best, bestDist = a, d
-		}
-	}
-	if best != "" {
+	if best := closest(strings.ToLower(name), allowed); best != "" {
 		return "did you mean " + join(parent, best) + "?"
 	}
 	where := "at the top level"
@@ -20,6 +14,18 @@ func unknownKeyFix(parent, name string, allowed []string) string {
 		where = "in " + parent
 	}
 	return "remove it; allowed " + where + ": " + strings.Join(allowed, ", ")
+}
+
+// closest returns the name of allowed closest to name when it is close enough to be a
+// typo of it (fewer edits than a third of name's length, plus one), or "".
+func closest(name string, allowed []string) string {
+	best, bestDist := "", len(name)/3+1
+	for _, a := range allowed {
+		if d := distance(name, a); d < bestDist {
+			best, bestDist = a, d
+		}
+	}
+	return best
 }
 
 func join(parent, name string) string {

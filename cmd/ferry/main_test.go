@@ -116,6 +116,13 @@ func TestValidate(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "valid, mode archive, 1 stream(s)") || !strings.Contains(out, "warning: streams[0].reset is set") {
 		t.Fatalf("validate = %d\n%s%s", code, out, errOut)
 	}
+	before := environ
+	t.Cleanup(func() { environ = before })
+	environ = func() []string { return []string{"FERRY_STORE_PTH=/var/lib/ferry/checkpoints.db"} }
+	code, out, errOut = ferry("validate", "--config", path)
+	if code != exitOK || !strings.Contains(out, "warning: environment variable FERRY_STORE_PTH overrides no setting: did you mean FERRY_STORE_PATH?") {
+		t.Fatalf("validate with a misspelt override = %d\n%s%s; want it named", code, out, errOut)
+	}
 	bad, _ := writeConfig(t, "    start_position: -2\n")
 	code, _, errOut = ferry("validate", "--config", bad)
 	if code != exitFailure || !strings.Contains(errOut, "streams[0].start_position") {

@@ -133,5 +133,9 @@ func synopsis(name string) string {
 	return "ferry " + name
 }
 
-// lookupEnv is where environment overrides come from (tests replace it).
-var lookupEnv = os.LookupEnv
+// lookupEnv is where environment overrides come from, and environ the variables checked
+// for misspelt ones (tests replace them).
+var (
+	lookupEnv = os.LookupEnv
+	environ   = os.Environ
+)

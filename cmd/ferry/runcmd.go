@@ -67,7 +67,7 @@ func runPipeline(args []string, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	log.Info("ferry starting", "version", version, "mode", cfg.Mode, "config", path, "streams", len(cfg.Streams))
-	for _, w := range cfg.Warnings() {
+	for _, w := range configWarnings(cfg) {
 		log.Warn(w)
 	}
 	// In archive mode nothing is lost by a second signal: a checkpoint only ever holds

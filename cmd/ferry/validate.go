@@ -23,7 +23,7 @@ func validate(args []string, stdout io.Writer) error {
 	for _, s := range cfg.Streams {
 		fmt.Fprintf(stdout, "  %s: %s stream %d -> %s\n", s.Name, s.Channel, s.StreamID, s.Topic)
 	}
-	for _, w := range cfg.Warnings() {
+	for _, w := range configWarnings(cfg) {
 		fmt.Fprintf(stdout, "warning: %s\n", w)
 	}
 	return nil
@@ -34,4 +34,10 @@ func loadConfig(path string) (*config.Config, error) {
 		return nil, usageError{"--config is required"}
 	}
 	return config.Load(path, lookupEnv)
+}
+
+// configWarnings are what ferry says of cfg at every start, and of the environment's
+// FERRY_ variables that override nothing.
+func configWarnings(cfg *config.Config) []string {
+	return append(cfg.Warnings(), config.UnknownEnv(environ())...)
 }
