@@ -66,7 +66,8 @@ func (c *Client) Partitions(ctx context.Context, topic string) (int, error) {
 	var meta struct {
 		Partitions int `json:"partitions"`
 	}
-	if err := c.get(ctx, topic, "partitions", &meta); err != nil {
+	err := c.get(ctx, topic, "partitions", "", func(body io.Reader) error { return json.NewDecoder(body).Decode(&meta) })
+	if err != nil {
 		return 0, err
 	}
 	return meta.Partitions, nil
@@ -76,25 +77,37 @@ func (c *Client) Partitions(ctx context.Context, topic string) (int, error) {
 // partitioned one) as its stats report it: "Enabled" or "Disabled", while it changes
 // "Recovering" or "Removing", "Failed" when the broker could not set it up.
 func (c *Client) Deduplication(ctx context.Context, topic string) (string, error) {
-	var stats struct {
-		DeduplicationStatus *string `json:"deduplicationStatus"`
-	}
-	if err := c.get(ctx, topic, "stats", &stats); err != nil {
+	var status *string
+	err := c.get(ctx, topic, "stats", statsQuery, func(body io.Reader) error {
+		return decodeField(body, "deduplicationStatus", &status)
+	})
+	if err != nil {
 		return "", err
 	}
-	if stats.DeduplicationStatus == nil {
+	if status == nil {
 		return "", fmt.Errorf("the stats of %s do not report deduplicationStatus (a partitioned topic's own stats do not; ask a partition)", topic)
 	}
-	return *stats.DeduplicationStatus, nil
+	return *status, nil
 }
 
-// get decodes the JSON answer to GET /admin/v2/<domain>/<tenant>/<namespace>/<topic>/<what>.
-func (c *Client) get(ctx context.Context, topic, what string, into any) error {
+// statsQuery asks for the stats without what costs the broker work ferry does not need: the
+// backlog size of every subscription (it takes a lock on the ledger, and the v2 API computes
+// it unless told not to), precise backlogs, and the lists of publishers and consumers
+// (brokers older than the parameters ignore them).
+const statsQuery = "subscriptionBacklogSize=false&getPreciseBacklog=false&getEarliestTimeInBacklog=false&excludePublishers=true&excludeConsumers=true"
+
+// get reads the answer to GET /admin/v2/<domain>/<tenant>/<namespace>/<topic>/<what>?<query>
+// with read.
+func (c *Client) get(ctx context.Context, topic, what, query string, read func(io.Reader) error) error {
 	path, err := topicPath(topic)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/admin/v2/"+path+"/"+what, nil)
+	target := c.base + "/admin/v2/" + path + "/" + what
+	if query != "" {
+		target += "?" + query
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return err
 	}
@@ -118,9 +131,7 @@ func (c *Client) get(ctx context.Context, topic, what string, into any) error {
 		}
 		return &StatusError{Code: resp.StatusCode, Path: req.URL.Path, Reason: reason(body)}
 	}
-	// Decoded as it is read, into the few fields asked for: a topic's stats grow with its
-	// subscriptions, consumers and publishers, to megabytes.
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswer)).Decode(into); err != nil {
+	if err := read(io.LimitReader(resp.Body, maxAnswer)); err != nil {
 		return fmt.Errorf("admin API: the answer to GET %s is not what Pulsar sends (or longer than %d MiB): %w", req.URL.Path, maxAnswer>>20, err)
 	}
 	return nil
@@ -128,6 +139,53 @@ func (c *Client) get(ctx context.Context, topic, what string, into any) error {
 
 // maxAnswer bounds an answer of the admin API ferry reads.
 const maxAnswer = 256 << 20
+
+// decodeField decodes the member name of the JSON object r holds into into (left as it is
+// when the object has none), token by token: the other members — a topic's stats grow with
+// its subscriptions to megabytes — are read past, not held in memory, as decoding the
+// whole object into a struct would (json.Decoder buffers a value whole before it decodes
+// it).
+func decodeField(r io.Reader, name string, into any) error {
+	d := json.NewDecoder(r)
+	if t, err := d.Token(); err != nil {
+		return err
+	} else if t != json.Delim('{') {
+		return fmt.Errorf("want an object, found %v", t)
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return err
+		}
+		if t == name {
+			return d.Decode(into)
+		}
+		if err := skipValue(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skipValue reads past the next value of d, token by token.
+func skipValue(d *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := d.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
 
 // StatusError is an answer other than 200 OK.
 type StatusError struct {

@@ -7,8 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The admin API's paths are the topic name's parts, each escaped; anything but a full
@@ -72,23 +76,62 @@ func TestARedirectKeepsTheToken(t *testing.T) {
 }
 
 // A topic's stats grow with its subscriptions, consumers and publishers: an answer of
-// several megabytes still gives the deduplication status.
+// megabytes still gives the deduplication status, read past rather than held in memory,
+// and ferry asks the broker to leave out what costs it work (every subscription's backlog
+// size takes a lock on the ledger) or only adds bytes.
 func TestDeduplicationOfATopicWithLargeStats(t *testing.T) {
-	subs := make([]string, 0, 40000)
-	for i := range 40000 {
-		subs = append(subs, fmt.Sprintf(`"sub-%d":{"msgBacklog":0,"type":"Exclusive","consumers":[]}`, i))
+	subs := make([]string, 0, 100000)
+	for i := range 100000 {
+		// A member of the same name deeper down is not the topic's.
+		subs = append(subs, fmt.Sprintf(`"sub-%d":{"msgBacklog":0,"type":"Exclusive","consumers":[],"deduplicationStatus":"Disabled"}`, i))
 	}
-	body := `{"msgRateIn":0,"subscriptions":{` + strings.Join(subs, ",") + `},"deduplicationStatus":"Enabled"}`
-	if len(body) < 2<<20 {
-		t.Fatalf("the stats are %d bytes; the test wants more than 2 MiB", len(body))
+	body := `{"msgRateIn":0,"subscriptions":{` + strings.Join(subs, ",") + `},"publishers":[],"deduplicationStatus":"Enabled"}`
+	if len(body) < 8<<20 {
+		t.Fatalf("the stats are %d bytes; the test wants more than 8 MiB", len(body))
 	}
+	var query url.Values
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query = r.URL.Query()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, body)
 	}))
 	defer srv.Close()
-	got, err := New(Options{URL: srv.URL}).Deduplication(context.Background(), "persistent://public/default/orders-partition-0")
+	c := New(Options{URL: srv.URL})
+	// Garbage counts in the heap until collected: collected often, the heap's growth is
+	// what the read holds.
+	defer debug.SetGCPercent(debug.SetGCPercent(5))
+	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	runtime.GC()
+	metrics.Read(heap)
+	base, peak := heap[0].Value.Uint64(), uint64(0)
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() { // the heap's size while the answer is read
+		defer close(sampled)
+		for {
+			metrics.Read(heap)
+			peak = max(peak, heap[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	got, err := c.Deduplication(context.Background(), "persistent://public/default/orders-partition-0")
+	close(done)
+	<-sampled
 	if err != nil || got != "Enabled" {
 		t.Fatalf("Deduplication = %q, %v; want Enabled", got, err)
+	}
+	// A decoder holding the answer whole grows the heap by more than its size; read past,
+	// the members are garbage as soon as they are read.
+	if grown := int64(peak) - int64(base); grown > int64(len(body))/2 {
+		t.Errorf("reading %d MiB of stats grew the heap by %d MiB: the answer was held in memory", len(body)>>20, grown>>20)
+	}
+	for name, want := range map[string]string{"subscriptionBacklogSize": "false", "getPreciseBacklog": "false", "excludePublishers": "true", "excludeConsumers": "true"} {
+		if got := query.Get(name); got != want {
+			t.Errorf("asked with %s=%q; want %q", name, got, want)
+		}
 	}
 }
