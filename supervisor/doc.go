@@ -9,10 +9,13 @@
 //     the supervisor;
 //   - [Backoff] (capped exponential backoff with jitter) and [Policy] (how many restarts
 //     within which window);
-//   - [Strategy], an [actor.SupervisorStrategy] (one-for-one) that restarts Transient and Bug
-//     failures after a backoff delay, and stops the child for good on Poison, Corrupt or
-//     too many restarts (within a window, or in a row without progress), telling a
-//     [GiveUp] callback why.
+//   - [Strategy], an [actor.SupervisorStrategy] (one-for-one) that restarts Transient
+//     failures after a backoff delay, and a Bug once, and stops the child for good on
+//     Poison, Corrupt, a second Bug, too many restarts (within a window, or in a row
+//     without progress), or any failure of a child named by [WithNeverRestarted], telling
+//     a [GiveUp] callback why;
+//   - [KeepStack], a receiver middleware that keeps a panic's stack with its reason, for
+//     the Strategy to log with a bug.
 //
 // It never:
 //
@@ -21,7 +24,8 @@
 //   - escalates to its own parent or stops the process: a failed stream is reported
 //     through [GiveUp], and the process and every other stream keep running;
 //   - blocks the parent's goroutine: a restart is scheduled with a timer, not slept for;
-//   - recovers panics itself: protoactor's mailbox does that and hands the reason here.
+//   - recovers panics itself: protoactor's mailbox does that and hands the reason here
+//     ([KeepStack] recovers one only to panic again with its stack).
 //
 // Callers must:
 //

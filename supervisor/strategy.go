@@ -55,17 +55,20 @@ func WithNeverRestarted(never func(child *actor.PID) bool) Option {
 //   - Transient and Bug: the failure is counted; if more than [Policy.MaxRestarts]
 //     failures fall within [Policy.Window], or more than MaxRestarts in a row without the
 //     child making progress in between (see [Strategy.Progressed]), however far apart,
-//     the child is stopped and GiveUp is called; otherwise the child is restarted after
-//     [Backoff.Delay] of the number of failures in the window. Its mailbox stays
-//     suspended until then, so it processes nothing.
+//     or if it is a Bug and an earlier Bug still counts (within the window, or with no
+//     progress since: a bug is restarted once), the child is stopped and GiveUp is
+//     called; otherwise the child is restarted after [Backoff.Delay] of the number of
+//     failures in the window. Its mailbox stays suspended until then, so it processes
+//     nothing.
 //
 // The second bound is for a child that takes long to fail: one whose every attempt waits
 // out a timeout before failing (an image that never joins, a request the peer never
 // answers) has too few failures in any window to fill it, and would otherwise restart for
 // ever without a word beyond its warnings.
 //
-// Every decision is logged (error level, but warn for a Transient restart) and published
-// as an *actor.SupervisorEvent on the actor system's EventStream.
+// Every decision is logged (error level, but warn for a Transient restart; a Bug with the
+// stack of its panic when the child's Props have [KeepStack]) and published as an
+// *actor.SupervisorEvent on the actor system's EventStream.
 //
 // A pending restart is not cancelled: if the child was stopped meanwhile, the restart goes
 // to protoactor's dead letters.
@@ -96,6 +99,11 @@ type failures struct {
 	times []time.Time
 	// inARow counts the failures since the child last made progress.
 	inARow int
+	// lastBug is when the child last failed of a bug (zero: never), and bugSinceProgress
+	// whether it has made no progress since: a bug is restarted once (from the checkpoint),
+	// and a second one while the first still counts gives up.
+	lastBug          time.Time
+	bugSinceProgress bool
 }
 
 // stale reports whether nothing of f counts any more at now.
@@ -149,6 +157,9 @@ func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor
 		slog.String("class", class.String()),
 		slog.Any("reason", reason),
 	}
+	if stack := StackOf(reason); stack != nil && class == Bug {
+		attrs = append(attrs, slog.String("stack", string(stack)))
+	}
 
 	if class == Poison || class == Corrupt || s.never != nil && s.never(child) {
 		s.forget(child, rs)
@@ -157,12 +168,17 @@ func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor
 		return
 	}
 
-	attempt, inARow := s.recordFailure(child)
-	if attempt > s.policy.MaxRestarts || inARow > s.policy.MaxRestarts {
+	attempt, inARow, bugAgain := s.recordFailure(child, class)
+	if attempt > s.policy.MaxRestarts || inARow > s.policy.MaxRestarts || bugAgain {
 		s.forget(child, rs)
-		msg := "supervisor: stopping child for good: too many restarts"
-		if attempt <= s.policy.MaxRestarts {
+		var msg string
+		switch {
+		case attempt > s.policy.MaxRestarts:
+			msg = "supervisor: stopping child for good: too many restarts"
+		case inARow > s.policy.MaxRestarts:
 			msg = "supervisor: stopping child for good: too many restarts in a row without progress"
+		default:
+			msg = "supervisor: stopping child for good: a bug again after its restart"
 		}
 		s.logger.Error(msg, append(attrs,
 			slog.Int("failures", attempt),
@@ -199,10 +215,12 @@ func (s *Strategy) stop(system *actor.ActorSystem, sup actor.Supervisor, child *
 	s.giveUp(child, class, reason)
 }
 
-// recordFailure counts a failure of child now and returns how many of its failures fall
-// within the window and how many came in a row without progress, this one included in
-// both. It sweeps other children of which nothing counts any more.
-func (s *Strategy) recordFailure(child *actor.PID) (inWindow, inARow int) {
+// recordFailure counts a failure of child now, of class, and returns how many of its
+// failures fall within the window and how many came in a row without progress, this one
+// included in both, and whether it is a bug following another that still counts (within
+// the window, or with no progress since). It sweeps other children of which nothing counts
+// any more.
+func (s *Strategy) recordFailure(child *actor.PID, class Class) (inWindow, inARow int, bugAgain bool) {
 	now := s.now()
 	key := pidKey(child)
 
@@ -226,7 +244,11 @@ func (s *Strategy) recordFailure(child *actor.PID) (inWindow, inARow int) {
 	}
 	f.times = append(kept, now)
 	f.inARow++
-	return len(f.times), f.inARow
+	if class == Bug {
+		bugAgain = f.bugSinceProgress || !f.lastBug.IsZero() && s.within(now, f.lastBug)
+		f.lastBug, f.bugSinceProgress = now, true
+	}
+	return len(f.times), f.inARow, bugAgain
 }
 
 // Progressed tells the strategy that children made progress (for ferry: their recording's
@@ -239,7 +261,7 @@ func (s *Strategy) Progressed(children ...*actor.PID) {
 	defer s.mu.Unlock()
 	for _, child := range children {
 		if f := s.failures[pidKey(child)]; f != nil {
-			f.inARow = 0
+			f.inARow, f.bugSinceProgress = 0, false
 			if f.stale(s, now) {
 				delete(s.failures, pidKey(child))
 			}

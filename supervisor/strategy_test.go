@@ -241,12 +241,33 @@ func TestStrategyWithActors(t *testing.T) {
 			},
 		},
 		{
-			name:   "bugs restart with backoff, then give up",
-			policy: Policy{Backoff: backoff, MaxRestarts: 2, Window: time.Minute},
+			name:   "a bug restarts once, then gives up",
+			policy: Policy{Backoff: backoff, MaxRestarts: 4, Window: time.Minute},
 			steps: []step{
 				{reason: "assertion failed: ack floor moved backwards", wantDelay: delay(10 * time.Millisecond)},
-				{reason: indexOutOfRange(), wantDelay: delay(20 * time.Millisecond)},
-				{reason: nilMapWrite(), wantGiveUp: Bug},
+				{reason: indexOutOfRange(), wantGiveUp: Bug},
+			},
+		},
+		{
+			name:   "a bug after another no longer counted restarts once more",
+			policy: Policy{Backoff: backoff, MaxRestarts: 4, Window: time.Minute},
+			steps: []step{
+				{reason: nilMapWrite(), wantDelay: delay(10 * time.Millisecond)},
+				// Outside the window, progress since: the first bug no longer counts.
+				{advance: 2 * time.Minute, progressed: true, reason: indexOutOfRange(), wantDelay: delay(10 * time.Millisecond)},
+				// Outside the window too, but no progress since: the second still counts.
+				{advance: 2 * time.Minute, reason: nilMapWrite(), wantGiveUp: Bug},
+			},
+		},
+		{
+			name:   "transient failures do not use up a bug's restart",
+			policy: Policy{Backoff: backoff, MaxRestarts: 4, Window: time.Minute},
+			steps: []step{
+				{reason: transient, wantDelay: delay(10 * time.Millisecond)},
+				{reason: transient, wantDelay: delay(20 * time.Millisecond)},
+				{reason: nilMapWrite(), wantDelay: delay(30 * time.Millisecond)},
+				{reason: transient, wantDelay: delay(30 * time.Millisecond)},
+				{reason: indexOutOfRange(), wantGiveUp: Bug},
 			},
 		},
 		{

@@ -1,0 +1,55 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// KeepStack is a receiver middleware that keeps the stack of a panic in its actor's
+// Receive with the panic's reason, for the [Strategy] to log with a bug: protoactor's
+// mailbox recovers the panic and hands the parent only the reason, and the parent's
+// strategy runs on another goroutine, where the panic's stack is gone. It recovers only to
+// panic again at once, with the reason wrapped (see [StackOf]); what the reason is, and
+// its class ([Classify]), are unchanged.
+func KeepStack(next actor.ReceiverFunc) actor.ReceiverFunc {
+	return func(c actor.ReceiverContext, envelope *actor.MessageEnvelope) {
+		defer func() {
+			if r := recover(); r != nil {
+				panic(withStack(r, debug.Stack()))
+			}
+		}()
+		next(c, envelope)
+	}
+}
+
+// stacked is a panic's reason with the stack of the goroutine that panicked with it.
+type stacked struct {
+	err   error
+	stack []byte
+}
+
+func (s *stacked) Error() string { return s.err.Error() }
+func (s *stacked) Unwrap() error { return s.err }
+
+// withStack wraps reason with stack, keeping its class: a reason that is not an error (a
+// Bug) becomes a Bug [Failure] saying what it was.
+func withStack(reason any, stack []byte) error {
+	err, ok := reason.(error)
+	if !ok {
+		err = Fail(Bug, fmt.Errorf("%v", reason))
+	}
+	return &stacked{err: err, stack: stack}
+}
+
+// StackOf returns the stack [KeepStack] kept with a panic's reason, or nil.
+func StackOf(reason any) []byte {
+	err, ok := reason.(error)
+	var s *stacked
+	if !ok || !errors.As(err, &s) {
+		return nil
+	}
+	return s.stack
+}
