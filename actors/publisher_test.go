@@ -445,24 +445,34 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 	own := func(end string) StoredMessage {
 		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: end}}
 	}
+	withProducer := func(m StoredMessage, name string) StoredMessage { m.Producer = name; return m }
+	withRecording := func(m StoredMessage, id string) StoredMessage {
+		m.Properties = map[string]string{PropRecordingID: id, PropPosition: m.Properties[PropPosition]}
+		return m
+	}
 	for _, c := range []struct {
-		name   string
-		msg    StoredMessage
-		ok     bool
-		err    error
-		report string // in the deduplication failure; "": none
+		name      string
+		msg       StoredMessage
+		ok        bool
+		err       error
+		completed bool   // the checkpoint at 64 is the recording's stop
+		report    string // in the deduplication failure; "": none
 	}{
-		{"own past the checkpoint", own("192"), true, nil, "stored again the record at 128"},
-		{"own before the checkpoint", own("32"), true, nil, "the topic lost messages"},
-		{"another producer's", StoredMessage{Producer: "other", Properties: map[string]string{PropRecordingID: "8", PropPosition: "192"}}, true, nil, ""},
-		{"a failed read", StoredMessage{}, false, errors.New("no message of recording 7 among the last 64 MiB"), ""},
-		{"an empty partition", StoredMessage{}, false, nil, ""},
+		{"own past the checkpoint", own("192"), true, nil, false, "stored again the record at 128"},
+		{"own before the checkpoint", own("32"), true, nil, false, "the topic lost messages"},
+		{"own at the checkpoint", own("64"), true, nil, false, ""},
+		// A completed checkpoint is the recording's stop, which may lie past its last record.
+		{"own before a completed checkpoint", own("32"), true, nil, true, ""},
+		{"another producer's", withProducer(own("192"), "other"), true, nil, false, ""},
+		{"another recording's under the producer's name", withRecording(own("192"), "8"), true, nil, false, ""},
+		{"a failed read", StoredMessage{}, false, errors.New("no message of recording 7 among the last 64 MiB"), false, ""},
+		{"an empty partition", StoredMessage{}, false, nil, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := &sendRecorder{}
 			system, nb, pub := startPublisherAt(t, rec, func(env *Env, _ *StreamConfig) {
 				env.LastStored = func(context.Context, string, int64, int) (StoredMessage, bool, error) { return c.msg, c.ok, c.err }
-			}, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1})
+			}, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1, Completed: c.completed})
 			b := batch(1, 128, 192)
 			b.Records[0].Start = 64
 			system.Root.Send(pub, b)
