@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
@@ -55,7 +56,10 @@ type publisher struct {
 	// when the actor stopped meanwhile, to whoever of the two comes second, to close it.
 	handoff  *handoff[pulsar.Producer]
 	attempts int
-	waiting  []*messages.RecordBatch // batches not sent yet, in arrival order
+	// dedupFailures counts the current producer's asks of the broker's deduplication status
+	// in a row that got no answer it knows (asked again with back-off).
+	dedupFailures int
+	waiting       []*messages.RecordBatch // batches not sent yet, in arrival order
 	// outstanding counts sends whose outcome has not arrived; sentEpoch is the epoch of
 	// the last batch sent. A batch of a newer epoch (a re-delivery) waits until every
 	// send of the older ones has its outcome: interleaving a re-delivery's lower sequence
@@ -163,6 +167,10 @@ type askDeduplicationAgain struct{ producer pulsar.Producer }
 
 // dedupRecheck is how long after a Recovering answer the broker is asked again.
 const dedupRecheck = time.Second
+
+// dedupRetry spaces the asks of the broker's deduplication status after one that failed,
+// or that it answered with a status ferry does not know (a variable for tests).
+var dedupRetry = supervisor.Backoff{Min: 5 * time.Second, Max: 5 * time.Minute}
 
 // retryProducer is the publisher's self-message to try creating the producer again.
 type retryProducer struct{}
@@ -455,7 +463,8 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	// would hold the re-delivery back for ever. Its late callbacks count on its counters.
 	p.outstanding, p.parked = new(atomic.Int64), new(atomic.Bool)
 	p.dedupChecked = false // a producer created again may find the broker's state lost
-	p.sentEnd = -1         // and it has sent nothing yet: what it sends again is checked (lastStoredRead)
+	p.dedupFailures = 0
+	p.sentEnd = -1 // and it has sent nothing yet: what it sends again is checked (lastStoredRead)
 	p.producerState(ctx, "ready")
 	if p.cfg.Transport || p.watermark != nil {
 		p.askDeduplication(ctx) // else once the watermark says which partition to ask about
@@ -493,10 +502,25 @@ func (p *publisher) deduplicationRead(ctx actor.Context, r *deduplicationRead) {
 		return // asked for a producer since replaced: its successor asks again
 	}
 	state := "unknown"
+	if r.err == nil && knownDedupStatus(r.status) && p.dedupFailures > 0 {
+		p.env.Logger.Info("the broker's admin API answered whether it deduplicates the topic", "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "status", r.status, "failed_asks", p.dedupFailures)
+		p.dedupFailures = 0
+	}
 	switch {
-	case r.err != nil:
-		p.env.Logger.Warn("cannot ask the broker's admin API whether it deduplicates the topic; going on unchecked (set pulsar.admin_url to the broker's web service, and give ferry's role permission to look the topic up)",
-			"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
+	case r.err != nil || !knownDedupStatus(r.status):
+		p.dedupFailures++
+		d := dedupRetry.Delay(p.dedupFailures, rand.Float64())
+		what := "cannot ask the broker's admin API whether it deduplicates the topic (see the error; pulsar.admin_url must be the broker's web service, and ferry's role needs permission to look the topic up); going on unchecked, asking again"
+		if r.err == nil {
+			what = "the broker's deduplication of the topic is neither enabled nor disabled; going on unchecked, asking again"
+		}
+		level := slog.LevelWarn
+		if p.dedupFailures > 1 {
+			level = slog.LevelDebug // said once per producer
+		}
+		p.env.Logger.Log(context.Background(), level, what, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "status", r.status, "error", r.err, "retry_in", d)
+		self, system, prod := ctx.Self(), ctx.ActorSystem(), r.producer
+		time.AfterFunc(d, func() { system.Root.Send(self, &askDeduplicationAgain{producer: prod}) })
 	case r.status == "Enabled":
 		state = "enabled"
 	case r.status == "Recovering":
@@ -511,10 +535,18 @@ func (p *publisher) deduplicationRead(ctx actor.Context, r *deduplicationRead) {
 			p.cfg.Def.Topic, r.status, p.rec)
 		p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
 		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
-	default: // a status this version does not know
-		p.env.Logger.Warn("the broker's deduplication of the topic is neither enabled nor disabled", "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "status", r.status)
 	}
 	ctx.Send(p.pids.stream, &messages.DeduplicationChecked{RecordingId: p.rec, State: state})
+}
+
+// knownDedupStatus reports whether status is one the broker's stats give (see
+// pulsaradmin.Client.Deduplication).
+func knownDedupStatus(status string) bool {
+	switch status {
+	case "Enabled", "Disabled", "Recovering", "Removing", "Failed":
+		return true
+	}
+	return false
 }
 
 // lost replaces a producer the client closed for good. The sends that failed on it were

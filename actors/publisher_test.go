@@ -15,6 +15,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/supervisor"
 	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
@@ -214,13 +215,23 @@ func TestTheBrokersDeduplicationStatusIsTakenAsTheBrokerTakesIt(t *testing.T) {
 		{[]string{"Failed"}, "disabled", true},
 		{[]string{"Recovering", "Recovering", "Enabled"}, "enabled", false},
 		{[]string{"Recovering", "Failed"}, "disabled", true},
+		// No answer (the admin API down, a timeout), or one this version does not know:
+		// asked again, with back-off, until it says.
+		{[]string{"error", "error", "Enabled"}, "enabled", false},
+		{[]string{"Upgrading", "error", "Disabled"}, "disabled", true},
 	} {
 		t.Run(strings.Join(c.answers, ","), func(t *testing.T) {
+			before := dedupRetry
+			dedupRetry = supervisor.Backoff{Min: time.Millisecond, Max: 10 * time.Millisecond}
+			t.Cleanup(func() { dedupRetry = before })
 			var asked atomic.Int32
 			_, nb, _ := startPublisherWith(t, &sendRecorder{}, func(env *Env, _ *StreamConfig) {
 				env.Deduplication = func(context.Context, string, int64, int) (string, error) {
 					n := int(asked.Add(1))
-					return c.answers[min(n, len(c.answers))-1], nil
+					if a := c.answers[min(n, len(c.answers))-1]; a != "error" {
+						return a, nil
+					}
+					return "", errors.New("admin API: connection refused")
 				}
 			})
 			var failure *messages.Failure
@@ -233,7 +244,7 @@ func TestTheBrokersDeduplicationStatusIsTakenAsTheBrokerTakesIt(t *testing.T) {
 					continue
 				case *messages.DeduplicationChecked:
 					if m.State == "unknown" {
-						continue // Recovering: asked again
+						continue // Recovering, or no answer: asked again
 					}
 					if m.State != c.want || (failure != nil) != c.failure {
 						t.Fatalf("deduplication %s, failure %v; want %s, a failure: %t", m.State, failure, c.want, c.failure)

@@ -121,7 +121,7 @@ func (c *Client) get(ctx context.Context, topic, what, query string, read func(i
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("admin API: %w", err)
+		return fmt.Errorf("admin API at %s: %w", c.base, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -199,9 +199,13 @@ func (e *StatusError) Error() string {
 	if e.Reason != "" {
 		msg += ": " + e.Reason
 	}
-	switch e.Code {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		msg += " (ferry's token or certificate needs permission to produce to or consume the topic)"
+	switch {
+	case e.Code == http.StatusUnauthorized:
+		msg += " (the broker did not take ferry's credentials: check the token in pulsar.auth, missing, expired or invalid)"
+	case e.Code == http.StatusForbidden:
+		msg += " (ferry's role needs permission to produce to or consume the topic)"
+	case e.Code >= 500:
+		msg += " (the broker could not answer now: restarting, or moving the topic's bundle?)"
 	}
 	return msg
 }

@@ -36,8 +36,8 @@ func TestTopicPath(t *testing.T) {
 	}
 }
 
-// An error answer carries the broker's reason, and a refusal says what permission is
-// missing.
+// An error answer carries the broker's reason, and a refusal says what is missing:
+// credentials the broker takes (401), or a permission (403).
 func TestStatusErrorSaysWhy(t *testing.T) {
 	e := &StatusError{Code: http.StatusNotFound, Path: "/admin/v2/persistent/a/b/c/stats", Reason: reason([]byte(`{"reason":"Topic persistent://a/b/c not found"}`))}
 	if got := e.Error(); got != "admin API: GET /admin/v2/persistent/a/b/c/stats: 404 Not Found: Topic persistent://a/b/c not found" {
@@ -46,6 +46,10 @@ func TestStatusErrorSaysWhy(t *testing.T) {
 	e = &StatusError{Code: http.StatusForbidden, Path: "/p", Reason: reason([]byte("<html>" + strings.Repeat("x", 300)))}
 	if got := e.Error(); !strings.Contains(got, "403 Forbidden: <html>xxx") || !strings.HasSuffix(got, "permission to produce to or consume the topic)") || len(got) > 400 {
 		t.Errorf("403: %q", got)
+	}
+	e = &StatusError{Code: http.StatusUnauthorized, Path: "/p"}
+	if got := e.Error(); !strings.HasSuffix(got, "check the token in pulsar.auth, missing, expired or invalid)") {
+		t.Errorf("401: %q", got)
 	}
 }
 
