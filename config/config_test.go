@@ -143,6 +143,8 @@ func TestParse_InvalidConfigurations(t *testing.T) {
 		{"admin url scheme", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: pulsar://localhost:8080\n", 1), "pulsar.admin_url", ErrInvalid},
 		{"admin url without host", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http:///admin\n", 1), "pulsar.admin_url", ErrInvalid},
 		{"admin url with a query", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080?x=1\n", 1), "pulsar.admin_url", ErrInvalid},
+		{"admin url with the admin API's path", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080/admin/v2\n", 1), "pulsar.admin_url", ErrInvalid},
+		{"admin url with the admin API's path and more", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080/proxy/admin/v2/persistent/\n", 1), "pulsar.admin_url", ErrInvalid},
 		{"admin url in transport mode", strings.Replace(doc("transport", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080\n", 1), "pulsar.admin_url", ErrWrongMode},
 		{"tls without tls url", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  tls:\n    ca_file: /ca.pem\n", 1), "pulsar.tls.ca_file", ErrConflict},
 		{"cert without key", strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650\n", "pulsar+ssl://localhost:6651\n  tls:\n    cert_file: /c.pem\n", 1), "pulsar.tls.cert_file", ErrConflict},
@@ -385,6 +387,10 @@ func TestParse_TLSSettingsWithAnHTTPSAdminURL(t *testing.T) {
 	}
 	if w := c.Warnings(); len(w) != 0 {
 		t.Fatalf("warnings %q", w)
+	}
+	// A path before the admin API's own: a proxy may serve it there.
+	if c := mustParse(t, strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http://proxy:8080/pulsar/\n", 1), nil); c.Pulsar.AdminURL != "http://proxy:8080/pulsar" {
+		t.Fatalf("admin_url under a path: %q", c.Pulsar.AdminURL)
 	}
 	c = mustParse(t, strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080\n  auth:\n    token_file: /t\n", 1), nil)
 	if w := c.Warnings(); len(w) != 2 || !strings.Contains(w[0], "the token goes to the broker in clear text") || !strings.Contains(w[1], "the token goes to the admin API in clear text") {

@@ -247,7 +247,13 @@ func adminURL(s string) (string, *problem) {
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 		return "", &problem{what: "has a query, fragment or user", fix: fix}
 	}
-	return u.Scheme + "://" + u.Host + strings.TrimSuffix(u.EscapedPath(), "/"), nil // the scheme in lower case
+	path := strings.TrimSuffix(u.EscapedPath(), "/")
+	if p := "/" + strings.TrimPrefix(path, "/"); strings.HasSuffix(p, "/admin") || strings.HasSuffix(p, "/admin/v2") || strings.Contains(p, "/admin/v2/") {
+		// Copied from the REST API's documentation: ferry adds /admin/v2/… itself, and every
+		// request would be answered 404.
+		return "", &problem{what: "has the admin API's own path " + strconv.Quote(path) + ", which ferry adds to it", fix: "write the root of the broker's web service, e.g. " + u.Scheme + "://" + u.Host}
+	}
+	return u.Scheme + "://" + u.Host + path, nil // the scheme in lower case
 }
 
 func isTLSScheme(scheme string) bool {
