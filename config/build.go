@@ -60,7 +60,7 @@ func (p *parser) build() *Config {
 	c.Replay.StreamID = decode(p, "replay.stream_id", g("replay.stream_id"), int32(DefaultReplayStreamID), int32Of)
 	c.Transport.Spy = decode(p, "transport.spy", g("transport.spy"), false, boolean)
 
-	p.buildPulsar(&c.Pulsar)
+	p.buildPulsar(&c.Pulsar, c.Mode)
 
 	c.Store.Path = decode(p, "store.path", g("store.path"), DefaultStorePath, nonEmpty)
 	c.Checkpoint.EveryRecords = decode(p, "checkpoint.every_records", g("checkpoint.every_records"), DefaultEveryRecords, intIn(1, maxEveryRecords))
@@ -155,7 +155,7 @@ func sectionMode(prefix string) Mode {
 	return m
 }
 
-func (p *parser) buildPulsar(ps *Pulsar) {
+func (p *parser) buildPulsar(ps *Pulsar, mode Mode) {
 	g := func(path string) *setting { return p.vals[path] }
 	if s := g("pulsar.service_url"); s == nil {
 		p.add(p.keyError(ErrMissing, "pulsar.service_url", nil, "is missing",
@@ -168,7 +168,7 @@ func (p *parser) buildPulsar(ps *Pulsar) {
 	t.KeyFile = decode(p, "pulsar.tls.key_file", g("pulsar.tls.key_file"), "", nonEmpty)
 	t.InsecureSkipVerify = decode(p, "pulsar.tls.insecure_skip_verify", g("pulsar.tls.insecure_skip_verify"), false, boolean)
 	t.ValidateHostname = decode(p, "pulsar.tls.validate_hostname", g("pulsar.tls.validate_hostname"), true, boolean)
-	ps.Auth.Token = Secret(decode(p, "pulsar.auth.token", g("pulsar.auth.token"), "", nonEmpty))
+	ps.Auth.Token = Secret(decode(p, "pulsar.auth.token", g("pulsar.auth.token"), "", token))
 	ps.Auth.TokenFile = decode(p, "pulsar.auth.token_file", g("pulsar.auth.token_file"), "", nonEmpty)
 	ps.AdminURL = decode(p, "pulsar.admin_url", g("pulsar.admin_url"), "", adminURL)
 
@@ -202,13 +202,13 @@ func (p *parser) buildPulsar(ps *Pulsar) {
 		p.add(p.keyError(ErrConflict, "pulsar.auth.token_file", file, what, fix))
 	}
 	scheme, _, _ := strings.Cut(ps.ServiceURL, "://")
-	if ps.ServiceURL == "" || isTLSScheme(scheme) || strings.HasPrefix(ps.AdminURL, "https://") {
-		return
+	if ps.ServiceURL == "" || isTLSScheme(scheme) || strings.HasPrefix(ps.AdminURL, "https://") || p.failed["pulsar.admin_url"] {
+		return // (an admin URL refused may be an https:// one mistyped: its error says enough)
 	}
 	for _, path := range []string{"pulsar.tls.ca_file", "pulsar.tls.cert_file", "pulsar.tls.key_file", "pulsar.tls.insecure_skip_verify", "pulsar.tls.validate_hostname"} {
 		if s := g(path); s != nil {
 			p.add(p.keyError(ErrConflict, path, s, "is a TLS setting, but pulsar.service_url uses "+scheme+"://",
-				tlsFix(p.mode(), path)))
+				tlsFix(mode, path)))
 		}
 	}
 }

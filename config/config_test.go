@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -411,5 +412,30 @@ func TestATLSSettingWithoutATLSURLIsRefusedWithAFixTheModeAllows(t *testing.T) {
 		if !errors.As(err, &ke) || ke.Path != "pulsar.tls.ca_file" || strings.Contains(ke.Fix, "admin_url") != (mode == "archive") {
 			t.Fatalf("%s mode: %v; want pulsar.tls.ca_file refused, admin_url in the fix only in archive mode", mode, err)
 		}
+	}
+}
+
+// One mistake is one error: a missing mode is said once, not again for each TLS setting
+// whose fix depends on the mode; an admin URL refused (an https:// one mistyped, maybe)
+// does not also have the TLS settings it would use called settings without a TLS URL.
+func TestParse_OneMistakeOneError(t *testing.T) {
+	tls := "6650\n  tls:\n    ca_file: /ca.pem\n    insecure_skip_verify: false\n"
+	for _, c := range []struct {
+		name, yaml string
+		want       []string // the paths of the errors, in order
+	}{
+		{"mode missing, two TLS settings over pulsar://", strings.Replace(doc("", "", ""), "6650\n", tls, 1), []string{"mode", "pulsar.tls.ca_file", "pulsar.tls.insecure_skip_verify"}},
+		{"admin URL mistyped, a CA file", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: https//broker:8443\n  tls:\n    ca_file: /ca.pem\n", 1), []string{"pulsar.admin_url"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml), nil)
+			var got []string
+			for _, e := range keyErrors(t, err) {
+				got = append(got, e.Path)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("errors at %q; want %q (%v)", got, c.want, err)
+			}
+		})
 	}
 }

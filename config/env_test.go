@@ -101,3 +101,14 @@ func TestEnv_UnknownOverridesAreReported(t *testing.T) {
 		}
 	}
 }
+
+// A token with white space (a trailing newline from `echo` into a variable) is refused at
+// start, without showing the token: the broker would refuse it, and Go's HTTP client
+// refuses the admin API's header with it.
+func TestEnv_ATokenWithANewlineIsRefused(t *testing.T) {
+	_, err := Parse([]byte(doc("archive", "", "")), envOf(map[string]string{"FERRY_PULSAR_AUTH_TOKEN": "eyJhbGciOiJIUzI1NiJ9.secret\n"}))
+	ke := wantOne(t, err, "pulsar.auth.token", ErrInvalid)
+	if !strings.Contains(ke.Error(), "white space") || strings.Contains(ke.Error(), "secret") {
+		t.Fatalf("got %v; want the white space named, the token not shown", ke)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ferry-bridge/ferry/aeron/channel"
 )
@@ -87,6 +88,19 @@ func anyText(s string) (string, *problem) { return s, nil }
 func nonEmpty(s string) (string, *problem) {
 	if strings.TrimSpace(s) == "" {
 		return "", &problem{what: "is empty", empty: true}
+	}
+	return s, nil
+}
+
+// token is a bearer token: no white space in it or around it, which the broker would not
+// take and Go's HTTP client refuses in a header (a trailing newline, from `echo` into a
+// secret or a variable, is the usual one).
+func token(s string) (string, *problem) {
+	if v, p := nonEmpty(s); p != nil {
+		return v, p
+	}
+	if strings.ContainsFunc(s, unicode.IsSpace) {
+		return "", &problem{what: "holds white space (a trailing newline?), which a token never has", fix: "remove it: write the token with printf '%s', not echo"}
 	}
 	return s, nil
 }
