@@ -60,8 +60,9 @@ func keepAuthorization(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// Partitions returns how many partitions topic has: 0 for a non-partitioned topic (or one
-// that does not exist yet).
+// Partitions returns how many partitions topic has: 0 for a non-partitioned topic. For a
+// topic that does not exist, a broker may answer 0 or 404 (a *StatusError), depending on its
+// version and on topic auto-creation: ferry asks only about topics its producers created.
 func (c *Client) Partitions(ctx context.Context, topic string) (int, error) {
 	var meta struct {
 		Partitions int `json:"partitions"`
