@@ -580,6 +580,12 @@ func (p *publisher) strand(ctx actor.Context, cause error) {
 	for _, a := range p.unanswered {
 		if a.answered.CompareAndSwap(false, true) {
 			n++
+			if !p.cfg.Transport {
+				// As for any failed send (lesson 22). The failure that closed the producer
+				// raised it already, for an epoch at least as new (a newer epoch is not sent
+				// before the older one's sends have their outcome); said here, not reasoned.
+				raise(p.failedEpoch, a.epoch+1)
+			}
 			ctx.Send(p.pids.tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: a.epoch, End: a.end,
 				Error: fmt.Sprintf("the client closed the producer for good (%v) without calling this send back", cause)})
 		}
