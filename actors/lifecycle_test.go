@@ -482,15 +482,24 @@ func TestADrainWaitsForTheCompletedCheckpoint(t *testing.T) {
 	system.Root.Send(checkpointer, &messages.RecordingFinished{RecordingId: 7, FinalPosition: 128})
 	next[*messages.FailureObserved](t, parent) // the completed checkpoint's save failed: back-off of a minute
 	system.Root.Send(checkpointer, &messages.Drain{})
-	eventually.Always(t, 300*time.Millisecond, func() error {
-		select {
-		case m := <-parent:
-			if _, ok := m.(*messages.CheckpointsFlushed); ok {
-				return errors.New("the drain reported the checkpoints flushed while the recording's completion is not saved")
+	notFlushed(t, parent, 300*time.Millisecond, "the drain reported the checkpoints flushed while the recording's completion is not saved")
+}
+
+// notFlushed fails the test if the checkpointer reports its checkpoints flushed to parent
+// within d (what else it sends is dropped): why says what that would mean.
+func notFlushed(t *testing.T, parent probe, d time.Duration, why string) {
+	t.Helper()
+	eventually.Always(t, d, func() error {
+		for {
+			select {
+			case m := <-parent:
+				if _, ok := m.(*messages.CheckpointsFlushed); ok {
+					return errors.New(why)
+				}
+			default:
+				return nil
 			}
-		default:
 		}
-		return nil
 	})
 }
 
@@ -1266,18 +1275,7 @@ func TestTheCheckpointerStoresTheDefinitionAStartWasDecidedOn(t *testing.T) {
 		}
 		failedAt := time.Now()
 		system.Root.Send(checkpointer, &messages.Drain{})
-		eventually.Always(t, 200*time.Millisecond, func() error {
-			for {
-				select {
-				case m := <-parent:
-					if _, ok := m.(*messages.CheckpointsFlushed); ok {
-						return errors.New("flushed before the definition was stored")
-					}
-				default:
-					return nil
-				}
-			}
-		})
+		notFlushed(t, parent, 200*time.Millisecond, "flushed before the definition was stored")
 		saved(t, saves, "the definition again")
 		if waited := time.Since(failedAt); waited < 300*time.Millisecond {
 			t.Fatalf("the failed write retried after %s; want the back-off, 400 ms", waited)
