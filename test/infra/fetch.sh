@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetches the real peers ferry's tests run against (versions in versions.env) from Maven
-# Central into the cache (FERRY_CACHE, default ~/.cache/ferry), checking first that Java 17+
+# Central into the cache (FERRYTEST_CACHE, default ~/.cache/ferry), checking first that Java 17+
 # and Maven are present. Idempotent: what is already cached is not fetched again.
 # Exits non-zero within seconds, naming what is missing and how to get it.
 set -euo pipefail
@@ -8,7 +8,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
 . "$here/versions.env"
-cache=${FERRY_CACHE:-$HOME/.cache/ferry}
+cache=${FERRYTEST_CACHE:-$HOME/.cache/ferry}
 
 fail() { echo "fetch: $*" >&2; exit 1; }
 

@@ -42,9 +42,9 @@ func PinnedVersions() Versions {
 	return v
 }
 
-// CacheDir is where fetch.sh keeps the downloaded peers: $FERRY_CACHE, or ~/.cache/ferry.
+// CacheDir is where fetch.sh keeps the downloaded peers: $FERRYTEST_CACHE, or ~/.cache/ferry.
 func CacheDir() string {
-	if dir := os.Getenv("FERRY_CACHE"); dir != "" {
+	if dir := os.Getenv("FERRYTEST_CACHE"); dir != "" {
 		return dir
 	}
 	home, err := os.UserHomeDir()
