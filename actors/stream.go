@@ -217,10 +217,10 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 		return
 	}
 	var err error
-	if s.checkpointer, err = ctx.SpawnNamed(actor.PropsFromProducer(newCheckpointer(s.env, s.cfg), keepStack), "checkpointer"); err != nil {
+	if s.checkpointer, err = ctx.SpawnNamed(actor.PropsFromProducer(newCheckpointer(s.env, s.cfg), keepStack), roleCheckpointer); err != nil {
 		panic(supervisor.Fail(supervisor.Bug, err))
 	}
-	if s.discovery, err = ctx.SpawnNamed(actor.PropsFromProducer(newDiscovery(s.env, s.cfg), keepStack), "discovery"); err != nil {
+	if s.discovery, err = ctx.SpawnNamed(actor.PropsFromProducer(newDiscovery(s.env, s.cfg), keepStack), roleDiscovery); err != nil {
 		panic(supervisor.Fail(supervisor.Bug, err))
 	}
 }
@@ -260,9 +260,9 @@ func (s *streamSupervisor) initState() {
 // startLive spawns the transport mode's live reader and its publisher.
 func (s *streamSupervisor) startLive(ctx actor.Context) {
 	pid := func(role string) *actor.PID { return actor.NewPID(ctx.ActorSystem().Address(), ctx.Self().Id+"/"+role) }
-	pids := &recordingPIDs{stream: ctx.Self(), replay: pid("live"), tracker: pid("live"), publisher: pid("publisher")}
+	pids := &recordingPIDs{stream: ctx.Self(), replay: pid(roleLive), tracker: pid(roleLive), publisher: pid(rolePublisher)}
 	bound := int(min(s.cfg.MaxInflightRecords, 1<<20))
-	for role, p := range map[string]actor.Producer{"publisher": newPublisher(s.env, s.cfg, 0, pids), "live": newLive(s.env, s.cfg, pids)} {
+	for role, p := range map[string]actor.Producer{rolePublisher: newPublisher(s.env, s.cfg, 0, pids), roleLive: newLive(s.env, s.cfg, pids)} {
 		if _, err := ctx.SpawnNamed(actor.PropsFromProducer(p, actor.WithMailbox(actor.Bounded(2*bound+64)), keepStack), role); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("spawn %s: %w", role, err)))
 		}
@@ -575,7 +575,7 @@ func (s *streamSupervisor) startRunnable(ctx actor.Context) {
 
 func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.RecordingInfo) {
 	id := rec.RecordingId
-	name := func(role string) string { return fmt.Sprintf("r%d-%s", id, role) }
+	name := func(role string) string { return fmt.Sprintf("r%d-%s", id, role) } // roleOf reads it back
 	if n := s.reopenings[id]; n > 0 {
 		// Published again after an extension: new names, as the stopped actors of the
 		// earlier run may not have let go of theirs yet.
@@ -584,7 +584,7 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	pid := func(role string) *actor.PID {
 		return actor.NewPID(ctx.ActorSystem().Address(), ctx.Self().Id+"/"+name(role))
 	}
-	pids := &recordingPIDs{stream: ctx.Self(), checkpointer: s.checkpointer, replay: pid("replay"), tracker: pid("tracker"), publisher: pid("publisher")}
+	pids := &recordingPIDs{stream: ctx.Self(), checkpointer: s.checkpointer, replay: pid(roleReplay), tracker: pid(roleTracker), publisher: pid(rolePublisher)}
 	bound := int(min(s.cfg.MaxInflightRecords, 1<<20))
 	spawn := func(role string, p actor.Producer, mailbox int) {
 		props := actor.PropsFromProducer(p, actor.WithMailbox(actor.Bounded(mailbox)), keepStack)
@@ -596,8 +596,8 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	// failure notice per record in flight. Replay: at most one credit message per outcome.
 	// A recording not stored was seeded when first listed (listed; decideLatest), before
 	// the replay exists, so that the seed is stored no later than its commits.
-	spawn("tracker", newTracker(s.env, s.cfg, id, pids), 2*bound+64)
-	spawn("publisher", newPublisher(s.env, s.cfg, id, pids), 2*bound+64)
+	spawn(roleTracker, newTracker(s.env, s.cfg, id, pids), 2*bound+64)
+	spawn(rolePublisher, newPublisher(s.env, s.cfg, id, pids), 2*bound+64)
 	latestFrom := int64(-1)
 	if s.atLatest(id) {
 		latestFrom = s.startingPosition(rec)
@@ -606,7 +606,7 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	if s.rechecking[id] {
 		upTo = s.finalAt[id]
 	}
-	spawn("replay", newReplay(s.env, s.cfg, rec, pids, latestFrom, upTo), 2*bound+64)
+	spawn(roleReplay, newReplay(s.env, s.cfg, rec, pids, latestFrom, upTo), 2*bound+64)
 	s.running[id] = pids
 	s.env.Logger.Info("publishing recording", "stream", s.cfg.Def.Name, "recording", id, "live", rec.Live, "start_position", rec.StartPosition)
 }
@@ -734,7 +734,7 @@ func (s *streamSupervisor) drain(ctx actor.Context, d *messages.Drain) {
 	for id, pids := range s.running {
 		s.drainWaiting[id] = true
 		ctx.Send(pids.replay, &messages.Drain{})
-		if pids.tracker.Id != pids.replay.Id {
+		if !s.cfg.Transport { // (transport mode's live reader is its own tracker)
 			ctx.Send(pids.tracker, &messages.Drain{})
 		}
 	}
@@ -879,12 +879,34 @@ func failureError(reason any) error {
 	return fmt.Errorf("%v", reason)
 }
 
+// The roles of a stream's actors, the end of their names: the stream's checkpointer and
+// discovery; a recording's replay, commit tracker and publisher, named "r<id>-<role>"
+// ("r<id>.<n>-<role>" when it is published again after an extension, spawnRecording);
+// transport mode's live reader and publisher.
+const (
+	roleCheckpointer = "checkpointer"
+	roleDiscovery    = "discovery"
+	roleReplay       = "replay"
+	roleTracker      = "tracker"
+	rolePublisher    = "publisher"
+	roleLive         = "live"
+)
+
+// roleOf returns the role of the stream's child, read from its name.
+func roleOf(child *actor.PID) string {
+	name := child.Id[strings.LastIndex(child.Id, "/")+1:]
+	return name[strings.LastIndex(name, "-")+1:]
+}
+
 // neverRestarted reports whether the stream's child is one that cannot be restarted in place
 // (see refuseRestart): the checkpointer, a recording's commit tracker and publisher, the
 // transport mode's publisher. Its failure fails the stream with its own class and reason.
 func neverRestarted(child *actor.PID) bool {
-	name := child.Id[strings.LastIndex(child.Id, "/")+1:]
-	return name == "checkpointer" || name == "publisher" || strings.HasSuffix(name, "-publisher") || strings.HasSuffix(name, "-tracker")
+	switch roleOf(child) {
+	case roleCheckpointer, roleTracker, rolePublisher:
+		return true
+	}
+	return false
 }
 
 // refuseRestart fails the stream for good (Poison) when an actor that cannot be restarted in

@@ -958,8 +958,9 @@ func TestAChildNeverRestartedFailsTheStreamWithItsOwnFailure(t *testing.T) {
 // The children the stream never restarts, by name.
 func TestNeverRestarted(t *testing.T) {
 	for id, want := range map[string]bool{
-		"s/checkpointer": true, "s/r7-tracker": true, "s/r7.1-publisher": true, "s/publisher": true,
+		"s/checkpointer": true, "s/r7-tracker": true, "s/r7.1-tracker": true, "s/r7-publisher": true, "s/r7.1-publisher": true, "s/publisher": true,
 		"s/r7-replay": false, "s/live": false, "s/discovery": false, "s/r7.1-replay": false,
+		"stream-a-b/r7-replay": false, "stream-a-b/checkpointer": true, // a stream's name with a hyphen
 	} {
 		if got := neverRestarted(actor.NewPID("nonhost", id)); got != want {
 			t.Errorf("neverRestarted(%s) = %t, want %t", id, got, want)
