@@ -401,7 +401,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 	// named: retention that swept several waiting recordings is seen at once.
 	var gone []int64
 	for id := range s.stored {
-		if !present[id] && !s.storedCompleted[id] && !s.completed[id] && !s.finished[id] {
+		if !present[id] && s.unfinished(id) {
 			gone = append(gone, id)
 		}
 	}
@@ -411,7 +411,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		return
 	}
 	for id := range s.known {
-		if !present[id] && !s.completed[id] && !s.storedCompleted[id] && !s.finished[id] {
+		if !present[id] && s.unfinished(id) {
 			gone = append(gone, id)
 		}
 	}
@@ -686,6 +686,13 @@ func (s *streamSupervisor) completeFinished(ctx actor.Context) {
 	if !s.stopping && s.failed == nil {
 		s.startRunnable(ctx)
 	}
+}
+
+// unfinished reports whether ferry has not yet published recording id to its end: neither
+// completed (in this run, or stored so) nor finished (published to its end, its completion
+// not yet scheduled).
+func (s *streamSupervisor) unfinished(id int64) bool {
+	return !s.completed[id] && !s.storedCompleted[id] && !s.finished[id]
 }
 
 // fail stops the stream and says why; the process and other streams go on. class is what
