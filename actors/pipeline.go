@@ -33,10 +33,12 @@ type Pipeline struct {
 	system   *actor.ActorSystem
 	pids     []*actor.PID
 	failures chan StreamFailure
-	// reported are the streams whose failure went to failures: one each, so that a stream
-	// reporting twice (its supervisor failing while failing) cannot take another's place.
+	// reported are the streams whose failure went to failures, and its class: one each,
+	// so that a stream reporting twice (its supervisor failing while failing) cannot take
+	// another's place — but for a failure for good after a transient one, which replaces
+	// it (room for two each).
 	reportedMu sync.Mutex
-	reported   map[string]bool
+	reported   map[string]supervisor.Class
 }
 
 // NewPipeline checks the streams' settings and builds the actor system; nothing runs until
@@ -49,7 +51,7 @@ func NewPipeline(env *Env, streams []StreamConfig) (*Pipeline, error) {
 		env.Logger = slog.Default()
 	}
 	env.bg = &tasks{}
-	p := &Pipeline{env: env, failures: make(chan StreamFailure, len(streams))}
+	p := &Pipeline{env: env, failures: make(chan StreamFailure, 2*len(streams))}
 	for i := range streams {
 		s := streams[i]
 		if err := s.Validate(); err != nil {
@@ -86,21 +88,22 @@ func (p *Pipeline) Start() error {
 	return nil
 }
 
-// Failures delivers each stream that failed, once.
+// Failures delivers each stream that failed, once, and again if a failure for good
+// followed a transient one: the later failure of a stream replaces the earlier.
 func (p *Pipeline) Failures() <-chan StreamFailure { return p.failures }
 
-// report hands stream's failure to Failures, the first time only; it never blocks (the
-// channel holds one failure per stream).
+// report hands stream's failure to Failures, the first time only, or a failure for good
+// after a transient one; it never blocks (the channel holds two failures per stream).
 func (p *Pipeline) report(stream string, class supervisor.Class, err error) {
 	p.reportedMu.Lock()
 	defer p.reportedMu.Unlock()
-	if p.reported[stream] {
+	if was, ok := p.reported[stream]; ok && (was != supervisor.Transient || class == supervisor.Transient) {
 		return
 	}
 	if p.reported == nil {
-		p.reported = map[string]bool{}
+		p.reported = map[string]supervisor.Class{}
 	}
-	p.reported[stream] = true
+	p.reported[stream] = class
 	select {
 	case p.failures <- StreamFailure{Stream: stream, Class: class, Err: err}:
 	default: // a stream not among p.streams

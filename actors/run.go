@@ -190,7 +190,13 @@ wait:
 		case f := <-p.Failures():
 			failed[f.Stream] = f
 			if len(failed) == len(configured) {
-				runErr = everyStreamFailed(failed)
+				select {
+				case <-conn.Dead: // lost as well: decided after the drain (see below)
+					lost = true
+					onLost()
+				default:
+					runErr = everyStreamFailed(failed)
+				}
 				break wait
 			}
 		}

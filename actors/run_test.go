@@ -208,6 +208,46 @@ func TestAStreamFailedForGoodStaysFailedAcrossAReconnect(t *testing.T) {
 	})
 }
 
+// TestAStreamFailingForGoodAfterATransientFailureStaysFailedAcrossAReconnect: a stream
+// that failed of a transient failure and then, while its actors stopped, for good (here
+// its supervisor fails; lesson 22 found by a stopping tracker is the case that matters)
+// says the later failure, and a reconnect does not start it again.
+func TestAStreamFailingForGoodAfterATransientFailureStaysFailedAcrossAReconnect(t *testing.T) {
+	_, cfg := testEnv(t)
+	cfg.Transport = true
+	cfg.CallTimeout = time.Hour
+	cfg.Restart.MaxRestarts = 1
+	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{}}
+	board := &failingBoard{streamBoard: streamBoard{streams: map[string]*messages.StreamStatus{}},
+		failing: "a", blocked: make(chan struct{}), release: make(chan struct{}), lost: make(chan struct{})}
+	deads := runTwoStreams(t, cfg, subs, board)
+	eventually.NoError(t, waitFor, func() error {
+		if st := board.stream("a"); st == nil || st.State != "failed" || !strings.Contains(st.Reason, "(transient)") {
+			return fmt.Errorf("stream a's status %v; want failed, transient", st)
+		}
+		return nil
+	})
+	close(board.release)
+	board.armed.Store(true) // stream a's next status push fails its supervisor
+	eventually.NoError(t, waitFor, func() error {
+		if st := board.stream("a"); st == nil || !strings.Contains(st.Reason, "the stream's supervisor failed") {
+			return fmt.Errorf("stream a's status %v; want the later failure", st)
+		}
+		return nil
+	})
+	tries := subs.count(1)
+	subs.letWait(1)
+	close(<-deads) // the driver is lost
+	<-deads        // and ferry connected again
+	waitSubscribedAgain(t, subs, 2)
+	eventually.Always(t, 300*time.Millisecond, func() error {
+		if n := subs.count(1); n != tries {
+			return fmt.Errorf("stream a, failed for good after a transient failure, subscribed %d times after the reconnect: started again", n-tries)
+		}
+		return nil
+	})
+}
+
 // TestAStreamFailingSlowlyWithoutProgressFails: an actor whose every attempt fails long
 // after the one before (here: the window is shorter than the back-off, as when each attempt
 // waits out a timeout) never has two failures in one window; failing in a row without
@@ -394,10 +434,11 @@ func (b *failingBoard) SetConnection(c *messages.Connection) {
 	}
 }
 
-// Each stream's failure is delivered once, whatever order the streams report in: a stream
-// reporting twice (its supervisor failing while it fails) does not take the place of
-// another's, which would then be started again after a reconnect, and not counted among
-// the streams that failed.
+// Each stream's failure is delivered once, whatever order the streams report in — a
+// stream reporting twice (its supervisor failing while it fails) does not take the place
+// of another's, which would then be started again after a reconnect, and not counted among
+// the streams that failed — but for a failure for good after a transient one, which is
+// delivered too and replaces it: the stream must not be started again.
 func TestEachStreamsFailureIsDeliveredOnce(t *testing.T) {
 	env, cfg := testEnv(t)
 	env.Aeron, env.CreateProducer = waitingSubscriber{}, noProducer
@@ -410,21 +451,27 @@ func TestEachStreamsFailureIsDeliveredOnce(t *testing.T) {
 	}
 	t.Cleanup(p.Stop)
 	p.report("a", supervisor.Transient, errors.New("first"))
-	p.report("a", supervisor.Bug, errors.New("again, while failing"))
 	p.report("b", supervisor.Poison, errors.New("b's"))
-	for _, want := range []StreamFailure{{"a", supervisor.Transient, errors.New("first")}, {"b", supervisor.Poison, errors.New("b's")}} {
+	p.report("b", supervisor.Transient, errors.New("b's again, while failing"))
+	p.report("a", supervisor.Poison, errors.New("lesson 22, as a's tracker stopped"))
+	p.report("a", supervisor.Bug, errors.New("again, while failing for good"))
+	for _, want := range []StreamFailure{
+		{"a", supervisor.Transient, errors.New("first")},
+		{"b", supervisor.Poison, errors.New("b's")},
+		{"a", supervisor.Poison, errors.New("lesson 22, as a's tracker stopped")},
+	} {
 		select {
 		case f := <-p.Failures():
 			if f.Stream != want.Stream || f.Class != want.Class || f.Err.Error() != want.Err.Error() {
 				t.Fatalf("failure %s (%s): %v; want %s (%s): %v", f.Stream, f.Class, f.Err, want.Stream, want.Class, want.Err)
 			}
 		default:
-			t.Fatalf("stream %s's failure was not delivered", want.Stream)
+			t.Fatalf("stream %s's failure %q was not delivered", want.Stream, want.Err)
 		}
 	}
 	select {
 	case f := <-p.Failures():
-		t.Fatalf("a second failure of stream %s was delivered: %v", f.Stream, f.Err)
+		t.Fatalf("a further failure of stream %s was delivered: %v", f.Stream, f.Err)
 	default:
 	}
 }

@@ -73,7 +73,10 @@ type streamSupervisor struct {
 	// its flush.
 	checkpointerGone bool
 	discovery        *actor.PID
-	failed           error
+	// failed is why the stream failed (nil: it has not), failedClass what kind of failure
+	// that was (see fail).
+	failed      error
+	failedClass supervisor.Class
 	// ending holds the children a failure stopped (by PID id) until they have stopped: a
 	// drain's flush waits for them.
 	ending        map[string]bool
@@ -698,11 +701,24 @@ func (s *streamSupervisor) unfinished(id int64) bool {
 // fail stops the stream and says why; the process and other streams go on. class is what
 // kind of failure stopped it: a Transient one is started again when ferry reconnects to
 // Aeron (see Run); any other stays failed until ferry is restarted.
+//
+// A stream failed of a transient failure may fail again, for good, while its actors stop
+// (a commit tracker finding lesson 22's record stored above a failed one, a checkpointer
+// refused by the store): that failure replaces the first, in the status and for Run,
+// which then does not start the stream again.
 func (s *streamSupervisor) fail(ctx actor.Context, class supervisor.Class, err error) {
 	if s.failed != nil {
+		if s.failedClass == supervisor.Transient && class != supervisor.Transient {
+			s.failed, s.failedClass = err, class
+			s.env.Logger.Error("stream failed again, for good: not started again before ferry is restarted", "stream", s.cfg.Def.Name, "class", class.String(), "error", err)
+			if s.onFailed != nil {
+				s.onFailed(s.cfg.Def.Name, class, err)
+			}
+			s.pushStatus()
+		}
 		return
 	}
-	s.failed = err
+	s.failed, s.failedClass = err, class
 	s.env.Logger.Error("stream failed; its other recordings stop, other streams go on", "stream", s.cfg.Def.Name, "error", err)
 	for _, child := range ctx.Children() {
 		if s.checkpointer == nil || child.Id != s.checkpointer.Id {
@@ -779,6 +795,7 @@ func (s *streamSupervisor) drained(ctx actor.Context) {
 // streamProps builds the StreamSupervisor's props with its supervision strategy.
 func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.ActorSystem, onFailed func(string, supervisor.Class, error)) (*actor.Props, error) {
 	giveUp := func(child *actor.PID, class supervisor.Class, reason any) {
+		class = givenUpAs(child, class)
 		sendToSelf(system, self, &streamFailed{child: child, class: class, err: fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, failureError(reason))})
 	}
 	strategy, err := supervisor.NewStrategy(cfg.Restart, giveUp, env.Logger, supervisor.WithNeverRestarted(neverRestarted))
@@ -914,6 +931,18 @@ func neverRestarted(child *actor.PID) bool {
 		return true
 	}
 	return false
+}
+
+// givenUpAs is the class a failure of child the stream's strategy gave up on fails the
+// stream with: its own, but Bug for a transient failure of a child never restarted. None
+// of them fails transiently by design (their failures are classed): one that does (an
+// error panicked bare) is unforeseen, and what it held is lost; a reconnect must not start
+// the stream again as if a replay had only failed too often.
+func givenUpAs(child *actor.PID, class supervisor.Class) supervisor.Class {
+	if class == supervisor.Transient && neverRestarted(child) {
+		return supervisor.Bug
+	}
+	return class
 }
 
 // refuseRestart fails the stream for good (Poison) when an actor that cannot be restarted in

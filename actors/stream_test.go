@@ -967,3 +967,26 @@ func TestNeverRestarted(t *testing.T) {
 		}
 	}
 }
+
+// A child the stream never restarts failing transiently (an error panicked bare, which none
+// of them does by design) fails the stream as a bug, which a reconnect does not start
+// again; its other failures, and any failure of the others, keep their class.
+func TestGivenUpAs(t *testing.T) {
+	for _, c := range []struct {
+		id          string
+		class, want supervisor.Class
+	}{
+		{"s/r7-publisher", supervisor.Transient, supervisor.Bug},
+		{"s/r7-tracker", supervisor.Transient, supervisor.Bug},
+		{"s/checkpointer", supervisor.Transient, supervisor.Bug},
+		{"s/r7-tracker", supervisor.Poison, supervisor.Poison},
+		{"s/checkpointer", supervisor.Corrupt, supervisor.Corrupt},
+		{"s/r7-replay", supervisor.Transient, supervisor.Transient},
+		{"s/live", supervisor.Transient, supervisor.Transient},
+		{"s/discovery", supervisor.Bug, supervisor.Bug},
+	} {
+		if got := givenUpAs(actor.NewPID("nonhost", c.id), c.class); got != c.want {
+			t.Errorf("givenUpAs(%s, %s) = %s, want %s", c.id, c.class, got, c.want)
+		}
+	}
+}
