@@ -761,9 +761,11 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			skip(b.Records[i:])
 			return
 		}
-		if p.stored.end >= 0 && r.Start >= p.stored.end {
-			// Sent from past the broker's last message (a producer created again after the
-			// checkpoint moved beyond it): nothing up to it is sent again.
+		if p.stored.end >= 0 && p.sentEnd < 0 && r.Start >= p.stored.end {
+			// The producer's first send is from past the broker's last message (a producer
+			// created again after the checkpoint moved beyond it): nothing up to it is sent
+			// again. (A later record starting past it, after a gap, is checked: the
+			// archive's records no longer end there.)
 			p.stored.end = -1
 		}
 		if r.End >= p.stored.end && p.stored.end >= 0 {

@@ -603,3 +603,35 @@ func TestAProducerCreatedAgainChecksWhatItSendsAgain(t *testing.T) {
 		})
 	}
 }
+
+// The records sent again from the checkpoint must reach the broker's last message exactly
+// (a record ending there, the same): a record that passes over it, after a gap the
+// original recording did not have (padding up to a term's end, in a recording rewritten
+// since), stops the stream too.
+func TestARecordPassingOverTheBrokersLastMessageStopsTheStream(t *testing.T) {
+	rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+	env, cfg := testEnv(t)
+	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+	env.LastStored = func(context.Context, string, int64, int) (StoredMessage, bool, error) {
+		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "192"}}, true, nil
+	}
+	system := testSystem(t)
+	_, pids := spawnNeighbours(system)
+	pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+	system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1})
+	b := batch(1, 128, 256)
+	b.Records[0].Start = 64
+	b.Records[1].Start = 200 // [128, 200) padding
+	system.Root.Send(pub, b)
+	select {
+	case err := <-givenUp:
+		if err == nil || !strings.Contains(err.Error(), "recording 7 changed below what the topic stored") {
+			t.Fatalf("the publisher failed with %v; want the rewrite named", err)
+		}
+	case <-time.After(waitFor):
+		t.Fatalf("the publisher went on (sent %v); want it to stop at the record passing over 192", rec.sent())
+	}
+	if s := rec.sent(); slices.Contains(s, "256") {
+		t.Fatalf("sent %v; the record passing over the broker's last message went out", s)
+	}
+}
