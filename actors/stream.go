@@ -220,10 +220,10 @@ func (s *streamSupervisor) start(ctx actor.Context) {
 		return
 	}
 	var err error
-	if s.checkpointer, err = ctx.SpawnNamed(actor.PropsFromProducer(newCheckpointer(s.env, s.cfg), keepStack), roleCheckpointer); err != nil {
+	if s.checkpointer, err = ctx.SpawnNamed(actor.PropsFromProducer(supervisor.KeepStack(newCheckpointer(s.env, s.cfg))), roleCheckpointer); err != nil {
 		panic(supervisor.Fail(supervisor.Bug, err))
 	}
-	if s.discovery, err = ctx.SpawnNamed(actor.PropsFromProducer(newDiscovery(s.env, s.cfg), keepStack), roleDiscovery); err != nil {
+	if s.discovery, err = ctx.SpawnNamed(actor.PropsFromProducer(supervisor.KeepStack(newDiscovery(s.env, s.cfg))), roleDiscovery); err != nil {
 		panic(supervisor.Fail(supervisor.Bug, err))
 	}
 }
@@ -266,7 +266,7 @@ func (s *streamSupervisor) startLive(ctx actor.Context) {
 	pids := &recordingPIDs{stream: ctx.Self(), replay: pid(roleLive), tracker: pid(roleLive), publisher: pid(rolePublisher)}
 	bound := int(min(s.cfg.MaxInflightRecords, 1<<20))
 	for role, p := range map[string]actor.Producer{rolePublisher: newPublisher(s.env, s.cfg, 0, pids), roleLive: newLive(s.env, s.cfg, pids)} {
-		if _, err := ctx.SpawnNamed(actor.PropsFromProducer(p, actor.WithMailbox(actor.Bounded(2*bound+64)), keepStack), role); err != nil {
+		if _, err := ctx.SpawnNamed(actor.PropsFromProducer(supervisor.KeepStack(p), actor.WithMailbox(actor.Bounded(2*bound+64))), role); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("spawn %s: %w", role, err)))
 		}
 	}
@@ -590,7 +590,7 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	pids := &recordingPIDs{stream: ctx.Self(), checkpointer: s.checkpointer, replay: pid(roleReplay), tracker: pid(roleTracker), publisher: pid(rolePublisher)}
 	bound := int(min(s.cfg.MaxInflightRecords, 1<<20))
 	spawn := func(role string, p actor.Producer, mailbox int) {
-		props := actor.PropsFromProducer(p, actor.WithMailbox(actor.Bounded(mailbox)), keepStack)
+		props := actor.PropsFromProducer(supervisor.KeepStack(p), actor.WithMailbox(actor.Bounded(mailbox)))
 		if _, err := ctx.SpawnNamed(props, name(role)); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("spawn %s: %w", name(role), err)))
 		}
@@ -890,10 +890,6 @@ func (g *streamGuardian) HandleFailure(system *actor.ActorSystem, sup actor.Supe
 	sendToSelf(system, child, &streamFailed{child: child, class: supervisor.Bug, err: err})
 	sup.ResumeChildren(child)
 }
-
-// keepStack gives each of the stream's actors' panics its stack, which the stream's
-// strategy logs with a bug (supervisor.KeepStack).
-var keepStack = actor.WithReceiverMiddleware(supervisor.KeepStack)
 
 // failureError is a panic's reason as an error.
 func failureError(reason any) error {

@@ -27,8 +27,9 @@ const (
 	// stopped at once and the stream is given up; the operator must act.
 	Corrupt
 	// Bug means a programming error: a panic with a runtime.Error, a failed assertion or
-	// any non-error value. The child is restarted with backoff like [Transient], but
-	// logged at error level with the reason.
+	// any non-error value. The child is restarted once, with backoff, and logged at error
+	// level with the reason (and the panic's stack, [KeepStack]); a second Bug while the
+	// first still counts stops it.
 	Bug
 )
 

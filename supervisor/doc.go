@@ -14,8 +14,8 @@
 //     Poison, Corrupt, a second Bug, too many restarts (within a window, or in a row
 //     without progress), or any failure of a child named by [WithNeverRestarted], telling
 //     a [GiveUp] callback why;
-//   - [KeepStack], a receiver middleware that keeps a panic's stack with its reason, for
-//     the Strategy to log with a bug.
+//   - [KeepStack], which wraps an actor's producer so that its panics keep their stack with
+//     their reason, for the Strategy to log with a bug.
 //
 // It never:
 //

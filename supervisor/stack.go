@@ -8,21 +8,27 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 )
 
-// KeepStack is a receiver middleware that keeps the stack of a panic in its actor's
-// Receive with the panic's reason, for the [Strategy] to log with a bug: protoactor's
-// mailbox recovers the panic and hands the parent only the reason, and the parent's
-// strategy runs on another goroutine, where the panic's stack is gone. It recovers only to
-// panic again at once, with the reason wrapped (see [StackOf]); what the reason is, and
-// its class ([Classify]), are unchanged.
-func KeepStack(next actor.ReceiverFunc) actor.ReceiverFunc {
-	return func(c actor.ReceiverContext, envelope *actor.MessageEnvelope) {
-		defer func() {
-			if r := recover(); r != nil {
-				panic(withStack(r, debug.Stack()))
-			}
-		}()
-		next(c, envelope)
-	}
+// KeepStack wraps the producer of an actor so that a panic in its Receive keeps its stack
+// with the panic's reason, for the [Strategy] to log with a bug: protoactor's mailbox
+// recovers the panic and hands the parent only the reason, and the parent's strategy runs
+// on another goroutine, where the panic's stack is gone. The wrapper recovers only to
+// panic again at once with the reason wrapped (see [StackOf]); the reason's class
+// ([Classify]) and text are kept, but a reason that is not an error becomes a Bug
+// [*Failure] saying what it was. It costs a deferred call per message, nothing allocated.
+func KeepStack(p actor.Producer) actor.Producer {
+	return func() actor.Actor { return &stackKeeper{p()} }
+}
+
+// stackKeeper is an actor whose panics keep their stack.
+type stackKeeper struct{ actor.Actor }
+
+func (k *stackKeeper) Receive(c actor.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			panic(withStack(r, debug.Stack()))
+		}
+	}()
+	k.Actor.Receive(c)
 }
 
 // stacked is a panic's reason with the stack of the goroutine that panicked with it.

@@ -11,7 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 )
 
-// A child whose Props have KeepStack panics: the strategy is given the reason with the
+// A child whose producer KeepStack wraps panics: the strategy is given the reason with the
 // panic's stack, of the same class as the bare reason, and logs a bug with that stack —
 // not the parent's, where the strategy runs.
 func TestKeepStackGivesTheStrategyThePanicsStack(t *testing.T) {
@@ -45,7 +45,7 @@ func TestKeepStackGivesTheStrategyThePanicsStack(t *testing.T) {
 			children := make(chan *actor.PID, 1)
 			parentPID := system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
 				if _, ok := ctx.Message().(*actor.Started); ok {
-					children <- ctx.Spawn(actor.PropsFromFunc(stackChild, actor.WithReceiverMiddleware(KeepStack)))
+					children <- ctx.Spawn(actor.PropsFromProducer(KeepStack(func() actor.Actor { return actor.ReceiveFunc(stackChild) })))
 				}
 			}, actor.WithSupervisor(strategy)))
 			t.Cleanup(func() { _ = system.Root.StopFuture(parentPID).Wait() })

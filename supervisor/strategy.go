@@ -67,7 +67,7 @@ func WithNeverRestarted(never func(child *actor.PID) bool) Option {
 // ever without a word beyond its warnings.
 //
 // Every decision is logged (error level, but warn for a Transient restart; a Bug with the
-// stack of its panic when the child's Props have [KeepStack]) and published as an
+// stack of its panic when the child's producer is wrapped by [KeepStack]) and published as an
 // *actor.SupervisorEvent on the actor system's EventStream.
 //
 // A pending restart is not cancelled: if the child was stopped meanwhile, the restart goes
