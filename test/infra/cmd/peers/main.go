@@ -4,10 +4,12 @@
 //	peers run [-archive=false] [-pulsar=false] [-- command [args…]]
 //	    Start the peers, run the command with FERRYTEST_* variables naming them, stop the peers
 //	    and exit with the command's status. Without a command, wait for Ctrl-C.
-//	    The command runs in a process group of its own, to which SIGINT, SIGTERM and SIGHUP
-//	    sent to peers are passed on (also Ctrl-C: the terminal no longer sends it there), so
-//	    that `go test` and the test binaries it started all get it. Being in a background
-//	    group of the terminal, the command must not read from it (it would be stopped).
+//	    The command runs in peers' process group, a foreground job like any other. A
+//	    SIGINT, SIGTERM, SIGHUP or SIGQUIT sent to peers is passed on to the command and to
+//	    every process under it, so that `go test` and the test binaries it started all get
+//	    it. What the command leaves running when it exits gets SIGTERM, then SIGKILL after
+//	    10 s, before the peers are stopped. The exit status of a command killed by signal n
+//	    is 128+n.
 //	peers up [-state DIR]
 //	    Start the peers detached and record them in DIR (default .peers): DIR/env holds
 //	    `export` lines for a shell or an IDE.
@@ -25,6 +27,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -86,7 +89,14 @@ func run(args []string) (int, error) {
 		fmt.Println("peers: running; Ctrl-C stops them")
 		<-ctx.Done()
 	} else {
-		code = runCommand(command, peers.Env(), sigs, groupGrace)
+		var own []int // the peers' processes, started here: not the command's
+		if a := peers.Archive; a != nil && a.Pid() != 0 {
+			own = append(own, a.Pid())
+		}
+		if b := peers.Pulsar; b != nil && b.Pid() != 0 {
+			own = append(own, b.Pid())
+		}
+		code = runCommand(command, peers.Env(), own, sigs, leftoverGrace)
 	}
 	if err := peers.Close(code != 0); err != nil {
 		return code, fmt.Errorf("stopping peers: %w", err)
@@ -95,107 +105,241 @@ func run(args []string) (int, error) {
 	return code, nil
 }
 
-// forwarded are the signals peers passes on to the command's process group.
-var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+// forwarded are the signals peers passes on to the command and to every process under it.
+//
+// SIGINT and SIGQUIT too, although a Ctrl-C or Ctrl-\ in the terminal (like a kill of the
+// whole process group: the demo test's, GNU timeout's) reaches every process of the
+// foreground group already, the command's included: those get it twice, which is harmless
+// (ferry takes a second signal within a second of the first for the same request; go test
+// waits for its test binaries, which end on the first SIGINT and dump their goroutines on
+// the first SIGQUIT). Without it, one sent to peers alone (kill, an IDE's stop button, a
+// supervising program) would reach no one: peers catches it rather than stop the peers under
+// a running command, and would wait on. It also reaches the processes in groups of their
+// own that no terminal signal reaches, such as the peers a test binary started.
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
-// groupGrace is how long what is left of the command's process group after the command
-// exited may take to end before it is killed.
-const groupGrace = 10 * time.Second
+// leftoverGrace is how long the processes the command left running when it exited may take
+// to end on SIGTERM before they are killed.
+const leftoverGrace = 10 * time.Second
 
-// runCommand runs command with env added, in a process group of its own, and returns its
-// exit status. Each signal received on sigs is sent to the whole group, not only to the
-// command: `go test` does not pass SIGTERM on to the test binaries it started, which would
-// live on, each with peers of its own. The command decides how to end. Once it has exited,
-// what is left of its group gets SIGTERM and, after grace, SIGKILL, so that nothing it
-// started outlives the peers it uses.
-func runCommand(command, env []string, sigs <-chan os.Signal, grace time.Duration) int {
+// runCommand runs command with env added and returns its exit status: the command's own, or
+// 128+n if signal n killed it (as a shell reports it), 127 if it could not start.
+//
+// The command stays in peers' process group, so that it is what the terminal and whoever
+// signals the group take it for: a foreground job (Ctrl-C, Ctrl-Z and `stty tostop` treat
+// it as such, and a SIGKILL to the group, which peers cannot pass on, reaches it).
+//
+// Each signal received on sigs is sent to the command and to every process under it, found
+// afresh each time: `go test` does not pass SIGTERM on to the test binaries it started (nor
+// does make to more than its own child), which would live on, each with peers of its own.
+// The command decides how to end.
+//
+// peers becomes a child subreaper (Linux 3.4), so that what the command's processes leave
+// behind when they exit is re-parented to peers rather than to init: it still counts as
+// under the command, a signal still reaches it, and peers reaps it once it exits. Once the
+// command has exited, what is left gets SIGTERM and, after grace, SIGKILL, so that nothing
+// it started outlives the peers it uses. The pids in own are peers' own children (the peers
+// it started): they are neither signalled nor reaped here. peers must start no other
+// process while runCommand runs: one not in own would be taken for the command's, and
+// reaped under its os/exec's feet. So would an orphan the peers' processes left behind
+// (they leave none while they run).
+func runCommand(command, env []string, own []int, sigs <-chan os.Signal, grace time.Duration) int {
+	subreaper := becomeSubreaper()
+	if subreaper != nil {
+		fmt.Fprintf(os.Stderr, "peers: cannot become a child subreaper (%v): what the command leaves running when it exits is not stopped\n", subreaper)
+	}
+	// Before the command starts: none of its exits may go unseen.
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	defer signal.Stop(chld)
+
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "peers:", err)
 		return 127
 	}
-	group := cmd.Process.Pid // Setpgid: the command leads a group of its own pid
+	t := tree{self: os.Getpid(), command: cmd.Process.Pid, own: own}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var err error
-	for waiting := true; waiting; {
+	for {
 		select {
-		case err = <-done:
-			waiting = false
+		case err := <-done:
+			if subreaper == nil {
+				endLeftovers(t, grace)
+			}
+			return exitCode(err)
 		case sig := <-sigs:
-			_ = syscall.Kill(-group, sig.(syscall.Signal))
+			procs := readProcs()
+			t.reap(procs)
+			for _, pid := range t.under(procs, true) {
+				_ = syscall.Kill(pid, sig.(syscall.Signal))
+			}
+		case <-chld:
+			t.reap(readProcs())
 		}
 	}
-	endGroup(group, grace)
-	return exitCode(err)
 }
 
-// endGroup sends SIGTERM to what is left of a process group, waits up to grace for it to
-// be gone, then kills it and waits (up to 10 s) until it is.
-func endGroup(group int, grace time.Duration) {
-	if !groupAlive(group) {
-		return
+// PR_SET_CHILD_SUBREAPER, from linux/prctl.h.
+const prSetChildSubreaper = 36
+
+// becomeSubreaper makes this process a child subreaper: the orphans among its descendants
+// are re-parented to it, not to init.
+func becomeSubreaper() error {
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		return errno
 	}
-	fmt.Fprintf(os.Stderr, "peers: processes the command started are still running (process group %d); stopping them\n", group)
-	_ = syscall.Kill(-group, syscall.SIGTERM)
-	if waitGroupGone(group, grace) {
-		return
+	return nil
+}
+
+// tree finds the command's processes in /proc: the command and the processes under it, and
+// the orphans among them, re-parented to peers (self), with what is under those. Its
+// methods take a snapshot of /proc ([readProcs]), and a process may start or end just after.
+type tree struct {
+	self, command int
+	own           []int // peers' own children: not the command's
+}
+
+// adopted returns peers' children that are neither the command nor peers' own: orphans
+// re-parented to peers, a subreaper.
+func (t tree) adopted(procs map[int]proc) []int {
+	var pids []int
+	for pid, p := range procs {
+		if p.ppid == t.self && pid != t.command && !slices.Contains(t.own, pid) {
+			pids = append(pids, pid)
+		}
 	}
-	fmt.Fprintf(os.Stderr, "peers: process group %d still running %s after SIGTERM; killing it\n", group, grace)
-	_ = syscall.Kill(-group, syscall.SIGKILL)
-	if !waitGroupGone(group, 10*time.Second) {
-		fmt.Fprintf(os.Stderr, "peers: process group %d still running 10s after SIGKILL\n", group)
+	return pids
+}
+
+// under returns the command (if withCommand) and the adopted orphans, with every process
+// under them, except zombies: they have exited.
+func (t tree) under(procs map[int]proc, withCommand bool) []int {
+	roots := t.adopted(procs)
+	if withCommand {
+		roots = append(roots, t.command)
+	}
+	children := make(map[int][]int)
+	for pid, p := range procs {
+		children[p.ppid] = append(children[p.ppid], pid)
+	}
+	var pids []int
+	for len(roots) > 0 {
+		pid := roots[0]
+		roots = append(roots[1:], children[pid]...)
+		if p, ok := procs[pid]; ok && !p.zombie {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// reap collects the exit status of the adopted orphans that have exited. Never of the
+// command's or of peers' own: their os/exec waits for those. Each adopted orphan is asked,
+// not only those /proc shows as zombies: the kernel signals SIGCHLD an instant before /proc
+// shows the exit.
+func (t tree) reap(procs map[int]proc) {
+	for _, pid := range t.adopted(procs) {
+		var status syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &status, syscall.WNOHANG, nil) // 0 if it has not exited
 	}
 }
 
-// waitGroupGone reports whether group is gone within timeout.
-func waitGroupGone(group int, timeout time.Duration) bool {
+// endLeftovers stops what is left of the command's processes once it has exited: SIGTERM,
+// up to grace for them to end, then SIGKILL, and up to 10 s more. Those that end are reaped.
+func endLeftovers(t tree, grace time.Duration) {
+	left := t.leftovers()
+	if len(left) == 0 {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "peers: processes the command started are still running (pids %v); stopping them\n", left)
+	for _, pid := range left {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	if t.waitGone(grace, 0) {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "peers: processes the command started still run %s after SIGTERM (pids %v); killing them\n", grace, t.leftovers())
+	if !t.waitGone(10*time.Second, syscall.SIGKILL) {
+		fmt.Fprintf(os.Stderr, "peers: processes the command started still run 10s after SIGKILL (pids %v)\n", t.leftovers())
+	}
+}
+
+// leftovers reaps the adopted orphans that have exited and returns the live ones, with
+// what is under them.
+func (t tree) leftovers() []int {
+	procs := readProcs()
+	t.reap(procs)
+	return t.under(procs, false)
+}
+
+// waitGone reports whether the leftovers are gone within timeout, sending each one sig
+// (unless 0) each time it looks: one may have started another meanwhile.
+func (t tree) waitGone(timeout time.Duration, sig syscall.Signal) bool {
 	for deadline := time.Now().Add(timeout); ; time.Sleep(50 * time.Millisecond) {
-		if !groupAlive(group) {
+		left := t.leftovers()
+		if len(left) == 0 {
 			return true
 		}
 		if time.Now().After(deadline) {
 			return false
 		}
+		for _, pid := range left {
+			if sig != 0 {
+				_ = syscall.Kill(pid, sig)
+			}
+		}
 	}
 }
 
-// groupAlive reports whether any process of group is left running. Zombies do not count:
-// one whose parent died waits for init to reap it, which in a container may never happen.
-func groupAlive(group int) bool {
-	if errors.Is(syscall.Kill(-group, 0), syscall.ESRCH) {
-		return false
-	}
+// proc is what peers reads of a process in /proc/PID/stat.
+type proc struct {
+	ppid   int
+	zombie bool // exited, its exit status not yet collected by its parent
+}
+
+// readProcs returns the processes /proc shows, by pid.
+func readProcs() map[int]proc {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	procs := make(map[int]proc, len(stats))
 	for _, path := range stats {
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+		if err != nil {
+			continue
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			continue // gone meanwhile
 		}
-		// After the parenthesised command name: state, parent pid, process group.
+		// After the parenthesised command name (which may hold anything): state, parent pid.
 		i := strings.LastIndexByte(string(b), ')')
 		if i < 0 {
 			continue
 		}
 		f := strings.Fields(string(b[i+1:]))
-		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(group) {
-			return true
+		if len(f) < 2 {
+			continue
 		}
+		ppid, err := strconv.Atoi(f[1])
+		if err != nil {
+			continue
+		}
+		procs[pid] = proc{ppid: ppid, zombie: f[0] == "Z"}
 	}
-	return false
+	return procs
 }
 
+// exitCode is a command's exit status as a shell reports it: 128+n for signal n.
 func exitCode(err error) int {
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &exit):
-		if exit.ExitCode() < 0 {
-			return 1 // killed by a signal
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
 		}
 		return exit.ExitCode()
 	default:
