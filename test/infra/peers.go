@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -122,11 +123,16 @@ const (
 
 // NewRunDir makes a fresh directory for one run's peers under the system temp dir. It first
 // removes the run directories older than two days that no process uses (see
-// [pruneRunDirs]), and says so on stderr.
+// [pruneRunDirs]), and says so on stderr, as it says why it removed none if it could not
+// tell.
 func NewRunDir() (string, error) {
 	parent := os.TempDir()
-	for _, dir := range pruneRunDirs(parent, time.Now().Add(-runDirMaxAge)) {
+	removed, err := pruneRunDirs(parent, time.Now().Add(-runDirMaxAge))
+	for _, dir := range removed {
 		fmt.Fprintf(os.Stderr, "infra: removed %s, a run directory last changed more than %s ago\n", dir, runDirMaxAge)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "infra: %v\n", err)
 	}
 	dir, err := os.MkdirTemp(parent, runDirPrefix+time.Now().UTC().Format("20060102T150405")+"-")
 	if err != nil {
@@ -137,14 +143,17 @@ func NewRunDir() (string, error) {
 
 // pruneRunDirs removes the run directories in parent that this user owns, that were last
 // changed (the directory's own mtime) before cutoff, and that no process uses: none has its
-// working directory, an open file or an argument in one. It returns the ones it removed.
-// Best effort, and on the safe side: a directory it cannot tell about is left alone.
-func pruneRunDirs(parent string, cutoff time.Time) []string {
+// working directory, an open file, a file mapped into its memory or an argument in one. It
+// returns the ones it removed. Best effort, and on the safe side: a directory it cannot
+// tell about is left alone, and if it cannot tell what a process of this user uses, it
+// removes none and says why in err.
+func pruneRunDirs(parent string, cutoff time.Time) (removed []string, err error) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	var old []string
+	type runDir struct{ path, real string }
+	var old []runDir
 	for _, e := range entries {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), runDirPrefix) {
 			continue // a symbolic link is not a directory here
@@ -156,48 +165,132 @@ func pruneRunDirs(parent string, cutoff time.Time) []string {
 		if st, ok := info.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
 			continue
 		}
-		old = append(old, filepath.Join(parent, e.Name()))
+		// The kernel names what a process uses by its real path: parent (TMPDIR) may be
+		// a symbolic link.
+		path := filepath.Join(parent, e.Name())
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			continue
+		}
+		old = append(old, runDir{path, real})
 	}
 	if len(old) == 0 {
-		return nil
+		return nil, nil
 	}
-	used, ok := pathsInUse()
-	if !ok {
-		return nil
+	used, err := pathsInUse()
+	if err != nil {
+		return nil, fmt.Errorf("%d run directories in %s last changed over %s ago, none removed: %w", len(old), parent, runDirMaxAge, err)
 	}
-	var removed []string
 	for _, dir := range old {
-		if !slices.ContainsFunc(used, func(p string) bool { return strings.Contains(p+"/", dir+"/") }) &&
-			os.RemoveAll(dir) == nil {
-			removed = append(removed, dir)
-		}
-	}
-	return removed
-}
-
-// pathsInUse returns what the processes this user can see refer to: their working
-// directories, the files they hold open and their arguments. ok is false if /proc cannot
-// be read.
-func pathsInUse() (paths []string, ok bool) {
-	procs, err := filepath.Glob("/proc/[0-9]*")
-	if err != nil || len(procs) == 0 {
-		return nil, false
-	}
-	for _, proc := range procs {
-		if cwd, err := os.Readlink(proc + "/cwd"); err == nil {
-			paths = append(paths, cwd)
-		}
-		if cmdline, err := os.ReadFile(proc + "/cmdline"); err == nil {
-			paths = append(paths, strings.Split(string(cmdline), "\x00")...)
-		}
-		fds, _ := os.ReadDir(proc + "/fd")
-		for _, fd := range fds {
-			if target, err := os.Readlink(proc + "/fd/" + fd.Name()); err == nil {
-				paths = append(paths, target)
+		inUse := false
+		for p := range used {
+			// An argument names a directory as it was given, perhaps through the link.
+			if strings.Contains(p+"/", dir.real+"/") || strings.Contains(p+"/", dir.path+"/") {
+				inUse = true
+				break
 			}
 		}
+		if !inUse && os.RemoveAll(dir.path) == nil {
+			removed = append(removed, dir.path)
+		}
 	}
-	return paths, true
+	return removed, nil
+}
+
+// procRoot is where pathsInUse reads the processes: /proc, but for tests.
+var procRoot = "/proc"
+
+// pathsInUse returns what the processes in procRoot refer to: their working directories,
+// the files they hold open or have mapped into memory, and their arguments. Of another
+// user's processes it gets what it may read (their arguments); of this user's it must get
+// all, or it fails: one it may not read (made undumpable, as ssh-agent is, or running a
+// set-user-ID program) may use anything of this user's. A process that exits meanwhile is
+// skipped. It fails too if procRoot shows no process.
+func pathsInUse() (map[string]bool, error) {
+	procs, err := filepath.Glob(filepath.Join(procRoot, "[0-9]*"))
+	if err != nil || len(procs) == 0 {
+		return nil, fmt.Errorf("no process to be seen in %s", procRoot)
+	}
+	uid := strconv.Itoa(os.Getuid())
+	paths := make(map[string]bool)
+	for _, proc := range procs {
+		mine, err := ranBy(proc, uid)
+		if gone(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		err = procPaths(proc, paths)
+		if err != nil && !gone(err) && mine {
+			comm, _ := os.ReadFile(filepath.Join(proc, "comm"))
+			return nil, fmt.Errorf("cannot tell what process %s (%s) of this user uses: %w",
+				filepath.Base(proc), strings.TrimSpace(string(comm)), err)
+		}
+	}
+	return paths, nil
+}
+
+// procPaths adds what proc (a directory of procRoot) refers to to paths. It returns the
+// first error of a read, after it has read all it could.
+func procPaths(proc string, paths map[string]bool) error {
+	var errs []error
+	if cmdline, err := os.ReadFile(filepath.Join(proc, "cmdline")); err == nil {
+		for _, arg := range strings.Split(string(cmdline), "\x00") {
+			paths[arg] = true
+		}
+	}
+	if cwd, err := os.Readlink(filepath.Join(proc, "cwd")); err == nil {
+		paths[cwd] = true
+	} else {
+		errs = append(errs, err)
+	}
+	fds, err := os.ReadDir(filepath.Join(proc, "fd"))
+	errs = append(errs, err)
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join(proc, "fd", fd.Name()))
+		if err == nil {
+			paths[target] = true
+		} else if !gone(err) { // closed meanwhile
+			errs = append(errs, err)
+		}
+	}
+	// "address perms offset dev inode path": the path, if the mapping has one, is what
+	// starts at the line's first '/'. A JVM maps a few thousand; most share a few files.
+	maps, err := os.ReadFile(filepath.Join(proc, "maps"))
+	errs = append(errs, err)
+	for line := range strings.Lines(string(maps)) {
+		if i := strings.IndexByte(line, '/'); i >= 0 {
+			paths[strings.TrimSuffix(line[i:], "\n")] = true
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ranBy reports whether proc (a directory of procRoot) is a process of uid's: one of its
+// real, effective, saved and file-system user ids is.
+func ranBy(proc, uid string) (bool, error) {
+	status, err := os.ReadFile(filepath.Join(proc, "status"))
+	if err != nil {
+		return false, err
+	}
+	for line := range strings.Lines(string(status)) {
+		if ids, ok := strings.CutPrefix(line, "Uid:"); ok {
+			return slices.Contains(strings.Fields(ids), uid), nil
+		}
+	}
+	return false, fmt.Errorf("%s/status has no Uid line", proc)
+}
+
+// gone reports whether err says a process has exited (or never was), which /proc reports
+// as a missing file; a zombie's working directory is missing too.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 }
 
 // Env returns the environment variables that let another process reuse these peers.
