@@ -43,14 +43,21 @@ func TestKeepStackGivesTheStrategyThePanicsStack(t *testing.T) {
 			system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(slog.DiscardHandler) }))
 			t.Cleanup(system.Shutdown)
 			children := make(chan *actor.PID, 1)
+			terminated := make(chan struct{})
 			parentPID := system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
-				if _, ok := ctx.Message().(*actor.Started); ok {
+				switch ctx.Message().(type) {
+				case *actor.Started:
 					children <- ctx.Spawn(actor.PropsFromProducer(KeepStack(func() actor.Actor { return actor.ReceiveFunc(stackChild) })))
+				case *actor.Terminated:
+					close(terminated)
 				}
 			}, actor.WithSupervisor(strategy)))
 			t.Cleanup(func() { _ = system.Root.StopFuture(parentPID).Wait() })
 			system.Root.Send(receive(t, children, "the child"), &failWith{reason: c.reason})
 			reason := receive(t, gaveUp, "the strategy to give up")
+			// Stopped before the parent is: its stop would reach the dead child through dead
+			// letters, whose throttle leaves a goroutine behind (TestMain's goleak).
+			receive(t, terminated, "the child to stop")
 			if err, ok := reason.(error); !ok || err.Error() != c.text {
 				t.Fatalf("given up with %v; want %q", reason, c.text)
 			}
