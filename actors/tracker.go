@@ -21,8 +21,12 @@ import (
 // (one per burst of acknowledgements) and the recording's end to the checkpointer, and asks
 // the replay for a re-delivery when a publish failed (lesson 4).
 //
-// Its mailbox holds at most the replay's batches and one outcome per record in flight, both
-// bounded by the replay's credits, and one of each of its own self-messages.
+// Its mailbox holds at most the replay's batches and one outcome per record in flight, each
+// bounded by the replay's credits, and one of each of its own self-messages. A replay
+// restarted for a re-delivery starts with its credits anew while the failed epoch's
+// outcomes may still be due; the publisher sends nothing of the new epoch before they are
+// all in, so the two together stay within twice the credits (its mailbox's bound,
+// spawnRecording).
 type tracker struct {
 	env         *Env
 	cfg         *StreamConfig
