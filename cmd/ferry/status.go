@@ -212,14 +212,18 @@ func orDash(s string) string {
 }
 
 // recorded is how far the archive has recorded, as far as ferry knows: discovery's last look
-// (recorded_position, up to a listing old), or further if the replay has read further, which
-// it can only have read once recorded. Without it a live row could show COMMITTED ahead of
-// RECORDED.
+// (recorded_position, up to a listing old), or further if the replay has read further or
+// Pulsar acknowledged further, which can only be once recorded (the replay's and the
+// tracker's reports come at their own times). Without it a live row could show COMMITTED
+// ahead of RECORDED.
 func recorded(r *messages.RecordingStatus) *int64 {
-	if r.ReplayPosition != nil && (r.RecordedPosition == nil || *r.ReplayPosition > *r.RecordedPosition) {
-		return r.ReplayPosition
+	known := r.RecordedPosition
+	for _, p := range []*int64{r.ReplayPosition, r.CommittedPosition} {
+		if p != nil && (known == nil || *p > *known) {
+			known = p
+		}
 	}
-	return r.RecordedPosition
+	return known
 }
 
 func opt(v *int64) string {
