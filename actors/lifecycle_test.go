@@ -1328,3 +1328,60 @@ func TestACommitTrackerFailingWithABugReportsWhatWasCommitted(t *testing.T) {
 		})
 	}
 }
+
+// A commit tracker stopped while a failed send has sends above it without an outcome tells
+// the stream that lesson 22 was not ruled out (the outcomes that come after are lost with
+// it); stopped with every outcome in, it says nothing.
+func TestACommitTrackerStoppedWithLesson22UndecidedSaysSo(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		answered  bool // the sends above the failure answered before the stop
+		undecided bool
+	}{
+		{"outcomes still due", false, true},
+		{"every outcome in", true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, cfg := testEnv(t)
+			system := testSystem(t)
+			nb, pids := spawnNeighbours(system)
+			tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids)))
+			system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+			system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{{Start: 0, End: 64}, {Start: 64, End: 128}, {Start: 128, End: 192}}})
+			sent := next[*messages.RecordBatch](t, nb.publisher)
+			system.Root.Send(tracker, &messages.PublishFailed{RecordingId: 7, Epoch: sent.Epoch, End: 64, Error: "timed out"})
+			next[*messages.RedeliveryRequired](t, nb.replay)
+			if c.answered {
+				for _, end := range []int64{128, 192} {
+					system.Root.Send(tracker, &messages.PublishFailed{RecordingId: 7, Epoch: sent.Epoch, End: end, Error: "timed out"})
+				}
+			}
+			// Answered once what was sent before it is handled: a stop, a system message,
+			// would come first.
+			system.Root.Send(tracker, &messages.Drain{Now: true})
+			next[*messages.RecordingDrained](t, nb.stream)
+			if err := system.Root.StopFuture(tracker).Wait(); err != nil {
+				t.Fatal(err)
+			}
+			var got *messages.HazardUndecided
+			eventually.Always(t, 200*time.Millisecond, func() error {
+				for {
+					select {
+					case m := <-nb.stream:
+						if h, ok := m.(*messages.HazardUndecided); ok {
+							got = h
+						}
+					default:
+						return nil
+					}
+				}
+			})
+			switch {
+			case c.undecided && (got == nil || got.FailedEnd != 64 || got.Unanswered != 2):
+				t.Fatalf("the stream was told %v; want the record ending at 64 failed with 2 sends above it due", got)
+			case !c.undecided && got != nil:
+				t.Fatalf("the stream was told %v with every outcome in", got)
+			}
+		})
+	}
+}

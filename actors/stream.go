@@ -138,6 +138,8 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 		}
 	case *messages.FailureObserved:
 		s.status.failure(msg.Failure)
+	case *messages.HazardUndecided:
+		s.hazardUndecided(ctx, msg)
 	case *messages.StoreWritten:
 		s.status.written(msg, s.env.elapsedMs())
 	case *messages.ProducerChanged:
@@ -737,6 +739,20 @@ func (s *streamSupervisor) fail(ctx actor.Context, class supervisor.Class, err e
 	}
 }
 
+// hazardUndecided takes a commit tracker's word, as it stopped, that lesson 22 was not ruled
+// out for its recording. A stream that failed (its trackers stopped by the failure) then
+// fails for good: a transient failure is no longer started again at a reconnect (fail),
+// which would take the failed record's re-send, answered as a duplicate, for published.
+// (A stream draining goes on: the next start resumes from the checkpoint, as after any
+// stop; see the lesson-21 resume check.)
+func (s *streamSupervisor) hazardUndecided(ctx actor.Context, h *messages.HazardUndecided) {
+	if s.failed == nil {
+		return
+	}
+	s.fail(ctx, supervisor.Poison, fmt.Errorf("recording %d: the send of the record ending at %d failed while %d sends above it had no outcome yet, and the stream stopped without them: if Pulsar stored one of them, that record's re-send from the checkpoint is answered as a duplicate and lost (lesson 22). Not started again before ferry is restarted: check first that the topic holds the record ending at %d (its message with ferry.position %d)",
+		h.RecordingId, h.FailedEnd, h.Unanswered, h.FailedEnd, h.FailedEnd))
+}
+
 // drainDeadline is the stream's self-message at its drain deadline.
 type drainDeadline struct{}
 
@@ -796,7 +812,14 @@ func (s *streamSupervisor) drained(ctx actor.Context) {
 func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.ActorSystem, onFailed func(string, supervisor.Class, error)) (*actor.Props, error) {
 	giveUp := func(child *actor.PID, class supervisor.Class, reason any) {
 		class = givenUpAs(child, class)
-		sendToSelf(system, self, &streamFailed{child: child, class: class, err: fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, failureError(reason))})
+		err := fmt.Errorf("%s failed (%s) and is not restarted: %w", child.Id, class, failureError(reason))
+		if class != supervisor.Transient && onFailed != nil {
+			// Reported from here too (on the stream's goroutine, at once): the notice
+			// below may land after the stream stopped (a pipeline stopping), and Run must
+			// still know the stream is failed for good.
+			onFailed(cfg.Def.Name, class, err)
+		}
+		sendToSelf(system, self, &streamFailed{child: child, class: class, err: err})
 	}
 	strategy, err := supervisor.NewStrategy(cfg.Restart, giveUp, env.Logger, supervisor.WithNeverRestarted(neverRestarted))
 	if err != nil {

@@ -990,3 +990,26 @@ func TestGivenUpAs(t *testing.T) {
 		}
 	}
 }
+
+// A stream that failed of a transient failure, told by a commit tracker stopping that lesson
+// 22 was not ruled out for its recording, fails for good (a reconnect does not start it
+// again); one running, or failed for good already, is not changed by it.
+func TestAStreamFailedTransientlyWithLesson22UndecidedFailsForGood(t *testing.T) {
+	env, cfg := testEnv(t)
+	s, _, _, run := bareStream(t, env, cfg)
+	var classes []supervisor.Class
+	s.onFailed = func(_ string, class supervisor.Class, _ error) { classes = append(classes, class) }
+	undecided := &messages.HazardUndecided{RecordingId: 7, FailedEnd: 128, Unanswered: 2}
+	run(func(ctx actor.Context) {
+		s.hazardUndecided(ctx, undecided) // running: nothing
+		s.fail(ctx, supervisor.Transient, errors.New("replay given up"))
+		s.hazardUndecided(ctx, undecided)
+		s.hazardUndecided(ctx, undecided) // failed for good already: nothing more
+	})
+	if !slices.Equal(classes, []supervisor.Class{supervisor.Transient, supervisor.Poison}) {
+		t.Fatalf("the stream failed as %v; want transient, then poison", classes)
+	}
+	if !strings.Contains(s.failed.Error(), "the record ending at 128 failed while 2 sends above it had no outcome") {
+		t.Fatalf("the stream's failure %q; want lesson 22's undecided record named", s.failed)
+	}
+}

@@ -143,6 +143,14 @@ func (t *tracker) Receive(ctx actor.Context) {
 		// does not: neverRestarted; a new incarnation would refuse to run, Started).
 		t.reportCommits(ctx)
 		t.pushStatus(ctx, true)
+		if t.core != nil {
+			// Outcomes arriving after the stop are lost with this tracker: lesson 22 may
+			// never be seen. A stream that failed must not be started again as if it had
+			// been ruled out.
+			if failedEnd, unanswered, undecided := t.core.Undecided(); undecided {
+				ctx.Send(t.pids.stream, &messages.HazardUndecided{RecordingId: t.rec, FailedEnd: failedEnd, Unanswered: int64(unanswered)})
+			}
+		}
 	case *messages.Drain:
 		t.draining = true
 		t.reportCommits(ctx)

@@ -1721,6 +1721,73 @@ func (x *Drained) GetUnacknowledged() int64 {
 	return 0
 }
 
+// HazardUndecided tells the stream supervisor that a commit tracker stopped while lesson 22
+// could not be ruled out for its recording: a send failed while sends above it still
+// awaited their outcome, one of which Pulsar may have stored. The failed record's re-send
+// from the checkpoint would then be answered as a duplicate; a stream that failed is not
+// started again at a reconnect.
+type HazardUndecided struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	// The end of the lowest record whose send failed.
+	FailedEnd int64 `protobuf:"varint,2,opt,name=failed_end,json=failedEnd,proto3" json:"failed_end,omitempty"`
+	// Sends above it without an outcome.
+	Unanswered    int64 `protobuf:"varint,3,opt,name=unanswered,proto3" json:"unanswered,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HazardUndecided) Reset() {
+	*x = HazardUndecided{}
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HazardUndecided) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HazardUndecided) ProtoMessage() {}
+
+func (x *HazardUndecided) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HazardUndecided.ProtoReflect.Descriptor instead.
+func (*HazardUndecided) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *HazardUndecided) GetRecordingId() int64 {
+	if x != nil {
+		return x.RecordingId
+	}
+	return 0
+}
+
+func (x *HazardUndecided) GetFailedEnd() int64 {
+	if x != nil {
+		return x.FailedEnd
+	}
+	return 0
+}
+
+func (x *HazardUndecided) GetUnanswered() int64 {
+	if x != nil {
+		return x.Unanswered
+	}
+	return 0
+}
+
 var File_ferry_v1_pipeline_proto protoreflect.FileDescriptor
 
 const file_ferry_v1_pipeline_proto_rawDesc = "" +
@@ -1868,7 +1935,14 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\x12CheckpointsFlushed\"I\n" +
 	"\aDrained\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\x12&\n" +
-	"\x0eunacknowledged\x18\x02 \x01(\x03R\x0eunacknowledgedB(Z&github.com/ferry-bridge/ferry/messagesb\x06proto3"
+	"\x0eunacknowledged\x18\x02 \x01(\x03R\x0eunacknowledged\"s\n" +
+	"\x0fHazardUndecided\x12!\n" +
+	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1d\n" +
+	"\n" +
+	"failed_end\x18\x02 \x01(\x03R\tfailedEnd\x12\x1e\n" +
+	"\n" +
+	"unanswered\x18\x03 \x01(\x03R\n" +
+	"unansweredB(Z&github.com/ferry-bridge/ferry/messagesb\x06proto3"
 
 var (
 	file_ferry_v1_pipeline_proto_rawDescOnce sync.Once
@@ -1882,7 +1956,7 @@ func file_ferry_v1_pipeline_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_pipeline_proto_rawDescData
 }
 
-var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_ferry_v1_pipeline_proto_goTypes = []any{
 	(*Record)(nil),              // 0: ferry.v1.Record
 	(*RecordBatch)(nil),         // 1: ferry.v1.RecordBatch
@@ -1910,12 +1984,13 @@ var file_ferry_v1_pipeline_proto_goTypes = []any{
 	(*RecordingDrained)(nil),    // 23: ferry.v1.RecordingDrained
 	(*CheckpointsFlushed)(nil),  // 24: ferry.v1.CheckpointsFlushed
 	(*Drained)(nil),             // 25: ferry.v1.Drained
-	(*RecordMark)(nil),          // 26: ferry.v1.RecordMark
+	(*HazardUndecided)(nil),     // 26: ferry.v1.HazardUndecided
+	(*RecordMark)(nil),          // 27: ferry.v1.RecordMark
 }
 var file_ferry_v1_pipeline_proto_depIdxs = []int32{
 	0,  // 0: ferry.v1.RecordBatch.records:type_name -> ferry.v1.Record
-	26, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
-	26, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
+	27, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
+	27, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
 	19, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
 	4,  // [4:4] is the sub-list for method output_type
 	4,  // [4:4] is the sub-list for method input_type
@@ -1936,7 +2011,7 @@ func file_ferry_v1_pipeline_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_pipeline_proto_rawDesc), len(file_ferry_v1_pipeline_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

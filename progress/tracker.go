@@ -3,6 +3,7 @@ package progress
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -448,6 +449,31 @@ func (t *CommitTracker) epochSends(epoch Epoch) *epochSends {
 func (t *CommitTracker) Hazard(epoch Epoch) (failedEnd, storedEnd int64, ok bool) {
 	if e := t.sends[epoch]; e != nil && e.hazard() {
 		return e.lowestFailed, e.topStored, true
+	}
+	return 0, 0, false
+}
+
+// Undecided reports whether lesson 22 cannot be ruled out yet: in some epoch a send failed
+// while sends of that epoch above it still await their outcome, one of which Pulsar may
+// store (the hazard). It returns the lowest such failed end and how many outcomes are due
+// (of an earlier epoch, all it still awaits: which records they are is not kept). A caller
+// that stops without those outcomes cannot tell whether the failed record's re-send will be
+// answered as a duplicate of a later one.
+func (t *CommitTracker) Undecided() (failedEnd int64, unanswered int, undecided bool) {
+	if t.failed {
+		for _, r := range t.pending {
+			if r.state == inFlight && r.end > t.failedEnd {
+				unanswered++
+			}
+		}
+		if unanswered > 0 {
+			return t.failedEnd, unanswered, true
+		}
+	}
+	for _, epoch := range slices.Sorted(maps.Keys(t.sends)) {
+		if e := t.sends[epoch]; epoch < t.epoch && e.failed && e.unanswered > 0 {
+			return e.lowestFailed, e.unanswered, true
+		}
 	}
 	return 0, 0, false
 }

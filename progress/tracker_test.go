@@ -836,3 +836,60 @@ func TestCommitTracker_ARecordStraddlingTheCommittedPositionIsRefused(t *testing
 		emit 50 150 => err:record out of order
 	`)
 }
+
+// Lesson 22 is undecided while a failed send has sends above it of its epoch without an
+// outcome (one stored would be the hazard), across resets too; decided once they are all
+// in, whichever they are; never undecided without a failure.
+func TestCommitTracker_UndecidedWhileSendsAboveAFailureAwaitTheirOutcome(t *testing.T) {
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	undecided := func(tr *CommitTracker, wantEnd int64, wantDue int) {
+		t.Helper()
+		end, due, ok := tr.Undecided()
+		if ok != (wantDue > 0) || ok && (end != wantEnd || due != wantDue) {
+			t.Fatalf("Undecided() = %d, %d, %t; want %d, %d, %t", end, due, ok, wantEnd, wantDue, wantDue > 0)
+		}
+	}
+	emit := func(tr *CommitTracker, ends ...int64) {
+		t.Helper()
+		start := tr.Committed()
+		for _, end := range ends {
+			must(tr.Emit(start, end, 0))
+			start = end
+		}
+	}
+
+	tr := newTracker(t, 0)
+	emit(tr, 64, 128, 192, 256)
+	undecided(tr, 0, 0) // no failure
+	_, err := tr.Fail(0, 128)
+	must(err)
+	undecided(tr, 128, 2) // 192 and 256 may yet be stored
+	_, err = tr.Ack(0, 64)
+	must(err)
+	undecided(tr, 128, 2) // below the failure: changes nothing
+	_, err = tr.Fail(0, 192)
+	must(err)
+	undecided(tr, 128, 1)
+	_, err = tr.Fail(0, 256)
+	must(err)
+	undecided(tr, 0, 0) // all failed: nothing stored above 128
+
+	tr = newTracker(t, 0)
+	emit(tr, 64, 128, 192)
+	_, err = tr.Fail(0, 64)
+	must(err)
+	_, err = tr.Reset(0) // the re-delivery: 128 and 192 still out
+	must(err)
+	undecided(tr, 64, 2)
+	_, err = tr.Ack(0, 128) // stored above the failure: the hazard, decided
+	must(err)
+	undecided(tr, 64, 1)
+	_, err = tr.Fail(0, 192)
+	must(err)
+	undecided(tr, 0, 0)
+}
