@@ -190,14 +190,7 @@ wait:
 		case f := <-p.Failures():
 			failed[f.Stream] = f
 			if len(failed) == len(configured) {
-				select {
-				case <-conn.Dead: // lost as well: decided after the drain (see below)
-					lost = true
-					onLost()
-				default:
-					runErr = everyStreamFailed(failed)
-				}
-				break wait
+				break wait // decided after the drain: the connection may be dying too
 			}
 		}
 	}
@@ -223,10 +216,20 @@ wait:
 	}
 	p.Stop()
 	takeFailures(p, failed)
-	if runErr == nil && len(configured) > 0 && len(failed) == len(configured) && !(lost && anyTransient(failed)) {
-		// (A stream that failed of a transient failure as the connection died is started
-		// again after the reconnect.)
-		runErr = everyStreamFailed(failed)
+	if len(configured) > 0 && len(failed) == len(configured) {
+		if !lost && ctx.Err() == nil {
+			select { // every stream failed: perhaps of the connection dying meanwhile
+			case <-conn.Dead:
+				lost = true
+				onLost()
+			default:
+			}
+		}
+		if !(lost && anyTransient(failed)) {
+			// (A stream that failed of a transient failure as the connection died is
+			// started again after the reconnect.)
+			runErr = everyStreamFailed(failed)
+		}
 	}
 	return lost && runErr == nil, p.Ended(), runErr
 }

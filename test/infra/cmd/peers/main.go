@@ -171,9 +171,15 @@ func runCommand(command, env []string, own []int, sigs <-chan os.Signal, grace t
 			}
 			return exitCode(err)
 		case sig := <-sigs:
-			procs := readProcs()
-			t.reap(procs)
-			for _, pid := range t.under(procs, true) {
+			t.reap(readProcs())
+			select {
+			case err := <-done: // exited meanwhile: its pid may be another process's now
+				done <- err
+				continue
+			default:
+			}
+			// Read again after reaping: a pid reaped may be another process's already.
+			for _, pid := range t.under(readProcs(), true) {
 				_ = syscall.Kill(pid, sig.(syscall.Signal))
 			}
 		case <-chld:
@@ -270,9 +276,8 @@ func endLeftovers(t tree, grace time.Duration) {
 // leftovers reaps the adopted orphans that have exited and returns the live ones, with
 // what is under them.
 func (t tree) leftovers() []int {
-	procs := readProcs()
-	t.reap(procs)
-	return t.under(procs, false)
+	t.reap(readProcs())
+	return t.under(readProcs(), false) // read again: a pid reaped may be another's already
 }
 
 // waitGone reports whether the leftovers are gone within timeout, sending each one sig
