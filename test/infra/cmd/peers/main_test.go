@@ -179,7 +179,9 @@ func TestPeersOwnProcessesAreLeftAlone(t *testing.T) {
 		return nil
 	})
 	own := []int{ended.Process.Pid, live.Process.Pid}
-	// The command leaves an orphan behind, so that runCommand stops and reaps leftovers.
+	// The forwarded SIGTERM ends the command's sleep too; runCommand reaps and looks for
+	// leftovers on the way (on SIGCHLD, and once the command exits), where peers' own
+	// processes must be left alone.
 	code, _ := runSignalled(t, `trap 'exit 3' TERM; sleep 300 & echo $! >"$1"; wait`, own, syscall.SIGTERM)
 	if code != 3 {
 		t.Errorf("exit status %d, want the command's 3", code)
