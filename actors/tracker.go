@@ -21,12 +21,14 @@ import (
 // (one per burst of acknowledgements) and the recording's end to the checkpointer, and asks
 // the replay for a re-delivery when a publish failed (lesson 4).
 //
-// Its mailbox holds at most the replay's batches and one outcome per record in flight, each
-// bounded by the replay's credits, and one of each of its own self-messages. A replay
-// restarted for a re-delivery starts with its credits anew while the failed epoch's
-// outcomes may still be due; the publisher sends nothing of the new epoch before they are
-// all in, so the two together stay within twice the credits (its mailbox's bound,
-// spawnRecording).
+// Its mailbox holds the replay's batches and one outcome per record in flight, each bounded
+// by the replay's credits, and one of each of its own self-messages. A replay restarted for
+// a re-delivery starts with its credits anew while the failed epoch's outcomes may still be
+// due (the publisher sends nothing of the new epoch before they are all in), and a tracker
+// lagging behind restarts that follow each other closely may still hold batches of ended
+// generations (dropped as it reaches them): its mailbox (spawnRecording: twice the credits
+// and some) can fill, and then holds back whoever sends into it — the replay, the Pulsar
+// client's callbacks — until the tracker catches up; nothing is dropped.
 type tracker struct {
 	env         *Env
 	cfg         *StreamConfig
