@@ -190,7 +190,13 @@ wait:
 		case f := <-p.Failures():
 			failed[f.Stream] = f
 			if len(failed) == len(configured) {
-				break wait // decided after the drain: the connection may be dying too
+				select { // decided after the drain: the connection may be dying too
+				case <-conn.Dead:
+					lost = true
+					onLost()
+				default:
+				}
+				break wait
 			}
 		}
 	}

@@ -739,14 +739,15 @@ func (s *streamSupervisor) fail(ctx actor.Context, class supervisor.Class, err e
 	}
 }
 
-// hazardUndecided takes a commit tracker's word, as it stopped, that lesson 22 was not ruled
-// out for its recording. A stream that failed (its trackers stopped by the failure) then
-// fails for good: a transient failure is no longer started again at a reconnect (fail),
-// which would take the failed record's re-send, answered as a duplicate, for published.
-// (A stream draining goes on: the next start resumes from the checkpoint, as after any
-// stop; see the lesson-21 resume check.)
+// hazardUndecided takes a commit tracker's word, as it stopped or drained, that lesson 22
+// was not ruled out for its recording. A stream that failed (its trackers stopped by the
+// failure) or drains (for a reconnect, or ferry's stop: the drain waited for the outcomes
+// up to its deadline) then fails for good: it is not started again at a reconnect (fail),
+// which would take the failed record's re-send, answered as a duplicate, for published,
+// and its failure names the record to check before ferry is started again. (The lesson-21
+// resume check cannot tell: a duplicate is what it expects below the broker's last.)
 func (s *streamSupervisor) hazardUndecided(ctx actor.Context, h *messages.HazardUndecided) {
-	if s.failed == nil {
+	if s.failed == nil && !s.stopping {
 		return
 	}
 	s.fail(ctx, supervisor.Poison, fmt.Errorf("recording %d: the send of the record ending at %d failed while %d sends above it had no outcome yet, and the stream stopped without them: if Pulsar stored one of them, that record's re-send from the checkpoint is answered as a duplicate and lost (lesson 22). Not started again before ferry is restarted: check first that the topic holds the record ending at %d (its message with ferry.position %d)",

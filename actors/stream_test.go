@@ -996,7 +996,8 @@ func TestGivenUpAs(t *testing.T) {
 
 // A stream that failed of a transient failure, told by a commit tracker stopping that lesson
 // 22 was not ruled out for its recording, fails for good (a reconnect does not start it
-// again); one running, or failed for good already, is not changed by it.
+// again); one running, or failed for good already, is not changed by it; one draining fails
+// for good (TestADrainingStreamWithLesson22UndecidedFailsForGood).
 func TestAStreamFailedTransientlyWithLesson22UndecidedFailsForGood(t *testing.T) {
 	env, cfg := testEnv(t)
 	s, _, _, run := bareStream(t, env, cfg)
@@ -1014,5 +1015,22 @@ func TestAStreamFailedTransientlyWithLesson22UndecidedFailsForGood(t *testing.T)
 	}
 	if !strings.Contains(s.failed.Error(), "the record ending at 128 failed while 2 sends above it had no outcome") {
 		t.Fatalf("the stream's failure %q; want lesson 22's undecided record named", s.failed)
+	}
+}
+
+// A stream draining (for a reconnect, or ferry's stop), told by a commit tracker at the
+// drain's deadline that lesson 22 was not ruled out, fails for good: a reconnect does not
+// start it again, and its failure names the record to check.
+func TestADrainingStreamWithLesson22UndecidedFailsForGood(t *testing.T) {
+	env, cfg := testEnv(t)
+	s, _, _, run := bareStream(t, env, cfg)
+	var classes []supervisor.Class
+	s.onFailed = func(_ string, class supervisor.Class, _ error) { classes = append(classes, class) }
+	run(func(ctx actor.Context) {
+		s.stopping = true // as drain sets it
+		s.hazardUndecided(ctx, &messages.HazardUndecided{RecordingId: 7, FailedEnd: 128, Unanswered: 2})
+	})
+	if !slices.Equal(classes, []supervisor.Class{supervisor.Poison}) {
+		t.Fatalf("the stream failed as %v; want poison", classes)
 	}
 }

@@ -45,6 +45,7 @@ type tracker struct {
 	finishedSent                   bool
 	draining                       bool
 	drainedSent                    bool
+	hazardSent                     bool // HazardUndecided sent (hazardUndecided)
 	// unreportedCommits counts the records committed since the last Committed sent to the
 	// checkpointer; reportQueued says a flushCommits is in the tracker's own mailbox.
 	unreportedCommits int64
@@ -149,21 +150,14 @@ func (t *tracker) Receive(ctx actor.Context) {
 			// Outcomes arriving after the stop are lost with this tracker: lesson 22 may
 			// never be seen. A stream that failed must not be started again as if it had
 			// been ruled out.
-			if failedEnd, unanswered, undecided := t.core.Undecided(); undecided {
-				ctx.Send(t.pids.stream, &messages.HazardUndecided{RecordingId: t.rec, FailedEnd: failedEnd, Unanswered: int64(unanswered)})
-			}
+			t.hazardUndecided(ctx)
 		}
 	case *messages.Drain:
 		t.draining = true
 		t.reportCommits(ctx)
 		t.pushStatus(ctx, true) // the counts so far, while the stream listens
 		if msg.Now && !t.drainedSent {
-			t.drainedSent = true
-			var out int64
-			if t.core != nil {
-				out = t.unacknowledged()
-			}
-			ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec, Unacknowledged: out})
+			t.drained(ctx)
 			return
 		}
 		t.progressed(ctx, 0, false)
@@ -292,8 +286,7 @@ func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
 func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 	if t.core == nil { // no replay started yet: nothing in flight
 		if t.draining && !t.drainedSent {
-			t.drainedSent = true
-			ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec})
+			t.drained(ctx)
 		}
 		return
 	}
@@ -329,12 +322,37 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 	}
 	t.pushStatus(ctx, t.core.Completed())
 	// Drained once nothing is pending and no send of an earlier replay is out (after a
-	// restart for any reason, its sends may still reach Pulsar), or at once when a failed
-	// send needs a re-delivery, which a drain does not make.
+	// restart for any reason, its sends may still reach Pulsar), or when a failed send needs
+	// a re-delivery, which a drain does not make — but not while sends above it may yet be
+	// stored (lesson 22 undecided): their outcomes are waited for, up to the drain's
+	// deadline (Drain{Now}).
 	_, redeliver := t.core.Redelivery()
-	if t.draining && !t.drainedSent && (t.unacknowledged() == 0 || redeliver) {
-		t.drainedSent = true
-		ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec, Unacknowledged: t.unacknowledged()})
+	_, _, undecided := t.core.Undecided()
+	if t.draining && !t.drainedSent && (t.unacknowledged() == 0 || redeliver && !undecided) {
+		t.drained(ctx)
+	}
+}
+
+// drained answers the stream's drain (once): what is still out, and before it, when
+// lesson 22 is undecided, that too (hazardUndecided).
+func (t *tracker) drained(ctx actor.Context) {
+	t.drainedSent = true
+	var out int64
+	if t.core != nil {
+		out = t.unacknowledged()
+		t.hazardUndecided(ctx)
+	}
+	ctx.Send(t.pids.stream, &messages.RecordingDrained{RecordingId: t.rec, Unacknowledged: out})
+}
+
+// hazardUndecided tells the stream, once, when lesson 22 cannot be ruled out for the
+// recording as the tracker stops or drains: the outcomes that would decide it are lost
+// with the tracker, and a new start from the checkpoint would take the failed record's
+// re-send, answered as a duplicate, for published.
+func (t *tracker) hazardUndecided(ctx actor.Context) {
+	if failedEnd, unanswered, undecided := t.core.Undecided(); undecided && !t.hazardSent {
+		t.hazardSent = true
+		ctx.Send(t.pids.stream, &messages.HazardUndecided{RecordingId: t.rec, FailedEnd: failedEnd, Unanswered: int64(unanswered)})
 	}
 }
 
