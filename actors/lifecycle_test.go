@@ -489,12 +489,19 @@ func TestADrainWaitsForTheCompletedCheckpoint(t *testing.T) {
 // within d (what else it sends is dropped): why says what that would mean.
 func notFlushed(t *testing.T, parent probe, d time.Duration, why string) {
 	t.Helper()
+	never[*messages.CheckpointsFlushed](t, parent, d, why)
+}
+
+// never fails the test if a message of type T comes on pr within d (what else comes is
+// dropped): why says what that would mean.
+func never[T any](t *testing.T, pr probe, d time.Duration, why string) {
+	t.Helper()
 	eventually.Always(t, d, func() error {
 		for {
 			select {
-			case m := <-parent:
-				if _, ok := m.(*messages.CheckpointsFlushed); ok {
-					return errors.New(why)
+			case m := <-pr:
+				if v, ok := m.(T); ok {
+					return fmt.Errorf("%s: %v", why, v)
 				}
 			default:
 				return nil
@@ -1376,18 +1383,7 @@ func TestACommitTrackerSaysWhenLesson22IsUndecided(t *testing.T) {
 				told = drained()
 			case "a drain waits for the outcomes":
 				system.Root.Send(tracker, &messages.Drain{})
-				eventually.Always(t, 200*time.Millisecond, func() error {
-					for {
-						select {
-						case m := <-nb.stream:
-							if d, ok := m.(*messages.RecordingDrained); ok {
-								return fmt.Errorf("drained (%v) while the sends above the failed one await their outcome", d)
-							}
-						default:
-							return nil
-						}
-					}
-				})
+				never[*messages.RecordingDrained](t, nb.stream, 200*time.Millisecond, "drained while the sends above the failed one await their outcome")
 				answerTheRest()
 				told = drained()
 			case "a drain's deadline with outcomes due":
@@ -1407,18 +1403,7 @@ func TestACommitTrackerSaysWhenLesson22IsUndecided(t *testing.T) {
 			if err := system.Root.StopFuture(tracker).Wait(); err != nil {
 				t.Fatal(err)
 			}
-			eventually.Always(t, 100*time.Millisecond, func() error {
-				for {
-					select {
-					case m := <-nb.stream:
-						if h, ok := m.(*messages.HazardUndecided); ok {
-							return fmt.Errorf("told %v at the stop with every outcome in", h)
-						}
-					default:
-						return nil
-					}
-				}
-			})
+			never[*messages.HazardUndecided](t, nb.stream, 100*time.Millisecond, "told at the stop with every outcome in")
 		})
 	}
 }

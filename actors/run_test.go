@@ -184,8 +184,7 @@ func TestAStreamFailedForGoodStaysFailedAcrossAReconnect(t *testing.T) {
 	_, cfg := testEnv(t)
 	cfg.Transport = true
 	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{1: true}}
-	board := &failingBoard{streamBoard: streamBoard{streams: map[string]*messages.StreamStatus{}},
-		failing: "a", blocked: make(chan struct{}), release: make(chan struct{}), lost: make(chan struct{})}
+	board := newFailingBoard("a")
 	board.armed.Store(true)
 	close(board.release) // stream a's supervisor fails at its first status push
 	deads := runTwoStreams(t, cfg, subs, board)
@@ -218,8 +217,7 @@ func TestAStreamFailingForGoodAfterATransientFailureStaysFailedAcrossAReconnect(
 	cfg.CallTimeout = time.Hour
 	cfg.Restart.MaxRestarts = 1
 	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{}}
-	board := &failingBoard{streamBoard: streamBoard{streams: map[string]*messages.StreamStatus{}},
-		failing: "a", blocked: make(chan struct{}), release: make(chan struct{}), lost: make(chan struct{})}
+	board := newFailingBoard("a")
 	deads := runTwoStreams(t, cfg, subs, board)
 	eventually.NoError(t, waitFor, func() error {
 		if st := board.stream("a"); st == nil || st.State != "failed" || !strings.Contains(st.Reason, "(transient)") {
@@ -287,8 +285,7 @@ func TestAStreamFailingDuringTheDrainStaysFailedAcrossAReconnect(t *testing.T) {
 	_, cfg := testEnv(t)
 	cfg.Transport = true
 	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{1: true}}
-	board := &failingBoard{streamBoard: streamBoard{streams: map[string]*messages.StreamStatus{}},
-		failing: "a", blocked: make(chan struct{}), release: make(chan struct{}), lost: make(chan struct{})}
+	board := newFailingBoard("a")
 	deads := runTwoStreams(t, cfg, subs, board)
 	eventually.NoError(t, waitFor, func() error {
 		if subs.count(1) == 0 || subs.count(2) == 0 {
@@ -333,8 +330,7 @@ func TestAReconnectStartsAgainAStreamFailedOfATransientFailureThoughNoneIsLeftRu
 	cfg.CallTimeout = time.Hour
 	cfg.Restart.MaxRestarts = 1
 	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{}}
-	board := &failingBoard{streamBoard: streamBoard{streams: map[string]*messages.StreamStatus{}},
-		failing: "b", blocked: make(chan struct{}), release: make(chan struct{}), lost: make(chan struct{})}
+	board := newFailingBoard("b")
 	deads := runTwoStreams(t, cfg, subs, board)
 	eventually.NoError(t, waitFor, func() error {
 		if st := board.stream("a"); st == nil || st.State != "failed" {
@@ -417,6 +413,12 @@ type failingBoard struct {
 	blocked, release chan struct{}
 	lost             chan struct{}
 	lostOnce         sync.Once
+}
+
+// newFailingBoard is a failingBoard for stream failing, not armed.
+func newFailingBoard(failing string) *failingBoard {
+	return &failingBoard{streamBoard: streamBoard{streams: map[string]*messages.StreamStatus{}},
+		failing: failing, blocked: make(chan struct{}), release: make(chan struct{}), lost: make(chan struct{})}
 }
 
 func (b *failingBoard) SetStream(st *messages.StreamStatus) {
