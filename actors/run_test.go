@@ -369,6 +369,64 @@ func TestAReconnectStartsAgainAStreamFailedOfATransientFailureThoughNoneIsLeftRu
 	})
 }
 
+// TestTheLastTransientFailureAsTheConnectionDiesIsStartedAgain: the last stream failing
+// transiently while the connection is still taken for alive, which dies during the drain,
+// does not end Run with "every stream failed": the connection is looked at again after the
+// drain, and ferry reconnects and starts the stream again.
+func TestTheLastTransientFailureAsTheConnectionDiesIsStartedAgain(t *testing.T) {
+	_, cfg := testEnv(t)
+	cfg.Transport = true
+	cfg.CallTimeout = time.Hour
+	cfg.Restart.MaxRestarts = 0 // the live reader's first failure gives it up
+	a := *cfg
+	a.Def.Name, a.Def.StreamID = "a", 1
+	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{}}
+	board := &holdFailedBoard{streamBoard: streamBoard{streams: map[string]*messages.StreamStatus{}}, blocked: make(chan struct{}), release: make(chan struct{})}
+	deads := make(chan chan struct{}, 2)
+	startRun(t, RunOptions{
+		Connect: func(context.Context) (*Connection, error) {
+			dead := make(chan struct{})
+			deads <- dead
+			return &Connection{Aeron: subs, Dead: dead, Err: func() error { return errors.New("driver restarted by the test") }, Close: func() error { return nil }}, nil
+		},
+		Streams:   func() ([]StreamConfig, error) { return []StreamConfig{a}, nil },
+		Board:     board,
+		Reconnect: supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond},
+	})
+	dead := <-deads
+	select { // stream a failed (reported), and is held in its push of that status
+	case <-board.blocked:
+	case <-time.After(waitFor):
+		t.Fatalf("stream a did not fail within %s", waitFor)
+	}
+	subs.letWait(1)
+	close(dead) // the connection dies while Run drains
+	close(board.release)
+	select {
+	case <-deads: // connected again
+	case <-time.After(waitFor):
+		t.Fatalf("ferry did not reconnect within %s", waitFor)
+	}
+	waitSubscribedAgain(t, subs, 1)
+}
+
+// holdFailedBoard holds the first push of a failed status until released.
+type holdFailedBoard struct {
+	streamBoard
+	once             sync.Once
+	blocked, release chan struct{}
+}
+
+func (b *holdFailedBoard) SetStream(st *messages.StreamStatus) {
+	if st.State == "failed" {
+		b.once.Do(func() {
+			close(b.blocked)
+			<-b.release
+		})
+	}
+	b.streamBoard.SetStream(st)
+}
+
 // waitSubscribedAgain waits until the stream of stream id subscribed a second time: ferry
 // reconnected and started it again.
 func waitSubscribedAgain(t *testing.T, subs *subscribeByStream, stream int32) {
