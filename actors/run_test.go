@@ -154,25 +154,12 @@ func TestAStreamFailedOfATransientFailureIsStartedAgainAfterAReconnect(t *testin
 	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{}}
 	board := &streamBoard{streams: map[string]*messages.StreamStatus{}}
 	deads := runTwoStreams(t, cfg, subs, board)
-	eventually.NoError(t, waitFor, func() error {
-		if st := board.stream("a"); st == nil || st.State != "failed" || !strings.Contains(st.Reason, "(transient)") {
-			return fmt.Errorf("stream a's status %v; want failed, transient", st)
-		}
-		return nil
-	})
+	waitFailedTransiently(t, board.stream)
 	tries := subs.count(1)
 	subs.letWait(1) // the new driver takes the subscription
 	close(<-deads)  // the driver is lost
 	<-deads         // and ferry connected again
-	eventually.NoError(t, waitFor, func() error {
-		if n := subs.count(1); n == tries {
-			return errors.New("stream a did not subscribe again after the reconnect")
-		}
-		if st := board.stream("a"); st == nil || st.State == "failed" {
-			return fmt.Errorf("stream a's status %v; want it running again", st)
-		}
-		return nil
-	})
+	waitRunningAgain(t, subs, board.stream, tries)
 }
 
 // TestAStreamFailedForGoodStaysFailedAcrossAReconnect: a stream that failed of what a new
@@ -219,12 +206,7 @@ func TestAStreamFailingForGoodAfterATransientFailureStaysFailedAcrossAReconnect(
 	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{}}
 	board := newFailingBoard("a")
 	deads := runTwoStreams(t, cfg, subs, board)
-	eventually.NoError(t, waitFor, func() error {
-		if st := board.stream("a"); st == nil || st.State != "failed" || !strings.Contains(st.Reason, "(transient)") {
-			return fmt.Errorf("stream a's status %v; want failed, transient", st)
-		}
-		return nil
-	})
+	waitFailedTransiently(t, board.stream)
 	close(board.release)
 	board.armed.Store(true) // stream a's next status push fails its supervisor
 	eventually.NoError(t, waitFor, func() error {
@@ -358,15 +340,7 @@ func TestAReconnectStartsAgainAStreamFailedOfATransientFailureThoughNoneIsLeftRu
 	case <-time.After(waitFor):
 		t.Fatalf("ferry did not reconnect within %s", waitFor)
 	}
-	eventually.NoError(t, waitFor, func() error {
-		if n := subs.count(1); n == tries {
-			return errors.New("stream a did not subscribe again after the reconnect")
-		}
-		if st := board.stream("a"); st == nil || st.State == "failed" {
-			return fmt.Errorf("stream a's status %v; want it running again", st)
-		}
-		return nil
-	})
+	waitRunningAgain(t, subs, board.stream, tries)
 }
 
 // TestTheLastTransientFailureAsTheConnectionDiesIsStartedAgain: the last stream failing
@@ -425,6 +399,33 @@ func (b *holdFailedBoard) SetStream(st *messages.StreamStatus) {
 		})
 	}
 	b.streamBoard.SetStream(st)
+}
+
+// waitFailedTransiently waits until stream a's status, as stream gives it, says it failed
+// of a transient failure.
+func waitFailedTransiently(t *testing.T, stream func(string) *messages.StreamStatus) {
+	t.Helper()
+	eventually.NoError(t, waitFor, func() error {
+		if st := stream("a"); st == nil || st.State != "failed" || !strings.Contains(st.Reason, "(transient)") {
+			return fmt.Errorf("stream a's status %v; want failed, transient", st)
+		}
+		return nil
+	})
+}
+
+// waitRunningAgain waits until stream a (stream id 1), which had subscribed tries times,
+// subscribed again after a reconnect and its status no longer says it failed.
+func waitRunningAgain(t *testing.T, subs *subscribeByStream, stream func(string) *messages.StreamStatus, tries int) {
+	t.Helper()
+	eventually.NoError(t, waitFor, func() error {
+		if n := subs.count(1); n == tries {
+			return errors.New("stream a did not subscribe again after the reconnect")
+		}
+		if st := stream("a"); st == nil || st.State == "failed" {
+			return fmt.Errorf("stream a's status %v; want it running again", st)
+		}
+		return nil
+	})
 }
 
 // waitSubscribedAgain waits until the stream of stream id subscribed a second time: ferry
