@@ -140,31 +140,38 @@ func runPipeline(args []string, stderr io.Writer) error {
 // drain (up to drainTimeout), and a function that undoes it. A second signal ends the
 // process at once, Go's default for both signals, once a second has passed: a second signal
 // within it is taken for the same request (a wrapper forwarding the terminal's Ctrl-C to
-// its process group delivers two). after says what a second signal leaves undone.
+// its process group delivers two), whether or not the run has ended meanwhile — a drain
+// with nothing in flight ends within milliseconds, and the copy that comes after it must not
+// kill the process in its clean-up. after says what a second signal leaves undone.
 func drainOnSignal(log *slog.Logger, after string) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
+	done := make(chan struct{})     // the run ended
+	released := make(chan struct{}) // it ended before any signal: the signals are Go's again
+	taken := make(chan struct{})    // a signal came: Go's again a second after it
 	go func() {
 		select {
 		case <-signals:
-		case <-done: // the run ended on its own: no signal to report
+		case <-done:
+			signal.Stop(signals)
+			close(released)
 			return
 		}
+		close(taken)
 		log.Info("signal received: draining; a second signal (a second from now) stops ferry at once: " + after)
 		cancel()
-		select {
-		case <-time.After(time.Second):
-		case <-done:
-		}
+		time.Sleep(time.Second)
 		signal.Stop(signals)
 	}()
 	var once sync.Once
 	return ctx, func() {
 		once.Do(func() {
 			close(done)
-			signal.Stop(signals)
+			select { // the goroutine above decides, alone, whether a signal came first
+			case <-released:
+			case <-taken:
+			}
 			cancel()
 		})
 	}
