@@ -745,13 +745,20 @@ func (s *streamSupervisor) fail(ctx actor.Context, class supervisor.Class, err e
 // up to its deadline) then fails for good: it is not started again at a reconnect (fail),
 // which would take the failed record's re-send, answered as a duplicate, for published,
 // and its failure names the record to check before ferry is started again. (The lesson-21
-// resume check cannot tell: a duplicate is what it expects below the broker's last.)
+// resume check cannot tell: a duplicate is what it expects below the broker's last.) Each
+// recording's word is logged, also when the stream failed for good already (of another
+// cause, or of another recording's word): every record to check is named.
 func (s *streamSupervisor) hazardUndecided(ctx actor.Context, h *messages.HazardUndecided) {
 	if s.failed == nil && !s.stopping {
 		return
 	}
-	s.fail(ctx, supervisor.Poison, fmt.Errorf("recording %d: the send of the record ending at %d failed while %d sends above it had no outcome yet, and the stream stopped without them: if Pulsar stored one of them, that record's re-send from the checkpoint is answered as a duplicate and lost (lesson 22). Not started again before ferry is restarted: check first that the topic holds the record ending at %d (its message with ferry.position %d)",
-		h.RecordingId, h.FailedEnd, h.Unanswered, h.FailedEnd, h.FailedEnd))
+	err := fmt.Errorf("recording %d: the send of the record ending at %d failed while %d sends above it had no outcome yet, and the stream stopped without them: if Pulsar stored one of them, that record's re-send from the checkpoint is answered as a duplicate and lost (lesson 22). Not started again before ferry is restarted: check first that the topic holds the record ending at %d (its message with ferry.position %d)",
+		h.RecordingId, h.FailedEnd, h.Unanswered, h.FailedEnd, h.FailedEnd)
+	if s.failed != nil && s.failedClass != supervisor.Transient {
+		s.env.Logger.Error("stream failed already; lesson 22 undecided for one more record too", "stream", s.cfg.Def.Name, "error", err)
+		return
+	}
+	s.fail(ctx, supervisor.Poison, err)
 }
 
 // drainDeadline is the stream's self-message at its drain deadline.

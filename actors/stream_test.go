@@ -996,25 +996,36 @@ func TestGivenUpAs(t *testing.T) {
 
 // A stream that failed of a transient failure, told by a commit tracker stopping that lesson
 // 22 was not ruled out for its recording, fails for good (a reconnect does not start it
-// again); one running, or failed for good already, is not changed by it; one draining fails
-// for good (TestADrainingStreamWithLesson22UndecidedFailsForGood).
+// again); one running, or failed for good already, is not changed by it, but the record to
+// check is logged, each recording's; one draining fails for good
+// (TestADrainingStreamWithLesson22UndecidedFailsForGood).
 func TestAStreamFailedTransientlyWithLesson22UndecidedFailsForGood(t *testing.T) {
 	env, cfg := testEnv(t)
+	logged := &lockedBuffer{}
+	env.Logger = slog.New(slog.NewTextHandler(logged, nil))
 	s, _, _, run := bareStream(t, env, cfg)
 	var classes []supervisor.Class
 	s.onFailed = func(_ string, class supervisor.Class, _ error) { classes = append(classes, class) }
-	undecided := &messages.HazardUndecided{RecordingId: 7, FailedEnd: 128, Unanswered: 2}
 	run(func(ctx actor.Context) {
-		s.hazardUndecided(ctx, undecided) // running: nothing
+		s.hazardUndecided(ctx, &messages.HazardUndecided{RecordingId: 6, FailedEnd: 64, Unanswered: 1}) // running: nothing
 		s.fail(ctx, supervisor.Transient, errors.New("replay given up"))
-		s.hazardUndecided(ctx, undecided)
-		s.hazardUndecided(ctx, undecided) // failed for good already: nothing more
+		s.hazardUndecided(ctx, &messages.HazardUndecided{RecordingId: 7, FailedEnd: 128, Unanswered: 2})
+		// Failed for good already: the stream's failure stays, the record is logged.
+		s.hazardUndecided(ctx, &messages.HazardUndecided{RecordingId: 8, FailedEnd: 256, Unanswered: 3})
 	})
 	if !slices.Equal(classes, []supervisor.Class{supervisor.Transient, supervisor.Poison}) {
 		t.Fatalf("the stream failed as %v; want transient, then poison", classes)
 	}
-	if !strings.Contains(s.failed.Error(), "the record ending at 128 failed while 2 sends above it had no outcome") {
+	if !strings.Contains(s.failed.Error(), "recording 7: the send of the record ending at 128 failed while 2 sends above it had no outcome") {
 		t.Fatalf("the stream's failure %q; want lesson 22's undecided record named", s.failed)
+	}
+	for _, want := range []string{"recording 7: the send of the record ending at 128", "recording 8: the send of the record ending at 256"} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("the log does not name %q:\n%s", want, logged)
+		}
+	}
+	if strings.Contains(logged.String(), "recording 6:") {
+		t.Errorf("a running stream logged lesson 22 undecided:\n%s", logged)
 	}
 }
 
