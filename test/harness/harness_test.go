@@ -196,6 +196,44 @@ func TestAHeldAcknowledgementIsNeverDeliveredAfterClose(t *testing.T) {
 	}
 }
 
+// TestCloseWaitsForARelease: a release under way when Close is called has its callbacks
+// return before Close does — the real producer calls nothing back once Close returned.
+func TestCloseWaitsForARelease(t *testing.T) {
+	_, _, real := realProducer(t, "harness-release-close")
+	p := Wrap(real, Faults(map[int]Fault{0: Hold()}))
+	entered, leave := make(chan struct{}), make(chan struct{})
+	var returned atomic.Bool
+	p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte("x")},
+		func(pulsar.MessageID, *pulsar.ProducerMessage, error) {
+			close(entered)
+			<-leave
+			returned.Store(true)
+		})
+	eventually.NoError(t, 10*time.Second, func() error {
+		if n := len(p.Held()); n != 1 {
+			return fmt.Errorf("%d acknowledgements held, want 1", n)
+		}
+		return nil
+	})
+	go p.ReleaseAll()
+	<-entered
+	closed := make(chan struct{})
+	go func() {
+		p.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a released acknowledgement's callback was still running")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(leave)
+	<-closed
+	if !returned.Load() {
+		t.Fatal("Close returned before the released acknowledgement's callback did")
+	}
+}
+
 // realProducer returns a client of the test broker (closed when t ends), a new topic named
 // after prefix, and a real producer on it with ferry's settings (batching and the send
 // timeout off).

@@ -85,7 +85,7 @@ type Producer struct {
 	sent int    // messages sent so far, numbering them
 	held []Held // acknowledgements kept by Hold, in arrival order
 	lost int
-	wg   sync.WaitGroup // delayed deliveries in flight
+	wg   sync.WaitGroup // delayed deliveries and releases in flight
 	// closeAt is the number of the send the producer is closed under (see
 	// [Producer.CloseWhileSending]); closeArmed says whether there is one.
 	closeAt    int
@@ -214,7 +214,11 @@ func (p *Producer) release(fail error, numbers []int) {
 			p.held = slices.Delete(p.held, i, i+1)
 		}
 	}
+	// Counted before the lock goes, as the delayed deliveries are: a Close from here on
+	// waits for these callbacks, and none comes after it returns.
+	p.wg.Add(len(out))
 	p.mu.Unlock()
+	defer p.wg.Add(-len(out))
 	for _, h := range out {
 		if fail != nil {
 			h.cb(nil, h.Msg, fail)
