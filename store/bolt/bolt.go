@@ -187,6 +187,9 @@ func (s *Store) checkSchema(tx *bbolt.Tx, fresh bool) error {
 	switch {
 	case len(v) != 4:
 		return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("schema version is %d bytes, want 4", len(v))}
+	case binary.BigEndian.Uint32(v) < schemaVersion:
+		// No ferry wrote a version below the first: damage, not a release to look for.
+		return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("schema version %d, which no ferry writes", binary.BigEndian.Uint32(v))}
 	case binary.BigEndian.Uint32(v) != schemaVersion:
 		return &store.UnknownVersionError{File: s.path, Version: binary.BigEndian.Uint32(v), Supported: schemaVersion}
 	case tx.Bucket(streamsBucket) == nil:

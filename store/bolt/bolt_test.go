@@ -231,6 +231,21 @@ func TestLesson13_UnknownSchemaVersionRefusedAtOpen(t *testing.T) {
 	})
 }
 
+// A schema version below the first is damage, not a newer ferry's file: the error must not
+// send the operator looking for a release that does not exist.
+func TestLesson13_ASchemaVersionNoFerryWritesIsDamage(t *testing.T) {
+	path := seeded(t)
+	editRaw(t, path, func(tx *bbolt.Tx) error {
+		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), []byte{0, 0, 0, 0})
+	})
+	s, err := bolt.Open(path, nil)
+	var ce *store.CorruptError
+	if s != nil || !errors.Is(err, store.ErrCorrupt) || !errors.As(err, &ce) || errors.Is(err, store.ErrUnknownVersion) {
+		t.Fatalf("Open = %v, %v; want a *CorruptError", s, err)
+	}
+	wantMentions(t, err, path, "schema version 0")
+}
+
 func TestLesson12_MisshapenLayoutIsNotEmpty(t *testing.T) {
 	// A stream whose bucket was replaced by a value is damage, not "never saved".
 	path := seeded(t)
