@@ -211,7 +211,7 @@ wait:
 			continue
 		}
 		if d.Unacknowledged > 0 {
-			log.Error("stream stopped with records sent and not acknowledged: in archive mode the next start re-publishes them from the persisted checkpoint; in transport mode they are lost",
+			log.Error("stream stopped with records not committed: in archive mode (records not acknowledged, or acknowledged after one that was not) the next start re-publishes them from the persisted checkpoint; in transport mode (records not acknowledged) they are lost",
 				"stream", d.Stream, "unacknowledged", d.Unacknowledged)
 			continue
 		}

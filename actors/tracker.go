@@ -356,8 +356,9 @@ func (t *tracker) hazardUndecided(ctx actor.Context) {
 	}
 }
 
-// unacknowledged is what a drain reports still out: the records pending in this epoch and
-// those sent in earlier ones whose outcome has not arrived.
+// unacknowledged is what a drain reports still out: the records pending in this epoch (not
+// committed: not acknowledged, or acknowledged after one that was not) and those sent in
+// earlier ones whose outcome has not arrived.
 func (t *tracker) unacknowledged() int64 {
 	return int64(t.core.Pending().Records + t.core.EarlierUnanswered())
 }

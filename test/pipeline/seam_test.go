@@ -311,7 +311,7 @@ func TestLesson02_LostAckStallsAndTheNextStartRepublishes(t *testing.T) {
 		return nil
 	})
 	if report, err := ip.stop(); err != nil || len(report) != 1 || report[0].Unacknowledged != n-lost {
-		t.Errorf("drain report %v (%v), want %d unacknowledged records", report, err, n-lost)
+		t.Errorf("drain report %v (%v), want %d records not committed (the one whose acknowledgement was lost and every one after it)", report, err, n-lost)
 	}
 
 	// The next start sends message 30 first: the broker stored it already, so only the
