@@ -313,6 +313,12 @@ type takeOnWaiter struct {
 // may hold records of the recording from the seed on, and records below them sent later
 // would be dropped as duplicates by their sequence ids (positions). So no replay ever
 // follows a start back past a record sent, in this run or after a restart.
+//
+// A replay taken on at once still has nothing sent before its recording's checkpoint is
+// stored: the publisher's first send waits for the count of partitions stored with it
+// (route, RecordingRouted), which a seed not yet stored carries once it is. A start decided
+// by start_position latest, which a restart would decide again elsewhere, is so stored
+// before anything of it is published.
 func (c *checkpointer) takeOn(ctx actor.Context, msg *messages.ReplayStarted) {
 	id := msg.RecordingId
 	taken := &messages.TakenOn{RecordingId: id, Generation: msg.Generation}

@@ -35,9 +35,11 @@ func TestLesson05_NextRecordingWaitsUntilThePreviousIsCompleted(t *testing.T) {
 	if err := s.Completed(8); !errors.Is(err, ErrNotRunnable) {
 		t.Fatalf("Completed(8) before it was permitted = %v, want ErrNotRunnable", err)
 	}
-	// Fully acknowledged but final checkpoint not yet persisted: the caller
-	// does not call Completed, so 8 keeps waiting.
+	// A refused Completed changes nothing. (That the caller calls Completed only once the
+	// final checkpoint is persisted is the stream's, tested by
+	// TestLesson05_TheSuccessorWaitsForThePredecessorsFinalCheckpoint.)
 	wantIDs(t, "Runnable", s.Runnable(), 3)
+	wantIDs(t, "Waiting", s.Waiting(), 8)
 	if err := s.Completed(3); err != nil {
 		t.Fatal(err)
 	}

@@ -80,12 +80,15 @@ func TestHappyPathMixedSizes(t *testing.T) {
 	expectCheckpoint(t, cfg, sc, pub.recordingID, last, false) // the recording is still live
 }
 
-// TestLesson01_Kill9MidStreamThenRestart: ferry is killed with kill -9 while it follows
-// a live recording (lesson 1: what the checkpoint covers is in Pulsar; nothing else was
-// committed), the publisher keeps publishing while ferry is down, and the restarted ferry
-// resumes from the checkpoint: re-sends are deduplicated by the broker (same producer name,
-// same sequence ids), so the topic holds every message exactly once, in order.
-func TestLesson01_Kill9MidStreamThenRestart(t *testing.T) {
+// TestKill9MidStreamThenRestart: ferry is killed with kill -9 while it follows a live
+// recording (what the checkpoint covers is in Pulsar), the publisher keeps publishing while
+// ferry is down, and the restarted ferry resumes from the checkpoint: re-sends are
+// deduplicated by the broker (same producer name, same sequence ids), so the topic holds
+// every message exactly once, in order. (That the checkpoint covers only acknowledged
+// records, lesson 1, is not what this shows: the kernel still delivers what ferry had
+// written before the kill, acknowledged or not. TestLesson01And02_HeldAcksHoldTheCheckpoint
+// holds the acknowledgements back instead.)
+func TestKill9MidStreamThenRestart(t *testing.T) {
 	const backlog = 5000
 	sc := newStreamConfig(t, "")
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
@@ -99,7 +102,7 @@ func TestLesson01_Kill9MidStreamThenRestart(t *testing.T) {
 	bg := pub.publishInBackground(t, backlog, 5, 5*time.Millisecond) // ~1,000 messages a second
 	f := startFerry(t, path)
 	w.waitDistinct(t, f, backlog/2, 60*time.Second)
-	// A checkpoint persisted before the kill, so that lesson 1 below checks something; and
+	// A checkpoint persisted before the kill, so that the check below has something to check; and
 	// the broker's answer (pulsar.admin_url) that it deduplicates the topic, which the
 	// exactly-once below relies on.
 	waitFor(t, f, 30*time.Second, "a persisted checkpoint, deduplication enabled", func() error {
@@ -121,7 +124,7 @@ func TestLesson01_Kill9MidStreamThenRestart(t *testing.T) {
 	seen, published := w.distinct(), bg.count()
 	t.Logf("kill -9 with %d messages seen in Pulsar, %d published", seen, backlog+published)
 
-	// Lesson 1: whatever the checkpoint covers was acknowledged, so it is in the topic.
+	// Whatever the checkpoint covers is in the topic.
 	cps, ok := cfg.storedCheckpoints(t, sc)
 	if !ok || cps[pub.recordingID].Position == 0 {
 		t.Fatalf("no checkpoint of recording %d stored after kill -9 (%v), although the status showed one persisted", pub.recordingID, cps)
