@@ -25,7 +25,8 @@ import (
 )
 
 // The acknowledgement seam (lessons 1–4, 22): the real producer to the real broker, with
-// its acknowledgements held back, reordered, failed or lost by test/harness.
+// its acknowledgements held back, reordered, failed or lost by test/harness, or a send
+// refused before it leaves.
 
 // TestLesson01And02_HeldAcksHoldTheCheckpoint: the acknowledgements of messages 50–59 are
 // held while every other one arrives. The checkpoint reaches the end of message 49 and
@@ -287,6 +288,137 @@ func TestLesson22_ARecordStoredAboveAFailureStopsTheStream(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestLesson22_ASendFailedBeforeItLeftStopsTheSendsAfterIt: the client refuses the send of
+// message 100 inside SendAsync, once, before anything of it leaves for the broker, as
+// pulsar-client-go v0.19.0 does when its queue is full or a message fails its checks (it
+// calls back at once with the error). Every failure the other tests here inject is on the
+// acknowledgement of a message the client did send. Here nothing of the failed message is
+// stored, so only the fail-stop stands between it and lesson 22: a later send of the same
+// producer, stored, would give the broker a higher sequence id, and message 100's re-send
+// would be answered as a duplicate and lost (or, found stored above the failure, stop the
+// stream). With the fail-stop no send above message 100 goes before its re-send, the
+// re-delivery publishes it and the rest, the checkpoint reaches the end, the stream is
+// healthy, not failed for lesson 22, and the topic holds every message once, in order.
+func TestLesson22_ASendFailedBeforeItLeftStopsTheSendsAfterIt(t *testing.T) {
+	const n, refused = 400, 100
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	watchTopic(t, sc.Topic) // creates the topic and waits until the broker deduplicates on it
+	r := newRefusal(pos[refused])
+	ip := startInProcess(t, inProcessOptions{createProducer: r.wrap}, sc)
+	eventually.NoError(t, 60*time.Second, func() error {
+		if s, err := ip.status(sc.Name); err == nil && s.State == "failed" {
+			t.Fatalf("the stream failed: %s", s.Reason)
+		}
+		if c := ip.checkpoint(sc, pub.recordingID); c.Position != pos[n-1] {
+			return fmt.Errorf("checkpoint of recording %d at %d (completed %t), want %d", pub.recordingID, c.Position, c.Completed, pos[n-1])
+		}
+		return nil
+	})
+	refusals, resent, above := r.outcome()
+	switch {
+	case refusals != 1:
+		t.Fatalf("%d sends of message %d refused, want 1", refusals, refused)
+	case !resent:
+		t.Fatalf("message %d (sequence id %d) was refused and never sent again: the checkpoint passed it", refused, pos[refused])
+	case above >= 0:
+		t.Fatalf("sequence id %d was sent after the send of message %d (sequence id %d) failed and before its re-send: the producer did not fail-stop (lesson 22)", above, refused, pos[refused])
+	}
+	eventually.NoError(t, 10*time.Second, func() error {
+		s, err := ip.status(sc.Name)
+		if err != nil {
+			return err // no status pushed yet
+		}
+		if s.State == "failed" {
+			t.Fatalf("the stream failed: %s", s.Reason)
+		}
+		// The refusal stays in the status as the last publish failure (lesson 24), named
+		// by the record it refused.
+		f := failureOf(s, "publish")
+		if !s.Healthy || f == nil || !strings.Contains(f.Message, fmt.Sprintf("the record ending at %d", pos[refused])) {
+			return fmt.Errorf("checkpointed to the end: healthy %t, state %s, %q, failures %v; want healthy, the refusal of the record ending at %d among the failures", s.Healthy, s.State, s.Reason, s.Failures, pos[refused])
+		}
+		return nil
+	})
+	if line, ok := failLogLine(ip.logs.String(), "lesson 22"); ok {
+		t.Fatalf("the refused send was followed by the lesson 22 hazard: %s", line)
+	}
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(0, n))
+}
+
+// refusal fails, once, the send of the message with sequence id seq inside SendAsync,
+// without sending it, in whichever producer the pipeline creates: the callback gets
+// pulsar.ErrSendQueueIsFull at once, on the caller's goroutine, as from pulsar-client-go
+// v0.19.0 with a full queue. Every other send is the real producer's. It notes what was
+// sent between the refusal and the message's next send.
+type refusal struct {
+	seq int64
+
+	mu       sync.Mutex
+	refusals int
+	resent   bool
+	above    int64 // the first sequence id above seq sent after the refusal, before the re-send; -1 none
+}
+
+func newRefusal(seq int64) *refusal { return &refusal{seq: seq, above: -1} }
+
+func (r *refusal) wrap(create actors.ProducerFactory) actors.ProducerFactory {
+	return func(opts pulsar.ProducerOptions) (pulsar.Producer, error) {
+		p, err := create(opts)
+		if err != nil {
+			return p, err
+		}
+		return refusingProducer{Producer: p, r: r}, nil
+	}
+}
+
+// refuse notes a send of msg and reports whether it is the one to refuse.
+func (r *refusal) refuse(msg *pulsar.ProducerMessage) bool {
+	if msg.SequenceID == nil {
+		return false
+	}
+	seq := *msg.SequenceID
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case seq == r.seq && r.refusals == 0:
+		r.refusals++
+		return true
+	case seq == r.seq:
+		r.resent = true
+	case seq > r.seq && r.refusals > 0 && !r.resent && r.above < 0:
+		r.above = seq
+	}
+	return false
+}
+
+// outcome is how many sends were refused, whether the refused message was sent again, and
+// the first sequence id above it sent in between (-1: none).
+func (r *refusal) outcome() (refusals int, resent bool, above int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.refusals, r.resent, r.above
+}
+
+// refusingProducer is a real producer whose sends go through its refusal first.
+type refusingProducer struct {
+	pulsar.Producer
+	r *refusal
+}
+
+func (p refusingProducer) NumPartitions() uint32 {
+	return p.Producer.(actors.PartitionCounter).NumPartitions()
+}
+
+func (p refusingProducer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
+	if p.r.refuse(msg) {
+		cb(nil, msg, pulsar.ErrSendQueueIsFull)
+		return
+	}
+	p.Producer.SendAsync(ctx, msg, cb)
 }
 
 // TestLesson02_LostAckStallsAndTheNextStartRepublishes: the acknowledgement of message 30
