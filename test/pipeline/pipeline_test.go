@@ -256,6 +256,119 @@ func TestLesson05_RotationWaitsForTheFirstRecording(t *testing.T) {
 	expectCheckpoint(t, cfg, sc, b.recordingID, pb[nB-1], false)
 }
 
+// TestLesson20_SuccessorRestartingBelowItsPredecessorsEndSurvivesKill9: recording A, stopped,
+// and its successor B, live, whose positions restart at 0, far below A's end; the broker
+// deduplicates. A record's sequence id is its end position, so B's records up to A's end
+// carry sequence ids A's records carried too: only B's own producer keeps the broker from
+// taking them for A's duplicates. ferry publishes A, rotates to B and is killed with kill -9
+// while it sends B at full speed, B's checkpoint behind what the broker stored already (the
+// first run writes a checkpoint every 1,000 records, never by time). The restarted ferry
+// sends B again from that checkpoint: each record sent again must carry the sequence id of
+// its first send, so that the broker answers it as a duplicate. The topic holds every
+// message of A and B once, in order, each under its recording's producer, and the broker
+// and ferry both counted at least one duplicate per message of B it had stored beyond the
+// checkpoint. The test cannot see a re-sent message's sequence id itself (the broker keeps
+// only the first send), only what a wrong one does: with one producer name for every
+// recording of the stream, B's records below A's end were acknowledged as duplicates and
+// never stored (the check of what B's checkpoint covers failed, before the restart); with
+// sends numbered by the client, the restart's re-sends were stored again (1,150 twice).
+func TestLesson20_SuccessorRestartingBelowItsPredecessorsEndSurvivesKill9(t *testing.T) {
+	const nA, nB = 3000, 20000
+	sc := newStreamConfig(t, "")
+	_, a, pa, b, pb := stoppedThenLive(t, sc, nA, nB)
+	stopA := pa[nA-1]
+	below := len(positionsUpTo(pb, stopA))
+	if below == 0 {
+		t.Fatalf("recording B %d begins with a message ending at %d, beyond A's end %d: the test is about positions that restart below it", b.recordingID, pb[0], stopA)
+	}
+	t.Logf("recording A %d stopped at %d; recording B %d live at %d: its first %d messages end below A's end", a.recordingID, stopA, b.recordingID, pb[nB-1], below)
+
+	w := watchTopic(t, sc.Topic) // and the broker deduplicates the topic
+	cfg := newFerryConfig(t, sc)
+	cfg.Checkpoint = checkpointConfig{EveryRecords: 1000, EveryMs: 3_600_000}
+	f := startFerry(t, cfg.write(t))
+	waitFor(t, f, 60*time.Second, "a checkpoint of recording B persisted", func() error {
+		st, err := findStream(t, "http://"+cfg.HTTP.Listen, sc.Name)
+		if err != nil {
+			return err
+		}
+		if r := recordingOf(st, b.recordingID); r == nil || r.GetCheckpointedPosition() == 0 {
+			return fmt.Errorf("none yet: %v", r)
+		}
+		return nil
+	})
+	f.Kill()
+
+	// Rotation persisted A's end before B began (lesson 5); B's checkpoint is behind what
+	// the broker stored of it, which the watcher has all of once ferry is gone.
+	cps, _ := cfg.storedCheckpoints(t, sc)
+	if cp := cps[a.recordingID]; cp.Position != stopA || !cp.Completed {
+		t.Fatalf("checkpoint of recording A after kill -9: %+v; want completed at %d", cp, stopA)
+	}
+	cpB := cps[b.recordingID].Position
+	if cpB == 0 {
+		t.Fatalf("no checkpoint of recording B stored after kill -9 (%v), although the status showed one persisted", cps)
+	}
+	eventually.NoError(t, 30*time.Second, func() error {
+		w.check(t)
+		if got, stored := len(w.received()), storedEntries(t, sc.Topic); int64(got) != stored {
+			return fmt.Errorf("the watcher has %d of the %d messages the broker stored", got, stored)
+		}
+		return nil
+	})
+	// What B's checkpoint covers the broker acknowledged, so it is in the topic: the watcher
+	// has all the broker stored, nothing to wait for.
+	covered := positionsUpTo(pb, cpB)
+	missing, first := 0, -1
+	for k, p := range covered {
+		if !w.has(b.recordingID, p) {
+			if missing++; first < 0 {
+				first = k
+			}
+		}
+	}
+	if missing > 0 {
+		t.Fatalf("recording B's checkpoint at %d covers %d messages, but %d of them are not in the topic, the first message %d (ending at %d): acknowledged, never stored; %s", cpB, len(covered), missing, nA+first, covered[first], w.summary())
+	}
+	again := 0
+	for _, p := range pb {
+		if p > cpB && w.has(b.recordingID, p) {
+			again++
+		}
+	}
+	if again == 0 {
+		t.Fatalf("kill -9 left nothing of recording B stored beyond its checkpoint at %d: nothing is sent again, the test shows nothing; %s", cpB, w.summary())
+	}
+	t.Logf("kill -9: B checkpointed at %d; %d of B's messages stored beyond it, to be sent again; %s", cpB, again, w.summary())
+
+	// The restart checkpoints as usual, so that its status says when B is all published.
+	cfg.Checkpoint = checkpointConfig{EveryRecords: 100, EveryMs: 200}
+	f = startFerry(t, cfg.write(t))
+	var dupB uint64
+	waitFor(t, f, 90*time.Second, "recording B checkpointed at its last message", func() error {
+		st, err := findStream(t, "http://"+cfg.HTTP.Listen, sc.Name)
+		if err != nil {
+			return err
+		}
+		r := recordingOf(st, b.recordingID)
+		if r == nil || r.GetCheckpointedPosition() != pb[nB-1] {
+			return fmt.Errorf("want %d: %v", pb[nB-1], r)
+		}
+		dupB = r.GetDuplicates()
+		return nil
+	})
+	f.mustStop()
+
+	expectTopic(t, sc, a.published(0, pa), b.published(nA, pb))
+	dups := receivedMessages(t, sc.Topic) - storedEntries(t, sc.Topic)
+	t.Logf("the broker answered %d sends as duplicates; the restarted ferry counted %d for recording B", dups, dupB)
+	if dups < int64(again) || dupB < uint64(again) {
+		t.Fatalf("%d of B's messages were stored beyond its checkpoint and sent again, but the broker answered %d sends as duplicates and ferry counted %d: not every one came back as a duplicate of its first send", again, dups, dupB)
+	}
+	expectCheckpoint(t, cfg, sc, a.recordingID, stopA, true)
+	expectCheckpoint(t, cfg, sc, b.recordingID, pb[nB-1], false)
+}
+
 // TestLesson05_PublisherKilledAndRestartedIsPublishedInOrder: a publisher killed with
 // SIGKILL and restarted at once begins its new recording before the archive stops the old
 // one (it does when the driver finds the dead client, seconds later). The two recordings
