@@ -576,31 +576,45 @@ func (h *hangingStore) Save(def store.Stream, cps []store.Checkpoint) error {
 
 func (h *hangingStore) unhang() { h.once.Do(func() { h.hang.Store(false); close(h.release) }) }
 
-// TestARecordTooLargeForTheBrokerStopsTheStreamAtOnce: the client refuses a record larger
-// than the broker's maxMessageSize (ErrMessageTooLarge, here injected on the acknowledgement
-// of message 10, the last: the client refuses before sending, so nothing is stored after
-// it). Sending it again fails the same way, and archive mode skips nothing: the stream stops
-// at once, naming the record and the broker setting, instead of re-delivering until the
-// restart limit gives up with the client's bare error.
+// TestARecordTooLargeForTheBrokerStopsTheStreamAtOnce: message 10 of 20 is larger than the
+// broker's maxMessageSize (6 MB, above its 5 MB default; a term of 64 MB carries it). The
+// real client refuses it inside SendAsync, before sending (ErrMessageTooLarge), and would
+// refuse it again on every re-delivery; archive mode skips nothing: the stream stops at
+// once, naming the record and the broker setting, instead of re-delivering until the
+// restart limit gives up with the client's bare error (the re-delivery the refusal starts
+// may restart the replay once meanwhile, in the same millisecond). Sends stop in order
+// (lesson 22): none of the messages after it is published, and the checkpoint stays
+// before it.
 func TestARecordTooLargeForTheBrokerStopsTheStreamAtOnce(t *testing.T) {
-	const n = 11
+	const n, big = 20, 10
 	sc := newStreamConfig(t, "")
+	sc.Channel += "|term-length=64m" // a message may take up to an eighth of a term
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
-	pos := pub.publish(t, 0, n)
-	ip := startInProcess(t, inProcessOptions{plan: harness.Faults(map[int]harness.Fault{10: harness.Fail(pulsar.ErrMessageTooLarge)})}, sc)
+	msgs := payloads(0, n)
+	msgs[big] = append(msgs[big], make([]byte, 6<<20)...)
+	pos := pub.publishPayloads(t, msgs)
+	pub.waitRecorded(t, pos[n-1])
+	ip := startInProcess(t, inProcessOptions{}, sc)
 	eventually.NoError(t, 30*time.Second, func() error {
 		s, err := ip.status(sc.Name)
 		if err != nil {
 			return err
 		}
-		if s.State != "failed" || !strings.Contains(s.Reason, fmt.Sprintf("the record ending at %d", pos[10])) || !strings.Contains(s.Reason, "maxMessageSize") {
-			return fmt.Errorf("state %s, %q; want failed, naming the record ending at %d and maxMessageSize", s.State, s.Reason, pos[10])
+		if s.State != "failed" || !strings.Contains(s.Reason, fmt.Sprintf("the record ending at %d", pos[big])) || !strings.Contains(s.Reason, "maxMessageSize") {
+			return fmt.Errorf("state %s, %q; want failed, naming the record ending at %d and maxMessageSize", s.State, s.Reason, pos[big])
 		}
 		return nil
 	})
-	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= pos[10] {
-		t.Fatalf("checkpoint at %d, at or past the record that was not published (ending at %d)", cp.Position, pos[10])
+	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= pos[big] {
+		t.Fatalf("checkpoint at %d, at or past the record that was not published (ending at %d)", cp.Position, pos[big])
 	}
+	// Stopped (its producers closed), ferry sends nothing more: the topic holds what it
+	// will ever hold, and readTopic reads what it holds beyond the messages before the
+	// large one.
+	if _, err := ip.stop(); err != nil {
+		t.Logf("stop after the failure: %v", err)
+	}
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, big, 30*time.Second), msgs[:big])
 }
 
 // TestTopicDeletedMidStreamIsCreatedAgainAndResumed: the topic is deleted while ferry runs,
