@@ -287,13 +287,19 @@ func TestLesson20_SuccessorRestartingBelowItsPredecessorsEndSurvivesKill9(t *tes
 	cfg := newFerryConfig(t, sc)
 	cfg.Checkpoint = checkpointConfig{EveryRecords: 1000, EveryMs: 3_600_000}
 	f := startFerry(t, cfg.write(t))
-	waitFor(t, f, 60*time.Second, "a checkpoint of recording B persisted", func() error {
+	// Killed once B's checkpoint is persisted and the broker stored some of B beyond it,
+	// so that the restart has something to send again.
+	waitFor(t, f, 60*time.Second, "a checkpoint of recording B persisted, messages of B stored beyond it", func() error {
 		st, err := findStream(t, "http://"+cfg.HTTP.Listen, sc.Name)
 		if err != nil {
 			return err
 		}
-		if r := recordingOf(st, b.recordingID); r == nil || r.GetCheckpointedPosition() == 0 {
+		r := recordingOf(st, b.recordingID)
+		if r == nil || r.GetCheckpointedPosition() == 0 {
 			return fmt.Errorf("none yet: %v", r)
+		}
+		if got := w.maxPosition(b.recordingID); got <= r.GetCheckpointedPosition() {
+			return fmt.Errorf("the topic holds B up to %d, its checkpoint is at %d", got, r.GetCheckpointedPosition())
 		}
 		return nil
 	})
