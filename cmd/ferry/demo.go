@@ -120,6 +120,10 @@ streams:
 	for n := 0; ; {
 		select {
 		case err := <-ran:
+			// Ended on its own, or its drain ended before this loop saw the signal: signals
+			// are no longer the demo's to take while it cleans up (runPipeline's second
+			// holds, then Go's default stops it).
+			stop()
 			return err
 		case <-tick.C:
 			n++

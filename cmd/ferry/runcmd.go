@@ -137,30 +137,25 @@ func runPipeline(args []string, stderr io.Writer) error {
 }
 
 // drainOnSignal returns a context that the first SIGINT or SIGTERM ends, which starts the
-// drain (up to drainTimeout), and a function that undoes it. A second signal ends the
-// process at once, Go's default for both signals, once a second has passed: a second signal
-// within it is taken for the same request (a wrapper forwarding the terminal's Ctrl-C to
-// its process group delivers two), whether or not the run has ended meanwhile — a drain
-// with nothing in flight ends within milliseconds, and the copy that comes after it must not
+// drain (up to drainTimeout), and a function that ends it when the run ends. A second signal
+// ends the process at once, Go's default for both signals, once a second has passed since
+// the first signal or the run's end, whichever came first: a signal within it is taken for
+// the same request (a wrapper forwarding the terminal's Ctrl-C to its process group delivers
+// two), also when the run has ended meanwhile — a drain with nothing in flight ends within
+// milliseconds, a run may end on its own as Ctrl-C comes, and the copy that follows must not
 // kill the process in its clean-up. after says what a second signal leaves undone.
 func drainOnSignal(log *slog.Logger, after string) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})     // the run ended
-	released := make(chan struct{}) // it ended before any signal: the signals are Go's again
-	taken := make(chan struct{})    // a signal came: Go's again a second after it
+	done := make(chan struct{}) // the run ended
 	go func() {
 		select {
 		case <-signals:
-		case <-done:
-			signal.Stop(signals)
-			close(released)
-			return
+			log.Info("signal received: draining; a second signal (a second from now) stops ferry at once: " + after)
+			cancel()
+		case <-done: // the run ended on its own: no signal to report
 		}
-		close(taken)
-		log.Info("signal received: draining; a second signal (a second from now) stops ferry at once: " + after)
-		cancel()
 		time.Sleep(time.Second)
 		signal.Stop(signals)
 	}()
@@ -168,10 +163,6 @@ func drainOnSignal(log *slog.Logger, after string) (context.Context, func()) {
 	return ctx, func() {
 		once.Do(func() {
 			close(done)
-			select { // the goroutine above decides, alone, whether a signal came first
-			case <-released:
-			case <-taken:
-			}
 			cancel()
 		})
 	}

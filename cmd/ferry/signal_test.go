@@ -17,9 +17,11 @@ import (
 const signalChildEnv = "FERRY_TEST_SIGNAL_CHILD"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(signalChildEnv) == "copy after a quick drain" {
+	switch os.Getenv(signalChildEnv) {
+	case "copy after a quick drain":
 		aCopyOfTheSignalAfterAQuickDrain()
-		return
+	case "copy as the run ends":
+		aCopyOfTheSignalAsTheRunEnds()
 	}
 	os.Exit(m.Run())
 }
@@ -41,21 +43,49 @@ func aCopyOfTheSignalAfterAQuickDrain() {
 	os.Exit(0)
 }
 
+// aCopyOfTheSignalAsTheRunEnds is the child of the test below: the run ends on its own just
+// as a signal comes, then the signal's copy comes while the process cleans up. It prints
+// "cleaned up" if it lived through it.
+func aCopyOfTheSignalAsTheRunEnds() {
+	_, stop := drainOnSignal(slog.New(slog.DiscardHandler), "")
+	_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+	stop() // the run ended meanwhile, before the signal was taken
+	_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+	time.Sleep(200 * time.Millisecond) // the clean-up, as above
+	fmt.Println("cleaned up")
+	os.Exit(0)
+}
+
 // TestACopyOfTheSignalAfterAQuickDrainIsTheSameRequest: a second signal within a second of
 // the first is the same request even when the drain took less (nothing in flight): it must
 // not kill the process in its clean-up — `make demo`'s Ctrl-C reaches ferry twice, from the
 // terminal and from peers, and the demo then left its temporary directory behind.
 func TestACopyOfTheSignalAfterAQuickDrainIsTheSameRequest(t *testing.T) {
+	survives(t, "copy after a quick drain")
+}
+
+// TestACopyOfTheSignalAsTheRunEndsIsTheSameRequest: a signal that comes as the run ends on
+// its own, and its copy, do not kill the process in its clean-up either.
+func TestACopyOfTheSignalAsTheRunEndsIsTheSameRequest(t *testing.T) {
+	for range 10 { // the signal and the run's end race: each run may go either way
+		survives(t, "copy as the run ends")
+	}
+}
+
+// survives runs the test binary as the signalled process of scenario and fails unless it
+// exits 0 after its clean-up.
+func survives(t *testing.T, scenario string) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(self, "-test.run=^$")
-	cmd.Env = append(os.Environ(), signalChildEnv+"=copy after a quick drain")
+	cmd.Env = append(os.Environ(), signalChildEnv+"="+scenario)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, io.Discard
 	err = cmd.Run()
 	if err != nil || !bytes.Contains(out.Bytes(), []byte("cleaned up")) {
-		t.Fatalf("the process that took a copy of the signal after its drain ended: %v, output %q; want exit 0 after its clean-up", err, out.String())
+		t.Fatalf("%s: the process ended %v, output %q; want exit 0 after its clean-up", scenario, err, out.String())
 	}
 }
