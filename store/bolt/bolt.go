@@ -24,8 +24,12 @@ const DefaultPath = "./ferry-data/checkpoints.db"
 // DefaultOpenTimeout is how long [Open] waits for another process to release the file.
 const DefaultOpenTimeout = 5 * time.Second
 
-// schemaVersion is the file layout version this build reads and writes.
-const schemaVersion uint32 = 1
+// schemaVersion is the file layout version this build reads and writes; firstSchemaVersion
+// is the first any ferry wrote: one below it is damage, not another release's file.
+const (
+	schemaVersion      uint32 = 1
+	firstSchemaVersion uint32 = 1
+)
 
 var (
 	metaBucket       = []byte("meta")
@@ -187,7 +191,7 @@ func (s *Store) checkSchema(tx *bbolt.Tx, fresh bool) error {
 	switch {
 	case len(v) != 4:
 		return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("schema version is %d bytes, want 4", len(v))}
-	case binary.BigEndian.Uint32(v) < schemaVersion:
+	case binary.BigEndian.Uint32(v) < firstSchemaVersion:
 		// No ferry wrote a version below the first: damage, not a release to look for.
 		return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("schema version %d, which no ferry writes", binary.BigEndian.Uint32(v))}
 	case binary.BigEndian.Uint32(v) != schemaVersion:
