@@ -202,6 +202,9 @@ func TestCloseWaitsForARelease(t *testing.T) {
 	_, _, real := realProducer(t, "harness-release-close")
 	p := Wrap(real, Faults(map[int]Fault{0: Hold()}))
 	entered, leave := make(chan struct{}), make(chan struct{})
+	var leaveOnce sync.Once
+	letGo := func() { leaveOnce.Do(func() { close(leave) }) }
+	t.Cleanup(letGo) // a failed test leaves no callback waiting
 	var returned atomic.Bool
 	p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte("x")},
 		func(pulsar.MessageID, *pulsar.ProducerMessage, error) {
@@ -227,7 +230,7 @@ func TestCloseWaitsForARelease(t *testing.T) {
 		t.Fatal("Close returned while a released acknowledgement's callback was still running")
 	case <-time.After(200 * time.Millisecond):
 	}
-	close(leave)
+	letGo()
 	<-closed
 	if !returned.Load() {
 		t.Fatal("Close returned before the released acknowledgement's callback did")

@@ -214,8 +214,12 @@ func (p *Producer) release(fail error, numbers []int) {
 			p.held = slices.Delete(p.held, i, i+1)
 		}
 	}
-	// Counted before the lock goes, as the delayed deliveries are: a Close from here on
-	// waits for these callbacks, and none comes after it returns.
+	if len(out) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	// Counted before the lock goes, while closed is false: a Close from here on waits for
+	// these callbacks, and none comes after it returns.
 	p.wg.Add(len(out))
 	p.mu.Unlock()
 	defer p.wg.Add(-len(out))
