@@ -1671,9 +1671,9 @@ type Drained struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Stream string                 `protobuf:"bytes,1,opt,name=stream,proto3" json:"stream,omitempty"`
 	// Records not committed when the stream stopped; 0 after a clean drain. In archive mode,
-	// those above the acknowledged prefix: each sent and not acknowledged, or acknowledged
-	// after one that was not (the next start publishes them all again). In transport mode,
-	// those sent and not acknowledged.
+	// those above the acknowledged prefix: each not acknowledged (in flight, failed, or not
+	// sent yet) or acknowledged after one that was not; the next start publishes them all
+	// again. In transport mode, those sent and not acknowledged.
 	Unacknowledged int64 `protobuf:"varint,2,opt,name=unacknowledged,proto3" json:"unacknowledged,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
