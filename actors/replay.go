@@ -549,16 +549,15 @@ func (r *replay) sayDropped(ctx actor.Context, at int64, end bool) {
 // would never be published. They are not the ones published if the record at the mark is
 // not there, byte for byte, or if a record lies where the checkpoint saw only padding.
 //
-// A mark's start is where the record before it ended (Record.Start): padding at a term's end
-// counts to the record after it, and the poll steps over padding without a fragment. So the
-// marked record is the first message read — its first fragment the first one delivered —
-// and it ends at the mark's end with its checksum.
+// A mark's start is where the whole message before it ended (Record.Start): padding at a
+// term's end counts to the record after it, and the poll steps over padding without a
+// fragment; so do the fragments of a message the recording holds only in part (dropped,
+// see dropped), which come before the marked record's own. So the marked record is the
+// first whole message read, and it ends at the mark's end with its checksum.
 type recordCheck struct {
 	mark    *messages.RecordMark
 	pending bool  // checking: no message before the checkpoint is published
 	found   bool  // the marked record was read, and matched
-	read    bool  // a fragment was delivered since the replay began
-	first   bool  // the message being assembled began with the first fragment delivered
 	start   int64 // where the message being assembled began (its first fragment's frame)
 	err     error // the mismatch, once found
 }
@@ -566,11 +565,8 @@ type recordCheck struct {
 // checkFragment is the fragment handler while the check is pending: it notes where each
 // message begins, which a reassembled message's header does not tell.
 func (r *replay) checkFragment(payload []byte, h aeron.Header) {
-	if c := &r.check; c.pending {
-		if h.Flags().IsBegin() {
-			c.start, c.first = h.FramePosition(), !c.read
-		}
-		c.read = true
+	if c := &r.check; c.pending && h.Flags().IsBegin() {
+		c.start = h.FramePosition()
 	}
 	r.asm.OnFragment(payload, h)
 }
@@ -587,11 +583,8 @@ func (r *replay) checked(end int64, payload []byte) bool {
 	case c.err != nil:
 		return false
 	case !c.found:
-		if sum := crc32.Checksum(payload, castagnoli); !c.first || end != m.End || sum != m.Checksum {
+		if sum := crc32.Checksum(payload, castagnoli); end != m.End || sum != m.Checksum {
 			found := fmt.Sprintf("the record [%d, %d) with %08x", c.start, end, sum)
-			if !c.first {
-				found += ", after a fragment of another record"
-			}
 			c.err = changedBelowCheckpoint(r.rec.RecordingId, r.from, fmt.Sprintf(
 				"where ferry published the record ending at %d with CRC-32C %08x (after what ended at %d), the archive now holds %s", m.End, m.Checksum, m.Start, found))
 			return false

@@ -3,7 +3,9 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/infra"
 )
 
@@ -23,34 +27,7 @@ import (
 // holds messages only in part: a dropped message is not passed over in silence.
 func TestLesson26_MessagesARecordingHoldsOnlyInPartAreSaid(t *testing.T) {
 	const n, size = 400, 3 * maxPayload
-	props := lossyReceiver(26)
-	// The archive strips reliable=false from the channel it records (1.47.3,
-	// ArchiveConductor.strippedChannelBuilder): only the driver's default makes its
-	// recording subscription fill gaps rather than ask for the lost frames again.
-	props["aeron.reliable.stream"] = "false"
-	own := failOwnArchive(t, props)
-	sc := newStreamConfig(t, "")
-	endpoint := fmt.Sprintf("aeron:udp?endpoint=%s:%d", infra.Loopback, freeUDPPort(t))
-	sc.Channel = endpoint + "|reliable=false"
-	rs := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
-	// Recorded from the network (a remote source), not from the publication's log: the loss
-	// is the receiving end's.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	subID, err := rs.s.archive.StartRecording(ctx, sc.Channel, sc.StreamID, archive.SourceRemote, false)
-	cancel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs.subID, rs.recording = subID, true
-	pub := rs.newPublication(t)
-	for i := range n {
-		if _, err := pub.offer(sizedPayload(i, size), 10*time.Second); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pub.waitRecorded(t, pub.pub.Position())
-	rs.stopRecording(t)
-	stop := pub.descriptor(t).StopPosition
+	sc, own, rs, pub, stop := lossyRecording(t, n, size)
 
 	cfg := newFerryConfig(t, sc)
 	cfg.Aeron.Dir = own.AeronDir
@@ -120,4 +97,140 @@ func TestLesson26_MessagesARecordingHoldsOnlyInPartAreSaid(t *testing.T) {
 		t.Fatalf("Pulsar holds messages %v; the recording holds these whole: %v", published, whole)
 	}
 	t.Logf("%d messages sent, %d whole in the recording and in Pulsar; ferry said: %s", n, len(msgs), line)
+}
+
+// TestLesson26_AResumeAtARecordAfterAMessageHeldOnlyInPartFindsItsRecord: ferry resumes a
+// recording that holds messages only in part from a checkpoint whose last record follows
+// one of them: the record's range begins where the whole message before it ended, so the
+// replay, started there, delivers the broken message's fragments before the record's own.
+// The resume check must still find the record (the archive is unchanged) and ferry publish
+// every whole message after it — not stop the stream for good as if the recording had been
+// changed below the checkpoint, which is what it did while the check wanted the record's
+// first fragment to be the first one delivered.
+func TestLesson26_AResumeAtARecordAfterAMessageHeldOnlyInPartFindsItsRecord(t *testing.T) {
+	const n, size = 400, 3 * maxPayload
+	sc, own, rs, pub, stop := lossyRecording(t, n, size)
+
+	// The whole messages, as ferry takes them: each record begins where the whole message
+	// before it ended; broken says fragments of no whole message came before its own.
+	type whole struct {
+		index      int
+		start, end int64
+		sum        uint32
+		broken     bool
+	}
+	var wholes []whole
+	replayFragments(t, rs.s, pub.recordingID, func(*aeron.Image) aeron.FragmentHandler {
+		var parts []byte
+		var begun bool
+		var next, lastEnd int64
+		var fragments, own int // since the last whole message; of the message being assembled
+		return func(b []byte, h aeron.Header) {
+			fragments++
+			switch {
+			case h.Flags().IsBegin():
+				parts, begun, own = append(parts[:0], b...), true, 1
+			case begun && h.FramePosition() == next:
+				parts, own = append(parts, b...), own+1
+			default:
+				begun = false
+			}
+			next = h.Position()
+			if begun && h.Flags().IsEnd() {
+				if i := indexOf(parts); bytes.Equal(parts, sizedPayload(i, size)) {
+					wholes = append(wholes, whole{i, lastEnd, h.Position(), crc32.Checksum(parts, crc32.MakeTable(crc32.Castagnoli)), fragments > own})
+					lastEnd, fragments = h.Position(), 0
+				}
+				begun = false
+			}
+		}
+	})
+	k := 1 + slices.IndexFunc(wholes[min(1, len(wholes)):], func(w whole) bool { return w.broken }) // the first has no whole message before it
+	if k < 1 || k == len(wholes)-1 {
+		t.Fatalf("no whole message after a broken one with whole ones after it among %d: the loss the test depends on did not happen", len(wholes))
+	}
+	mark := wholes[k]
+	t.Logf("checkpoint at message %d [%d, %d), after fragments of a message held only in part; %d whole messages after it", mark.index, mark.start, mark.end, len(wholes)-k-1)
+
+	cfg := newFerryConfig(t, sc)
+	cfg.Aeron.Dir = own.AeronDir
+	path := cfg.write(t)
+	st, err := bolt.Open(cfg.Store.Path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := store.Checkpoint{RecordingID: pub.recordingID, Position: mark.end, UpdatedAtMs: time.Now().UnixMilli(),
+		LastRecord: store.RecordMark{Start: mark.start, End: mark.end, Checksum: mark.sum}}
+	if err := st.Save(sc.definition(), []store.Checkpoint{cp}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	f := startFerry(t, path)
+	done := fmt.Sprintf("recording=%d ", pub.recordingID)
+	waitFor(t, f, 60*time.Second, "the recording published to its end", func() error {
+		if s, err := findStream(t, "http://"+cfg.HTTP.Listen, sc.Name); err == nil && s.State == "failed" {
+			t.Fatalf("the stream failed: %s", s.Reason)
+		}
+		if log := f.Log(); !strings.Contains(log, "recording published and acknowledged to its end") || !strings.Contains(log, done) {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	f.mustStop()
+	expectCheckpoint(t, cfg, sc, pub.recordingID, stop, true)
+
+	var want, got []int
+	for _, w := range wholes[k+1:] {
+		want = append(want, w.index)
+	}
+	for _, m := range readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, len(want), 10*time.Second) {
+		if i := indexOf(m.Payload()); bytes.Equal(m.Payload(), sizedPayload(i, size)) {
+			got = append(got, i)
+		} else {
+			t.Fatalf("a message in Pulsar is no whole message sent: %d bytes", len(m.Payload()))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Pulsar holds messages %v; want the whole ones after message %d: %v", got, mark.index, want)
+	}
+}
+
+// lossyRecording records n messages of size bytes on a channel recorded unreliably (the
+// archive's driver defaults to reliable=false) over a network that loses data frames (that
+// driver drops 5% of what it receives), and stops the recording: it holds messages only in
+// part, the driver having filled a lost fragment's place instead of asking for it again.
+// It returns the stream, the archive, its recorded stream, the publication and the stop.
+func lossyRecording(t *testing.T, n, size int) (streamConfig, *infra.Archive, *recordedStream, *publisher, int64) {
+	t.Helper()
+	props := lossyReceiver(26)
+	// The archive strips reliable=false from the channel it records (1.47.3,
+	// ArchiveConductor.strippedChannelBuilder): only the driver's default makes its
+	// recording subscription fill gaps rather than ask for the lost frames again.
+	props["aeron.reliable.stream"] = "false"
+	own := failOwnArchive(t, props)
+	sc := newStreamConfig(t, "")
+	endpoint := fmt.Sprintf("aeron:udp?endpoint=%s:%d", infra.Loopback, freeUDPPort(t))
+	sc.Channel = endpoint + "|reliable=false"
+	rs := failStreamOn(t, failConnectArchiveAt(t, own.AeronDir), sc.Channel, sc.StreamID)
+	// Recorded from the network (a remote source), not from the publication's log: the loss
+	// is the receiving end's.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	subID, err := rs.s.archive.StartRecording(ctx, sc.Channel, sc.StreamID, archive.SourceRemote, false)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.subID, rs.recording = subID, true
+	pub := rs.newPublication(t)
+	for i := range n {
+		if _, err := pub.offer(sizedPayload(i, size), 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub.waitRecorded(t, pub.pub.Position())
+	rs.stopRecording(t)
+	return sc, own, rs, pub, pub.descriptor(t).StopPosition
 }
