@@ -264,7 +264,7 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, fol
 	defer cancel()
 	desc, err := r.env.Archive.Recording(call, id)
 	if err != nil {
-		res.err = fmt.Errorf("describe recording %d: %w", id, err)
+		res.err = r.gone(id, fmt.Errorf("describe recording %d: %w", id, err))
 		return res
 	}
 	if followStart && desc.StartPosition < from {
@@ -308,7 +308,7 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, fol
 		res.err = changedBelowCheckpoint(id, from, fmt.Sprintf("no frame begins at %d, where the last record ferry published began, or the padding before it (the archive: %s)", replayFrom, refused.Message))
 		return res
 	case err != nil:
-		res.err = fmt.Errorf("start replay of recording %d at %d: %w", id, replayFrom, err)
+		res.err = r.gone(id, fmt.Errorf("start replay of recording %d at %d: %w", id, replayFrom, err))
 		return res
 	}
 	res.session, res.replaying = session, true
@@ -605,6 +605,18 @@ func (r *replay) checked(end int64, payload []byte) bool {
 	return end > r.from
 }
 
+// gone says what err, an archive call's about recording id, means when the archive no
+// longer knows the recording (retention purged it, or it was deleted, between the listing
+// that scheduled it and this call), and the way on, as the stream's listing would (lesson
+// 14); any other err is returned as it is.
+func (r *replay) gone(id int64, err error) error {
+	if !errors.Is(err, archive.ErrRecordingUnknown) {
+		return err
+	}
+	return fmt.Errorf("recording %d is no longer in the archive (retention purged it, or it was deleted) before ferry published all of it: its unpublished records are lost; %s (%w)",
+		id, forgetToGoOn(r.cfg.Def.Name, []int64{id}), err)
+}
+
 // changedBelowCheckpoint is the failure of a recording whose records below ferry's
 // checkpoint are not the ones ferry published: how it tells (what), and the way on.
 func changedBelowCheckpoint(id, checkpoint int64, what string) error {
@@ -661,7 +673,8 @@ func (r *replay) onEndChecked(ctx actor.Context, c *endChecked) {
 	}
 	switch {
 	case c.err != nil:
-		r.fail(ctx, "archive", supervisor.Classify(c.err), fmt.Errorf("recording %d: describe at the replay's end: %w", r.rec.RecordingId, c.err))
+		err := r.gone(r.rec.RecordingId, fmt.Errorf("recording %d: describe at the replay's end: %w", r.rec.RecordingId, c.err))
+		r.fail(ctx, "archive", supervisor.Classify(err), err)
 	case c.openedStop != archive.NullPosition && c.position == c.openedStop && (c.stop == archive.NullPosition || c.stop > c.position):
 		// Not a failure: the replay starts again from the persisted watermark over the
 		// recording as it is now (its records in flight are sent again, and deduplicated).

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/supervisor"
 	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
@@ -90,6 +92,31 @@ func TestRecordCheckTellsTheRecordPublishedFromAnother(t *testing.T) {
 				t.Fatalf("the check's failure %v, want one saying %q", err, tt.failure)
 			}
 		})
+	}
+}
+
+// purgedArchive is a replayCounter whose archive no longer knows any recording.
+type purgedArchive struct{ replayCounter }
+
+func (*purgedArchive) Recording(_ context.Context, id int64) (archive.RecordingDescriptor, error) {
+	return archive.RecordingDescriptor{}, fmt.Errorf("%w: %d", archive.ErrRecordingUnknown, id)
+}
+
+// A recording the archive no longer knows when its replay opens (purged after the listing
+// that scheduled it, or before a replay's restart) fails the stream for good, saying so and
+// how to go on, as the stream's listing would (lesson 14).
+func TestLesson14_ARecordingPurgedBeforeItsReplayOpensSaysHowToGoOn(t *testing.T) {
+	env, cfg := testEnv(t)
+	env.Archive = &purgedArchive{}
+	r := &replay{env: env, cfg: cfg, upTo: -1}
+	res := r.openReplay(context.Background(), 1, 5, 4096, false, nil)
+	if c := supervisor.Classify(res.err); c != supervisor.Poison || !errors.Is(res.err, archive.ErrRecordingUnknown) {
+		t.Fatalf("open failed with %v (%s); want poison, the archive's unknown recording", res.err, c)
+	}
+	for _, want := range []string{"recording 5 is no longer in the archive", store.ForgetCommand("s", 5), store.ResetCommand("s")} {
+		if !strings.Contains(res.err.Error(), want) {
+			t.Errorf("the failure %q does not say %q", res.err, want)
+		}
 	}
 }
 
