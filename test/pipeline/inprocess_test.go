@@ -258,6 +258,17 @@ func (ip *inProcess) status(name string) (*messages.StreamStatus, error) {
 	return nil, fmt.Errorf("no status of stream %s", name)
 }
 
+// notFailed is status, and fails t at once if the stream's status says it failed: a wait
+// for something else is over then.
+func (ip *inProcess) notFailed(t testing.TB, name string) (*messages.StreamStatus, error) {
+	t.Helper()
+	s, err := ip.status(name)
+	if err == nil && s.State == "failed" {
+		t.Fatalf("the stream failed: %s", s.Reason)
+	}
+	return s, err
+}
+
 // waitCheckpoint waits until recording id's checkpoint is at position.
 func (ip *inProcess) waitCheckpoint(s streamConfig, id, position int64, timeout time.Duration) {
 	ip.t.Helper()
