@@ -94,7 +94,10 @@ type replay struct {
 	// made once: the assembler's; checkFragment while the check is pending; firstFragment
 	// until the replay's first message, which begins at firstBegin, past fragments of one it
 	// began inside of (a recording that began mid-message, lesson 8, or a start position
-	// there): its record starts there, so that a replay from its start reads it first.
+	// there): its record starts there, so that a replay from its start reads it first. Not
+	// from a committed checkpoint (atRecordEnd): a record ended there, and fragments without
+	// their beginning after it are of a message the recording holds only in part, said as
+	// dropped (lesson 26).
 	readFragment, checkFragments, firstFragments aeron.FragmentHandler
 	firstUnread                                  bool
 	firstBegin                                   int64
@@ -127,8 +130,11 @@ type openedReplay struct {
 	replaying    bool  // the archive accepted the replay: it must be stopped
 	stopPosition int64 // archive.NullPosition while the recording is live
 	nothingLeft  bool  // the recording stopped at or before the watermark
-	err          error
-	handoff      *handoff[*openedReplay]
+	// atRecordEnd: from is a committed checkpoint's, where a record ended, so no message
+	// read from there began before it (see firstUnread).
+	atRecordEnd bool
+	err         error
+	handoff     *handoff[*openedReplay]
 }
 
 // pollReplay is the replay's self-message to poll once more.
@@ -210,10 +216,10 @@ func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
 	r.cancel = cancel
 	self, system, gen, h := ctx.Self(), ctx.ActorSystem(), r.gen, &handoff[*openedReplay]{}
 	r.handoff = h
-	id := r.rec.RecordingId
+	id, atRecordEnd := r.rec.RecordingId, w.Stored && !w.Seed
 	started := r.env.tasks().Go(func() {
 		res := r.openReplay(callCtx, gen, id, from, followStart, mark)
-		res.handoff = h
+		res.handoff, res.atRecordEnd = h, atRecordEnd
 		if !h.offer(res) {
 			r.closeOpened(res)
 			return
@@ -347,7 +353,7 @@ func (r *replay) onOpened(ctx actor.Context, res *openedReplay) {
 	r.asm = aeron.NewFragmentAssembler(maxMessageLength, r.onMessage)
 	r.asm.UsePool(r.env.Payloads)
 	r.readFragment, r.checkFragments, r.firstFragments = r.asm.OnFragment, r.checkFragment, r.firstFragment
-	r.firstUnread, r.firstBegin = res.check == nil, -1
+	r.firstUnread, r.firstBegin = res.check == nil && !res.atRecordEnd, -1
 	// The tracker and checkpointer hear of the new incarnation before any of its batches;
 	// it reads once the checkpointer has taken it on (TakenOn).
 	started := &messages.ReplayStarted{RecordingId: r.rec.RecordingId, Generation: r.gen, FromPosition: r.from, StartMs: r.rec.StartMs, SessionId: r.rec.SessionId}
