@@ -48,8 +48,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // credits), Watermark and Drain. Lifecycle: Started → WatermarkRequest → open (goroutine:
 // describe, StartReplay, AddSubscription) → polling until end of stream.
 //
-// A replay resumed from a checkpoint that marks its last record starts at that record and
-// reads it again first (see check): the archive must still hold it, byte for byte, before
+// A replay resumed from a checkpoint that marks its last record starts where that record
+// began and reads it again first (see check; fragments of a message the recording holds
+// only in part may come before it): the archive must still hold it, byte for byte, before
 // anything after the checkpoint is published.
 //
 // It fails (and is restarted from the persisted watermark by the stream's strategy) when
@@ -502,6 +503,12 @@ const sayDroppedEvery = time.Second
 // message.
 func (d *dropped) passOver(st aeron.AssemblerStats) { d.orphaned = st.Orphaned }
 
+// passOverAll takes everything the assembler dropped so far as said already: at the end of
+// a resume's check, what lies below the checkpoint.
+func (d *dropped) passOverAll(st aeron.AssemblerStats) {
+	d.discarded, d.orphaned = st.Discarded, st.Orphaned
+}
+
 // take adds what the assembler dropped since the last call: messages begun and not ended,
 // and fragments without their message's beginning — none of those before the replay's
 // first message (first false), which are the one begun before its start.
@@ -536,6 +543,9 @@ func (r *replay) sayDroppedLeft(ctx actor.Context) {
 // sayDropped says, loudly, what the assembler dropped unfinished, before position at, when
 // it is due (see dropped).
 func (r *replay) sayDropped(ctx actor.Context, at int64, end bool) {
+	if r.check.pending {
+		return // below the checkpoint: said by the replay that read them first
+	}
 	r.dropped.take(r.asm.Stats(), !r.firstUnread)
 	unended, headless, ok := r.dropped.due(r.env.elapsedMs(), end)
 	if !ok {
@@ -557,9 +567,10 @@ func (r *replay) sayDropped(ctx actor.Context, at int64, end bool) {
 //
 // A mark's start is where the whole message before it ended (Record.Start): padding at a
 // term's end counts to the record after it, and the poll steps over padding without a
-// fragment; so do the fragments of a message the recording holds only in part (dropped,
-// see dropped), which come before the marked record's own. So the marked record is the
-// first whole message read, and it ends at the mark's end with its checksum.
+// fragment; the fragments of a message the recording holds only in part count to it too,
+// and come before its own, and the assembler drops them (said once already, by the replay
+// that read them first: not again). So the marked record is the first whole message read,
+// and it ends at the mark's end with its checksum.
 type recordCheck struct {
 	mark    *messages.RecordMark
 	pending bool  // checking: no message before the checkpoint is published
@@ -605,6 +616,7 @@ func (r *replay) checked(end int64, payload []byte) bool {
 		return false
 	}
 	c.pending = false
+	r.dropped.passOverAll(r.asm.Stats()) // what it dropped below the checkpoint
 	r.lastEnd = r.from
 	r.env.Logger.Info("the last record before the checkpoint is the one published; resuming after it", "stream", r.cfg.Def.Name,
 		"recording", r.rec.RecordingId, "checkpoint", r.from, "record_start", m.Start, "record_end", m.End)
@@ -612,14 +624,19 @@ func (r *replay) checked(end int64, payload []byte) bool {
 }
 
 // gone says what err, an archive call's about recording id, means when the archive no
-// longer knows the recording (retention purged it, or it was deleted, between the listing
-// that scheduled it and this call), and the way on, as the stream's listing would (lesson
-// 14); any other err is returned as it is.
+// longer knows the recording (retention purged it or it was deleted between the listing
+// that scheduled it and this call, or ferry is connected to another archive), and the way
+// on, as the stream's listing would (lesson 14); any other err is returned as it is. A
+// recording read again only to check it (upTo) was published to its end already: nothing
+// of it is lost, and a new start goes on without it.
 func (r *replay) gone(id int64, err error) error {
-	if !errors.Is(err, archive.ErrRecordingUnknown) {
+	switch {
+	case !errors.Is(err, archive.ErrRecordingUnknown):
 		return err
+	case r.upTo >= 0:
+		return fmt.Errorf("recording %d, which ferry had published to its end and read again to check it, is no longer in the archive (retention purged it, it was deleted, or this is another archive): nothing of it is unpublished; start ferry again, which goes on without it (%w)", id, err)
 	}
-	return fmt.Errorf("recording %d is no longer in the archive (retention purged it, or it was deleted) before ferry published all of it: its unpublished records are lost; %s (%w)",
+	return fmt.Errorf("recording %d is no longer in the archive before ferry published all of it (retention purged it, it was deleted, or this is not the archive ferry published it from: then connect ferry to that one): if it is gone, its unpublished records are lost; %s (%w)",
 		id, forgetToGoOn(r.cfg.Def.Name, []int64{id}), err)
 }
 

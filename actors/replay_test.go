@@ -76,7 +76,8 @@ func TestRecordCheckTellsTheRecordPublishedFromAnother(t *testing.T) {
 			}
 			r := &replay{env: &Env{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 				cfg: &StreamConfig{Def: store.Stream{Name: "orders"}}, rec: &messages.RecordingInfo{RecordingId: 5},
-				from: from, lastEnd: mark.Start, check: recordCheck{mark: mark, pending: true}}
+				from: from, lastEnd: mark.Start, check: recordCheck{mark: mark, pending: true},
+				asm: aeron.NewFragmentAssembler(maxMessageLength, func([]byte, aeron.Header) {})}
 			for i, m := range tt.reads {
 				r.check.start = m.start
 				if got := r.checked(m.end, []byte(m.payload)); got != tt.published[i] {
@@ -104,7 +105,8 @@ func (*purgedArchive) Recording(_ context.Context, id int64) (archive.RecordingD
 
 // A recording the archive no longer knows when its replay opens (purged after the listing
 // that scheduled it, or before a replay's restart) fails the stream for good, saying so and
-// how to go on, as the stream's listing would (lesson 14).
+// how to go on, as the stream's listing would (lesson 14); one read again only to check it
+// says nothing of it is lost.
 func TestLesson14_ARecordingPurgedBeforeItsReplayOpensSaysHowToGoOn(t *testing.T) {
 	env, cfg := testEnv(t)
 	env.Archive = &purgedArchive{}
@@ -117,6 +119,13 @@ func TestLesson14_ARecordingPurgedBeforeItsReplayOpensSaysHowToGoOn(t *testing.T
 		if !strings.Contains(res.err.Error(), want) {
 			t.Errorf("the failure %q does not say %q", res.err, want)
 		}
+	}
+	// Read again only to check it, published to its end already: nothing is lost, and
+	// neither forget (which refuses a completed recording) nor a reset is the way on.
+	r.upTo = 8192
+	res = r.openReplay(context.Background(), 2, 5, 4096, false, nil)
+	if msg := res.err.Error(); !strings.Contains(msg, "nothing of it is unpublished") || strings.Contains(msg, "lost") || strings.Contains(msg, store.ForgetCommand("s", 5)) {
+		t.Errorf("the failure of a recording read again to check it: %q; want it said that nothing is unpublished, and no forget", msg)
 	}
 }
 

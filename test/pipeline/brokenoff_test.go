@@ -108,18 +108,25 @@ func TestLesson26_MessagesARecordingHoldsOnlyInPartAreSaid(t *testing.T) {
 // The resume check must still find the record (the archive is unchanged) and ferry publish
 // every whole message after it — not stop the stream for good as if the recording had been
 // changed below the checkpoint, which is what it did while the check wanted the record's
-// first fragment to be the first one delivered.
+// first fragment to be the first one delivered. What it drops below the checkpoint was said
+// by the run that read it first, and is not said again: the fragments without their
+// beginning it says are those after the checkpoint, every one.
 func TestLesson26_AResumeAtARecordAfterAMessageHeldOnlyInPartFindsItsRecord(t *testing.T) {
 	const n, size = 400, 3 * maxPayload
 	sc, own, rs, pub, stop := lossyRecording(t, n, size)
 
-	wholes, _ := wholeMessages(t, rs, pub.recordingID, size)
-	k := 1 + slices.IndexFunc(wholes[min(1, len(wholes)):], func(w wholeMessage) bool { return w.broken }) // the first has no whole message before it
+	wholes, trailing := wholeMessages(t, rs, pub.recordingID, size)
+	// The first has no whole message before it.
+	k := 1 + slices.IndexFunc(wholes[min(1, len(wholes)):], func(w wholeMessage) bool { return w.orphans > 0 })
 	if k < 1 || k == len(wholes)-1 {
-		t.Fatalf("no whole message after a broken one with whole ones after it among %d: the loss the test depends on did not happen", len(wholes))
+		t.Fatalf("no whole message after fragments without their beginning, with whole ones after it, among %d: the loss the test depends on did not happen", len(wholes))
 	}
 	mark := wholes[k]
-	t.Logf("checkpoint at message %d [%d, %d), after fragments of a message held only in part; %d whole messages after it", mark.index, mark.start, mark.end, len(wholes)-k-1)
+	orphans := trailing // after the checkpoint
+	for _, w := range wholes[k+1:] {
+		orphans += w.orphans
+	}
+	t.Logf("checkpoint at message %d [%d, %d), after %d fragment(s) without their beginning; %d whole messages and %d such fragments after it", mark.index, mark.start, mark.end, mark.orphans, len(wholes)-k-1, orphans)
 
 	cfg := newFerryConfig(t, sc)
 	cfg.Aeron.Dir = own.AeronDir
@@ -135,6 +142,13 @@ func TestLesson26_AResumeAtARecordAfterAMessageHeldOnlyInPartFindsItsRecord(t *t
 		}
 		if log := f.Log(); !strings.Contains(log, "recording published and acknowledged to its end") || !strings.Contains(log, done) {
 			return errors.New("not yet")
+		}
+		return nil
+	})
+	failMustContain(t, f.Log(), "ferry's log", "the last record before the checkpoint is the one published")
+	waitFor(t, f, 10*time.Second, fmt.Sprintf("%d fragments without their beginning said", orphans), func() error {
+		if got := saidHeadless(f.Log(), pub.recordingID); got != orphans {
+			return fmt.Errorf("%d said", got)
 		}
 		return nil
 	})
@@ -182,19 +196,25 @@ func TestLesson26_FragmentsWithoutTheirBeginningAfterACheckpointAreSaid(t *testi
 	path := cfg.write(t)
 	writeCheckpoint(t, cfg, sc, store.Checkpoint{RecordingID: pub.recordingID, Position: wholes[k].start, UpdatedAtMs: time.Now().UnixMilli()})
 	f := startFerry(t, path)
-	said := regexp.MustCompile(fmt.Sprintf(`recording %d holds messages only in part before position \d+: \d+ begun and not ended, (\d+) fragment`, pub.recordingID))
 	waitFor(t, f, 60*time.Second, fmt.Sprintf("%d fragments without their beginning said", orphans), func() error {
-		got := 0
-		for _, m := range said.FindAllStringSubmatch(f.Log(), -1) {
-			n, _ := strconv.Atoi(m[1])
-			got += n
-		}
-		if got != orphans {
+		if got := saidHeadless(f.Log(), pub.recordingID); got != orphans {
 			return fmt.Errorf("%d said", got)
 		}
 		return nil
 	})
 	f.mustStop()
+}
+
+// saidHeadless is how many fragments without their beginning ferry's log says recording id
+// holds, over all it said.
+func saidHeadless(log string, id int64) int {
+	said := regexp.MustCompile(fmt.Sprintf(`recording %d holds messages only in part before position \d+: \d+ begun and not ended, (\d+) fragment`, id))
+	n := 0
+	for _, m := range said.FindAllStringSubmatch(log, -1) {
+		k, _ := strconv.Atoi(m[1])
+		n += k
+	}
+	return n
 }
 
 // wholeMessage is a whole message of size bytes in a recording, as ferry takes it: its
