@@ -503,10 +503,10 @@ const sayDroppedEvery = time.Second
 // message.
 func (d *dropped) passOver(st aeron.AssemblerStats) { d.orphaned = st.Orphaned }
 
-// passOverAll takes everything the assembler dropped so far as said already: at the end of
-// a resume's check, what lies below the checkpoint.
-func (d *dropped) passOverAll(st aeron.AssemblerStats) {
-	d.discarded, d.orphaned = st.Discarded, st.Orphaned
+// passOverBelow takes what the assembler dropped up to discarded and orphaned as said
+// already: a resume's, below its checkpoint (see recordCheck.past).
+func (d *dropped) passOverBelow(discarded, orphaned uint64) {
+	d.discarded, d.orphaned = discarded, orphaned
 }
 
 // take adds what the assembler dropped since the last call: messages begun and not ended,
@@ -543,7 +543,7 @@ func (r *replay) sayDroppedLeft(ctx actor.Context) {
 // sayDropped says, loudly, what the assembler dropped unfinished, before position at, when
 // it is due (see dropped).
 func (r *replay) sayDropped(ctx actor.Context, at int64, end bool) {
-	if r.check.pending {
+	if r.check.pending && !r.check.past {
 		return // below the checkpoint: said by the replay that read them first
 	}
 	r.dropped.take(r.asm.Stats(), !r.firstUnread)
@@ -573,19 +573,34 @@ func (r *replay) sayDropped(ctx actor.Context, at int64, end bool) {
 // and it ends at the mark's end with its checksum.
 type recordCheck struct {
 	mark    *messages.RecordMark
-	pending bool  // checking: no message before the checkpoint is published
-	found   bool  // the marked record was read, and matched
-	start   int64 // where the message being assembled began (its first fragment's frame)
-	err     error // the mismatch, once found
+	pending bool // checking: no message before the checkpoint is published
+	found   bool // the marked record was read, and matched
+	// past: a fragment at or past the checkpoint was read, the marked record found (a
+	// checkpoint past its last record: padding, or a message held only in part, between
+	// them). What the assembler dropped before it lies below the checkpoint, said by the
+	// replay that read it first; what it drops from it on is said.
+	past  bool
+	start int64 // where the message being assembled began (its first fragment's frame)
+	err   error // the mismatch, once found
 }
 
 // checkFragment is the fragment handler while the check is pending: it notes where each
 // message begins, which a reassembled message's header does not tell.
 func (r *replay) checkFragment(payload []byte, h aeron.Header) {
-	if c := &r.check; c.pending && h.Flags().IsBegin() {
+	c := &r.check
+	if c.pending && h.Flags().IsBegin() {
 		c.start = h.FramePosition()
 	}
+	if !c.pending || !c.found || c.past || h.FramePosition() < r.from {
+		r.asm.OnFragment(payload, h)
+		return
+	}
+	// The first fragment past the checkpoint: without its beginning, it is dropped from here
+	// on; a message it cuts short began below.
+	c.past = true
+	orphaned := r.asm.Stats().Orphaned
 	r.asm.OnFragment(payload, h)
+	r.dropped.passOverBelow(r.asm.Stats().Discarded, orphaned)
 }
 
 // checked takes one message read while the check is pending, ending at end, and reports
@@ -616,7 +631,10 @@ func (r *replay) checked(end int64, payload []byte) bool {
 		return false
 	}
 	c.pending = false
-	r.dropped.passOverAll(r.asm.Stats()) // what it dropped below the checkpoint
+	if !c.past { // the marked record ends at the checkpoint: all dropped so far lies below
+		st := r.asm.Stats()
+		r.dropped.passOverBelow(st.Discarded, st.Orphaned)
+	}
 	r.lastEnd = r.from
 	r.env.Logger.Info("the last record before the checkpoint is the one published; resuming after it", "stream", r.cfg.Def.Name,
 		"recording", r.rec.RecordingId, "checkpoint", r.from, "record_start", m.Start, "record_end", m.End)

@@ -205,6 +205,47 @@ func TestLesson26_FragmentsWithoutTheirBeginningAfterACheckpointAreSaid(t *testi
 	f.mustStop()
 }
 
+// TestLesson26_DropsPastACheckpointBeyondItsLastRecordAreSaid: ferry resumes a recording
+// that holds messages only in part from a checkpoint past its last record — a message held
+// only in part lies between them, cut at the checkpoint (a recording's stop can be so) —
+// and fragments without their beginning follow at the checkpoint. The resume's check finds
+// the last record, and goes on reading until a record past the checkpoint; what is dropped
+// below the checkpoint was said by the run that read it first, what is dropped from it on
+// is said now, every fragment (it was not, while the check took everything it dropped as
+// below the checkpoint).
+func TestLesson26_DropsPastACheckpointBeyondItsLastRecordAreSaid(t *testing.T) {
+	const n, size = 400, 3 * maxPayload
+	sc, own, rs, pub, _ := lossyRecording(t, n, size)
+	wholes, trailing := wholeMessages(t, rs, pub.recordingID, size)
+	// Something (a message begun and cut short) lies between the last record and the first
+	// fragment without its beginning, where the checkpoint is.
+	k := 1 + slices.IndexFunc(wholes[min(1, len(wholes)):], func(w wholeMessage) bool { return w.orphans > 0 && w.firstOrphanAt > w.start })
+	if k < 1 {
+		t.Fatalf("no fragment without its beginning after a message cut short, after a whole message, among %d: the loss the test depends on did not happen", len(wholes))
+	}
+	last, at := wholes[k-1], wholes[k].firstOrphanAt
+	orphans := trailing
+	for _, w := range wholes[k:] {
+		orphans += w.orphans
+	}
+	t.Logf("checkpoint at %d, past the last record [%d, %d) (message %d); %d fragments without their beginning from there to the recording's end", at, last.start, last.end, last.index, orphans)
+
+	cfg := newFerryConfig(t, sc)
+	cfg.Aeron.Dir = own.AeronDir
+	path := cfg.write(t)
+	writeCheckpoint(t, cfg, sc, store.Checkpoint{RecordingID: pub.recordingID, Position: at, UpdatedAtMs: time.Now().UnixMilli(),
+		LastRecord: store.RecordMark{Start: last.start, End: last.end, Checksum: last.sum}})
+	f := startFerry(t, path)
+	waitFor(t, f, 60*time.Second, fmt.Sprintf("%d fragments without their beginning said", orphans), func() error {
+		if got := saidHeadless(f.Log(), pub.recordingID); got != orphans {
+			return fmt.Errorf("%d said", got)
+		}
+		return nil
+	})
+	failMustContain(t, f.Log(), "ferry's log", "the last record before the checkpoint is the one published")
+	f.mustStop()
+}
+
 // saidHeadless is how many fragments without their beginning ferry's log says recording id
 // holds, over all it said.
 func saidHeadless(log string, id int64) int {
@@ -227,6 +268,8 @@ type wholeMessage struct {
 	sum        uint32
 	broken     bool
 	orphans    int
+	// firstOrphanAt is the frame position of the first of the orphans, -1 if none.
+	firstOrphanAt int64
 }
 
 // wholeMessages replays recording id and returns its whole messages of size bytes, found
@@ -243,6 +286,7 @@ func wholeMessages(t *testing.T, rs *recordedStream, id int64, size int) ([]whol
 		var begun bool
 		var next, lastEnd int64
 		var fragments, own int // since the last whole message; of the message being assembled
+		firstOrphanAt := int64(-1)
 		return func(b []byte, h aeron.Header) {
 			fragments++
 			switch {
@@ -251,14 +295,16 @@ func wholeMessages(t *testing.T, rs *recordedStream, id int64, size int) ([]whol
 			case begun && h.FramePosition() == next:
 				parts, own = append(parts, b...), own+1
 			default:
-				begun = false
+				if begun = false; orphans == 0 {
+					firstOrphanAt = h.FramePosition()
+				}
 				orphans++
 			}
 			next = h.Position()
 			if begun && h.Flags().IsEnd() {
 				if i := indexOf(parts); bytes.Equal(parts, sizedPayload(i, size)) {
-					wholes = append(wholes, wholeMessage{i, lastEnd, h.Position(), crc32.Checksum(parts, crc32.MakeTable(crc32.Castagnoli)), fragments > own, orphans})
-					lastEnd, fragments, orphans = h.Position(), 0, 0
+					wholes = append(wholes, wholeMessage{i, lastEnd, h.Position(), crc32.Checksum(parts, crc32.MakeTable(crc32.Castagnoli)), fragments > own, orphans, firstOrphanAt})
+					lastEnd, fragments, orphans, firstOrphanAt = h.Position(), 0, 0, -1
 				}
 				begun = false
 			}
