@@ -591,22 +591,29 @@ func (r *replay) checkFragment(payload []byte, h aeron.Header) {
 	if c.pending && h.Flags().IsBegin() {
 		c.start = h.FramePosition()
 	}
-	if !c.pending || !c.found || c.past || h.FramePosition() < r.from {
+	if c.pending && c.found && !c.past && h.FramePosition() >= r.from {
+		// The first fragment at or past the checkpoint, the marked record found before it
+		// (the baseline is taken here, or, when the record ends at the checkpoint, where the
+		// check ends: once). Orphans are counted from it on, itself included; a message it
+		// cuts short began below the checkpoint and is passed over, counted after it. (A
+		// message begun below that it continues instead is said if it is cut short later:
+		// again, as the run that stopped inside it said it at its end.)
+		c.past = true
+		orphaned := r.asm.Stats().Orphaned
 		r.asm.OnFragment(payload, h)
+		r.dropped.passOverBelow(r.asm.Stats().Discarded, orphaned)
 		return
 	}
-	// The first fragment past the checkpoint: without its beginning, it is dropped from here
-	// on; a message it cuts short began below.
-	c.past = true
-	orphaned := r.asm.Stats().Orphaned
+	// Not checking, below the checkpoint, past it with the baseline taken, or past it with
+	// the marked record not found (the check then fails at the next whole message: nothing
+	// is published, and what such fragments drop is not said).
 	r.asm.OnFragment(payload, h)
-	r.dropped.passOverBelow(r.asm.Stats().Discarded, orphaned)
 }
 
 // checked takes one message read while the check is pending, ending at end, and reports
 // whether it is to be published. The check ends with the marked record when that ends at the
-// checkpoint, or else (padding up to the checkpoint) with the first record after it; only a
-// record beyond the checkpoint is published. A mismatch is kept in r.check.err; the poll
+// checkpoint, or else (padding, or a message held only in part, up to the checkpoint) with
+// the first record after it; only a record beyond the checkpoint is published. A mismatch is kept in r.check.err; the poll
 // fails the replay with it.
 func (r *replay) checked(end int64, payload []byte) bool {
 	c := &r.check
@@ -623,7 +630,7 @@ func (r *replay) checked(end int64, payload []byte) bool {
 		}
 		c.found = true
 		if end < r.from {
-			return false // padding up to the checkpoint: no record may begin before it
+			return false // padding or a broken message up to the checkpoint: no record may begin before it
 		}
 	case c.start < r.from:
 		c.err = changedBelowCheckpoint(r.rec.RecordingId, r.from, fmt.Sprintf(
