@@ -28,30 +28,31 @@ func TestMain(m *testing.M) {
 
 // aCopyOfTheSignalAfterAQuickDrain is the child of the test below: a signal, a drain that
 // ends at once, then the copy of the signal a wrapper forwards (peers, under `make demo`),
-// while the process cleans up. It prints "cleaned up" if it lived through it.
+// while the process cleans up.
 func aCopyOfTheSignalAfterAQuickDrain() {
 	ctx, stop := drainOnSignal(slog.New(slog.DiscardHandler), "")
 	_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
 	<-ctx.Done()
 	stop() // the run has ended: nothing was in flight
-	_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
-	// The clean-up (`ferry demo`'s: its sample publisher, its temporary directory). A copy
-	// not taken for the same request kills the process with Go's default within a few
-	// microseconds of the kill; this leaves it far longer.
-	time.Sleep(200 * time.Millisecond)
-	fmt.Println("cleaned up")
-	os.Exit(0)
+	cleanUpThroughACopy()
 }
 
 // aCopyOfTheSignalAsTheRunEnds is the child of the test below: the run ends on its own just
-// as a signal comes, then the signal's copy comes while the process cleans up. It prints
-// "cleaned up" if it lived through it.
+// as a signal comes, then the signal's copy comes while the process cleans up.
 func aCopyOfTheSignalAsTheRunEnds() {
 	_, stop := drainOnSignal(slog.New(slog.DiscardHandler), "")
 	_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
 	stop() // the run ended meanwhile, before the signal was taken
+	cleanUpThroughACopy()
+}
+
+// cleanUpThroughACopy sends the process the signal's copy, cleans up (`ferry demo`'s: its
+// sample publisher, its temporary directory) and prints "cleaned up" if it lived through
+// it. A copy not taken for the same request kills the process with Go's default within a
+// few microseconds of the kill; the clean-up here lasts far longer. The parent asserts.
+func cleanUpThroughACopy() {
 	_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
-	time.Sleep(200 * time.Millisecond) // the clean-up, as above
+	time.Sleep(200 * time.Millisecond)
 	fmt.Println("cleaned up")
 	os.Exit(0)
 }

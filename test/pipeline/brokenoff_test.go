@@ -128,13 +128,8 @@ func TestLesson26_AResumeAtARecordAfterAMessageHeldOnlyInPartFindsItsRecord(t *t
 	}
 	t.Logf("checkpoint at message %d [%d, %d), after %d fragment(s) without their beginning; %d whole messages and %d such fragments after it", mark.index, mark.start, mark.end, mark.orphans, len(wholes)-k-1, orphans)
 
-	cfg := newFerryConfig(t, sc)
-	cfg.Aeron.Dir = own.AeronDir
-	path := cfg.write(t)
-	writeCheckpoint(t, cfg, sc, store.Checkpoint{RecordingID: pub.recordingID, Position: mark.end, UpdatedAtMs: time.Now().UnixMilli(),
+	cfg, f := resumeFrom(t, sc, own, store.Checkpoint{RecordingID: pub.recordingID, Position: mark.end, UpdatedAtMs: time.Now().UnixMilli(),
 		LastRecord: store.RecordMark{Start: mark.start, End: mark.end, Checksum: mark.sum}})
-
-	f := startFerry(t, path)
 	done := fmt.Sprintf("recording=%d ", pub.recordingID)
 	waitFor(t, f, 60*time.Second, "the recording published to its end", func() error {
 		if s, err := findStream(t, "http://"+cfg.HTTP.Listen, sc.Name); err == nil && s.State == "failed" {
@@ -146,12 +141,7 @@ func TestLesson26_AResumeAtARecordAfterAMessageHeldOnlyInPartFindsItsRecord(t *t
 		return nil
 	})
 	failMustContain(t, f.Log(), "ferry's log", "the last record before the checkpoint is the one published")
-	waitFor(t, f, 10*time.Second, fmt.Sprintf("%d fragments without their beginning said", orphans), func() error {
-		if got := saidHeadless(f.Log(), pub.recordingID); got != orphans {
-			return fmt.Errorf("%d said", got)
-		}
-		return nil
-	})
+	waitSaidHeadless(t, f, pub.recordingID, orphans, 10*time.Second)
 	f.mustStop()
 	expectCheckpoint(t, cfg, sc, pub.recordingID, stop, true)
 
@@ -191,17 +181,8 @@ func TestLesson26_FragmentsWithoutTheirBeginningAfterACheckpointAreSaid(t *testi
 	}
 	t.Logf("checkpoint at %d, the end of message %d, before %d fragment(s) without their beginning; %d from there to the recording's end", wholes[k].start, wholes[k-1].index, wholes[k].orphans, orphans)
 
-	cfg := newFerryConfig(t, sc)
-	cfg.Aeron.Dir = own.AeronDir
-	path := cfg.write(t)
-	writeCheckpoint(t, cfg, sc, store.Checkpoint{RecordingID: pub.recordingID, Position: wholes[k].start, UpdatedAtMs: time.Now().UnixMilli()})
-	f := startFerry(t, path)
-	waitFor(t, f, 60*time.Second, fmt.Sprintf("%d fragments without their beginning said", orphans), func() error {
-		if got := saidHeadless(f.Log(), pub.recordingID); got != orphans {
-			return fmt.Errorf("%d said", got)
-		}
-		return nil
-	})
+	_, f := resumeFrom(t, sc, own, store.Checkpoint{RecordingID: pub.recordingID, Position: wholes[k].start, UpdatedAtMs: time.Now().UnixMilli()})
+	waitSaidHeadless(t, f, pub.recordingID, orphans, 60*time.Second)
 	f.mustStop()
 }
 
@@ -230,32 +211,29 @@ func TestLesson26_DropsPastACheckpointBeyondItsLastRecordAreSaid(t *testing.T) {
 	}
 	t.Logf("checkpoint at %d, past the last record [%d, %d) (message %d); %d fragments without their beginning from there to the recording's end", at, last.start, last.end, last.index, orphans)
 
-	cfg := newFerryConfig(t, sc)
-	cfg.Aeron.Dir = own.AeronDir
-	path := cfg.write(t)
-	writeCheckpoint(t, cfg, sc, store.Checkpoint{RecordingID: pub.recordingID, Position: at, UpdatedAtMs: time.Now().UnixMilli(),
+	_, f := resumeFrom(t, sc, own, store.Checkpoint{RecordingID: pub.recordingID, Position: at, UpdatedAtMs: time.Now().UnixMilli(),
 		LastRecord: store.RecordMark{Start: last.start, End: last.end, Checksum: last.sum}})
-	f := startFerry(t, path)
-	waitFor(t, f, 60*time.Second, fmt.Sprintf("%d fragments without their beginning said", orphans), func() error {
-		if got := saidHeadless(f.Log(), pub.recordingID); got != orphans {
-			return fmt.Errorf("%d said", got)
-		}
-		return nil
-	})
+	waitSaidHeadless(t, f, pub.recordingID, orphans, 60*time.Second)
 	failMustContain(t, f.Log(), "ferry's log", "the last record before the checkpoint is the one published")
 	f.mustStop()
 }
 
-// saidHeadless is how many fragments without their beginning ferry's log says recording id
-// holds, over all it said.
-func saidHeadless(log string, id int64) int {
+// waitSaidHeadless waits until ferry's log, over all it said, says recording id holds want
+// fragments without their beginning.
+func waitSaidHeadless(t *testing.T, f *ferryProc, id int64, want int, timeout time.Duration) {
+	t.Helper()
 	said := regexp.MustCompile(fmt.Sprintf(`recording %d holds messages only in part before position \d+: \d+ begun and not ended, (\d+) fragment`, id))
-	n := 0
-	for _, m := range said.FindAllStringSubmatch(log, -1) {
-		k, _ := strconv.Atoi(m[1])
-		n += k
-	}
-	return n
+	waitFor(t, f, timeout, fmt.Sprintf("%d fragments without their beginning said", want), func() error {
+		got := 0
+		for _, m := range said.FindAllStringSubmatch(f.Log(), -1) {
+			k, _ := strconv.Atoi(m[1])
+			got += k
+		}
+		if got != want {
+			return fmt.Errorf("%d said", got)
+		}
+		return nil
+	})
 }
 
 // wholeMessage is a whole message of size bytes in a recording, as ferry takes it: its
@@ -313,9 +291,13 @@ func wholeMessages(t *testing.T, rs *recordedStream, id int64, size int) ([]whol
 	return wholes, orphans
 }
 
-// writeCheckpoint stores cp for stream sc in cfg's checkpoint store, as a ferry would have.
-func writeCheckpoint(t *testing.T, cfg *ferryConfig, sc streamConfig, cp store.Checkpoint) {
+// resumeFrom starts ferry on stream sc of archive own, its store holding checkpoint cp, as
+// a ferry would have left it, and returns its configuration and process.
+func resumeFrom(t *testing.T, sc streamConfig, own *infra.Archive, cp store.Checkpoint) (*ferryConfig, *ferryProc) {
 	t.Helper()
+	cfg := newFerryConfig(t, sc)
+	cfg.Aeron.Dir = own.AeronDir
+	path := cfg.write(t)
 	st, err := bolt.Open(cfg.Store.Path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -326,6 +308,7 @@ func writeCheckpoint(t *testing.T, cfg *ferryConfig, sc streamConfig, cp store.C
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return cfg, startFerry(t, path)
 }
 
 // lossyRecording records n messages of size bytes on a channel recorded unreliably (the
