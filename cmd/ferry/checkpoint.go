@@ -227,7 +227,12 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "stream %s: recording %d is forgotten already, at position %d; nothing changed\n", stream.Name, id, cp.Position)
 		return nil
 	case cp.Completed:
-		return fmt.Errorf("stream %s: recording %d is completed: ferry published all of it (up to %d), and it may leave the archive; there is nothing to forget", stream.Name, id, cp.Position)
+		// Also the way on after a stream failed over a completed recording that the archive
+		// extended and then lost before ferry stored any of the extension (the failure
+		// advises forget for every recording it had not finished): ferry goes on without it.
+		fmt.Fprintf(stdout, "stream %s: recording %d is completed: ferry published it to its end, at %d, and needs nothing more of it, whether the archive still has it or not; nothing to forget, nothing changed. "+
+			"Had the archive extended it past %d before it lost it, ferry had not published those records, and they are gone with it. Start ferry again\n", stream.Name, id, cp.Position, cp.Position)
+		return nil
 	}
 	// Only a recording the archive no longer has: one it still has, ferry publishes on from
 	// the checkpoint, and forgetting it would drop records the archive could still replay.

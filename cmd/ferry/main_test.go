@@ -228,8 +228,9 @@ func TestCheckpointShowAndReset(t *testing.T) {
 		}
 	}
 
-	// Forget: only with --recording and --yes, only a checkpoint there is and that is not
-	// completed (these are refused before the archive is asked whether it has the recording).
+	// Forget: only with --recording and --yes, only a checkpoint there is (refused before the
+	// archive is asked whether it has the recording; a completed one, which changes nothing:
+	// TestLesson14_ForgetOfACompletedRecordingChangesNothingAndSaysToGoOn).
 	for _, c := range []struct {
 		args []string
 		code int
@@ -238,7 +239,6 @@ func TestCheckpointShowAndReset(t *testing.T) {
 		{[]string{"--yes"}, exitUsage, "--recording is required"},
 		{[]string{"--recording", "7"}, exitUsage, "Add --yes"},
 		{[]string{"--recording", "99", "--yes"}, exitFailure, "no checkpoint of recording 99"},
-		{[]string{"--recording", "5", "--yes"}, exitFailure, "recording 5 is completed"},
 	} {
 		args := append([]string{"checkpoint", "forget", "--config", path, "--stream", "orders"}, c.args...)
 		if code, _, errOut := ferry(args...); code != c.code || !strings.Contains(errOut, c.want) {
@@ -803,5 +803,40 @@ func TestCheckpointShowOfAChangedDefinitionShowsWhatIsStored(t *testing.T) {
 	code, out, errOut = ferry("checkpoint", "show", "--config", path, "--stream", "orders")
 	if code != exitFailure || !strings.Contains(out, "only its definition is stored") || strings.Contains(out, "RECORDING") || !strings.Contains(errOut, "definition changed") {
 		t.Fatalf("show of a changed definition stored alone = %d\n%s%s; want exit 1, saying only the definition is stored, no table", code, out, errOut)
+	}
+}
+
+// A stream fails over a recording it had not finished that the archive no longer has, and
+// names `ferry checkpoint forget` as the way on — also for a completed recording the archive
+// extended and then lost before ferry stored any of the extension (lesson 14). Forget of a
+// completed recording changes nothing and says so, exit 0, naming what such an extension
+// lost: the way on is then to start ferry again, which goes on without it.
+func TestLesson14_ForgetOfACompletedRecordingChangesNothingAndSaysToGoOn(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	def := ordersDef("orders")
+	cp := store.Checkpoint{RecordingID: 5, Position: 8192, Completed: true, UpdatedAtMs: 1795980000000,
+		LastRecord: store.RecordMark{Start: 8000, End: 8192, Checksum: 7}}
+	saved(t, storePath, def, cp)
+
+	code, out, errOut := ferry("checkpoint", "forget", "--config", path, "--stream", "orders", "--recording", "5", "--yes")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("forget of a completed recording = %d\n%s%s; want exit 0, nothing on stderr", code, out, errOut)
+	}
+	for _, want := range []string{"recording 5 is completed", "at 8192", "nothing changed", "extended it past 8192", "Start ferry again"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("forget of a completed recording said %q; want it to say %q", out, want)
+		}
+	}
+	st, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	state, err := st.Load(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(state.Checkpoints) != 1 || state.Checkpoints[0] != cp {
+		t.Errorf("checkpoints after forget of a completed recording: %+v; want it unchanged, %+v", state.Checkpoints, cp)
 	}
 }
