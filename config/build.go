@@ -47,7 +47,7 @@ func (p *parser) build() *Config {
 	p.checkModes(c.Mode)
 	g := func(path string) *setting { return p.vals[path] }
 
-	c.Aeron.Dir = decode(p, "aeron.dir", g("aeron.dir"), "", anyText)
+	c.Aeron.Dir = decode(p, "aeron.dir", g("aeron.dir"), "", dirPath)
 
 	a := &c.Archive
 	a.ControlChannel = decode(p, "archive.control_channel", g("archive.control_channel"), mustChannel(DefaultControlChannel), archiveChannel)
@@ -62,7 +62,7 @@ func (p *parser) build() *Config {
 
 	p.buildPulsar(&c.Pulsar, c.Mode)
 
-	c.Store.Path = decode(p, "store.path", g("store.path"), DefaultStorePath, nonEmpty)
+	c.Store.Path = decode(p, "store.path", g("store.path"), DefaultStorePath, filePath)
 	c.Checkpoint.EveryRecords = decode(p, "checkpoint.every_records", g("checkpoint.every_records"), DefaultEveryRecords, intIn(1, maxEveryRecords))
 	ms := decode(p, "checkpoint.every_ms", g("checkpoint.every_ms"), DefaultEvery.Milliseconds(), intIn(1, maxEveryMillis))
 	c.Checkpoint.Every = time.Duration(ms) * time.Millisecond
@@ -163,13 +163,13 @@ func (p *parser) buildPulsar(ps *Pulsar, mode Mode) {
 	}
 	ps.ServiceURL = decode(p, "pulsar.service_url", g("pulsar.service_url"), "", serviceURL)
 	t := &ps.TLS
-	t.CAFile = decode(p, "pulsar.tls.ca_file", g("pulsar.tls.ca_file"), "", nonEmpty)
-	t.CertFile = decode(p, "pulsar.tls.cert_file", g("pulsar.tls.cert_file"), "", nonEmpty)
-	t.KeyFile = decode(p, "pulsar.tls.key_file", g("pulsar.tls.key_file"), "", nonEmpty)
+	t.CAFile = decode(p, "pulsar.tls.ca_file", g("pulsar.tls.ca_file"), "", filePath)
+	t.CertFile = decode(p, "pulsar.tls.cert_file", g("pulsar.tls.cert_file"), "", filePath)
+	t.KeyFile = decode(p, "pulsar.tls.key_file", g("pulsar.tls.key_file"), "", filePath)
 	t.InsecureSkipVerify = decode(p, "pulsar.tls.insecure_skip_verify", g("pulsar.tls.insecure_skip_verify"), false, boolean)
 	t.ValidateHostname = decode(p, "pulsar.tls.validate_hostname", g("pulsar.tls.validate_hostname"), true, boolean)
 	ps.Auth.Token = Secret(decode(p, "pulsar.auth.token", g("pulsar.auth.token"), "", token))
-	ps.Auth.TokenFile = decode(p, "pulsar.auth.token_file", g("pulsar.auth.token_file"), "", nonEmpty)
+	ps.Auth.TokenFile = decode(p, "pulsar.auth.token_file", g("pulsar.auth.token_file"), "", filePath)
 	ps.AdminURL = decode(p, "pulsar.admin_url", g("pulsar.admin_url"), "", adminURL)
 
 	overTLS := isTLSScheme(strings.SplitN(ps.ServiceURL, "://", 2)[0]) || strings.HasPrefix(ps.AdminURL, "https://")

@@ -112,3 +112,34 @@ func TestEnv_ATokenWithANewlineIsRefused(t *testing.T) {
 		t.Fatalf("got %v; want the white space named, the token not shown", ke)
 	}
 }
+
+// A path is taken byte for byte: one with white space around it (a trailing newline from a
+// `|` block, or from a secret or a ConfigMap in a variable) would name another file — for
+// store.path a new, empty store, from which every stream starts again at its start
+// position. It is refused, naming the key; white space inside a path is a path's own.
+func TestAPathWithWhiteSpaceAroundItIsRefused(t *testing.T) {
+	for _, c := range []struct {
+		name, globals string
+		env           map[string]string
+		key           string
+	}{
+		{"a variable ending in a newline", "", map[string]string{"FERRY_STORE_PATH": "/var/lib/ferry/checkpoints.db\n"}, "store.path"},
+		{"a | block", "store:\n  path: |\n    /var/lib/ferry/checkpoints.db\n", nil, "store.path"},
+		{"a quoted leading space", "store:\n  path: ' /var/lib/ferry/checkpoints.db'\n", nil, "store.path"},
+		{"a control character", "store:\n  path: \"/var/lib/ferry/check\\tpoints.db\"\n", nil, "store.path"},
+		{"aeron.dir", "aeron:\n  dir: \"/dev/shm/aeron \"\n", nil, "aeron.dir"},
+		{"a token file", "", map[string]string{"FERRY_PULSAR_AUTH_TOKEN_FILE": "/run/secrets/token\n"}, "pulsar.auth.token_file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(doc("archive", c.globals, "")), envOf(c.env))
+			ke := wantOne(t, err, c.key, ErrInvalid)
+			if msg := ke.Error(); !strings.Contains(msg, "white space") && !strings.Contains(msg, "control character") {
+				t.Errorf("got %q; want the white space or control character named", msg)
+			}
+		})
+	}
+	cfg, err := Parse([]byte(doc("archive", "store:\n  path: /var/lib/ferry data/checkpoints.db\n", "")), envOf(nil))
+	if err != nil || cfg.Store.Path != "/var/lib/ferry data/checkpoints.db" {
+		t.Fatalf("a path with a space inside: %+v, %v; want it taken as written", cfg.Store, err)
+	}
+}

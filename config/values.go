@@ -82,14 +82,43 @@ func emptyFix(path string, s *setting) string {
 	return "give it a value, or remove the key to get the default"
 }
 
-func anyText(s string) (string, *problem) { return s, nil }
-
 // nonEmpty rejects a blank value; decode supplies the fix (see emptyFix).
 func nonEmpty(s string) (string, *problem) {
 	if strings.TrimSpace(s) == "" {
 		return "", &problem{what: "is empty", empty: true}
 	}
 	return s, nil
+}
+
+// filePath is a file's path, taken byte for byte: white space before or after it, or a
+// control character in it, is refused. A trailing newline (a `|` block scalar, or a
+// variable filled from a secret or a ConfigMap) would otherwise name another file — for
+// store.path, a new, empty checkpoint store, from which every stream starts again at its
+// start position (with latest, skipping what was recorded since its checkpoint).
+func filePath(s string) (string, *problem) {
+	if v, p := nonEmpty(s); p != nil {
+		return v, p
+	}
+	return s, pathProblem(s)
+}
+
+// dirPath is a directory's path like filePath's, or empty (the default).
+func dirPath(s string) (string, *problem) {
+	if s == "" {
+		return s, nil
+	}
+	return filePath(s)
+}
+
+func pathProblem(s string) *problem {
+	switch {
+	case strings.TrimSpace(s) != s:
+		return &problem{what: fmt.Sprintf("%q begins or ends with white space (a trailing newline from a `|` block or a secret?), which ferry would take as part of the name, and so use another file", s),
+			fix: "remove the white space: write the path on the key's line, or with `>-` or `|-`, or fill the variable with printf '%s'"}
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return &problem{what: fmt.Sprintf("%q holds a control character, which no path ferry is meant to use has", s), fix: "write the path without it"}
+	}
+	return nil
 }
 
 // token is a bearer token: no white space in it or around it, which the broker would not
