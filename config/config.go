@@ -190,7 +190,11 @@ type Checkpoint struct {
 	Every time.Duration
 }
 
-// Inflight bounds what is sent to Pulsar and not yet acknowledged.
+// Inflight bounds what is sent to Pulsar and not yet acknowledged, per recording: a stream
+// publishes each of its live recordings at once (concurrent publishers, lesson 11), each
+// with a window of its own, so what a process holds in flight is up to these times the
+// recordings publishing together. (The Pulsar client's own memory limit is off: one shared
+// by every producer fails sends as soon as recordings catching up together exceed it.)
 type Inflight struct {
 	// MaxMessages is inflight.max_messages.
 	MaxMessages int64
