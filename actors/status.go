@@ -57,9 +57,14 @@ type streamStatus struct {
 	lossSinceMs, lastLossMs int64
 	// listed: a listing of the stream's recordings was acted on (start_position latest may
 	// defer the first).
-	listed   bool
-	reported bool // a tracker or the live reader pushed its status
-	stopped  bool
+	listed bool
+	// subscribed: the transport mode's live reader last pushed its status with its
+	// subscription open (its publishers counted); unsubscribedAtMs is when a push last said
+	// the subscription was gone after it had been open (0: never), from which the stall
+	// rule's clock runs. A reader restarted in place pushes its counts without one.
+	subscribed       bool
+	unsubscribedAtMs int64
+	stopped          bool
 	// carried holds each recording's counts at the end of the previous incarnation (see
 	// resume): a tracker counts from 0.
 	carried map[int64]counts
@@ -114,7 +119,7 @@ func (k *statusKeeper) take(name string, elapsedMs int64) *streamStatus {
 // kept current — the commit rate, the producers' state, the publishers connected — is
 // not known until the new ones report it.
 func (s *streamStatus) resume(elapsedMs int64) {
-	s.startedMs, s.stopped, s.listed, s.reported = elapsedMs, false, false, false
+	s.startedMs, s.stopped, s.listed, s.subscribed, s.unsubscribedAtMs = elapsedMs, false, false, false, 0
 	s.saveFailingSinceMs = 0    // the new incarnation has saved nothing yet, nor failed to
 	s.rates = map[int64]*rate{} // a new tracker may begin below the last committed position
 	for id, r := range s.recordings {
@@ -260,7 +265,13 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, now moment) (move
 			}
 		}
 	}
-	s.reported = true
+	if open := t.Publishers != nil; open != s.subscribed {
+		// (Only the live reader counts publishers: a tracker's pushes leave it false.)
+		s.subscribed = open
+		if !open {
+			s.unsubscribedAtMs = now.elapsedMs
+		}
+	}
 	r.ReplayPosition = t.ReplayPosition
 	r.PendingRecords, r.PendingBytes = t.PendingRecords, t.PendingBytes
 	r.Published, r.Acknowledged = c.published+t.Published, c.acknowledged+t.Acknowledged
@@ -466,15 +477,18 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		st.State, st.Healthy = "stalled", false
 		st.Reason = fmt.Sprintf("stalled: recording %d has %d records pending and is %d bytes behind, and its committed_position has not moved for %s while the stream's others did; see failures%s",
 			stuck.RecordingId, stuck.PendingRecords, stuck.LagBytes, time.Duration(stuckFor)*time.Millisecond, kinds(st.Failures))
-	case mode == "transport" && !s.reported || mode != "transport" && !s.listed:
+	case mode == "transport" && !s.subscribed || mode != "transport" && !s.listed:
 		st.State = "starting"
-		if waited := elapsedMs - s.startedMs; waited > stallAfter.Milliseconds() {
+		if waited := elapsedMs - max(s.startedMs, s.unsubscribedAtMs); waited > stallAfter.Milliseconds() {
 			what := "no listing of its recordings succeeded (or, with start_position latest, could read the live ends)"
 			if mode == "transport" {
 				what = "its live subscription is not open"
 			}
 			st.State, st.Healthy = "stalled", false
 			st.Reason = fmt.Sprintf("stalled: not started after %s: %s; see failures%s", time.Duration(waited)*time.Millisecond, what, kinds(st.Failures))
+			if mode == "transport" && s.unsubscribedAtMs > s.startedMs {
+				st.Reason = fmt.Sprintf("stalled: its live subscription closed %s ago and is not open again (what is published meanwhile is not received: transport mode is at most once); see failures%s", time.Duration(waited)*time.Millisecond, kinds(st.Failures))
+			}
 		}
 	case mode == "transport" && s.lossSinceMs > 0 && elapsedMs-s.lossSinceMs > stallAfter.Milliseconds() && elapsedMs-s.lastLossMs <= stallAfter.Milliseconds():
 		// At most once: nothing pends, and the stall rule above never fires, while every

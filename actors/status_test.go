@@ -259,14 +259,18 @@ func TestWorkArrivingAfterAnIdleSpellIsNotStalledAtOnce(t *testing.T) {
 	for _, mode := range []string{"archive", "transport"} {
 		t.Run(mode, func(t *testing.T) {
 			s := newStreamStatus(0)
-			s.listed, s.reported = true, true
-			s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096), Acknowledged: 1}}, at(1_000))
+			s.listed = true
+			var publishers *int32 // the live reader's pushes count its publishers: it is subscribed
+			if mode == "transport" {
+				publishers = proto.Int32(1)
+			}
+			s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096), Acknowledged: 1, Publishers: publishers}}, at(1_000))
 			for now := int64(1_000); now <= 600_000; now += 500 { // pushed every half second
 				if st := s.build("orders", mode, nil, nil, stall, now); st.State == "stalled" {
 					t.Fatalf("idle at %d ms: stalled: %s", now, st.Reason)
 				}
 			}
-			s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096), Acknowledged: 1, PendingRecords: 1}}, at(600_100))
+			s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(4096), Acknowledged: 1, PendingRecords: 1, Publishers: publishers}}, at(600_100))
 			if st := s.build("orders", mode, nil, nil, stall, 600_400); !st.Healthy {
 				t.Fatalf("one record pending for 400 ms after ten idle minutes: %s, %s", st.State, st.Reason)
 			}
@@ -552,7 +556,7 @@ func TestACommitSavedBeforeItsPushIsProgress(t *testing.T) {
 func TestATransportStreamLosingEveryMessageIsUnhealthy(t *testing.T) {
 	const stall = time.Minute
 	push := func(s *streamStatus, acked, failed uint64, now int64) {
-		s.progress(&messages.RecordingProgress{RecordingId: 0, Status: &messages.RecordingStatus{Published: acked + failed, Acknowledged: acked, Failed: failed}}, at(now))
+		s.progress(&messages.RecordingProgress{RecordingId: 0, Status: &messages.RecordingStatus{Published: acked + failed, Acknowledged: acked, Failed: failed, Publishers: proto.Int32(1)}}, at(now))
 	}
 	s := newStreamStatus(0)
 	push(s, 0, 0, 0) // subscribed
@@ -588,3 +592,35 @@ func TestATransportStreamLosingEveryMessageIsUnhealthy(t *testing.T) {
 
 // at is the moment ms by both clocks.
 func at(ms int64) moment { return moment{wallMs: ms, elapsedMs: ms} }
+
+// A transport stream is live only while its reader's subscription is open: a reader that
+// fails to subscribe, restarted in place, pushes its counts without one, and the stream
+// stays starting, then stalls once stall_after passed (its messages are not received
+// meanwhile). A subscription lost after it was open starts the stall clock again.
+func TestATransportStreamIsLiveOnlyWhileSubscribed(t *testing.T) {
+	const stall = time.Minute
+	s := newStreamStatus(0)
+	unsubscribed := &messages.RecordingProgress{Status: &messages.RecordingStatus{}}
+	subscribed := &messages.RecordingProgress{Status: &messages.RecordingStatus{Publishers: proto.Int32(1)}}
+
+	s.progress(unsubscribed, at(1_000)) // a restarted reader's counts, no subscription
+	if st := s.build("ticks", "transport", nil, nil, stall, 2_000); st.State != "starting" || !st.Healthy {
+		t.Errorf("never subscribed, within stall_after: %s, healthy %v; want starting, healthy", st.State, st.Healthy)
+	}
+	s.progress(unsubscribed, at(50_000))
+	if st := s.build("ticks", "transport", nil, nil, stall, stall.Milliseconds()+1); st.State != "stalled" || st.Healthy || !strings.Contains(st.Reason, "not started") {
+		t.Errorf("never subscribed, past stall_after: %s, healthy %v, %q; want stalled, not healthy, not started", st.State, st.Healthy, st.Reason)
+	}
+
+	s.progress(subscribed, at(70_000))
+	if st := s.build("ticks", "transport", nil, nil, stall, 70_000); st.State != "live" || !st.Healthy {
+		t.Errorf("subscribed: %s, healthy %v; want live, healthy", st.State, st.Healthy)
+	}
+	s.progress(unsubscribed, at(100_000)) // the subscription lost: its reader restarted
+	if st := s.build("ticks", "transport", nil, nil, stall, 100_000+stall.Milliseconds()); st.State != "starting" || !st.Healthy {
+		t.Errorf("subscription lost, within stall_after of it: %s, healthy %v; want starting, healthy", st.State, st.Healthy)
+	}
+	if st := s.build("ticks", "transport", nil, nil, stall, 100_001+stall.Milliseconds()); st.State != "stalled" || st.Healthy || !strings.Contains(st.Reason, "subscription closed") {
+		t.Errorf("subscription lost, past stall_after: %s, healthy %v, %q; want stalled, not healthy, saying the subscription closed", st.State, st.Healthy, st.Reason)
+	}
+}
