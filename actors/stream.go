@@ -729,6 +729,9 @@ func (s *streamSupervisor) fail(ctx actor.Context, class supervisor.Class, err e
 		}
 	}
 	s.running = map[int64]*recordingPIDs{}
+	// Its actors' last pushes are not taken (running is empty): what only they kept
+	// current goes from the status now, as at a stop.
+	s.status.stop()
 	if s.onFailed != nil {
 		s.onFailed(s.cfg.Def.Name, class, err)
 	}

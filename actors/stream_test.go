@@ -1045,3 +1045,30 @@ func TestADrainingStreamWithLesson22UndecidedFailsForGood(t *testing.T) {
 		t.Fatalf("the stream failed as %v; want poison", classes)
 	}
 }
+
+// A failed stream shows what it keeps — positions, counts, its failure — and none of what
+// only its running actors kept current: no commit rate, ETA, producer or publishers (its
+// actors' last pushes, after the failure, are not taken), as after a stop.
+func TestAFailedStreamShowsNoRateProducerOrPublishers(t *testing.T) {
+	env, cfg := testEnv(t)
+	s, _, _, run := bareStream(t, env, cfg)
+	for i, now := range []int64{1_000, 1_500, 2_000} {
+		s.status.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{
+			CommittedPosition: proto.Int64(int64(i) << 20), Acknowledged: uint64(i) * 1000, Publishers: proto.Int32(2)}}, at(now))
+	}
+	s.status.recording(7).Producer = "ready"
+	s.status.recording(7).RecordedPosition = proto.Int64(64 << 20)
+	if r := s.status.build("s", "archive", nil, nil, time.Minute, 2_000).Recordings[0]; r.RateBytesPerS == 0 || r.Producer != "ready" {
+		t.Fatalf("running: rate %.0f, producer %q; want a rate and the producer ready", r.RateBytesPerS, r.Producer)
+	}
+	failure := errors.New("failed by the test")
+	run(func(ctx actor.Context) { s.fail(ctx, supervisor.Poison, failure) })
+	st := s.status.build("s", "archive", failure, nil, time.Minute, 2_500)
+	r := st.Recordings[0]
+	if st.State != "failed" || r.RateBytesPerS != 0 || r.EtaMs != nil || r.Producer != "" || r.Publishers != nil {
+		t.Errorf("failed: %s, rate %.0f, ETA %v ms, producer %q, publishers %v; want failed, no rate, ETA, producer or publishers", st.State, r.RateBytesPerS, r.GetEtaMs(), r.Producer, r.Publishers)
+	}
+	if r.GetCommittedPosition() != 2<<20 || r.Acknowledged != 2000 {
+		t.Errorf("failed: committed %d, acknowledged %d; want them kept, %d and 2000", r.GetCommittedPosition(), r.Acknowledged, 2<<20)
+	}
+}
