@@ -36,7 +36,7 @@ const (
 	maxEveryMillis    = 3_600_000
 	maxInflightMsgs   = 1 << 20
 	maxInflightBytes  = 1 << 40
-	minMessageTimeout = 100 * time.Millisecond // the archive pings once a second; 10ms is a typo for 10s
+	minMessageTimeout = 100 * time.Millisecond // an answer over loopback takes a millisecond or so; 10ms is a typo for 10s
 	maxMessageTimeout = time.Hour
 )
 

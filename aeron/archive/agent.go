@@ -191,16 +191,19 @@ func (a *agent) poll() {
 	}
 }
 
-// checkTimeouts ends the session if the archive went silent: it pings every second, so a
-// message timeout without any message, or without the answer to a call, means it is gone.
+// checkTimeouts ends the session if a call went unanswered for a message timeout, and asks
+// the archive something once it has been silent that long with no call waiting (probe):
+// a quiet archive is not a gone one. It pings an idle session (every second by default;
+// aeron.archive.session.liveness.check.interval, since 1.47.0, changes that, and a new
+// session hears none for its first second), so silence alone says nothing against a
+// message timeout shorter than its interval; an unanswered question does.
 func (a *agent) checkTimeouts(now time.Time) {
 	if a.c.responseLost.Load() {
 		a.fatal = fmt.Errorf("%w: its response stream went away", ErrArchiveUnavailable)
 		return
 	}
-	if silent := now.Sub(a.lastHeard); silent > a.c.opts.MessageTimeout {
-		a.fatal = fmt.Errorf("%w: no message from the archive for %s (it pings every second)", ErrArchiveUnavailable, silent.Round(time.Millisecond))
-		return
+	if now.Sub(a.lastHeard) > a.c.opts.MessageTimeout && len(a.outbox)+len(a.waiting) == 0 {
+		a.probe()
 	}
 	for _, cl := range a.waiting {
 		if now.After(cl.deadline) {
@@ -294,6 +297,15 @@ func (a *agent) onSignal(m codec.RecordingSignalEvent) {
 	default:
 		a.dropped++
 	}
+}
+
+// probe queues a request whose only use is its answer (the archive's id): unanswered within
+// a message timeout, the session ends as for any call (checkTimeouts). Nobody waits for
+// its reply.
+func (a *agent) probe() {
+	corr := a.c.correlationID()
+	a.outbox = append(a.outbox, &call{what: fmt.Sprintf("a liveness probe (archive id, after %s without a message)", a.c.opts.MessageTimeout), kind: single, corr: corr,
+		request: &codec.ArchiveIDRequest{ControlSessionID: a.c.controlSessionID, CorrelationID: corr}, reply: make(chan result, 1)})
 }
 
 func (a *agent) remember(corr int64, what string) {

@@ -35,8 +35,9 @@ type Options struct {
 	// channel needs an explicit endpoint port.
 	ResponseChannel  string
 	ResponseStreamID int32
-	// MessageTimeout bounds the wait for each answer; an archive silent for longer (it
-	// pings every second) counts as unavailable.
+	// MessageTimeout bounds the wait for each answer. An archive silent for longer with no
+	// call waiting is asked for its id, and counts as unavailable if that goes unanswered
+	// for as long: its pings, every second by default, may come less often.
 	MessageTimeout time.Duration
 	// Credentials answer an authentication challenge; without them a challenge fails the
 	// connect with [ErrAuthenticationRequired].

@@ -119,3 +119,24 @@ func TestReplayFailingAfterItWasAcceptedIsReported(t *testing.T) {
 		t.Errorf("the session is unusable after the replay error: %v", err)
 	}
 }
+
+// TestAQuietArchiveIsAskedBeforeItCountsAsGone: an archive pings an idle session, every
+// second by default, but its interval is configurable (here 5 s) and a new session hears
+// none for its first second. A client whose message timeout is shorter (here 500 ms, which
+// the configuration allows) asks the quiet archive for its id instead of declaring it gone,
+// and stays connected and usable.
+func TestAQuietArchiveIsAskedBeforeItCountsAsGone(t *testing.T) {
+	own := startOwnArchive(t, map[string]string{"aeron.archive.session.liveness.check.interval": "5s"})
+	s := connect(t, own, archive.Options{MessageTimeout: 500 * time.Millisecond, OnError: func(error) {}})
+	eventually.Always(t, 3*time.Second, func() error {
+		select {
+		case <-s.archive.Dead():
+			return fmt.Errorf("the idle session ended, the archive running: %v", s.archive.Err())
+		default:
+			return nil
+		}
+	})
+	if _, err := s.archive.StopPosition(context.Background(), 0); err != nil && !errors.Is(err, archive.ErrRecordingUnknown) {
+		t.Fatalf("a call after 3 s idle: %v; want an answer", err)
+	}
+}
