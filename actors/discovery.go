@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -41,14 +42,20 @@ type discovery struct {
 	cfg *StreamConfig
 
 	cancel context.CancelFunc
+	// recordedFailing: the last listing could not read a live recording's recorded position
+	// (warned once a streak).
+	recordedFailing bool
 }
 
 type listResult struct {
 	descs    []archive.RecordingDescriptor
 	recorded map[int64]int64 // live recordings' recorded positions
 	err      error
-	atMs     int64
-	took     time.Duration
+	// recordedErr is the first failure to read a live recording's recorded position: the
+	// listing stands, but the status's lag of that recording and those after it is stale.
+	recordedErr error
+	atMs        int64
+	took        time.Duration
 }
 
 type listAgain struct{}
@@ -67,6 +74,15 @@ func (d *discovery) Receive(ctx actor.Context) {
 		} else {
 			ctx.Send(ctx.Parent(), listed(msg.descs, msg.recorded, msg.atMs))
 		}
+		if msg.recordedErr != nil {
+			// The one thing that shows lag behind a live recording whose replay stopped
+			// reading: its failure is said, not taken for a recording that stopped growing.
+			if !d.recordedFailing {
+				d.env.Logger.Warn("cannot read how far the archive recorded a live recording: the status's lag of the stream's live recordings is stale until it can", "stream", d.cfg.Def.Name, "error", msg.recordedErr)
+			}
+			ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: msg.atMs, Kind: "archive", Message: "reading a live recording's recorded position (the status's lag of live recordings is stale): " + msg.recordedErr.Error()}})
+		}
+		d.recordedFailing = msg.recordedErr != nil
 		self, system := ctx.Self(), ctx.ActorSystem()
 		wait := d.cfg.DiscoveryInterval
 		if msg.err == nil {
@@ -82,26 +98,35 @@ func (d *discovery) Receive(ctx actor.Context) {
 }
 
 func (d *discovery) list(ctx actor.Context) {
-	callCtx, cancel := context.WithTimeout(context.Background(), d.cfg.CallTimeout)
+	base, cancel := context.WithCancel(context.Background()) // ended at the actor's stop
 	d.cancel = cancel
 	self, system := ctx.Self(), ctx.ActorSystem()
 	if !d.env.tasks().Go(func() {
 		defer cancel()
 		began := time.Now()
-		descs, err := d.env.Archive.RecordingsOfChannel(callCtx, d.cfg.Channel, d.cfg.Def.StreamID, discoveryPageSize)
+		listCtx, cancelList := context.WithTimeout(base, d.cfg.CallTimeout)
+		descs, err := d.env.Archive.RecordingsOfChannel(listCtx, d.cfg.Channel, d.cfg.Def.StreamID, discoveryPageSize)
+		cancelList()
 		recorded := map[int64]int64{}
+		var recordedErr error
 		for _, desc := range descs {
-			if err != nil {
+			if err != nil || recordedErr != nil {
 				break
 			}
 			if desc.IsLive() {
-				// For status only: a failure here is not a failed listing.
-				if pos, perr := d.env.Archive.MaxRecordedPosition(callCtx, desc.RecordingID); perr == nil {
-					recorded[desc.RecordingID] = pos
+				// For status only: a failure here is not a failed listing. Each call has a
+				// timeout of its own: the listing's may be spent (a catalog of many pages).
+				call, cancelCall := context.WithTimeout(base, d.cfg.CallTimeout)
+				pos, perr := d.env.Archive.MaxRecordedPosition(call, desc.RecordingID)
+				cancelCall()
+				if perr != nil {
+					recordedErr = fmt.Errorf("recording %d: %w", desc.RecordingID, perr)
+					continue
 				}
+				recorded[desc.RecordingID] = pos
 			}
 		}
-		system.Root.Send(self, &listResult{descs: descs, recorded: recorded, err: err, atMs: d.env.nowMs(), took: time.Since(began)})
+		system.Root.Send(self, &listResult{descs: descs, recorded: recorded, err: err, recordedErr: recordedErr, atMs: d.env.nowMs(), took: time.Since(began)})
 	}) {
 		cancel()
 	}

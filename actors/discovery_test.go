@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/aeron/channel"
+	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
@@ -88,4 +90,65 @@ func TestListingsThatTakeLongComeFurtherApart(t *testing.T) {
 		// 110 ms apart: 8 within 2 s, where the pace of successful ones makes 4.
 		count(t, arc, 8, 2*time.Second, "failed ones retried at the interval")
 	})
+}
+
+// positionsFailing is an archive with one live recording whose recorded position cannot be
+// read after the listing took the whole call timeout's worth of it but one millisecond.
+type positionsFailing struct {
+	replayCounter
+	spend time.Duration
+	calls atomic.Int32
+}
+
+func (a *positionsFailing) RecordingsOfChannel(context.Context, channel.URI, int32, int32) ([]archive.RecordingDescriptor, error) {
+	<-time.After(a.spend) // a catalog of many pages
+	return []archive.RecordingDescriptor{{RecordingID: 4, StopPosition: archive.NullPosition}, {RecordingID: 5, StopPosition: archive.NullPosition}}, nil
+}
+
+func (a *positionsFailing) MaxRecordedPosition(ctx context.Context, id int64) (int64, error) {
+	a.calls.Add(1)
+	if id == 5 {
+		return 0, errors.New("archive busy")
+	}
+	select { // answers in 20 ms, within its own timeout but not within what the listing left
+	case <-time.After(20 * time.Millisecond):
+		return 1 << 20, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// A live recording's recorded position is the one thing that shows lag behind a replay
+// that stopped reading: each read has a timeout of its own (not what the listing left of
+// one), and one that fails is said, as an archive failure, not taken for a recording that
+// stopped growing.
+func TestALiveRecordingsPositionThatCannotBeReadIsSaid(t *testing.T) {
+	env, cfg := testEnv(t)
+	arc := &positionsFailing{spend: 90 * time.Millisecond}
+	env.Archive = arc
+	cfg.CallTimeout = 100 * time.Millisecond
+	cfg.DiscoveryInterval = time.Hour
+	system := testSystem(t)
+	_, _, got := spawnWatched(t, system, env, cfg, newDiscovery(env, cfg))
+	var listed *messages.RecordingsListed
+	var failure *messages.Failure
+	for listed == nil || failure == nil {
+		select {
+		case m := <-got:
+			switch m := m.(type) {
+			case *messages.RecordingsListed:
+				listed = m
+			case *messages.FailureObserved:
+				failure = m.Failure
+			}
+		case <-time.After(waitFor):
+			t.Fatalf("within %s: listed %v, failure %v; want both", waitFor, listed, failure)
+		}
+	}
+	if r := listed.Recordings[0]; r.RecordedPosition != 1<<20 {
+		t.Errorf("recording 4's recorded position %d; want 1 MiB, read within its own timeout", r.RecordedPosition)
+	}
+	if failure.Kind != "archive" || !strings.Contains(failure.Message, "recording 5: archive busy") || !strings.Contains(failure.Message, "stale") {
+		t.Errorf("failure %+v; want an archive failure naming recording 5 and the stale lag", failure)
+	}
 }
