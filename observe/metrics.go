@@ -10,7 +10,7 @@ import (
 var (
 	descHealthy      = prometheus.NewDesc("ferry_stream_healthy", "1 if the stream is healthy by the health rule, else 0.", []string{"stream"}, nil)
 	descRestarts     = prometheus.NewDesc("ferry_stream_restarts_total", "Restarts of the stream's actors by its supervisor.", []string{"stream"}, nil)
-	descFailureAt    = prometheus.NewDesc("ferry_stream_last_failure_timestamp_ms", "When the last failure of a kind happened, Unix epoch ms.", []string{"stream", "kind"}, nil)
+	descFailureAt    = prometheus.NewDesc("ferry_stream_last_failure_timestamp_seconds", "When the last failure of a kind happened, Unix epoch seconds (as time() in PromQL).", []string{"stream", "kind"}, nil)
 	descCommitted    = prometheus.NewDesc("ferry_recording_committed_position", "The contiguous acknowledged prefix of the recording, in bytes.", []string{"stream", "recording"}, nil)
 	descCheckpointed = prometheus.NewDesc("ferry_recording_checkpointed_position", "The position the checkpoint store holds, in bytes.", []string{"stream", "recording"}, nil)
 	descReplay       = prometheus.NewDesc("ferry_recording_replay_position", "The end of the last record read from the replay, in bytes.", []string{"stream", "recording"}, nil)
@@ -20,11 +20,11 @@ var (
 	descAcknowledged = prometheus.NewDesc("ferry_recording_acknowledged_total", "Records Pulsar acknowledged as stored.", []string{"stream", "recording"}, nil)
 	descDuplicates   = prometheus.NewDesc("ferry_recording_duplicates_total", "Records Pulsar acknowledged as already stored (not progress).", []string{"stream", "recording"}, nil)
 	descFailed       = prometheus.NewDesc("ferry_recording_failed_total", "Records whose send Pulsar failed (not those skipped after it).", []string{"stream", "recording"}, nil)
-	descRate         = prometheus.NewDesc("ferry_recording_commit_rate_bytes", "The committed position's recent speed, bytes per second.", []string{"stream", "recording"}, nil)
+	descRate         = prometheus.NewDesc("ferry_recording_commit_rate_bytes_per_second", "The committed position's recent speed.", []string{"stream", "recording"}, nil)
 	descRecorded     = prometheus.NewDesc("ferry_recording_recorded_position", "How far the archive had recorded when discovery last looked, in bytes.", []string{"stream", "recording"}, nil)
 	descStoreWrites  = prometheus.NewDesc("ferry_store_writes_total", "Checkpoint store transactions that succeeded (a failed one is a checkpoint failure).", []string{"stream"}, nil)
 	descStoreLatency = prometheus.NewDesc("ferry_store_last_write_seconds", "How long the last checkpoint store transaction took.", []string{"stream"}, nil)
-	descDedup        = prometheus.NewDesc("ferry_recording_deduplication", "1 for the broker's deduplication of the recording's topic partition as its admin API last answered (state: enabled, disabled, unknown, unchecked); archive mode only. Anything but enabled is at least once, not effectively once.", []string{"stream", "recording", "state"}, nil)
+	descDedup        = prometheus.NewDesc("ferry_recording_deduplication", "1 for the broker's deduplication of the recording's topic partition as its admin API last answered (state: enabled, disabled, unknown, unchecked), while the recording publishes; archive mode only. Anything but enabled is at least once, not effectively once.", []string{"stream", "recording", "state"}, nil)
 	descPublishers   = prometheus.NewDesc("ferry_transport_publishers", "Transport mode: the publications the live subscription reads from now (publishers connected).", []string{"stream"}, nil)
 	descConnected    = prometheus.NewDesc("ferry_aeron_connected", "1 while connected to the Aeron media driver (and archive), 0 while not; absent before the first attempt ended.", nil, nil)
 )
@@ -59,7 +59,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descStoreLatency, prometheus.GaugeValue, float64(*s.LastStoreWriteUs)/1e6, s.Name)
 		}
 		for _, f := range s.Failures {
-			ch <- prometheus.MustNewConstMetric(descFailureAt, prometheus.GaugeValue, float64(f.AtMs), s.Name, f.Kind)
+			ch <- prometheus.MustNewConstMetric(descFailureAt, prometheus.GaugeValue, float64(f.AtMs)/1e3, s.Name, f.Kind)
 		}
 		for _, r := range s.Recordings {
 			if r.Publishers != nil {
@@ -82,7 +82,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			if r.RecordedPosition != nil {
 				ch <- prometheus.MustNewConstMetric(descRecorded, prometheus.GaugeValue, float64(*r.RecordedPosition), s.Name, id)
 			}
-			if r.Deduplication != "" {
+			if r.Deduplication != "" && !r.Completed {
+				// A completed recording publishes nothing more: its state is history (kept
+				// in /status), and an alert on it would not clear once the broker is fixed.
 				ch <- prometheus.MustNewConstMetric(descDedup, prometheus.GaugeValue, 1, s.Name, id, r.Deduplication)
 			}
 			ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(r.PendingRecords), s.Name, id)

@@ -608,7 +608,10 @@ func TestStatusWatchAsJSONWritesDocumentsOnly(t *testing.T) {
 				return errs, statuses, fmt.Errorf("%w in %q...", err, text[:min(len(text), 200)])
 			}
 			switch {
-			case doc["error"] != nil && doc["at_ms"] != nil:
+			case doc["error"] != nil:
+				if _, ok := doc["at_ms"].(string); !ok {
+					return errs, statuses, fmt.Errorf("error document %v: want at_ms a string, as /status writes its 64-bit integers", doc)
+				}
 				errs++
 			case doc["streams"] != nil:
 				statuses++

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -87,7 +88,9 @@ func watchStatus(ctx context.Context, stdout io.Writer, url string, asJSON bool,
 		}
 		switch {
 		case err != nil && asJSON:
-			doc, _ := json.Marshal(map[string]any{"error": fmt.Sprintf("%s: %v", url, err), "at_ms": time.Now().UnixMilli()})
+			// at_ms a string, as /status writes its 64-bit integers (protobuf's JSON mapping):
+			// one field, one type, for the program reading them.
+			doc, _ := json.Marshal(map[string]any{"error": fmt.Sprintf("%s: %v", url, err), "at_ms": strconv.FormatInt(time.Now().UnixMilli(), 10)})
 			fmt.Fprintf(stdout, "%s\n", doc)
 		case err != nil:
 			fmt.Fprintf(stdout, "%s %s: %v (is ferry running with this configuration?); asking again every %s\n", time.Now().UTC().Format(time.RFC3339), url, err, interval)

@@ -144,7 +144,7 @@ func TestMetricsAreValidPrometheusText(t *testing.T) {
 	want := []string{"ferry_stream_healthy", "ferry_stream_restarts_total", "ferry_recording_committed_position",
 		"ferry_recording_checkpointed_position", "ferry_recording_replay_position", "ferry_recording_lag_bytes",
 		"ferry_recording_pending_records", "ferry_recording_published_total", "ferry_recording_acknowledged_total",
-		"ferry_recording_duplicates_total", "ferry_recording_failed_total", "ferry_recording_commit_rate_bytes",
+		"ferry_recording_duplicates_total", "ferry_recording_failed_total", "ferry_recording_commit_rate_bytes_per_second",
 		"ferry_recording_recorded_position", "ferry_store_writes_total", "ferry_store_last_write_seconds"}
 	eventually.NoError(t, 10*time.Second, func() error {
 		_, body := get(t, srv.URL+"/metrics")
