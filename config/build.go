@@ -91,7 +91,18 @@ func (p *parser) mode() Mode {
 		p.add(p.keyError(ErrMissing, "mode", nil, "is missing; there is no default", modeFix))
 		return 0
 	}
-	return decode(p, "mode", s, Mode(0), parseMode)
+	parse := parseMode
+	if s.env != "" {
+		// Set from the environment: the fix is the variable's, not the file's.
+		parse = func(v string) (Mode, *problem) {
+			m, pr := parseMode(v)
+			if pr != nil {
+				pr.fix = fmt.Sprintf("set %s=archive (replay recordings from a checkpoint; nothing is lost) or %s=transport (live subscription; at most once), or unset it to use the file's mode", s.env, s.env)
+			}
+			return m, pr
+		}
+	}
+	return decode(p, "mode", s, Mode(0), parse)
 }
 
 // checkModes rejects, by presence, every key and section of the mode not

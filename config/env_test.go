@@ -143,3 +143,17 @@ func TestAPathWithWhiteSpaceAroundItIsRefused(t *testing.T) {
 		t.Fatalf("a path with a space inside: %+v, %v; want it taken as written", cfg.Store, err)
 	}
 }
+
+// A mode from FERRY_MODE that is not one is fixed where it came from: the variable, not the
+// file (which may say the right mode already); white space around it is named.
+func TestEnv_AModeVariableThatIsNotAModeNamesTheVariable(t *testing.T) {
+	_, err := Parse([]byte(doc("archive", "", "")), envOf(map[string]string{"FERRY_MODE": "archive "}))
+	ke := wantOne(t, err, "mode", ErrInvalid)
+	if !strings.Contains(ke.Fix, "set FERRY_MODE=archive") || !strings.Contains(ke.Fix, "unset it") || strings.Contains(ke.Fix, "set mode:") || !strings.Contains(ke.Error(), "white space") {
+		t.Fatalf("got %v; want the white space named and the variable's fix", ke)
+	}
+	_, err = Parse([]byte(doc("archiv", "", "")), envOf(nil))
+	if ke := wantOne(t, err, "mode", ErrInvalid); !strings.HasPrefix(ke.Fix, "set mode: archive") {
+		t.Fatalf("a mode in the file: fix %q; want the file's", ke.Fix)
+	}
+}

@@ -224,6 +224,9 @@ func parseMode(s string) (Mode, *problem) {
 	case "transport":
 		return ModeTransport, nil
 	}
+	if strings.TrimSpace(s) != s {
+		return 0, &problem{what: "has white space around it", fix: modeFix}
+	}
 	return 0, &problem{what: "is not a mode", fix: modeFix}
 }
 
@@ -402,7 +405,10 @@ func startPosition(s string) (StartPosition, *problem) {
 	case n < 0:
 		return StartPosition{}, &problem{what: "is negative; positions start at 0 and there is no negative sentinel", fix: fix}
 	case n%frameAlignment != 0:
-		return StartPosition{}, &problem{what: "is not a multiple of 32 (Aeron's frame alignment)", fix: fmt.Sprintf("use a message boundary, e.g. %d", n-n%frameAlignment)}
+		// Aligned is not enough to be a boundary (a message of many frames has aligned
+		// positions inside it): the fix names where boundaries are found.
+		return StartPosition{}, &problem{what: "is not a multiple of 32 (Aeron's frame alignment), so no message begins there",
+			fix: fmt.Sprintf("use a position where a message begins: a ferry.position property in the topic (where the message after it begins), or a recording's start in `ferry recordings`; the aligned position below, %d, is one only if a message begins there", n-n%frameAlignment)}
 	}
 	return StartPosition{Kind: StartAt, Position: n}, nil
 }
