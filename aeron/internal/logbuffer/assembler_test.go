@@ -267,7 +267,7 @@ func TestControlledAssemblerWithControlledPoll(t *testing.T) {
 	})
 	poll := func() {
 		var committed int64
-		_, next, err := s.log.ControlledPoll(s.position, 3, a.OnFragment, func(p int64) { committed = p })
+		_, next, err := s.log.ControlledPoll(s.position, 3, a.OnFragment, func(p int64) { committed = p }, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package logbuffer
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 )
 
@@ -65,9 +66,11 @@ func offerThenPoll(b *testing.B, size int, handler FragmentHandler) {
 }
 
 // pollAll polls l from position until it finds nothing more, and returns where it stopped.
+// It polls as an image does, with a closed flag loaded before every frame.
 func pollAll(b *testing.B, l *Log, position int64, handler FragmentHandler) int64 {
+	var closed atomic.Bool
 	for {
-		n, next, err := l.Poll(position, 1<<20, handler)
+		n, next, err := l.BoundedPoll(position, l.MaxPossiblePosition(), 1<<20, handler, &closed)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -109,7 +109,7 @@ func FuzzPollTerm(f *testing.F) {
 					t.Fatalf("commit %d after %d", p, committed)
 				}
 				committed = p
-			})
+			}, nil)
 			checkStep(t, position, next, err)
 			if n != consumed || next < committed {
 				t.Fatalf("ControlledPoll = %d fragments, position %d; consumed %d, committed %d", n, next, consumed, committed)

@@ -3,6 +3,7 @@ package logbuffer
 import (
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/ferry-bridge/ferry/aeron/internal/shm"
 )
@@ -75,21 +76,26 @@ type ControlledFragmentHandler func(payload []byte, header Header) Action
 // Poll is safe for concurrent use with the publisher; concurrent polls of
 // one image must be serialised by the caller, who owns the position.
 func (l *Log) Poll(position int64, fragmentLimit int, handler FragmentHandler) (int, int64, error) {
-	return l.BoundedPoll(position, l.MaxPossiblePosition(), fragmentLimit, handler)
+	return l.BoundedPoll(position, l.MaxPossiblePosition(), fragmentLimit, handler, nil)
 }
 
 // BoundedPoll is [Log.Poll] that also stops at limitPosition: it reads no
 // frame that begins at or after it. A frame that begins before it is read
 // whole, so a poll may end past the limit by less than one frame; a limit
 // at or below position reads nothing.
-func (l *Log) BoundedPoll(position, limitPosition int64, fragmentLimit int, handler FragmentHandler) (int, int64, error) {
+//
+// It also stops in front of the next frame, padding included, once closed
+// is set (nil: never): whoever unmaps the log sets it first, and a handler
+// may cause the unmap, or outlast the delay before it, while the poll
+// waits for it to return. The poll must then not read another frame.
+func (l *Log) BoundedPoll(position, limitPosition int64, fragmentLimit int, handler FragmentHandler, closed *atomic.Bool) (int, int64, error) {
 	t, err := l.termAt(position)
 	if err != nil {
 		return 0, position, err
 	}
 	t.bound(limitPosition)
 	fragments := 0
-	for fragments < fragmentLimit {
+	for fragments < fragmentLimit && !isSet(closed) {
 		frame, err := t.next()
 		if frame == nil {
 			return fragments, t.position(), err
@@ -110,14 +116,15 @@ func (l *Log) BoundedPoll(position, limitPosition int64, fragmentLimit int, hand
 // the caller can store the subscriber position at once; the returned
 // position is never below a committed one. A handler result other than
 // the four actions ends the poll after that fragment, as [Break] does,
-// with an error wrapping [ErrInvalidAction].
-func (l *Log) ControlledPoll(position int64, fragmentLimit int, handler ControlledFragmentHandler, commit func(position int64)) (int, int64, error) {
+// with an error wrapping [ErrInvalidAction]. Like [Log.BoundedPoll], it
+// reads no frame once closed is set (nil: never).
+func (l *Log) ControlledPoll(position int64, fragmentLimit int, handler ControlledFragmentHandler, commit func(position int64), closed *atomic.Bool) (int, int64, error) {
 	t, err := l.termAt(position)
 	if err != nil {
 		return 0, position, err
 	}
 	fragments := 0
-	for fragments < fragmentLimit {
+	for fragments < fragmentLimit && !isSet(closed) {
 		before := t.offset
 		frame, err := t.next()
 		if frame == nil {
@@ -145,6 +152,14 @@ func (l *Log) ControlledPoll(position int64, fragmentLimit int, handler Controll
 	}
 	return fragments, t.position(), nil
 }
+
+// isSet reports whether closed, a poll's stop flag, is set. It is loaded
+// before every frame. The store that sets it comes before the unmap, on the
+// goroutine that unmaps: a poll that sees it clear reads the frame before
+// the unmap if the close ran on its own goroutine (a handler's), and within
+// the resource linger the conductor waits after the store otherwise. One
+// load per frame (a plain MOV on amd64, LDAR on arm64), no allocation.
+func isSet(closed *atomic.Bool) bool { return closed != nil && closed.Load() }
 
 // termReader walks the published frames of one term from a poll's
 // position: a few words a poll keeps at hand, where it used to copy cursor

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"testing"
 )
 
@@ -121,7 +122,7 @@ func TestBoundedPollStopsInFrontOfItsLimit(t *testing.T) {
 		{128, math.MaxInt64, 0, 0, 128},
 		{128, math.MaxInt64, noLimit, 1, 192},
 	} {
-		n, next, err := l.BoundedPoll(step.from, step.limitPosition, step.fragmentLimit, c.onFragment)
+		n, next, err := l.BoundedPoll(step.from, step.limitPosition, step.fragmentLimit, c.onFragment, nil)
 		if err != nil || n != step.n || next != step.next {
 			t.Errorf("BoundedPoll(%d, %d, %d) = %d, %d, %v; want %d, %d", step.from, step.limitPosition,
 				step.fragmentLimit, n, next, err, step.n, step.next)
@@ -196,7 +197,7 @@ func TestPollRejectsInvalidPositions(t *testing.T) {
 		if !errors.Is(err, ErrInvalidPosition) || n != 0 || next != pos || called {
 			t.Errorf("Poll(%d) = %d, %d, %v", pos, n, next, err)
 		}
-		_, _, err = l.ControlledPoll(pos, noLimit, func([]byte, Header) Action { return Continue }, nil)
+		_, _, err = l.ControlledPoll(pos, noLimit, func([]byte, Header) Action { return Continue }, nil, nil)
 		if !errors.Is(err, ErrInvalidPosition) {
 			t.Errorf("ControlledPoll(%d) = %v", pos, err)
 		}
@@ -244,7 +245,7 @@ func TestPollReportsCorruptFrameLengths(t *testing.T) {
 			if ce.Position != int64(tc.offset) || ce.FrameLength != tc.length || n != before || next != int64(tc.offset) {
 				t.Errorf("Poll = %d, %d, %v", n, next, err)
 			}
-			if n, next2, err := l.ControlledPoll(next, noLimit, func([]byte, Header) Action { return Continue }, nil); n != 0 || next2 != next || !errors.Is(err, ErrCorrupt) {
+			if n, next2, err := l.ControlledPoll(next, noLimit, func([]byte, Header) Action { return Continue }, nil, nil); n != 0 || next2 != next || !errors.Is(err, ErrCorrupt) {
 				t.Errorf("ControlledPoll at the corrupt frame = %d, %d, %v", n, next2, err)
 			}
 		})
@@ -285,7 +286,7 @@ func TestControlledPollActions(t *testing.T) {
 					return s.actions[i]
 				}
 				return Continue
-			}, func(pos int64) { commits = append(commits, pos) })
+			}, func(pos int64) { commits = append(commits, pos) }, nil)
 			if n != s.n || next != s.next || !errors.Is(err, s.err) || (s.err == nil) != (err == nil) {
 				t.Errorf("ControlledPoll = %d, %d, %v; want %d, %d, %v", n, next, err, s.n, s.next, s.err)
 			}
@@ -313,7 +314,7 @@ func TestControlledPollAbortRedelivers(t *testing.T) {
 			}
 			abortNext = true
 			return Commit
-		}, nil)
+		}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,5 +322,39 @@ func TestControlledPollAbortRedelivers(t *testing.T) {
 	}
 	if !slices.Equal(seen, []string{"x", "x", "y", "y"}) || pos != 128 {
 		t.Errorf("seen %q, position %d", seen, pos)
+	}
+}
+
+// A poll whose stop flag is set by a handler (the image closed under it) reads no frame
+// after that one: it returns the fragments delivered and the position after them. A flag
+// already set reads nothing.
+func TestPollsStopBeforeTheNextFrameOnceClosed(t *testing.T) {
+	l := newTestLog(t, testParams())
+	offerAll(t, l, "a", "b", "c")
+	var closed atomic.Bool
+	var seen []string
+	n, next, err := l.BoundedPoll(0, l.MaxPossiblePosition(), noLimit, func(payload []byte, _ Header) {
+		seen = append(seen, string(payload))
+		closed.Store(true)
+	}, &closed)
+	if n != 1 || next != 64 || err != nil || !slices.Equal(seen, []string{"a"}) {
+		t.Errorf("BoundedPoll = %d, %d, %v, delivering %q; want 1, 64, nil, delivering a", n, next, err, seen)
+	}
+	if n, next, err := l.BoundedPoll(next, l.MaxPossiblePosition(), noLimit, func([]byte, Header) { t.Error("delivered after the close") }, &closed); n != 0 || next != 64 || err != nil {
+		t.Errorf("BoundedPoll once closed = %d, %d, %v; want 0, 64, nil", n, next, err)
+	}
+
+	closed.Store(false)
+	seen = nil
+	n, next, err = l.ControlledPoll(64, noLimit, func(payload []byte, _ Header) Action {
+		seen = append(seen, string(payload))
+		closed.Store(true)
+		return Continue
+	}, nil, &closed)
+	if n != 1 || next != 128 || err != nil || !slices.Equal(seen, []string{"b"}) {
+		t.Errorf("ControlledPoll = %d, %d, %v, delivering %q; want 1, 128, nil, delivering b", n, next, err, seen)
+	}
+	if n, next, err := l.ControlledPoll(next, noLimit, func([]byte, Header) Action { t.Error("delivered after the close"); return Continue }, nil, &closed); n != 0 || next != 128 || err != nil {
+		t.Errorf("ControlledPoll once closed = %d, %d, %v; want 0, 128, nil", n, next, err)
 	}
 }
