@@ -106,9 +106,11 @@ func (c *Client) Done() <-chan struct{} { return c.done }
 
 // Close tells the driver the client is leaving, closes every publication, subscription and
 // image, unmaps the log buffers and the CnC file, and returns once the conductor has exited.
-// Offers and polls must have stopped before Close is called, and every archive client built
-// on this one must be closed first: Close unmaps at once, without a linger. It must not be
-// called from a handler (it waits for the conductor that runs it). Close is idempotent.
+// Offers, and polls on other goroutines, must have stopped before Close is called, and
+// every archive client built on this one must be closed first: Close unmaps at once,
+// without a linger. A fragment handler may call it (its poll stops before the next frame;
+// its payload is gone once Close returns); an image handler or OnError must not, as Close
+// waits for the conductor that runs them. Close is idempotent.
 func (c *Client) Close() error {
 	c.stopOnce.Do(func() { close(c.stopping) })
 	<-c.done

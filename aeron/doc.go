@@ -38,6 +38,13 @@
 // share with it.
 //
 // A log buffer is unmapped only after the resource linger time has passed since its last
-// user released it, so a poll or offer that raced with a close or an unavailable image
-// reads mapped memory, never an unmapped region (the segfault of upstream aeron#1675).
+// user released it (at once by [Client.Close], whose caller has stopped the others'
+// offers and polls), and a poll checks its image's closed flag before every frame and
+// stops once it is set, as Java's Image does. So a poll or offer that raced with a close or
+// an unavailable image reads mapped memory, never an unmapped region (the segfault of
+// upstream aeron#1675): what it reads after the close is at most the frame it had begun,
+// well within the linger. That holds too for a fragment handler that closes its own
+// subscription or client, or outlasts the linger after its image closed: the poll returns
+// when it does, without reading on. Such a handler's payload and [Header] are views of the
+// log, though: it must copy what it needs before it closes, or before the linger ends.
 package aeron

@@ -24,7 +24,9 @@ type Image struct {
 	joinPosition int64
 	// closed is set by the conductor when the image becomes unavailable or its
 	// subscription or client closes; the log stays mapped for the resource linger time
-	// after that, so a poll in progress still reads mapped memory.
+	// after that (none on Client.Close). A poll loads it before every frame and stops at
+	// once: its handler may be what closed the image, or may have outlasted the linger,
+	// and the frame after its fragment may be unmapped memory.
 	closed atomic.Bool
 	// consumed is the position after the last poll. The poller always stores it, even once
 	// the image is closed and the counter may no longer be written, so a poll that raced
@@ -59,6 +61,10 @@ func newImage(sub *Subscription, correlationID int64, sessionID int32, source, l
 // If handler panics, the panic goes on to the caller; the fragments handler returned from
 // are consumed, and the one it panicked on is delivered again by the next poll (Java's
 // Image.poll consumes that one too: a fragment is not skipped here).
+//
+// A poll stops in front of the next frame once the image is closed, as Java's does, so a
+// handler may close the image's subscription, or the client, and the poll returns the
+// fragments delivered so far.
 func (i *Image) Poll(handler FragmentHandler, fragmentLimit int) (int, error) {
 	return i.BoundedPoll(handler, math.MaxInt64, fragmentLimit)
 }
@@ -80,7 +86,7 @@ func (i *Image) BoundedPoll(handler FragmentHandler, limitPosition int64, fragme
 	n, next, err := i.log.BoundedPoll(pos, min(limitPosition, i.log.MaxPossiblePosition()), fragmentLimit, func(b []byte, h Header) {
 		handler(b, h)
 		handled = h.Position()
-	})
+	}, &i.closed)
 	returned = true
 	i.storePosition(pos, next)
 	return n, err
@@ -108,7 +114,7 @@ func (i *Image) ControlledPoll(handler ControlledFragmentHandler, fragmentLimit 
 	}, func(p int64) {
 		i.storePosition(committed, p)
 		committed = p
-	})
+	}, &i.closed)
 	returned = true
 	i.storePosition(committed, next)
 	return n, err
