@@ -207,3 +207,75 @@ func TestImagePollsAllocateNothing(t *testing.T) {
 		t.Fatalf("position %d after the polls; want %d: a poll delivered nothing", img.Position(), 3*101*64)
 	}
 }
+
+// A handler that panics on a reassembled message gets the same message again from the next
+// poll, which delivers the fragment it panicked on again (see Image.Poll): the assembler
+// must not append that last fragment a second time, nor count the message discarded.
+func TestAPanickingHandlerGetsTheSameReassembledMessageAgain(t *testing.T) {
+	for _, kind := range []string{"FragmentAssembler", "ControlledFragmentAssembler"} {
+		t.Run(kind, func(t *testing.T) {
+			d := newFakeDriver(t)
+			c := d.client(Options{})
+			img := subscribeWithAnImage(t, d, c, ImageHandlers{}).Images()[0]
+			log, err := logbuffer.Open(img.logPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer log.Close()
+			app, err := logbuffer.NewExclusiveAppender(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := make([]byte, 2*app.MaxPayloadLength()+100) // three fragments
+			for i := range msg {
+				msg[i] = byte(i * 7)
+			}
+			if _, err := app.Offer(logbuffer.Flow{Limit: 1 << 40, Connected: true}, msg); err != nil {
+				t.Fatal(err)
+			}
+
+			var got [][]byte
+			handle := func(payload []byte) {
+				got = append(got, bytes.Clone(payload))
+				if len(got) == 1 {
+					panic("handler bug")
+				}
+			}
+			var (
+				poll  func() error
+				stats func() AssemblerStats
+			)
+			if kind == "FragmentAssembler" {
+				a := NewFragmentAssembler(img.MaxMessageLength(), func(p []byte, _ Header) { handle(p) })
+				poll = func() error { _, err := img.Poll(a.OnFragment, 10); return err }
+				stats = a.Stats
+			} else {
+				a := logbuffer.NewControlledFragmentAssembler(img.MaxMessageLength(), func(p []byte, _ Header) Action { handle(p); return Continue })
+				poll = func() error { _, err := img.ControlledPoll(a.OnFragment, 10); return err }
+				stats = a.Stats
+			}
+			func() {
+				defer func() {
+					if r := recover(); r != "handler bug" {
+						t.Errorf("recovered %v; want the handler's panic", r)
+					}
+				}()
+				_ = poll()
+			}()
+			if err := poll(); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 {
+				t.Fatalf("%d deliveries; want 2, the panicked one and the one after", len(got))
+			}
+			for i, m := range got {
+				if !bytes.Equal(m, msg) {
+					t.Errorf("delivery %d: %d bytes, not the %d offered", i, len(m), len(msg))
+				}
+			}
+			if s := stats(); s != (AssemblerStats{Delivered: 1}) {
+				t.Errorf("stats %+v; want 1 delivered, nothing discarded or orphaned", s)
+			}
+		})
+	}
+}

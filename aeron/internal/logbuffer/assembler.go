@@ -49,6 +49,11 @@ type AssemblerStats struct {
 // [AssemblerStats]). Each session's buffer grows at most to the maximum
 // message length given to the constructor.
 //
+// If the handler panics on a reassembled message, the assembler forgets
+// that message's last fragment, so that its delivery again (an image poll
+// delivers again the fragment a handler panicked on) completes the same
+// message.
+//
 // FragmentAssembler is not safe for concurrent use; it belongs to the
 // goroutine that polls.
 type FragmentAssembler struct {
@@ -77,15 +82,24 @@ func (a *FragmentAssembler) OnFragment(payload []byte, header Header) {
 		a.deliverWhole(payload, header)
 		return
 	}
-	if c, ok := a.r.add(payload, header); ok {
-		a.delivering = c.partial
-		if c.partial == nil {
-			a.whole, a.wholeHeld = c.payload, true
-		}
-		defer func() { a.delivering, a.whole, a.wholeHeld = nil, nil, false }() // also if the handler panics
-		a.handler(c.payload, c.header)
-		a.r.finish(c)
+	c, ok := a.r.add(payload, header)
+	if !ok {
+		return
 	}
+	a.delivering = c.partial
+	if c.partial == nil {
+		a.whole, a.wholeHeld = c.payload, true
+	}
+	returned := false
+	defer func() {
+		a.delivering, a.whole, a.wholeHeld = nil, nil, false // also if the handler panics
+		if !returned {
+			a.r.unwind(c)
+		}
+	}()
+	a.handler(c.payload, c.header)
+	returned = true
+	a.r.finish(c)
 }
 
 // deliverWhole hands a message of one fragment to the handler while no session has a message
@@ -164,9 +178,9 @@ func (a *FragmentAssembler) Reset() { a.r.reset() }
 // ControlledFragmentAssembler is the [ControlledFragmentHandler]
 // counterpart of [FragmentAssembler]: it returns its handler's [Action]
 // for the fragment that completed a message, and [Continue] for every
-// other fragment. When the handler aborts a reassembled message, the
-// assembler forgets only the last fragment, so the redelivery of that
-// fragment by the next poll completes the message again.
+// other fragment. When the handler aborts a reassembled message, or panics
+// on it, the assembler forgets only the last fragment, so the redelivery
+// of that fragment by the next poll completes the message again.
 //
 // ControlledFragmentAssembler is not safe for concurrent use.
 type ControlledFragmentAssembler struct {
@@ -186,7 +200,32 @@ func (a *ControlledFragmentAssembler) OnFragment(payload []byte, header Header) 
 	if !ok {
 		return Continue
 	}
+	if c.partial == nil {
+		// A message of one fragment: the assembler holds nothing of it to undo if the
+		// handler panics, and the common case goes without deliverReassembled's defer.
+		return a.settle(c, a.handler(c.payload, c.header))
+	}
+	return a.deliverReassembled(c)
+}
+
+// deliverReassembled hands a reassembled message to the handler and, if the handler
+// panics, undoes the message's last fragment (see unwind). Its defer is paid per
+// reassembled message, which has cost a copy of more than a frame already.
+func (a *ControlledFragmentAssembler) deliverReassembled(c completion) Action {
+	returned := false
+	defer func() {
+		if !returned {
+			a.r.unwind(c)
+		}
+	}()
 	action := a.handler(c.payload, c.header)
+	returned = true
+	return a.settle(c, action)
+}
+
+// settle records what the handler did with a whole message: an aborted one waits for
+// its last fragment again, any other is delivered.
+func (a *ControlledFragmentAssembler) settle(c completion, action Action) Action {
 	if action == Abort {
 		a.r.abort(c)
 	} else {
@@ -325,6 +364,26 @@ func (r *reassembly) abort(c completion) {
 	if c.partial != nil {
 		c.partial.buf = c.partial.buf[:c.rollback]
 	}
+}
+
+// unwind undoes the last fragment of a message whose handler panicked. An image poll
+// delivers the fragment a handler panicked on again (aeron.Image.Poll), and that delivery
+// must complete the same message, as after an Abort: were the fragment left in the
+// buffer, it would be appended a second time and the message delivered with its tail
+// twice. A handler that detached the buffer ([FragmentAssembler.Detach]) before it
+// panicked took the message with it, and the fragments before the last are gone: the
+// message is discarded (counted), and the last fragment, when it comes again, counted
+// orphaned rather than delivered alone as if it were the message.
+func (r *reassembly) unwind(c completion) {
+	p := c.partial
+	if p == nil || !p.active {
+		return // a message of one fragment, or a session the handler freed (FreeSession, Reset)
+	}
+	if p.buf == nil {
+		r.discard(p)
+		return
+	}
+	r.abort(c)
 }
 
 // append adds payload to p's buffer, growing it at most to the maximum

@@ -410,3 +410,92 @@ func TestAssemblerCarvesTheBuffersAfterADetachedOne(t *testing.T) {
 		t.Errorf("%.2f allocations per detached 4 KiB message, want a block per %d messages", allocs, blockSize/4096)
 	}
 }
+
+// An image poll delivers again the fragment a handler panicked on (and only that one):
+// when that fragment completed a message, its redelivery must complete the same message,
+// for both assemblers, with nothing counted discarded. A handler that detached the buffer
+// before it panicked has taken the message: the assembler cannot restore it, and counts it
+// discarded (and the redelivered last fragment orphaned) rather than deliver its tail alone.
+func TestAssemblersDeliverTheSameMessageAfterAHandlerPanicked(t *testing.T) {
+	const msg = "0123456789"
+	frags := split(1, 0, 0, 4, msg)
+	end := frags[len(frags)-1]
+	panicsOnce := func(payload []byte, got *[]string, panicked *bool) {
+		*got = append(*got, string(payload))
+		if !*panicked {
+			*panicked = true
+			panic("handler bug")
+		}
+	}
+	// deliver calls onFragment and recovers the handler's panic.
+	deliver := func(onFragment func()) {
+		defer func() {
+			if r := recover(); r != nil && r != "handler bug" {
+				panic(r)
+			}
+		}()
+		onFragment()
+	}
+
+	for _, detach := range []bool{false, true} {
+		var got []string
+		panicked := false
+		var a *FragmentAssembler
+		a = NewFragmentAssembler(1024, func(payload []byte, _ Header) {
+			if detach && !panicked {
+				payload = a.Detach()
+			}
+			panicsOnce(payload, &got, &panicked)
+		})
+		feed(a, frags[:len(frags)-1])
+		deliver(func() { a.OnFragment(end.payload, end.header) })
+		deliver(func() { a.OnFragment(end.payload, end.header) })
+		wantGot, wantStats := []string{msg, msg}, AssemblerStats{Delivered: 1}
+		if detach {
+			wantGot, wantStats = []string{msg}, AssemblerStats{Discarded: 1, Orphaned: 1}
+		}
+		if !slices.Equal(got, wantGot) || a.Stats() != wantStats {
+			t.Errorf("FragmentAssembler (detach %v): delivered %q, stats %+v; want %q, %+v", detach, got, a.Stats(), wantGot, wantStats)
+		}
+	}
+
+	var got []string
+	panicked := false
+	a := NewControlledFragmentAssembler(1024, func(payload []byte, _ Header) Action {
+		panicsOnce(payload, &got, &panicked)
+		return Continue
+	})
+	for _, f := range frags[:len(frags)-1] {
+		a.OnFragment(f.payload, f.header)
+	}
+	deliver(func() { a.OnFragment(end.payload, end.header) })
+	deliver(func() { a.OnFragment(end.payload, end.header) })
+	if !slices.Equal(got, []string{msg, msg}) || a.Stats() != (AssemblerStats{Delivered: 1}) {
+		t.Errorf("ControlledFragmentAssembler: delivered %q, stats %+v; want the message twice, 1 delivered", got, a.Stats())
+	}
+}
+
+// Reassembling costs no allocation per message once a session's buffer has grown, for
+// either assembler: the guard that undoes a message's last fragment if the handler panics
+// included.
+func TestAssemblersReassembleWithoutAllocating(t *testing.T) {
+	frags := split(1, 0, 0, 4, "0123456789")
+	a := NewFragmentAssembler(1024, func([]byte, Header) {})
+	feed(a, frags)
+	if n := testing.AllocsPerRun(100, func() { feed(a, frags) }); n != 0 {
+		t.Errorf("FragmentAssembler: %v allocations per message; want 0", n)
+	}
+	c := NewControlledFragmentAssembler(1024, func([]byte, Header) Action { return Continue })
+	feedControlled := func() {
+		for _, f := range frags {
+			c.OnFragment(f.payload, f.header)
+		}
+	}
+	feedControlled()
+	if n := testing.AllocsPerRun(100, feedControlled); n != 0 {
+		t.Errorf("ControlledFragmentAssembler: %v allocations per message; want 0", n)
+	}
+	if a.Stats().Delivered != 102 || c.Stats().Delivered != 102 {
+		t.Fatalf("delivered %d and %d messages; want 102 each", a.Stats().Delivered, c.Stats().Delivered)
+	}
+}
