@@ -538,6 +538,7 @@ type refusingStore struct {
 func (s refusingStore) Save(store.Stream, []store.Checkpoint) error { return s.err }
 func (s refusingStore) Load(store.Stream) (store.State, error)      { return store.State{}, s.err }
 func (s refusingStore) Reset(string) error                          { return s.err }
+func (s refusingStore) Streams() ([]store.Stream, error)            { return nil, s.err }
 func (s refusingStore) Close() error                                { return nil }
 
 // A seed whose save failed waits out a long backoff; a later recording's seed must not be

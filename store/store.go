@@ -36,6 +36,18 @@ type Store interface {
 	// is the way out of [ErrStreamChanged].
 	Reset(name string) error
 
+	// Streams returns the stored definition of every stream with something stored, ordered
+	// by name: from its first Save until its Reset, whether or not any configuration still
+	// names it. It is how a caller finds the checkpoints of a stream it no longer knows by
+	// that name (renamed in the configuration, or removed from it).
+	//
+	// A stream is never left out of the list, which would make it look never saved: a
+	// definition that cannot be read fails the whole call with an error naming the stream,
+	// as Load would — damaged ([ErrCorrupt]), or in an encoding this build does not know
+	// ([ErrUnknownVersion]) — and so does a read failure of the storage itself. Nothing
+	// stored is an empty list, not an error.
+	Streams() ([]Stream, error)
+
 	// Close releases the store. It blocks until in-flight calls finish. Calling Close again
 	// returns nil.
 	Close() error

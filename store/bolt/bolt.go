@@ -232,8 +232,7 @@ func (s *Store) Load(def store.Stream) (store.State, error) {
 		}
 		if sb == nil {
 			if meta := tx.Bucket(metaBucket); meta != nil && meta.Get([]byte(savedPrefix+def.Name)) != nil {
-				return &store.CorruptError{File: s.path, Stream: def.Name, Key: "stream bucket",
-					Reason: "missing, although the file records the stream as saved (damaged; or reset by a ferry older than this one: run the reset again with this one)"}
+				return s.lostStream(def.Name)
 			}
 			return nil
 		}
@@ -274,6 +273,66 @@ func (s *Store) Load(def store.Stream) (store.State, error) {
 		return store.State{}, err
 	}
 	return st, nil
+}
+
+// lostStream is the damage of stream name's bucket gone from a file that records the
+// stream as saved.
+func (s *Store) lostStream(name string) error {
+	return &store.CorruptError{File: s.path, Stream: name, Key: "stream bucket",
+		Reason: "missing, although the file records the stream as saved (damaged; or reset by a ferry older than this one: run the reset again with this one)"}
+}
+
+// Streams implements [store.Store.Streams]. It reads each stream's definition only, as
+// Load does before the checkpoints (an encoding a newer ferry wrote is reported as such),
+// and what tells damage from absence: a stream's bucket replaced by a value, or gone while
+// the file records the stream as saved.
+func (s *Store) Streams() ([]store.Stream, error) {
+	var out []store.Stream
+	err := s.view(func(tx *bbolt.Tx) error {
+		streams := tx.Bucket(streamsBucket)
+		if streams == nil {
+			return nil // read only, a file with nothing in it (initSchema)
+		}
+		err := streams.ForEach(func(k, v []byte) error {
+			name := string(k)
+			if store.ValidateName(name) != nil {
+				// No Save stores such a name: a damaged key, which no reset could name.
+				return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("streams bucket: %s is not a stream name", keyText(k))}
+			}
+			if v != nil {
+				return &store.CorruptError{File: s.path, Stream: name, Key: "stream bucket", Reason: "a value where the bucket belongs"}
+			}
+			sb := streams.Bucket(k)
+			raw := sb.Get(definitionKey)
+			if raw == nil {
+				return &store.CorruptError{File: s.path, Stream: name, Key: "definition", Reason: "missing"}
+			}
+			def, err := decodeDefinition(name, raw)
+			if err != nil {
+				return s.decodeErr(name, "definition", err)
+			}
+			out = append(out, def)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		meta := tx.Bucket(metaBucket)
+		if meta == nil {
+			return nil
+		}
+		c := meta.Cursor()
+		for k, _ := c.Seek([]byte(savedPrefix)); k != nil && strings.HasPrefix(string(k), savedPrefix); k, _ = c.Next() {
+			if name := strings.TrimPrefix(string(k), savedPrefix); streams.Bucket([]byte(name)) == nil {
+				return s.lostStream(name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // checkFile fails with [store.ErrReplaced] unless the path still names the file the store

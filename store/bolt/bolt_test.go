@@ -253,6 +253,74 @@ func TestLesson12_MisshapenLayoutIsNotEmpty(t *testing.T) {
 	wantLoadCorrupt(t, path, "stream bucket")
 }
 
+// The listing of the stored streams honours the damage checks Load makes of a definition:
+// a stream whose definition cannot be read fails the listing, naming the file and the
+// stream (left out, a renamed stream's checkpoints would look never saved); a definition a
+// newer ferry wrote is reported as such.
+func TestLesson13_StreamsFailsOnADamagedDefinition(t *testing.T) {
+	inOrders := func(fn func(sb *bbolt.Bucket) error) func(tx *bbolt.Tx) error {
+		return func(tx *bbolt.Tx) error { return fn(tx.Bucket([]byte("streams")).Bucket([]byte("orders"))) }
+	}
+	for _, tc := range []struct {
+		name, key string
+		edit      func(tx *bbolt.Tx) error
+	}{
+		{"garbled definition", "definition", inOrders(func(sb *bbolt.Bucket) error { return sb.Put([]byte("definition"), []byte("D\x01garbage")) })},
+		{"flipped bit", "definition", inOrders(func(sb *bbolt.Bucket) error {
+			v := append([]byte(nil), sb.Get([]byte("definition"))...)
+			v[len(v)-1] ^= 0x01
+			return sb.Put([]byte("definition"), v)
+		})},
+		{"definition missing", "definition", inOrders(func(sb *bbolt.Bucket) error { return sb.Delete([]byte("definition")) })},
+		{"a value where the bucket belongs", "stream bucket", func(tx *bbolt.Tx) error {
+			streams := tx.Bucket([]byte("streams"))
+			if err := streams.DeleteBucket([]byte("orders")); err != nil {
+				return err
+			}
+			return streams.Put([]byte("orders"), []byte("x"))
+		}},
+		{"bucket gone, the stream recorded as saved", "stream bucket", func(tx *bbolt.Tx) error {
+			return tx.Bucket([]byte("streams")).DeleteBucket([]byte("orders"))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := seeded(t)
+			editRaw(t, path, tc.edit)
+			s := openStore(t, path)
+			streams, err := s.Streams()
+			var ce *store.CorruptError
+			if !errors.As(err, &ce) || streams != nil {
+				t.Fatalf("Streams = %+v, %v; want none and a *CorruptError", streams, err)
+			}
+			if ce.File != path || ce.Stream != "orders" || ce.Key != tc.key {
+				t.Errorf("CorruptError = %+v, want File %s, Stream orders, Key %q", ce, path, tc.key)
+			}
+			wantMentions(t, err, path, store.ResetCommand("orders"))
+			// The way out it names clears it.
+			if err := s.Reset("orders"); err != nil {
+				t.Fatal(err)
+			}
+			storetest.WantStreams(t, s)
+		})
+	}
+
+	path := seeded(t)
+	editRaw(t, path, inOrders(definitionOfANewerFerry))
+	s := openStore(t, path)
+	var ve *store.UnknownVersionError
+	if streams, err := s.Streams(); !errors.As(err, &ve) || streams != nil || ve.Stream != "orders" || ve.Key != "definition" || ve.Version != 9 {
+		t.Fatalf("Streams of a definition a newer ferry wrote = %+v, %v; want an *UnknownVersionError of orders' definition", streams, err)
+	}
+}
+
+// definitionOfANewerFerry puts the stored definition in envelope version 9, as a newer ferry
+// would write it.
+func definitionOfANewerFerry(sb *bbolt.Bucket) error {
+	v := append([]byte(nil), sb.Get([]byte("definition"))...)
+	v[1] = 9
+	return sb.Put([]byte("definition"), v)
+}
+
 // storeStreamAsValue replaces stream orders' bucket by a value, behind the store's back.
 func storeStreamAsValue(t *testing.T, path string) {
 	t.Helper()

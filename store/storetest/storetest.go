@@ -25,6 +25,7 @@ func Run(t *testing.T, newStore func(t testing.TB) store.Store) {
 		{"BatchIsAtomic", testBatchIsAtomic},
 		{"StreamsAreIsolated", testStreamsAreIsolated},
 		{"StreamDefinitionChangeRefused", testStreamDefinitionChangeRefused},
+		{"StreamsListsEveryStoredDefinition", testStreamsListsEveryStoredDefinition},
 		{"InvalidInputRefused", testInvalidInputRefused},
 		{"ConcurrentSaves", testConcurrentSaves},
 		{"Lesson12_ClosedStoreFailsNotEmpty", testClosedStore},
@@ -231,6 +232,52 @@ func testStreamDefinitionChangeRefused(t *testing.T, s store.Store) {
 	}
 }
 
+// WantStreams fails t unless s lists exactly want, in name order.
+func WantStreams(t testing.TB, s store.Store, want ...store.Stream) {
+	t.Helper()
+	got, err := s.Streams()
+	if err != nil {
+		t.Fatalf("Streams: %v", err)
+	}
+	if len(got) != len(want) || (len(want) > 0 && !reflect.DeepEqual(got, want)) {
+		t.Fatalf("Streams = %+v, want %+v", got, want)
+	}
+}
+
+func testStreamsListsEveryStoredDefinition(t *testing.T, s store.Store) {
+	// The listing is how a stream renamed in the configuration is found: every stream with
+	// something stored, under the definition it was stored with, whatever its name now.
+	WantStreams(t, s)
+	orders, fills, audit := Def("orders"), Def("fills"), Def("audit")
+	fills.StreamID, audit.Channel = 2002, "aeron:ipc"
+	MustSave(t, s, orders, cp(1, 100, false))
+	MustSave(t, s, fills) // the definition alone (start_position latest on an empty archive)
+	MustSave(t, s, audit, cp(3, 30, true), cp(4, 40, false))
+	WantStreams(t, s, audit, fills, orders)
+	if err := s.Reset("fills"); err != nil {
+		t.Fatalf("Reset(fills): %v", err)
+	}
+	WantStreams(t, s, audit, orders)
+	// Reset and stored again under another definition: listed under the new one.
+	if err := s.Reset("orders"); err != nil {
+		t.Fatalf("Reset(orders): %v", err)
+	}
+	changed := orders
+	changed.Topic += "-v2"
+	MustSave(t, s, changed, cp(1, 5, false))
+	WantStreams(t, s, audit, changed)
+	// A refused save changes nothing listed: neither a definition nor a stream.
+	moved := audit
+	moved.StreamID++
+	if err := s.Save(moved, nil); !errors.Is(err, store.ErrStreamChanged) {
+		t.Fatalf("Save of a changed definition: err = %v, want ErrStreamChanged", err)
+	}
+	if err := s.Save(Def("refused"), []store.Checkpoint{cp(-1, 10, false)}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("Save of an invalid checkpoint: err = %v, want ErrInvalid", err)
+	}
+	WantStreams(t, s, audit, changed)
+}
+
 func testInvalidInputRefused(t *testing.T, s store.Store) {
 	def := Def("orders")
 	noName, noChannel, noTopic, longName := def, def, def, def
@@ -302,6 +349,9 @@ func testClosedStore(t *testing.T, s store.Store) {
 	}
 	if err := s.Reset(def.Name); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Reset after Close: err = %v, want ErrClosed", err)
+	}
+	if streams, err := s.Streams(); !errors.Is(err, store.ErrClosed) || streams != nil {
+		t.Errorf("Streams after Close = %+v, %v; want none and ErrClosed", streams, err)
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v, want nil", err)
