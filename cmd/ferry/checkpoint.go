@@ -24,15 +24,20 @@ import (
 // stream's definition so that a change is noticed.
 const schemaVersion = 1
 
-// checkpointShow prints what ferry has committed for one stream.
+// checkpointShow prints what ferry has committed for one stream: a configured one, or one
+// only the store holds (renamed in the configuration, or removed from it).
 func checkpointShow(args []string, stdout io.Writer) error {
 	cfg, stream, err := checkpointTarget("checkpoint show", args, nil)
-	if err != nil {
+	var nc *notConfigured
+	if err != nil && !errors.As(err, &nc) {
 		return err
 	}
 	path := storePath(cfg)
 	// Looking must not create: a missing file is reported, not made.
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if nc != nil {
+			return nc.noStore(cfg, path)
+		}
 		fmt.Fprintf(stdout, "stream %s: no checkpoint store at %s; ferry starts at its configured start position%s\n", stream.Name, path, relativeStoreNote(cfg))
 		return nil
 	}
@@ -41,6 +46,9 @@ func checkpointShow(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	if nc != nil {
+		return showStoredOnly(stdout, st, path, nc)
+	}
 	def := definition(stream)
 	state, err := st.Load(def)
 	var changed *store.StreamChangedError
@@ -117,23 +125,29 @@ func checkpointState(c store.Checkpoint) string {
 // checkpointReset deletes a stream's checkpoint; the store verifies the deletion by
 // reading back. It asks for --yes: the next run re-publishes from the start position. Data
 // a newer ferry wrote (an encoding version this build does not read) is left alone unless
-// --force is given too.
+// --force is given too. The stream is a configured one, or one only the store holds
+// (renamed in the configuration, or removed from it): that one is looked up in the store
+// before --yes is asked for, so that a name stored nowhere is told as such.
 func checkpointReset(args []string, stdout io.Writer) error {
 	var yes, force bool
 	cfg, stream, err := checkpointTarget("checkpoint reset", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&yes, "yes", false, "really delete")
 		fs.BoolVar(&force, "force", false, "delete even checkpoint data that a newer ferry wrote")
 	})
-	if err != nil {
+	var nc *notConfigured
+	if err != nil && !errors.As(err, &nc) {
 		return err
 	}
-	if !yes {
+	if !yes && nc == nil {
 		return usageError{fmt.Sprintf("checkpoint reset deletes what ferry has committed for stream %s; its next run %s; add --yes to do it", stream.Name, afterReset(stream.Start))}
 	}
 	path := storePath(cfg)
 	// Resetting must not create either: a store missing here is most likely a store.path
 	// relative to another directory, and "deleted" would leave the real checkpoint in place.
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if nc != nil {
+			return nc.noStore(cfg, path)
+		}
 		return fmt.Errorf("no checkpoint store at %s, so nothing to reset; %s", path, storePathHint(cfg))
 	}
 	st, err := openStopped(path, "reset a checkpoint only while ferry is stopped: stop it first", false)
@@ -141,14 +155,15 @@ func checkpointReset(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	if nc != nil {
+		return resetStoredOnly(stdout, st, path, nc, yes, force)
+	}
 	// Anything stored under the name, even what Load refuses (another definition, a corrupt
 	// value), is what a reset deletes.
 	state, lerr := st.Load(definition(stream))
 	var uv *store.UnknownVersionError
 	if errors.As(lerr, &uv) && !force {
-		return fmt.Errorf("stream %s: %s holds its checkpoint data in encoding version %d, which a newer ferry wrote (this build reads version %d), so it is not reset; "+
-			"run `ferry checkpoint reset` of the ferry release that wrote it, or add --force to delete it with this build anyway",
-			stream.Name, path, uv.Version, uv.Supported)
+		return newerFerryRefusal(stream.Name, path, uv)
 	}
 	stored := state.Stored || lerr != nil
 	if err := st.Reset(stream.Name); err != nil {
@@ -190,6 +205,10 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		fs.Int64Var(&id, "recording", -1, "the recording id, as the stream's failure names it")
 		fs.BoolVar(&yes, "yes", false, "really forget")
 	})
+	if nc := (*notConfigured)(nil); errors.As(err, &nc) {
+		return usageError{nc.Error() + " (checkpoint forget takes a configured stream only, as it asks the archive for the stream's recordings; " +
+			"`ferry checkpoint show` and `ferry checkpoint reset` also take a stream only the checkpoint store holds)"}
+	}
 	if err != nil {
 		return err
 	}
@@ -333,7 +352,9 @@ func openStopped(path, instead string, readOnly bool) (*bolt.Store, error) {
 	return st, err
 }
 
-// checkpointTarget parses --config and --stream (plus extra flags) and finds the stream.
+// checkpointTarget parses --config and --stream (plus extra flags) and finds the stream in
+// the configuration. A name it does not have is a [*notConfigured] error, returned with the
+// configuration: a usage error, unless the command looks for the name in the store too.
 func checkpointTarget(name string, args []string, extra func(*flag.FlagSet)) (*config.Config, config.Stream, error) {
 	var path, streamName string
 	err := flags(name, args, func(fs *flag.FlagSet) {
@@ -364,7 +385,7 @@ func checkpointTarget(name string, args []string, extra func(*flag.FlagSet)) (*c
 		}
 		names[i] = s.Name
 	}
-	return nil, config.Stream{}, fmt.Errorf("%s has no stream %q; pass one of its streams to --stream: %s", path, streamName, strings.Join(names, ", "))
+	return cfg, config.Stream{}, &notConfigured{cfgPath: path, name: streamName, names: names}
 }
 
 // definition is what the store keeps of a configured stream.

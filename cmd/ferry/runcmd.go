@@ -82,8 +82,8 @@ func runPipeline(args []string, stderr io.Writer) error {
 	var st store.Store // archive mode only
 	streams := func() ([]actors.StreamConfig, error) { return transportConfigs(cfg), nil }
 	if cfg.Mode == config.ModeArchive {
-		path, _ := filepath.Abs(cfg.Store.Path)
-		_, statErr := os.Stat(path)
+		file, _ := filepath.Abs(cfg.Store.Path)
+		_, statErr := os.Stat(file)
 		bst, err := openStore(cfg.Store.Path)
 		if err != nil {
 			return err
@@ -91,12 +91,17 @@ func runPipeline(args []string, stderr io.Writer) error {
 		if errors.Is(statErr, fs.ErrNotExist) {
 			// Also what a wrong store.path looks like (a relative one run from another
 			// directory, a volume not mounted): the path says which.
-			log.Warn("no checkpoint store at store.path: created a new one; every stream starts at its configured start position", "path", path)
+			log.Warn("no checkpoint store at store.path: created a new one; every stream starts at its configured start position", "path", file)
 		} else {
-			log.Info("checkpoint store", "path", path)
+			log.Info("checkpoint store", "path", file)
 		}
 		defer closeStore(bst, log)
 		st = bst
+		// A stream renamed in the configuration finds no checkpoint under its new name:
+		// refused before anything is published (or reset: true deletes anything).
+		if err := checkStoredStreams(path, cfg, st, log); err != nil {
+			return err
+		}
 		// Read every stream's checkpoint now, so that a damaged store stops the start at
 		// once (lessons 12, 13); every (re)start of the pipeline reads them again.
 		reset := false

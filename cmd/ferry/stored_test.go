@@ -1,0 +1,216 @@
+package main
+
+import (
+	"net"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/ferry-bridge/ferry/store"
+	"github.com/ferry-bridge/ferry/store/bolt"
+)
+
+// storedNames lists the streams the store file at path holds.
+func storedNames(t *testing.T, path string) []string {
+	t.Helper()
+	st, err := bolt.Open(path, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	streams, err := st.Streams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range streams {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// renamed is stream orders as writeConfig configures it, stored under its old name a.
+func renamed() store.Stream {
+	def := ordersDef("orders")
+	def.Name = "a"
+	return def
+}
+
+// A stream renamed in the configuration (a → orders, the same channel, stream id and topic)
+// finds no checkpoint under its new name: started at its start_position it would skip what
+// was recorded since the checkpoint (latest), or publish the archive again under producer
+// names deduplication has never seen (earliest). The start is refused, before anything is
+// published or stored, naming both names and the two ways on.
+func TestARunOfARenamedStreamIsRefused(t *testing.T) {
+	for _, c := range []struct{ extra, want string }{
+		{"", "publish the whole archive again"},
+		{"    start_position: latest\n", "leave out everything recorded since those checkpoints"},
+	} {
+		path, storePath := writeConfig(t, c.extra)
+		saved(t, storePath, renamed(), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+		code, _, errOut := ferry("run", "--config", path)
+		for _, want := range []string{
+			"stream orders has no checkpoint, but the checkpoint store " + storePath + " holds stream a's checkpoints for the same channel, stream id and topic",
+			"was stream a renamed orders", c.want, "give the stream its old name back (name: a, in " + path + ")",
+			"`ferry checkpoint reset --config " + path + " --stream a --yes`",
+		} {
+			if code != exitFailure || !strings.Contains(errOut, want) {
+				t.Errorf("%q: ferry run of a renamed stream = %d, stderr:\n%s\nwant exit 1 and %q", c.extra, code, errOut, want)
+			}
+		}
+		if strings.Contains(errOut, "starting at the configured start position") {
+			t.Errorf("%q: ferry run of a renamed stream said it starts at its start position:\n%s", c.extra, errOut)
+		}
+		if got := storedNames(t, storePath); !slices.Equal(got, []string{"a"}) {
+			t.Errorf("%q: after the refused start the store holds %q; want a's checkpoints alone, untouched", c.extra, got)
+		}
+	}
+
+	// Two old names for the same channel, stream id and topic: both named, each with its reset.
+	path, storePath := writeConfig(t, "")
+	b := renamed()
+	b.Name = "b"
+	saved(t, storePath, renamed(), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	saved(t, storePath, b)
+	code, _, errOut := ferry("run", "--config", path)
+	for _, want := range []string{"the checkpoints of streams a, b", "name: a or b", "--stream a --yes` and `", "--stream b --yes`"} {
+		if code != exitFailure || !strings.Contains(errOut, want) {
+			t.Errorf("ferry run beside two old names = %d, stderr:\n%s\nwant exit 1 and %q", code, errOut, want)
+		}
+	}
+}
+
+// A stream stored and neither configured nor matching a configured stream (another stream
+// id) is named in one warning at start, its checkpoints kept; so is one that matches a
+// stream with reset: true, which starts again at its start_position as asked. The run here
+// ends on a port taken, past the check.
+func TestARunWarnsOfStoredStreamsTheConfigurationDoesNotName(t *testing.T) {
+	for _, c := range []struct {
+		name, extra string
+		stored      func() store.Stream
+	}{
+		{"another stream id", "", func() store.Stream { d := renamed(); d.Name, d.StreamID = "old", 2002; return d }},
+		{"orders with reset: true", "    reset: true\n", func() store.Stream { d := renamed(); d.Name = "old"; return d }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			taken, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer taken.Close()
+			path, storePath := writeConfig(t, c.extra+"http:\n  listen: "+taken.Addr().String()+"\n")
+			saved(t, storePath, c.stored(), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+			code, _, errOut := ferry("run", "--config", path)
+			if code != exitFailure || !strings.Contains(errOut, "address already in use") {
+				t.Fatalf("ferry run = %d, stderr:\n%s\nwant it to get past the check and fail on the port taken", code, errOut)
+			}
+			warnings := regexp.MustCompile(`(?m)^.*level=WARN.*does not name.*$`).FindAllString(errOut, -1)
+			if len(warnings) != 1 || !strings.Contains(warnings[0], "streams=old") || !strings.Contains(warnings[0], "kept") ||
+				!strings.Contains(warnings[0], "ferry checkpoint reset --config "+path+" --stream NAME --yes") {
+				t.Fatalf("warnings of streams not configured: %q in\n%s\nwant one, naming old, that its checkpoints are kept, and the reset", warnings, errOut)
+			}
+			if got := storedNames(t, storePath); !slices.Contains(got, "old") {
+				t.Errorf("after the start the store holds %q; want old's checkpoints kept", got)
+			}
+		})
+	}
+}
+
+// `ferry checkpoint show` and `reset` take a stream only the store holds (renamed in the
+// configuration, or removed from it): show prints its stored definition and checkpoints,
+// reset asks for --yes, deletes it and verifies by reading back.
+func TestCheckpointShowAndResetOfAStreamOnlyTheStoreHolds(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	old := renamed()
+	old.Topic = "persistent://public/default/old-orders"
+	saved(t, storePath, old, store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	saved(t, storePath, ordersDef("orders"), store.Checkpoint{RecordingID: 9, Position: 64, UpdatedAtMs: 1795980000000})
+
+	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "a")
+	for _, want := range []string{"stream a is not in " + path, "stream a (aeron:ipc stream 1001 -> persistent://public/default/old-orders)", "acknowledged up to POSITION", "4096"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Fatalf("show of a stream only the store holds = %d\n%s%s\nwant exit 0 and %q", code, out, errOut, want)
+		}
+	}
+	if code, _, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "a"); code != exitUsage || !strings.Contains(errOut, "add --yes") {
+		t.Fatalf("reset without --yes = %d %q; want a usage error asking for --yes", code, errOut)
+	}
+	if got := storedNames(t, storePath); !slices.Equal(got, []string{"a", "orders"}) {
+		t.Fatalf("after a reset without --yes the store holds %q; want a and orders", got)
+	}
+	code, out, errOut = ferry("checkpoint", "reset", "--config", path, "--stream", "a", "--yes")
+	if code != exitOK || !strings.Contains(out, "stream a: checkpoint deleted from "+storePath+" (verified by reading back)") {
+		t.Fatalf("reset of a stream only the store holds = %d\n%s%s; want exit 0, deleted and verified", code, out, errOut)
+	}
+	if got := storedNames(t, storePath); !slices.Equal(got, []string{"orders"}) {
+		t.Fatalf("after the reset the store holds %q; want orders alone", got)
+	}
+
+	// The definition alone stored (start_position latest, decided on an empty archive).
+	path, storePath = writeConfig(t, "")
+	saved(t, storePath, renamed())
+	if code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "a"); code != exitOK || !strings.Contains(out, "only its definition is stored") || strings.Contains(out, "RECORDING") {
+		t.Fatalf("show of a stored-only stream's definition alone = %d\n%s%s; want exit 0, saying only the definition is stored", code, out, errOut)
+	}
+}
+
+// A stream only the store holds whose definition a newer ferry wrote is reset only with
+// --force, as a configured one; one whose definition is damaged is shown as an error naming
+// it, and reset.
+func TestCheckpointResetOfAStreamOnlyTheStoreHoldsHonoursItsDamage(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	saved(t, storePath, renamed(), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	editedStream(t, storePath, "a", definitionOfANewerFerry)
+	if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "a", "--yes"); code != exitFailure || !strings.Contains(errOut, "newer ferry") || !strings.Contains(errOut, "--force") {
+		t.Fatalf("reset of a newer ferry's stored-only stream = %d\n%s%s; want exit 1 naming the newer ferry and --force", code, out, errOut)
+	}
+	if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "a", "--yes", "--force"); code != exitOK || !strings.Contains(out, "verified") {
+		t.Fatalf("reset --force = %d\n%s%s", code, out, errOut)
+	}
+
+	path, storePath = writeConfig(t, "")
+	saved(t, storePath, renamed(), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	editedStream(t, storePath, "a", func(sb *bbolt.Bucket) error { return sb.Put([]byte("definition"), []byte("D\x01garbage")) })
+	if code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "a"); code != exitFailure || !strings.Contains(errOut, `stream "a", definition is corrupt`) {
+		t.Fatalf("show of a damaged stored-only stream = %d\n%s%s; want exit 1 naming its damage", code, out, errOut)
+	}
+	if code, out, errOut := ferry("run", "--config", path); code != exitFailure || !strings.Contains(errOut, `stream "a", definition is corrupt`) || !strings.Contains(errOut, "stream orders has no checkpoint") {
+		t.Fatalf("run beside a damaged stored-only stream = %d\n%s%s; want exit 1: whether orders is a renamed cannot be told", code, out, errOut)
+	}
+	if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "a", "--yes"); code != exitOK || !strings.Contains(out, "verified") {
+		t.Fatalf("reset of a damaged stored-only stream = %d\n%s%s; want it deleted", code, out, errOut)
+	}
+	if got := storedNames(t, storePath); len(got) != 0 {
+		t.Fatalf("after the reset the store holds %q; want nothing", got)
+	}
+}
+
+// A --stream neither configured nor stored is a usage error (exit 2) listing the configured
+// and the stored names; forget takes configured streams only.
+func TestCheckpointOfAStreamNeitherConfiguredNorStoredIsAUsageError(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	for _, cmd := range [][]string{{"show"}, {"reset", "--yes"}, {"reset"}} {
+		args := append(append([]string{"checkpoint"}, cmd...), "--config", path, "--stream", "fills")
+		if code, _, errOut := ferry(args...); code != exitUsage || !strings.Contains(errOut, `no stream "fills"`) || !strings.Contains(errOut, "no checkpoint store at "+storePath) || !strings.Contains(errOut, "--stream: orders") {
+			t.Errorf("checkpoint %v of an unknown stream, no store = %d %q; want exit 2 listing orders and saying there is no store", cmd, code, errOut)
+		}
+	}
+	saved(t, storePath, renamed())
+	for _, cmd := range [][]string{{"show"}, {"reset", "--yes"}, {"reset"}} {
+		args := append(append([]string{"checkpoint"}, cmd...), "--config", path, "--stream", "fills")
+		if code, _, errOut := ferry(args...); code != exitUsage || !strings.Contains(errOut, `no stream "fills"`) || !strings.Contains(errOut, "it holds a") || !strings.Contains(errOut, "configured streams (orders)") {
+			t.Errorf("checkpoint %v of an unknown stream = %d %q; want exit 2 listing orders and a", cmd, code, errOut)
+		}
+	}
+	if got := storedNames(t, storePath); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("after the refused commands the store holds %q; want a, untouched", got)
+	}
+	for _, name := range []string{"fills", "a"} {
+		if code, _, errOut := ferry("checkpoint", "forget", "--config", path, "--stream", name, "--recording", "7", "--yes"); code != exitUsage || !strings.Contains(errOut, "configured stream only") {
+			t.Errorf("checkpoint forget of %s, not configured = %d %q; want exit 2 saying forget takes configured streams", name, code, errOut)
+		}
+	}
+}
