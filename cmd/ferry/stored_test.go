@@ -43,13 +43,20 @@ func renamed() store.Stream {
 // finds no checkpoint under its new name: started at its start_position it would skip what
 // was recorded since the checkpoint (latest), or publish the archive again under producer
 // names deduplication has never seen (earliest). The start is refused, before anything is
-// published or stored, naming both names and the two ways on.
+// published or stored, naming both names and the two ways on. (The port taken ends a run
+// that gets past the check at once, rather than waiting for the media driver.)
 func TestARunOfARenamedStreamIsRefused(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	listen := "http:\n  listen: " + taken.Addr().String() + "\n"
 	for _, c := range []struct{ extra, want string }{
 		{"", "publish the whole archive again"},
 		{"    start_position: latest\n", "leave out everything recorded since those checkpoints"},
 	} {
-		path, storePath := writeConfig(t, c.extra)
+		path, storePath := writeConfig(t, c.extra+listen)
 		saved(t, storePath, renamed(), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
 		code, _, errOut := ferry("run", "--config", path)
 		for _, want := range []string{
@@ -70,7 +77,7 @@ func TestARunOfARenamedStreamIsRefused(t *testing.T) {
 	}
 
 	// Two old names for the same channel, stream id and topic: both named, each with its reset.
-	path, storePath := writeConfig(t, "")
+	path, storePath := writeConfig(t, listen)
 	b := renamed()
 	b.Name = "b"
 	saved(t, storePath, renamed(), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
