@@ -14,7 +14,10 @@
 //	ferry version
 //
 // `ferry checkpoint reset` refuses to delete checkpoint data a newer ferry wrote unless
-// --force is given. The demo's flags: --aeron-dir is the running ArchivingMediaDriver's
+// --force is given. `checkpoint show` and `reset` also take a stream only the checkpoint
+// store holds (renamed in the configuration, or removed from it); `ferry run` refuses to
+// start a stream with no checkpoint whose channel, stream id and topic such a stream was
+// stored under (renamed?). The demo's flags: --aeron-dir is the running ArchivingMediaDriver's
 // directory (default: the Aeron client's, /dev/shm/aeron-<user>); --pulsar is the broker's
 // service URL (default pulsar://127.0.0.1:6650); --pulsar-admin is its admin URL, asked
 // whether the demo's topic is deduplicated (default http://127.0.0.1:8080; empty: not
