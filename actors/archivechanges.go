@@ -83,7 +83,7 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 	case !r.Live && r.StopPosition < final:
 		return "", fmt.Errorf("recording %d now stops at %d, before %d, where ferry published it to its end: the archive truncated it (TruncateRecording), and the records after %d that ferry published are no longer in the archive. "+
 			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
-			"Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position)",
+			"Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position), "+dropOldName,
 			id, r.StopPosition, final, r.StopPosition, final)
 	}
 	return "", nil
@@ -266,7 +266,12 @@ func (s *streamSupervisor) extendedError(id int64, how string) error {
 
 // renameToGoOn is the way on after the archive's catalog was replaced.
 const renameToGoOn = "To publish the new archive's recordings, give the stream a new name in the configuration: its producers (ferry-<name>-<recording id>) are then new " +
-	"to the topic's deduplication, which would otherwise drop the reused ids' records as duplicates of the old ones (a checkpoint reset alone would not do)"
+	"to the topic's deduplication, which would otherwise drop the reused ids' records as duplicates of the old ones (a checkpoint reset alone would not do); " + dropOldName
+
+// dropOldName completes the advice to give a stream a new name: `ferry run` refuses a
+// stream with nothing stored while another name's checkpoints are stored for its channel,
+// stream id and topic (it looks like an accidental rename), so the old name's go first.
+const dropOldName = "then drop the checkpoints stored under the old name with `ferry checkpoint reset --config FILE --stream OLD --yes` (ferry run refuses the new name while they are there, taking it for an accidental rename)"
 
 // laterCheckpointed returns, for a recording the skip rule leaves out (an id below the
 // lowest stored one), the stored checkpoint of the lowest recording that knows its origin,

@@ -681,7 +681,7 @@ func changedRecording(id int64, below, what string, upTo int64, fate string) err
 		"The archive truncated it (TruncateRecording) and recorded on from there (ExtendRecording, as Aeron Cluster does with its log after an election), or its files were replaced: "+
 		"the records it now holds from the truncation up to %d were never published, and %s. "+
 		"Their positions are sequence ids the topic's deduplication has seen, so they cannot be published under the stream's producers; "+
-		"to publish what the archive holds now, give the stream a new name in the configuration (new producers, published from its start_position)",
+		"to publish what the archive holds now, give the stream a new name in the configuration (new producers, published from its start_position), "+dropOldName,
 		id, below, what, upTo, fate))
 }
 

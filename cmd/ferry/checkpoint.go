@@ -306,7 +306,8 @@ func checkpointForget(args []string, stdout io.Writer) error {
 }
 
 // renameToGoOn is the way on after the archive's catalog was replaced (as the stream says it).
-const renameToGoOn = "to publish the new archive's recordings, give the stream a new name in the configuration: its producers are then new to the topic's deduplication, which would otherwise drop the reused ids' records as duplicates of the old ones"
+const renameToGoOn = "to publish the new archive's recordings, give the stream a new name in the configuration: its producers are then new to the topic's deduplication, which would otherwise drop the reused ids' records as duplicates of the old ones; " +
+	"then drop the checkpoints stored under the old name with `ferry checkpoint reset --config FILE --stream OLD --yes` (ferry run refuses the new name while they are there, taking it for an accidental rename)"
 
 // storePathHint says where a store that is not there may be.
 func storePathHint(cfg *config.Config) string {
