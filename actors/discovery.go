@@ -52,7 +52,7 @@ type listResult struct {
 	recorded map[int64]int64 // live recordings' recorded positions
 	err      error
 	// recordedErr is the first failure to read a live recording's recorded position: the
-	// listing stands, but the status's lag of that recording and those after it is stale.
+	// listing stands, but the status's lag of that recording is stale.
 	recordedErr error
 	atMs        int64
 	took        time.Duration
@@ -110,7 +110,7 @@ func (d *discovery) list(ctx actor.Context) {
 		recorded := map[int64]int64{}
 		var recordedErr error
 		for _, desc := range descs {
-			if err != nil || recordedErr != nil {
+			if err != nil {
 				break
 			}
 			if desc.IsLive() {
@@ -120,7 +120,9 @@ func (d *discovery) list(ctx actor.Context) {
 				pos, perr := d.env.Archive.MaxRecordedPosition(call, desc.RecordingID)
 				cancelCall()
 				if perr != nil {
-					recordedErr = fmt.Errorf("recording %d: %w", desc.RecordingID, perr)
+					if recordedErr == nil { // the first is said; the others are read on
+						recordedErr = fmt.Errorf("recording %d: %w", desc.RecordingID, perr)
+					}
 					continue
 				}
 				recorded[desc.RecordingID] = pos

@@ -661,7 +661,7 @@ func (r *replay) gone(id int64, err error) error {
 	case r.upTo >= 0:
 		// The stream may have seen it extended past upTo meanwhile (reopen): the replay does
 		// not know, and says both.
-		return fmt.Errorf("recording %d, which ferry had published to its end at %d and was reading again to check it, is no longer in the archive (retention purged it, it was deleted, or this is another archive): nothing of it up to %d is unpublished, and had the archive extended it past %d, ferry had not published those records yet, and they are gone with it; start ferry again, which goes on without it (%w)", id, r.upTo, r.upTo, r.upTo, err)
+		return fmt.Errorf("recording %d, which ferry had published to its end at %d and was reading again to check it, is no longer in the archive (retention purged it, it was deleted, or this is another archive): nothing of it up to %d is unpublished, and had the archive extended it past %d, what ferry had not published of the extension is gone with it; start ferry again, which goes on without it (%w)", id, r.upTo, r.upTo, r.upTo, err)
 	}
 	return fmt.Errorf("recording %d is no longer in the archive before ferry published all of it (retention purged it, it was deleted, or this is not the archive ferry published it from: then connect ferry to that one): if it is gone, its unpublished records are lost; %s (%w)",
 		id, forgetToGoOn(r.cfg.Def.Name, []int64{id}), err)

@@ -143,7 +143,7 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 	case *messages.StoreWritten:
 		s.status.written(msg, s.env.elapsedMs())
 	case *messages.ProducerChanged:
-		s.status.recording(msg.RecordingId).Producer = msg.State
+		s.producerChanged(msg)
 	case *messages.DeduplicationChecked:
 		s.status.recording(msg.RecordingId).Deduplication = msg.State
 	case *messages.RecordingsListed:
@@ -739,6 +739,15 @@ func (s *streamSupervisor) fail(ctx actor.Context, class supervisor.Class, err e
 	if s.drainingFor != nil {
 		s.drainWaiting = nil
 		s.drainStep(ctx)
+	}
+}
+
+// producerChanged shows a publisher's producer state, unless the stream's status stopped (it
+// failed, or drains): a producer created as the failure stops its publisher would show
+// ready for as long as the stream stays failed.
+func (s *streamSupervisor) producerChanged(msg *messages.ProducerChanged) {
+	if !s.status.stopped {
+		s.status.recording(msg.RecordingId).Producer = msg.State
 	}
 }
 

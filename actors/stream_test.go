@@ -394,7 +394,7 @@ func TestAFailedStreamSupervisorFailsItsStreamOnly(t *testing.T) {
 func TestAStreamSupervisorFailingTwiceIsStopped(t *testing.T) {
 	p, _, logs := startTwoStreams(t)
 	failStreamA(t, p)
-	p.system.Root.Send(p.pids[0], (*messages.ProducerChanged)(nil)) // a nil notice
+	p.system.Root.Send(p.pids[0], (*messages.DeduplicationChecked)(nil)) // a nil notice
 	eventually.NoError(t, waitFor, func() error {
 		if !strings.Contains(logs.String(), "stream supervisor failed again, while failing: stopped") {
 			return errors.New("the second failure is not logged")
@@ -1063,6 +1063,7 @@ func TestAFailedStreamShowsNoRateProducerOrPublishers(t *testing.T) {
 	}
 	failure := errors.New("failed by the test")
 	run(func(ctx actor.Context) { s.fail(ctx, supervisor.Poison, failure) })
+	s.producerChanged(&messages.ProducerChanged{RecordingId: 7, State: "ready"}) // created as the failure stopped its publisher
 	st := s.status.build("s", "archive", failure, nil, time.Minute, 2_500)
 	r := st.Recordings[0]
 	if st.State != "failed" || r.RateBytesPerS != 0 || r.EtaMs != nil || r.Producer != "" || r.Publishers != nil {

@@ -190,10 +190,11 @@ type Checkpoint struct {
 	Every time.Duration
 }
 
-// Inflight bounds what is sent to Pulsar and not yet acknowledged, per recording: a stream
-// publishes each of its live recordings at once (concurrent publishers, lesson 11), each
-// with a window of its own, so what a process holds in flight is up to these times the
-// recordings publishing together. (The Pulsar client's own memory limit is off: one shared
+// Inflight bounds what is sent to Pulsar and not yet acknowledged: in archive mode per
+// recording, as a stream publishes each of its live recordings at once (concurrent
+// publishers, lesson 11), each with a window of its own, so what a process holds in flight
+// is up to these times the recordings publishing together; in transport mode per stream
+// (its live reader's one window, whatever the publications). (The Pulsar client's own memory limit is off: one shared
 // by every producer fails sends as soon as recordings catching up together exceed it.)
 type Inflight struct {
 	// MaxMessages is inflight.max_messages.

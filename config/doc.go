@@ -53,7 +53,7 @@
 //	checkpoint:                    # archive mode only; whichever comes first
 //	  every_records: 1000          # 1 .. 1e9
 //	  every_ms: 1000               # 1 .. 3600000
-//	inflight:                      # per recording publishing (each live one of a stream at once)
+//	inflight:                      # archive: per recording publishing (each live one at once); transport: per stream
 //	  max_messages: 1000           # 1 .. 1048576
 //	  max_bytes: 64m               # 1 .. 1024g; k, m, g are powers of 1024
 //	http:

@@ -114,7 +114,8 @@ func pathProblem(s string) *problem {
 	switch {
 	case strings.TrimSpace(s) != s:
 		return &problem{what: fmt.Sprintf("%q begins or ends with white space (a trailing newline from a `|` block or a secret?), which ferry would take as part of the name, and so use another file", s),
-			fix: "remove the white space: write the path on the key's line, or with `>-` or `|-`, or fill the variable with printf '%s'"}
+			fix: "remove the white space: write the path on the key's line, or with `>-` or `|-`, or fill the variable with printf '%s'; " +
+				"if a ferry ran with this value before, what it wrote is in the file whose name has the white space: rename that file to the name without it first (for store.path, or ferry starts a new, empty store)"}
 	case strings.ContainsFunc(s, unicode.IsControl):
 		return &problem{what: fmt.Sprintf("%q holds a control character, which no path ferry is meant to use has", s), fix: "write the path without it"}
 	}

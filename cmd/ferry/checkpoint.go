@@ -250,7 +250,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		// extended and then lost before ferry stored any of the extension (the failure
 		// advises forget for every recording it had not finished): ferry goes on without it.
 		fmt.Fprintf(stdout, "stream %s: recording %d is completed: ferry published it to its end, at %d, and needs nothing more of it, whether the archive still has it or not; nothing to forget, nothing changed. "+
-			"Had the archive extended it past %d before it lost it, ferry had not published those records, and they are gone with it. Start ferry again\n", stream.Name, id, cp.Position, cp.Position)
+			"Had the archive extended it past %d before it lost it, ferry had stored no checkpoint of those records (some may have reached the topic), and what it had not published is gone with it. Start ferry again\n", stream.Name, id, cp.Position, cp.Position)
 		return nil
 	}
 	// Only a recording the archive no longer has: one it still has, ferry publishes on from
