@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,5 +139,37 @@ func TestAQuietArchiveIsAskedBeforeItCountsAsGone(t *testing.T) {
 	})
 	if _, err := s.archive.StopPosition(context.Background(), 0); err != nil && !errors.Is(err, archive.ErrRecordingUnknown) {
 		t.Fatalf("a call after 3 s idle: %v; want an answer", err)
+	}
+}
+
+// TestAHungArchiveIsFoundByItsUnansweredProbe: an archive that stops answering while its
+// process lives (here stopped with SIGSTOP, its media driver with it, whose loss the client
+// would see only after its driver timeout, a minute here) sends no ping and answers no
+// probe: the session ends once the probe went unanswered for a message timeout, saying so.
+func TestAHungArchiveIsFoundByItsUnansweredProbe(t *testing.T) {
+	own := startOwnArchive(t, nil)
+	s := connectWith(t, own, aeron.Options{DriverTimeout: time.Minute}, archive.Options{MessageTimeout: 500 * time.Millisecond, OnError: func(error) {}})
+	eventually.Always(t, 1500*time.Millisecond, func() error { // idle and answering: kept
+		select {
+		case <-s.archive.Dead():
+			return fmt.Errorf("the idle session ended, the archive running: %v", s.archive.Err())
+		default:
+			return nil
+		}
+	})
+	pid := own.Pid()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) }) // before the archive's Stop (cleanups run last first)
+	stopped := time.Now()
+	select {
+	case <-s.archive.Dead():
+	case <-time.After(20 * time.Second): // generous on a loaded machine: the point is "found, not hung"
+		t.Fatalf("a hung archive not found %s after it stopped answering", time.Since(stopped).Round(time.Millisecond))
+	}
+	t.Logf("hung archive found %s after it stopped answering", time.Since(stopped).Round(time.Millisecond))
+	if err := s.archive.Err(); !errors.Is(err, archive.ErrArchiveUnavailable) || !strings.Contains(err.Error(), "liveness probe") {
+		t.Fatalf("client error = %v; want ErrArchiveUnavailable, the liveness probe unanswered", err)
 	}
 }
