@@ -33,6 +33,9 @@ type (
 		// undo, if set, reverses what a successful answer started (the relevant id's
 		// replay or recording subscription) when the caller gave up before it came.
 		undo func(relevantID int64)
+		// probe: the agent's own liveness probe, which nobody waits for, nor remembers
+		// (one a message timeout on a quiet session would crowd out the replays accepted).
+		probe bool
 
 		descriptors []RecordingDescriptor
 	}
@@ -258,6 +261,7 @@ func (a *agent) onControlResponse(m codec.ControlResponse) {
 	}
 	delete(a.waiting, m.CorrelationID)
 	switch {
+	case m.Code == codec.ResponseCodeOK && cl.probe:
 	case m.Code == codec.ResponseCodeOK:
 		a.remember(m.CorrelationID, cl.what)
 		cl.reply <- result{relevantID: m.RelevantID, descriptors: cl.descriptors}
@@ -304,7 +308,7 @@ func (a *agent) onSignal(m codec.RecordingSignalEvent) {
 // its reply.
 func (a *agent) probe() {
 	corr := a.c.correlationID()
-	a.outbox = append(a.outbox, &call{what: fmt.Sprintf("a liveness probe (archive id, after %s without a message)", a.c.opts.MessageTimeout), kind: single, corr: corr,
+	a.outbox = append(a.outbox, &call{what: fmt.Sprintf("a liveness probe (archive id, after %s without a message)", a.c.opts.MessageTimeout), kind: single, corr: corr, probe: true,
 		request: &codec.ArchiveIDRequest{ControlSessionID: a.c.controlSessionID, CorrelationID: corr}, reply: make(chan result, 1)})
 }
 
