@@ -57,8 +57,98 @@ func TestPulsarConfigKeysStartOnTheirOwnLines(t *testing.T) {
 	}
 }
 
-// readProperties reads a Java properties file the way the broker does: the last value of a
-// key wins.
+// Every key ferry sets is in the file once. The broker takes the last value of a key set
+// twice, but its embedded bookie reads the same file with commons-configuration, which
+// takes the first: with ferry's keys appended after the distribution's, the bookie
+// advertised "" and bound 0.0.0.0 (its log: "advertisedAddress" : "[, 127.0.0.1]").
+func TestEachPulsarConfigKeyIsSetOnce(t *testing.T) {
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "conf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := strings.Join([]string{
+		"# The address the broker advertises",
+		"advertisedAddress=",
+		"bindAddress=0.0.0.0",
+		"#journalWriteData=false",
+		"  webServicePort : 8080",
+		"brokerServicePort:6650",
+		"defaultRetentionTimeInMinutes=0",
+		"defaultRetentionTimeInMinutes=5",
+		`managedLedgerDefaultAckQuorum=2\`,
+		`    3`,
+		`bookkeeperMetadataServiceUri=metadata-store:\`,
+		`  rocksdb://data/metadata`,
+		"brokerDeduplicationEnabled=true",
+		"compactionServiceFactoryClassName=org.example.Factory", // no newline, like the real file
+	}, "\n")
+	if err := os.WriteFile(filepath.Join(home, "conf", "standalone.conf"), []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &Pulsar{
+		home: home, conf: filepath.Join(t.TempDir(), "standalone.conf"),
+		brokerPort: 1, webPort: 2,
+		opts: PulsarOptions{Config: map[string]string{"brokerDeduplicationEnabled": "false", "bindAddress": "127.0.0.2"}},
+	}
+	if err := p.writeConfig(); err != nil {
+		t.Fatal(err)
+	}
+	props := readProperties(t, p.conf) // fails the test on a key set twice
+	for k, want := range map[string]string{
+		"advertisedAddress":                 Loopback,
+		"bindAddress":                       "127.0.0.2", // the test's own wins over ferry's
+		"journalWriteData":                  "true",
+		"webServicePort":                    "2",
+		"brokerServicePort":                 "1",
+		"defaultRetentionTimeInMinutes":     "-1",
+		"managedLedgerDefaultAckQuorum":     "1",
+		"bookkeeperMetadataServiceUri":      "metadata-store:rocksdb://data/metadata",
+		"brokerDeduplicationEnabled":        "false",
+		"compactionServiceFactoryClassName": "org.example.Factory",
+	} {
+		if got := props[k]; got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if len(props) != len(pulsarDefaults(1, 2))+2 {
+		t.Errorf("the file sets %d keys, want ferry's %d and the distribution's 2 others:\n%v",
+			len(props), len(pulsarDefaults(1, 2)), props)
+	}
+}
+
+// The same with the distribution's own standalone.conf, secured: its keys are set once each
+// too. Skipped where the peers are not fetched.
+func TestEachKeyOfTheDistributionsPulsarConfigIsSetOnce(t *testing.T) {
+	home, err := PulsarHome()
+	if err != nil {
+		t.Skip(err)
+	}
+	sec, err := NewPulsarSecurity(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Pulsar{
+		home: home, conf: filepath.Join(t.TempDir(), "standalone.conf"),
+		brokerPort: 1, webPort: 2, brokerTLSPort: 3, webTLSPort: 4,
+		opts: PulsarOptions{Security: sec, Config: map[string]string{"advertisedAddress": "127.0.0.3"}},
+	}
+	if err := p.writeConfig(); err != nil {
+		t.Fatal(err)
+	}
+	props := readProperties(t, p.conf) // fails the test on a key set twice
+	for k, want := range map[string]string{
+		"advertisedAddress": "127.0.0.3", "bindAddress": Loopback, "brokerServicePort": "1",
+		"brokerServicePortTls": "3", "authenticationEnabled": "true",
+	} {
+		if got := props[k]; got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+}
+
+// readProperties reads a Java properties file as the broker and its bookie do (separators
+// '=', ':' or white space, a line ending in a backslash continued on the next). A key set
+// twice fails the test: the broker would take its last value, the bookie its first.
 func readProperties(t *testing.T, path string) map[string]string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -67,14 +157,28 @@ func readProperties(t *testing.T, path string) map[string]string {
 	}
 	props := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
+	logical := ""
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
+		if logical == "" && (line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "!")) {
 			continue
 		}
-		if k, v, ok := strings.Cut(line, "="); ok {
-			props[k] = v
+		if strings.HasSuffix(line, `\`) {
+			logical += strings.TrimSuffix(line, `\`)
+			continue
 		}
+		logical += line
+		i := strings.IndexAny(logical, "=: \t")
+		if i < 0 {
+			i = len(logical)
+		}
+		k := logical[:i]
+		v := strings.TrimLeft(strings.TrimLeft(logical[i:], " \t"), "=:")
+		logical = ""
+		if was, twice := props[k]; twice {
+			t.Errorf("%s sets %s twice (%q, then %q)", path, k, was, v)
+		}
+		props[k] = strings.TrimSpace(v)
 	}
 	return props
 }

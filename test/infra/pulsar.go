@@ -19,8 +19,9 @@ type PulsarOptions struct {
 	// Dir is the broker's own directory (config, data, logs). It must not be shared with
 	// another broker. Restarting a broker on the same Dir keeps its data.
 	Dir string
-	// Config is added to the distribution's standalone.conf after ferry's test defaults
-	// (see [pulsarDefaults]) and wins over both, e.g. {"brokerDeduplicationEntriesInterval": "5"}.
+	// Config is set in the distribution's standalone.conf (see [Pulsar.writeConfig]) and wins
+	// over its values and ferry's test defaults (see [pulsarDefaults]), e.g.
+	// {"brokerDeduplicationEntriesInterval": "5"}.
 	Config map[string]string
 	// Detached leaves the broker running after this process exits (cmd/peers up).
 	Detached bool
@@ -146,39 +147,126 @@ func StartPulsar(ctx context.Context, opts PulsarOptions) (*Pulsar, error) {
 	}
 }
 
-// writeConfig writes the distribution's standalone.conf followed by ferry's keys; the broker
-// takes the last value of a key.
+// writeConfig writes the distribution's standalone.conf with ferry's keys set in it: each
+// key the distribution has is set on its own line, in place; the others are added at the
+// end. Each key appears once. Appending alone would not do: the broker takes a duplicated
+// key's last value, but its embedded bookie reads the same file with commons-configuration,
+// which makes a list of the values and takes the first (a run's log showed
+// "advertisedAddress" : "[, 127.0.0.1]" and "bindAddress" : "[0.0.0.0, 127.0.0.1]").
 func (p *Pulsar) writeConfig() error {
 	base, err := os.ReadFile(filepath.Join(p.home, "conf", "standalone.conf"))
 	if err != nil {
 		return fmt.Errorf("infra: read distribution config: %w", err)
 	}
-	var b strings.Builder
-	b.Write(base)
-	// The shipped file does not end in a newline; without this the first key below would
-	// be glued to its last line.
-	b.WriteString("\n\n# --- ferry test settings (test/infra/pulsar.go) ---\n")
-	writeKeys(&b, pulsarDefaults(p.brokerPort, p.webPort))
+	layers := []propertyLayer{{"ferry test settings (test/infra/pulsar.go)", pulsarDefaults(p.brokerPort, p.webPort)}}
 	if sec := p.opts.Security; sec != nil {
-		b.WriteString("# --- TLS and token authentication (test/infra/security.go) ---\n")
-		writeKeys(&b, sec.brokerConfig(p.brokerTLSPort, p.webTLSPort, p.opts.AuthRefresh))
+		layers = append(layers, propertyLayer{"TLS and token authentication (test/infra/security.go)",
+			sec.brokerConfig(p.brokerTLSPort, p.webTLSPort, p.opts.AuthRefresh)})
 	}
 	if len(p.opts.Config) > 0 {
-		b.WriteString("# --- this test's own settings ---\n")
-		writeKeys(&b, p.opts.Config)
+		layers = append(layers, propertyLayer{"this test's own settings", p.opts.Config})
 	}
-	return os.WriteFile(p.conf, []byte(b.String()), 0o644)
+	return os.WriteFile(p.conf, []byte(setProperties(string(base), layers)), 0o644)
 }
 
-func writeKeys(b *strings.Builder, kv map[string]string) {
-	keys := make([]string, 0, len(kv))
-	for k := range kv {
-		keys = append(keys, k)
+// propertyLayer is a set of properties file keys and where they come from.
+type propertyLayer struct {
+	origin string
+	keys   map[string]string
+}
+
+// setProperties returns base, a Java properties file, with the keys of layers set in it, a
+// later layer's value of a key winning over an earlier one's. A key base has is set where
+// base first has it, under a comment naming its layer and the line it replaces, and its
+// other occurrences (continuation lines and all) are dropped; the keys base lacks follow at
+// the end, under a comment naming their layer, in a stable order. What base has besides
+// (comments, other keys) is kept as it is.
+func setProperties(base string, layers []propertyLayer) string {
+	value := map[string]string{}
+	origin := map[string]string{}
+	for _, l := range layers {
+		for k, v := range l.keys {
+			value[k], origin[k] = v, l.origin
+		}
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		fmt.Fprintf(b, "%s=%s\n", k, kv[k])
+	var b strings.Builder
+	set := map[string]bool{}
+	dropping := false // the lines that continue a dropped one
+	continues := false
+	for line := range strings.Lines(base) {
+		line = strings.TrimSuffix(line, "\n")
+		if continues {
+			continues = continuesLine(line)
+			if !dropping {
+				b.WriteString(line + "\n")
+			}
+			continue
+		}
+		key, isKey := propertyKey(line)
+		continues = isKey && continuesLine(line)
+		dropping = false
+		v, ours := value[key]
+		switch {
+		case !isKey || !ours:
+			b.WriteString(line + "\n")
+		case set[key]:
+			dropping = true
+			fmt.Fprintf(&b, "# %s, set above: the distribution's %s dropped\n", origin[key], line)
+		default:
+			dropping = true
+			set[key] = true
+			fmt.Fprintf(&b, "# %s, in place of the distribution's %s\n%s=%s\n", origin[key], line, key, v)
+		}
 	}
+	for _, l := range layers {
+		var keys []string
+		for k := range l.keys {
+			if !set[k] && origin[k] == l.origin {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		slices.Sort(keys)
+		fmt.Fprintf(&b, "\n# --- %s ---\n", l.origin)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%s=%s\n", k, value[k])
+		}
+	}
+	return b.String()
+}
+
+// propertyKey returns the key a properties file line sets, if it sets one: the line's first
+// characters after leading white space, up to the first unescaped '=', ':' or white space.
+// A blank line and a comment ('#' or '!' first) set none.
+func propertyKey(line string) (string, bool) {
+	line = strings.TrimLeft(line, " \t\f")
+	if line == "" || line[0] == '#' || line[0] == '!' {
+		return "", false
+	}
+	var key strings.Builder
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; c {
+		case '=', ':', ' ', '\t', '\f':
+			return key.String(), true
+		case '\\':
+			if i+1 < len(line) {
+				i++
+				key.WriteByte(line[i])
+			}
+		default:
+			key.WriteByte(c)
+		}
+	}
+	return key.String(), true
+}
+
+// continuesLine reports whether a properties file line goes on on the next one: it ends in
+// an odd number of backslashes.
+func continuesLine(line string) bool {
+	n := len(line) - len(strings.TrimRight(line, "\\"))
+	return n%2 == 1
 }
 
 func (p *Pulsar) start(ctx context.Context) error {
