@@ -39,6 +39,26 @@ func RunJava(ctx context.Context, timeout time.Duration, mainClass string, props
 	return string(out), nil
 }
 
+// javaHome returns the installation of the java on PATH: the one fetch.sh checked (Java 17
+// or newer) and the one the archive and the Java samples run ("java" in their argv). It is
+// where that java's real path lies, two directories up, if that holds a bin/java which is
+// the same file; otherwise "". To run the peers on another JDK, put its bin first on PATH.
+func javaHome() (string, error) {
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return "", fmt.Errorf("infra: no java on PATH (make deps checks for Java 17 or newer): %w", err)
+	}
+	real, err := filepath.EvalSymlinks(java)
+	if err != nil {
+		return "", fmt.Errorf("infra: the java on PATH: %w", err)
+	}
+	home := filepath.Dir(filepath.Dir(real))
+	if bin, err := filepath.EvalSymlinks(filepath.Join(home, "bin", "java")); err != nil || bin != real {
+		return "", nil
+	}
+	return home, nil
+}
+
 // JavaProcess is a Java peer running in the background (a sample subscriber, a
 // publisher), its output captured. It is safe for concurrent use.
 type JavaProcess struct {

@@ -1,8 +1,11 @@
 package infra
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +66,63 @@ func TestAJavaSampleIsAnsweredOneQuestionAtATime(t *testing.T) {
 	})
 	if replays := strings.Count(j.Output(), "Replayed "); replays != len(answers) {
 		t.Fatalf("the sample replayed %d times, want %d (one, then one per yes)", replays, len(answers))
+	}
+}
+
+// The broker runs on the java on PATH, the one fetch.sh checked, not on a JDK another
+// JAVA_HOME names: bin/pulsar prefers $JAVA_HOME/bin/java. A made-up distribution's
+// bin/pulsar writes down the JAVA_HOME it was given and exits.
+func TestPulsarRunsOnTheJavaOnPath(t *testing.T) {
+	dir := t.TempDir()
+	jdk := filepath.Join(dir, "jvm", "jdk-17")
+	for _, f := range []struct{ path, content string }{
+		{filepath.Join(jdk, "bin", "java"), "#!/bin/sh\n"},
+		{filepath.Join(dir, "other-jdk", "bin", "java"), "#!/bin/sh\n"},
+		{filepath.Join(dir, "pulsar", "bin", "pulsar"), "#!/bin/sh\necho \"$JAVA_HOME\" >\"$GOT\"\n"},
+	} {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.path, []byte(f.content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As Debian has it: /usr/bin/java a link to a link to the JDK's.
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(jdk, "bin", "java"), filepath.Join(dir, "alternative")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "alternative"), filepath.Join(bin, "java")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("JAVA_HOME", filepath.Join(dir, "other-jdk"))
+	got := filepath.Join(dir, "java-home")
+	t.Setenv("GOT", got)
+
+	run := filepath.Join(dir, "run")
+	p := &Pulsar{
+		home: filepath.Join(dir, "pulsar"), opts: PulsarOptions{Dir: run, ReadyTimeout: 10 * time.Second},
+		log: filepath.Join(run, "pulsar.log"), data: filepath.Join(run, "data"), AdminURL: "http://127.0.0.1:1",
+	}
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(context.Background()); err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("start of the made-up broker = %v, want it to have exited", err)
+	}
+	b, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := filepath.EvalSymlinks(jdk) // the temp dir may be reached through a link
+	if err != nil {
+		t.Fatal(err)
+	}
+	if home := strings.TrimSpace(string(b)); home != want {
+		t.Errorf("bin/pulsar got JAVA_HOME=%q, want %s, the home of the java on PATH", home, want)
 	}
 }

@@ -280,7 +280,16 @@ func (p *Pulsar) start(ctx context.Context) error {
 		"--bookkeeper-dir", filepath.Join(p.data, "bookkeeper"),
 		"--bookkeeper-port", strconv.Itoa(p.bookiePort),
 	}
+	// bin/pulsar runs $JAVA_HOME/bin/java if JAVA_HOME is set, and a JAVA_HOME of the
+	// environment's (CI's, a shell profile's) may name another JDK than the java on PATH
+	// that fetch.sh checked (the machine has Temurin 25 beside Java 17). So the broker gets
+	// that java's installation; "" has bin/pulsar take the java on PATH itself.
+	jdk, err := javaHome()
+	if err != nil {
+		return err
+	}
 	env := []string{
+		"JAVA_HOME=" + jdk,
 		"PULSAR_STANDALONE_CONF=" + p.conf,
 		"PULSAR_LOG_DIR=" + filepath.Join(p.opts.Dir, "logs"),
 		"PULSAR_MEM=-Xms256m -Xmx1g -XX:MaxDirectMemorySize=1g",
