@@ -3,6 +3,7 @@ package infra
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -185,8 +186,8 @@ func readProperties(t *testing.T, path string) map[string]string {
 
 func TestStopDetachedLeavesOtherProcessesAlone(t *testing.T) {
 	cmd := startSleeper(t, true)
-	if err := StopDetached(cmd.Process.Pid, "/not/our/run/dir", time.Second); err == nil {
-		t.Fatal("StopDetached stopped a process whose command line lacks the marker")
+	if err := StopDetached(cmd.Process.Pid, "/not/our/run/dir", time.Second); !errors.Is(err, ErrNotAPeer) {
+		t.Fatalf("StopDetached of a process whose command line lacks the marker = %v, want ErrNotAPeer", err)
 	}
 	if err := syscall.Kill(cmd.Process.Pid, 0); err != nil {
 		t.Fatalf("the other process is gone: %v", err)

@@ -129,18 +129,24 @@ func logTail(path string, n int64) string {
 	return string(b)
 }
 
+// ErrNotAPeer is returned by [StopDetached] for a process whose command line lacks the
+// peer's marker: the peer is gone and its pid was reused by a process ferry did not start
+// (after a reboot, say). The process is left alone.
+// Its text is a phrase of the error that wraps it.
+var ErrNotAPeer = errors.New("not a peer")
+
 // StopDetached stops a peer that an earlier `peers up` left running, given its process id and
 // a marker its command line must contain (its run directory). It refuses a process whose
-// command line lacks the marker: the pid may have been reused by a process ferry did not
-// start. It sends SIGTERM to the process group (to the process alone if it leads none),
-// waits up to grace, then sends SIGKILL and waits for the process to be gone.
+// command line lacks the marker ([ErrNotAPeer]). It sends SIGTERM to the process group (to
+// the process alone if it leads none), waits up to grace, then sends SIGKILL and waits for
+// the process to be gone.
 func StopDetached(pid int, marker string, grace time.Duration) error {
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
 		return nil // already gone
 	}
 	if !strings.Contains(string(cmdline), marker) {
-		return fmt.Errorf("infra: pid %d is not a peer started in %s; leaving it alone", pid, marker)
+		return fmt.Errorf("infra: pid %d is %w started in %s; leaving it alone", pid, ErrNotAPeer, marker)
 	}
 	signalGroup(pid, syscall.SIGTERM)
 	if waitGone(pid, grace) {

@@ -14,7 +14,8 @@
 //	    Start the peers detached and record them in DIR (default .peers): DIR/env holds
 //	    `export` lines for a shell or an IDE.
 //	peers down [-state DIR]
-//	    Stop the peers recorded in DIR.
+//	    Stop the peers recorded in DIR and remove it. A recorded pid that another process
+//	    has now (after a reboot, say) is left alone, its peer taken for gone.
 package main
 
 import (
@@ -445,7 +446,14 @@ func down(args []string) error {
 	}
 	var errs []error
 	for _, pid := range st.Pids {
-		errs = append(errs, infra.StopDetached(pid, st.RunDir, 30*time.Second))
+		err := infra.StopDetached(pid, st.RunDir, 30*time.Second)
+		if errors.Is(err, infra.ErrNotAPeer) {
+			// The peer is gone as surely as if its pid were free: stopping it there would
+			// fail on every `down`, and `up` refuse while the state is left.
+			fmt.Fprintf(os.Stderr, "peers: %v; taking that peer for gone\n", err)
+			continue
+		}
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

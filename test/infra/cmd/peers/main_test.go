@@ -344,3 +344,39 @@ func exists(pid int) bool {
 	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
 	return !errors.Is(err, os.ErrNotExist)
 }
+
+// `down` takes a peer whose pid another process has now (after a reboot, say) for gone: it
+// leaves that process alone, says so, and removes the state and run directory, or `up`
+// would refuse ("already up") until .peers was removed by hand.
+func TestDownTakesAPeerWhosePidIsAnotherProcesssForGone(t *testing.T) {
+	other := exec.Command("sleep", "300")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = other.Process.Kill()
+		_ = other.Wait()
+	})
+	// Until its exec is done, the sleeper's command line can read empty: a process gone.
+	eventually.NoError(t, 5*time.Second, func() error {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", other.Process.Pid)); !strings.HasPrefix(string(b), "sleep") {
+			return fmt.Errorf("the sleeper's command line is %q so far", b)
+		}
+		return nil
+	})
+	dir, runDir, aeronDir := filepath.Join(t.TempDir(), ".peers"), t.TempDir(), t.TempDir()
+	if err := writeState(dir, state{RunDir: runDir, AeronDir: aeronDir, Pids: []int{other.Process.Pid}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := down([]string{"-state", dir}); err != nil {
+		t.Fatalf("down = %v, want the peer taken for gone", err)
+	}
+	for _, d := range []string{dir, runDir, aeronDir} {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there after down (%v)", d, err)
+		}
+	}
+	if !running(other.Process.Pid) {
+		t.Errorf("down stopped process %d, which is not a peer", other.Process.Pid)
+	}
+}
