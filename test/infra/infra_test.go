@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -243,5 +244,21 @@ func TestReusedPeersAreNeverStopped(t *testing.T) {
 	var out bytes.Buffer
 	if err := (&Peers{Archive: a, Pulsar: b}).close(&out, true); err != nil {
 		t.Errorf("closing reused peers: %v", err)
+	}
+}
+
+// A process that starts peers of its own (the demo test's `make demo`) is run without the
+// variables that name the shared ones, and with the rest of the environment: without
+// FERRYTEST_CACHE its fetch.sh would look in ~/.cache/ferry, and might download Pulsar
+// again.
+func TestWithoutPeerVariablesKeepsTheCacheAndKeepRun(t *testing.T) {
+	peers := &Peers{
+		Archive: &Archive{AeronDir: "/dev/shm/a", ArchiveDir: "/tmp/a", ControlChannel: "aeron:udp?endpoint=127.0.0.1:1"},
+		Pulsar:  &Pulsar{ServiceURL: "pulsar://127.0.0.1:2", AdminURL: "http://127.0.0.1:3"},
+	}
+	kept := []string{"FERRYTEST_CACHE=/var/cache/ferry", EnvKeepRun + "=1", "PATH=/usr/bin", "FERRY_MODE=live"}
+	got := WithoutPeerVariables(append(peers.Env(), kept...))
+	if !slices.Equal(got, kept) {
+		t.Errorf("WithoutPeerVariables = %q, want %q", got, kept)
 	}
 }

@@ -28,6 +28,22 @@ const (
 	EnvKeepRun = "FERRYTEST_KEEP_RUN"
 )
 
+// WithoutPeerVariables returns environ (as [os.Environ] has it) without the variables above
+// that name running peers: the environment of a process that must start peers of its own,
+// as the demo test's `make demo` must. The others (EnvKeepRun, FERRYTEST_CACHE, …) stay.
+func WithoutPeerVariables(environ []string) []string {
+	var env []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case EnvAeronDir, EnvArchiveDir, EnvArchiveControl, EnvArchiveStream, EnvPulsarURL, EnvPulsarAdminURL:
+		default:
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 // Need says which peers a test binary uses.
 type Need struct {
 	Archive bool

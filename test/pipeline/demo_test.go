@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // TestMakeDemoDeliversAndStopsEverything runs `make demo` as a newcomer would — its own
@@ -28,10 +29,12 @@ func TestMakeDemoDeliversAndStopsEverything(t *testing.T) {
 	}
 	cmd := exec.Command("make", "--no-print-directory", "demo")
 	cmd.Dir = root
-	// Without the shared peers' variables, nor ferry's: the demo starts peers of its own.
+	// Without the variables that name the shared peers, nor ferry's: the demo starts peers
+	// of its own. The others stay: without FERRYTEST_CACHE, say, the demo's fetch.sh would
+	// look in ~/.cache/ferry and might download Pulsar again within this test's time.
 	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FERRYTEST_") && !strings.HasPrefix(kv, "FERRY_") {
+	for _, kv := range infra.WithoutPeerVariables(os.Environ()) {
+		if !strings.HasPrefix(kv, "FERRY_") {
 			env = append(env, kv)
 		}
 	}
