@@ -25,7 +25,7 @@ type ArchiveOptions struct {
 	Properties map[string]string
 	// Detached leaves the archive running after this process exits (cmd/peers up).
 	Detached bool
-	// ReadyTimeout bounds the wait for readiness; zero means one minute.
+	// ReadyTimeout bounds the wait for readiness; zero means one minute (archiveReadyTimeout).
 	ReadyTimeout time.Duration
 }
 
@@ -165,7 +165,7 @@ func (a *Archive) start(ctx context.Context) error {
 	a.proc = proc
 	timeout := a.opts.ReadyTimeout
 	if timeout == 0 {
-		timeout = time.Minute
+		timeout = archiveReadyTimeout
 	}
 	if err := a.waitReady(ctx, timeout); err != nil {
 		_ = proc.kill()
@@ -174,6 +174,10 @@ func (a *Archive) start(ctx context.Context) error {
 	a.StartupTime = time.Since(began)
 	return nil
 }
+
+// archiveReadyTimeout is how long an archive may take to become ready, unless its options
+// say otherwise.
+const archiveReadyTimeout = time.Minute
 
 // javaFlags turns system properties into JVM flags, in a stable order, after the flags Aeron
 // needs on Java 17 (Agrona 2 reaches jdk.internal.misc.Unsafe; checksums use CRC32C).

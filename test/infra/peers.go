@@ -44,6 +44,12 @@ func WithoutPeerVariables(environ []string) []string {
 	return env
 }
 
+// StartTimeout is how long [Shared] may wait for the peers it starts, each started once (a
+// retry after its port was taken adds as much again): the archive's readiness, then the
+// broker's readiness and health check, with their default bounds. Something that waits for
+// peers started elsewhere, such as `make demo`'s, budgets from it.
+const StartTimeout = archiveReadyTimeout + pulsarReadyTimeout + healthTimeout
+
 // Need says which peers a test binary uses.
 type Need struct {
 	Archive bool

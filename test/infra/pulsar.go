@@ -25,7 +25,8 @@ type PulsarOptions struct {
 	Config map[string]string
 	// Detached leaves the broker running after this process exits (cmd/peers up).
 	Detached bool
-	// ReadyTimeout bounds the wait for readiness; zero means two minutes.
+	// ReadyTimeout bounds the wait for readiness; zero means two minutes (pulsarReadyTimeout).
+	// The health check that follows has a bound of its own (healthTimeout).
 	ReadyTimeout time.Duration
 	// Security, if set, has the broker take TLS connections on ports of its own
 	// (ServiceURLTLS, AdminURLTLS) and authenticate every client, on every port, by a token
@@ -311,7 +312,7 @@ func (p *Pulsar) start(ctx context.Context) error {
 	p.proc = proc
 	timeout := p.opts.ReadyTimeout
 	if timeout == 0 {
-		timeout = 2 * time.Minute
+		timeout = pulsarReadyTimeout
 	}
 	if err := p.waitReady(ctx, timeout); err != nil {
 		_ = proc.kill()
@@ -324,6 +325,10 @@ func (p *Pulsar) start(ctx context.Context) error {
 	p.StartupTime = time.Since(began)
 	return nil
 }
+
+// pulsarReadyTimeout is how long a broker may take to become ready, unless its options say
+// otherwise.
+const pulsarReadyTimeout = 2 * time.Minute
 
 // healthTimeout bounds the wait for the broker's own health check once the admin API is up.
 // A healthy broker passes it in about a second; see [Pulsar.Restart] for one that never does.

@@ -56,8 +56,11 @@ func TestMakeDemoDeliversAndStopsEverything(t *testing.T) {
 		}
 	})
 
+	// Time for make deps (nothing to fetch by now), two go builds, the peers' start (which
+	// infra allows up to infra.StartTimeout: a cold broker on a loaded machine, another test
+	// package beside this one, may need much of it) and 500 messages.
 	inPulsar := regexp.MustCompile(`in Pulsar: (\d+) messages`)
-	eventually.NoError(t, 3*time.Minute, func() error {
+	eventually.NoError(t, infra.StartTimeout+90*time.Second, func() error {
 		select {
 		case err := <-done:
 			t.Fatalf("make demo exited early: %v", err)
