@@ -109,7 +109,7 @@ func StartArchive(ctx context.Context, opts ArchiveOptions) (*Archive, error) {
 	if opts.AeronDir == "" {
 		// Unique, whatever Dir is called: two drivers on one directory would each take
 		// the other's clients. The driver deletes and recreates it on start.
-		dir, err := os.MkdirTemp("/dev/shm", "ferry-aeron-")
+		dir, err := os.MkdirTemp(shmDir, aeronDirPrefix)
 		if err != nil {
 			return nil, fmt.Errorf("infra: aeron dir: %w", err)
 		}
@@ -296,7 +296,7 @@ func EmbeddedArchiveProperties(dir string) (props map[string]string, remove func
 	if err != nil {
 		return nil, nil, err
 	}
-	aeronDir, err := os.MkdirTemp("/dev/shm", "ferry-aeron-embedded-")
+	aeronDir, err := os.MkdirTemp(shmDir, aeronDirPrefix+"embedded-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("infra: aeron dir: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ferry-bridge/ferry/aeron"
 )
 
 // Environment variables that name running peers. `make test` and `make infra-up` set them;
@@ -143,15 +145,35 @@ const (
 	runDirMaxAge = 48 * time.Hour
 )
 
+// Media driver directories: StartArchive and EmbeddedArchiveProperties make them in shmDir
+// as aeronDirPrefix…, and Archive.Stop or the caller removes them. One left behind (by a
+// test binary's panic or timeout, a kill -9, a CI job's hard end) holds memory, /dev/shm
+// being a tmpfs, until a later NewRunDir removes it: once it has had no driver heartbeat
+// for aeronDirGrace, and was last changed that long ago (a directory just made has no
+// heartbeat yet), unless a process still uses it.
+const (
+	shmDir         = "/dev/shm"
+	aeronDirPrefix = "ferry-aeron-"
+	aeronDirGrace  = 10 * time.Minute
+)
+
 // NewRunDir makes a fresh directory for one run's peers under the system temp dir. It first
 // removes the run directories older than two days that no process uses (see
-// [pruneRunDirs]), and says so on stderr, as it says why it removed none if it could not
-// tell.
+// [pruneRunDirs]) and the media driver directories in /dev/shm whose driver is gone and
+// that no process uses (see [pruneAeronDirs]), and says so on stderr, as it says why it
+// removed none if it could not tell.
 func NewRunDir() (string, error) {
 	parent := os.TempDir()
 	removed, err := pruneRunDirs(parent, time.Now().Add(-runDirMaxAge))
 	for _, dir := range removed {
 		fmt.Fprintf(os.Stderr, "infra: removed %s, a run directory last changed more than %s ago\n", dir, runDirMaxAge)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "infra: %v\n", err)
+	}
+	removed, err = pruneAeronDirs(shmDir, time.Now().Add(-aeronDirGrace), driverAlive)
+	for _, dir := range removed {
+		fmt.Fprintf(os.Stderr, "infra: removed %s, a media driver directory whose driver is gone\n", dir)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "infra: %v\n", err)
@@ -164,44 +186,71 @@ func NewRunDir() (string, error) {
 }
 
 // pruneRunDirs removes the run directories in parent that this user owns, that were last
-// changed (the directory's own mtime) before cutoff, and that no process uses: none has its
-// working directory, an open file, a file mapped into its memory or an argument in one. It
-// returns the ones it removed. Best effort, and on the safe side: a directory it cannot
-// tell about is left alone, and if it cannot tell what a process of this user uses, it
-// removes none and says why in err.
+// changed (the directory's own mtime) before cutoff, and that no process uses (see
+// [pruneUnused]). It returns the ones it removed.
 func pruneRunDirs(parent string, cutoff time.Time) (removed []string, err error) {
+	return pruneUnused(parent, runDirPrefix, fmt.Sprintf("run directories last changed over %s ago", runDirMaxAge),
+		func(_ string, info fs.FileInfo) bool { return info.ModTime().Before(cutoff) })
+}
+
+// pruneAeronDirs removes the media driver directories in parent that this user owns, that
+// were last changed before cutoff, whose driver alive does not report, and that no
+// process uses (see [pruneUnused]): a driver maps its cnc.dat and log buffers, and so does
+// each of its clients. It returns the ones it removed.
+func pruneAeronDirs(parent string, cutoff time.Time, alive func(dir string) bool) (removed []string, err error) {
+	return pruneUnused(parent, aeronDirPrefix, "media driver directories whose driver is gone",
+		func(path string, info fs.FileInfo) bool { return info.ModTime().Before(cutoff) && !alive(path) })
+}
+
+// driverAlive reports whether dir's cnc.dat shows a media driver's heartbeat of the last
+// aeronDirGrace. It maps the file for a moment, as a reader, not a client.
+func driverAlive(dir string) bool {
+	_, err := aeron.ProbeDriver(dir, aeronDirGrace)
+	return err == nil
+}
+
+// pruneUnused removes the directories in parent named prefix… that this user owns, that
+// stale reports as left behind, and that no process uses: none has its working directory,
+// an open file, a file mapped into its memory or an argument in one. what describes them
+// for an error. It returns the ones it removed. Best effort, and on the safe side: a
+// directory it cannot tell about is left alone, and if it cannot tell what a process of this
+// user uses, it removes none and says why in err.
+func pruneUnused(parent, prefix, what string, stale func(path string, info fs.FileInfo) bool) (removed []string, err error) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return nil, nil
 	}
-	type runDir struct{ path, real string }
-	var old []runDir
+	type candidate struct{ path, real string }
+	var old []candidate
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), runDirPrefix) {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
 			continue // a symbolic link is not a directory here
 		}
 		info, err := e.Info()
-		if err != nil || !info.ModTime().Before(cutoff) {
+		if err != nil {
 			continue
 		}
 		if st, ok := info.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
 			continue
 		}
+		path := filepath.Join(parent, e.Name())
+		if !stale(path, info) {
+			continue
+		}
 		// The kernel names what a process uses by its real path: parent (TMPDIR) may be
 		// a symbolic link.
-		path := filepath.Join(parent, e.Name())
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			continue
 		}
-		old = append(old, runDir{path, real})
+		old = append(old, candidate{path, real})
 	}
 	if len(old) == 0 {
 		return nil, nil
 	}
 	used, err := pathsInUse()
 	if err != nil {
-		return nil, fmt.Errorf("%d run directories in %s last changed over %s ago, none removed: %w", len(old), parent, runDirMaxAge, err)
+		return nil, fmt.Errorf("%d %s in %s, none removed: %w", len(old), what, parent, err)
 	}
 	for _, dir := range old {
 		inUse := false

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -405,4 +406,92 @@ func background(t *testing.T, dir string, env []string, argv ...string) int {
 		_ = cmd.Wait()
 	})
 	return cmd.Process.Pid
+}
+
+// A media driver directory in /dev/shm (here a temp dir standing for it) that a test
+// binary's panic, a kill -9 or a CI job's hard end left behind is removed once its driver
+// is gone and no process uses it. One whose driver has a heartbeat, one made within the
+// grace period (its driver not started yet), one a process still has a file of open or
+// mapped, or an argument naming it, is left alone; so are other directories and links.
+// "live" stands for a driver with a heartbeat; the others are probed for real.
+func TestMediaDriverDirsWhoseDriverIsGoneAndNoProcessUsesAreRemoved(t *testing.T) {
+	shm := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	mk := func(name string, mtime time.Time, cnc []byte) string {
+		dir := filepath.Join(shm, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if cnc != nil {
+			if err := os.WriteFile(filepath.Join(dir, "cnc.dat"), cnc, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(dir, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	noCnC := mk(aeronDirPrefix+"1", old, nil)
+	badCnC := mk(aeronDirPrefix+"embedded-2", old, make([]byte, 4096)) // a driver killed as it began
+	live := mk(aeronDirPrefix+"3-live", old, nil)
+	fresh := mk(aeronDirPrefix+"4", time.Now(), nil)
+	mapped := mk(aeronDirPrefix+"5", old, []byte("mapped by a client"))
+	open := mk(aeronDirPrefix+"6", old, []byte("held open"))
+	argued := mk(aeronDirPrefix+"7", old, nil)
+	other := mk("other-aeron-8", old, nil)
+	target := t.TempDir()
+	if err := os.Chtimes(target, old, old); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(shm, aeronDirPrefix+"9")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+
+	mapFile(t, filepath.Join(mapped, "cnc.dat"))
+	held := filepath.Join(open, "cnc.dat")
+	realHeld, err := filepath.EvalSymlinks(held) // the kernel's name for it
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := background(t, "", []string{"HELD=" + held}, "bash", "-c", `exec 3<"$HELD"; exec sleep 300`)
+	argument := "-Daeron.dir=" + argued
+	arguer := background(t, "", nil, "bash", "-c", `exec -a "$0" sleep 300`, argument)
+	eventually.NoError(t, 5*time.Second, func() error {
+		if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", arguer)); !strings.HasPrefix(string(cmdline), argument+"\x00") {
+			return fmt.Errorf("the arguments of sleep are not set yet: %q", cmdline)
+		}
+		if fd, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/3", holder)); fd != realHeld {
+			return fmt.Errorf("the holder has not opened %s yet: fd 3 is %q", held, fd)
+		}
+		return nil
+	})
+	onlyProcs(t, os.Getpid(), holder, arguer)
+
+	alive := func(dir string) bool { return strings.HasSuffix(dir, "-live") || driverAlive(dir) }
+	removed, err := pruneAeronDirs(shm, time.Now().Add(-aeronDirGrace), alive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(removed)
+	if want := []string{noCnC, badCnC}; !slices.Equal(removed, want) {
+		t.Errorf("pruneAeronDirs removed %v, want %v", removed, want)
+	}
+	for name, d := range map[string]string{
+		"without cnc.dat": noCnC, "with a cnc.dat no driver wrote": badCnC,
+	} {
+		if exists(t, d) {
+			t.Errorf("%s (%s, an hour old, no driver, used by no process) was kept", d, name)
+		}
+	}
+	for name, d := range map[string]string{
+		"a live driver's": live, "just made": fresh, "its cnc.dat mapped by a process": mapped,
+		"its cnc.dat open in a process": open, "in a process's arguments": argued,
+		"not a media driver directory": other, "a symbolic link": link, "the link's target": target,
+	} {
+		if !exists(t, d) {
+			t.Errorf("%s (%s) was removed", d, name)
+		}
+	}
 }
