@@ -84,6 +84,9 @@ mkdir -p "$cache"
 
 # mvn_timeout bounds each artifact's fetch, in seconds.
 mvn_timeout=900
+# m2_repo is Maven's local repository: its default, as this script sets none (a
+# localRepository of settings.xml is not looked up).
+m2_repo=$HOME/.m2/repository
 
 # get ARTIFACT DEST: copy one artifact (group:artifact:version[:type[:classifier]]) into the
 # cache. Maven keeps its own copy in ~/.m2, so a second clone on this machine fetches nothing.
@@ -97,7 +100,9 @@ get() {
   local tmp
   tmp=$(mktemp -d "$cache/copy.XXXXXX")
   local status=0
-  timeout "$mvn_timeout" mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+  # -C: a download whose checksum does not match fails, rather than be kept in ~/.m2 with a
+  # warning and copied from there on every run.
+  timeout "$mvn_timeout" mvn -B -q -C org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
     -Dartifact="$artifact" -DoutputDirectory="$tmp" >"$log" 2>&1 || status=$?
   if [ "$status" = 124 ]; then
     rm -rf "$tmp"
@@ -124,7 +129,17 @@ if [ ! -x "$pulsar_home/bin/pulsar" ]; then
   get "org.apache.pulsar:pulsar-server-distribution:$PULSAR_VERSION:tar.gz:bin" "$tarball"
   echo "fetch: unpacking Pulsar $PULSAR_VERSION"
   tmp=$(mktemp -d "$cache/unpack.XXXXXX")
-  tar xzf "$tarball" -C "$tmp" || { rm -rf "$tmp"; fail "could not unpack $tarball (corrupt download? delete it and run again)"; }
+  if ! tar xzf "$tarball" -C "$tmp"; then
+    # Maven does not check again what its local repository holds: its copy must go too, or
+    # the next run copies the same bytes.
+    rm -rf "$tmp" "$tarball"
+    m2_copy=$m2_repo/org/apache/pulsar/pulsar-server-distribution/$PULSAR_VERSION
+    if [ -d "$m2_copy" ]; then
+      rm -rf "$m2_copy"
+      fail "could not unpack $tarball (a corrupt download?). Removed it and Maven's copy, $m2_copy: run make deps again to download it anew"
+    fi
+    fail "could not unpack $tarball (a corrupt download?). Removed it, but Maven's copy is not in $m2_repo: delete org/apache/pulsar/pulsar-server-distribution/$PULSAR_VERSION from the local repository your Maven uses, then run make deps again"
+  fi
   rm -rf "$pulsar_home"
   mv "$tmp/apache-pulsar-$PULSAR_VERSION" "$pulsar_home"
   rm -rf "$tmp" "$tarball"
