@@ -12,6 +12,16 @@ cache=${FERRYTEST_CACHE:-$HOME/.cache/ferry}
 
 fail() { echo "fetch: $*" >&2; exit 1; }
 
+# tmps are the temporary files and directories this run made and has not removed yet (a
+# copy or unpacking of some 250 MB, apt's and mvn's logs): removed however it ends, Ctrl-C
+# included. A fetch killed outright leaves its own, which the next fetch removes (below).
+tmps=()
+remove_tmps() { if [ ${#tmps[@]} -gt 0 ]; then rm -rf "${tmps[@]}"; fi; }
+trap remove_tmps EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 # Java 17 or newer, by the package name each Debian or Ubuntu release has: trixie no longer
 # ships openjdk-17; default-jdk-headless is whatever the release calls its default.
 jdk_packages="openjdk-17-jdk-headless openjdk-21-jdk-headless default-jdk-headless"
@@ -29,6 +39,7 @@ apt_update_status=""
 apt_install() {
   local log status=0
   log=$(mktemp)
+  tmps+=("$log")
   echo "fetch: installing $* with apt-get"
   if [ -z "$apt_update_status" ]; then
     apt-get update -qq >"$log" 2>&1 || status=$?
@@ -82,6 +93,26 @@ command -v mvn >/dev/null 2>&1 ||
 
 mkdir -p "$cache"
 
+# One fetch into a cache at a time (two clones' make, a test's nested make demo): the next
+# waits, then finds what the first fetched. Holding the lock, this fetch is the only one,
+# so any copy.* or unpack.* directory in the cache is a leftover of one killed before it
+# could remove it (SIGKILL, a CI job's hard end), and is removed. Without flock only those
+# a day old are taken for leftovers: another fetch may be filling a newer one.
+leftover_age=()
+if command -v flock >/dev/null 2>&1; then
+  lock_wait=2000 # longer than a fetch of both artifacts may take (mvn_timeout each)
+  exec 9>"$cache/.fetch.lock"
+  if ! flock -n 9; then
+    echo "fetch: waiting for another fetch into $cache to finish"
+    flock -w "$lock_wait" 9 ||
+      fail "another fetch has held $cache/.fetch.lock for $lock_wait s; if none runs, find what holds it: fuser -v $cache/.fetch.lock"
+  fi
+else
+  leftover_age=(-mmin +1440)
+fi
+find "$cache" -mindepth 1 -maxdepth 1 -type d \( -name 'copy.*' -o -name 'unpack.*' \) "${leftover_age[@]}" \
+  -print -exec rm -rf {} + 2>/dev/null | sed 's/^/fetch: removed the leftover of an interrupted fetch: /' || true
+
 # mvn_timeout bounds each artifact's fetch, in seconds.
 mvn_timeout=900
 # m2_repo is Maven's local repository: its default, as this script sets none (a
@@ -94,15 +125,19 @@ get() {
   local artifact=$1 dest=$2 log
   [ -s "$dest" ] && return 0
   log=$(mktemp)
+  tmps+=("$log")
   echo "fetch: $artifact from Maven Central"
   # Copied into a temporary directory and moved into place, so an interrupted copy never
   # leaves a truncated file that a later run would take for a complete one.
   local tmp
   tmp=$(mktemp -d "$cache/copy.XXXXXX")
+  tmps+=("$tmp")
   local status=0
   # -C: a download whose checksum does not match fails, rather than be kept in ~/.m2 with a
-  # warning and copied from there on every run.
-  timeout "$mvn_timeout" mvn -B -q -C org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+  # warning and copied from there on every run. --foreground: timeout stays in this
+  # script's process group, so that a Ctrl-C reaches Maven and ends the fetch at once, not
+  # once the download is done (mvn execs java, and java starts no process to time out).
+  timeout --foreground "$mvn_timeout" mvn -B -q -C org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
     -Dartifact="$artifact" -DoutputDirectory="$tmp" >"$log" 2>&1 || status=$?
   if [ "$status" = 124 ]; then
     rm -rf "$tmp"
@@ -129,6 +164,7 @@ if [ ! -x "$pulsar_home/bin/pulsar" ]; then
   get "org.apache.pulsar:pulsar-server-distribution:$PULSAR_VERSION:tar.gz:bin" "$tarball"
   echo "fetch: unpacking Pulsar $PULSAR_VERSION"
   tmp=$(mktemp -d "$cache/unpack.XXXXXX")
+  tmps+=("$tmp")
   if ! tar xzf "$tarball" -C "$tmp"; then
     # Maven does not check again what its local repository holds: its copy must go too, or
     # the next run copies the same bytes.

@@ -2,12 +2,20 @@ package infra
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
 // These tests run fetch.sh against made-up java, mvn, gcc and apt-get: nothing is
@@ -16,7 +24,8 @@ import (
 // fakeMvn stands for `mvn … dependency:copy -Dartifact=… -DoutputDirectory=…` as Maven does
 // it: it "downloads" an artifact into the local repository ($HOME/.m2/repository) unless it
 // is there already, and copies it from there. The Pulsar tarball it downloads is
-// $FAKE_PULSAR (the aeron jar is made up). Each command line is appended to $MVN_LOG.
+// $FAKE_PULSAR (the aeron jar is made up). Each command line is appended to $MVN_LOG, and
+// $FAKE_MVN_BEFORE_COPY, if set, is run before the copy.
 const fakeMvn = `#!/usr/bin/env bash
 set -eu
 echo "$*" >>"$MVN_LOG"
@@ -36,22 +45,25 @@ if [ ! -e "$local/$file" ]; then
     *) echo jar >"$local/$file" ;;
   esac
 fi
-${FAKE_MVN_BEFORE_COPY:-:}
+eval "${FAKE_MVN_BEFORE_COPY:-}"
 cp "$local/$file" "$out/$file"
 `
 
 // fetchEnv is a made-up machine for fetch.sh: a home, a cache, and a PATH whose java, mvn,
 // gcc and apt-get are fakes (apt-get fails: fetch.sh must install nothing here).
 type fetchEnv struct {
-	home, cache, mvnLog string
-	env                 []string
+	home, cache, mvnLog, tmp string
+	env                      []string
 }
 
 func newFetchEnv(t *testing.T) *fetchEnv {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
-	f := &fetchEnv{home: filepath.Join(dir, "home"), cache: filepath.Join(dir, "cache"), mvnLog: filepath.Join(dir, "mvn.log")}
+	f := &fetchEnv{
+		home: filepath.Join(dir, "home"), cache: filepath.Join(dir, "cache"),
+		mvnLog: filepath.Join(dir, "mvn.log"), tmp: filepath.Join(dir, "tmp"),
+	}
 	for name, script := range map[string]string{
 		"java":    "#!/bin/sh\necho '    java.specification.version = 17' >&2\n",
 		"mvn":     fakeMvn,
@@ -65,12 +77,14 @@ func newFetchEnv(t *testing.T) *fetchEnv {
 			t.Fatal(err)
 		}
 	}
-	if err := os.MkdirAll(f.home, 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{f.home, f.tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f.env = []string{
 		"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + f.home, "FERRYTEST_CACHE=" + f.cache,
-		"MVN_LOG=" + f.mvnLog, "LC_ALL=C",
+		"MVN_LOG=" + f.mvnLog, "TMPDIR=" + f.tmp, "LC_ALL=C",
 	}
 	return f
 }
@@ -82,6 +96,97 @@ func (f *fetchEnv) run(t *testing.T, extra ...string) (string, error) {
 	cmd.Env = append(f.env, extra...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// fetchRun is a fetch.sh started in the background. Its err is set once done is closed.
+type fetchRun struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+	err  error
+}
+
+// start starts fetch.sh with extra variables in a process group of its own, as a shell
+// starts a foreground job. The process group is killed when the test ends.
+func (f *fetchEnv) start(t *testing.T, extra ...string) *fetchRun {
+	t.Helper()
+	r := &fetchRun{cmd: exec.Command("bash", "fetch.sh"), out: &syncBuffer{}, done: make(chan struct{})}
+	r.cmd.Env = append(f.env, extra...)
+	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r.err = r.cmd.Wait()
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+		<-r.done
+	})
+	return r
+}
+
+// wait waits up to timeout for the fetch to end and returns how it ended, failing the test
+// if it still runs.
+func (r *fetchRun) wait(t *testing.T, timeout time.Duration, after string) error {
+	t.Helper()
+	select {
+	case <-r.done:
+		return r.err
+	case <-time.After(timeout):
+		t.Fatalf("fetch.sh still runs %s after %s:\n%s", timeout, after, r.out)
+		return nil
+	}
+}
+
+// cached puts what fetch.sh fetches into the cache, as a finished fetch leaves it.
+func (f *fetchEnv) cached(t *testing.T) {
+	t.Helper()
+	v := PinnedVersions()
+	pulsar := filepath.Join(f.cache, "apache-pulsar-"+v.Pulsar, "bin", "pulsar")
+	if err := os.MkdirAll(filepath.Dir(pulsar), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pulsar, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.cache, "aeron-all-"+v.Aeron+".jar"), []byte("jar"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// leftovers are the temporary files and directories of fetches in the cache and the temp dir.
+func (f *fetchEnv) leftovers(t *testing.T) []string {
+	t.Helper()
+	var left []string
+	for _, pattern := range []string{filepath.Join(f.cache, "copy.*"), filepath.Join(f.cache, "unpack.*"), filepath.Join(f.tmp, "*")} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, m...)
+	}
+	return left
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use: a process writes, the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // pulsarTarball writes a Pulsar distribution tarball holding bin/pulsar to path.
@@ -150,6 +255,95 @@ func TestACorruptPulsarDownloadIsFetchedAnewOnTheNextRun(t *testing.T) {
 	for line := range strings.Lines(string(log)) {
 		if !strings.Contains(" "+line, " -C ") {
 			t.Errorf("mvn ran without strict checksums (-C): %s", line)
+		}
+	}
+}
+
+// A Ctrl-C while Maven copies the Pulsar tarball (some 250 MB) ends the fetch at once and
+// leaves nothing of it: not the half-made copy in the cache, nor Maven's log.
+func TestACtrlCDuringAFetchLeavesNothingBehind(t *testing.T) {
+	f := newFetchEnv(t)
+	ready := filepath.Join(t.TempDir(), "ready")
+	// The aeron jar is copied; Maven then hangs in the Pulsar tarball's copy, half done.
+	hang := `if [ "$id" = pulsar-server-distribution ]; then echo half >"$out/$file"; touch "$READY"; sleep 300; fi`
+	r := f.start(t, "FAKE_PULSAR=/dev/null", "READY="+ready, "FAKE_MVN_BEFORE_COPY="+hang)
+	eventually.NoError(t, 10*time.Second, func() error {
+		if !exists(t, ready) {
+			return errors.New("Maven has not begun the Pulsar tarball's copy")
+		}
+		return nil
+	})
+	if left := f.leftovers(t); len(left) == 0 {
+		t.Fatal("the fetch has made no temporary file: this test tests nothing")
+	}
+	// Ctrl-C: SIGINT to the foreground process group.
+	if err := syscall.Kill(-r.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := r.wait(t, 10*time.Second, "Ctrl-C (it waits for Maven)")
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Errorf("fetch.sh ended with %v on Ctrl-C, want exit status 130:\n%s", err, r.out)
+	}
+	if left := f.leftovers(t); len(left) > 0 {
+		t.Errorf("a fetch ended by Ctrl-C left %v", left)
+	}
+	if !exists(t, filepath.Join(f.cache, "aeron-all-"+PinnedVersions().Aeron+".jar")) {
+		t.Errorf("the aeron jar fetched before the Ctrl-C was not kept")
+	}
+}
+
+// The copy.* and unpack.* directories a fetch killed outright left in the cache are removed
+// by the next fetch; while another fetch runs, the next waits for it rather than remove its
+// directories, and then finds what it fetched.
+func TestAFetchRemovesWhatAKilledOneLeftAndWaitsForARunningOne(t *testing.T) {
+	f := newFetchEnv(t)
+	f.cached(t)
+	var left []string
+	for _, name := range []string{"copy.aB3dE9", "unpack.Xy7kQ2"} {
+		dir := filepath.Join(f.cache, name)
+		if err := os.MkdirAll(filepath.Join(dir, "apache-pulsar"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, dir)
+	}
+	// Another fetch holds the lock: one process, whose end releases it.
+	holder := exec.Command("bash", "-c", `exec 9>"$1"; flock 9; exec sleep 300`, "bash", filepath.Join(f.cache, ".fetch.lock"))
+	holder.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = holder.Process.Kill()
+		_ = holder.Wait()
+	})
+	eventually.NoError(t, 5*time.Second, func() error {
+		if err := exec.Command("flock", "-n", filepath.Join(f.cache, ".fetch.lock"), "true").Run(); err == nil {
+			return errors.New("the other fetch has not taken the lock yet")
+		}
+		return nil
+	})
+	r := f.start(t)
+	eventually.NoError(t, 10*time.Second, func() error {
+		if !strings.Contains(r.out.String(), "waiting for another fetch") {
+			return fmt.Errorf("fetch.sh does not say it waits:\n%s", r.out)
+		}
+		return nil
+	})
+	for _, dir := range left {
+		if !exists(t, dir) {
+			t.Errorf("%s was removed while the fetch that may be filling it runs", dir)
+		}
+	}
+	_ = holder.Process.Kill() // the other fetch ends; here, killed outright
+	if err := r.wait(t, 10*time.Second, "the other fetch ended"); err != nil {
+		t.Fatalf("fetch.sh: %v\n%s", err, r.out)
+	}
+	for _, dir := range left {
+		if exists(t, dir) {
+			t.Errorf("%s, left by a fetch that was killed, is still there:\n%s", dir, r.out)
+		}
+		if !strings.Contains(r.out.String(), "removed the leftover of an interrupted fetch: "+dir) {
+			t.Errorf("fetch.sh does not say it removed %s:\n%s", dir, r.out)
 		}
 	}
 }
