@@ -29,11 +29,15 @@ type scheduled struct {
 	permitted bool
 	completed bool
 	// firstListedMs is when the recording was first listed; listedMs, the last listing
-	// that reported it; grewAtMs, the listing at which its recorded position last moved
-	// (its first listing to begin with); extendedAtMs, the listing that last found it live
-	// again after a stop (valid if extended: listing times start at 0).
-	firstListedMs, listedMs, grewAtMs, extendedAtMs int64
-	extended                                        bool
+	// that reported it; extendedAtMs, the listing that last found it live again after a
+	// stop (valid if extended: listing times start at 0). readAtMs is the last listing
+	// that read its recorded position (-1: none did). grewAfterMs: its recorded position
+	// last moved after this time — the read before the one that saw it move, which may
+	// be listings earlier when a read failed in between: only growth known to come after
+	// a recording's first listing tells a concurrent publisher (holds). -1: never seen
+	// growing.
+	firstListedMs, listedMs, extendedAtMs, readAtMs, grewAfterMs int64
+	extended                                                     bool
 }
 
 // Schedule decides which recordings of one stream may publish now
@@ -126,6 +130,7 @@ func (s *Schedule) Add(r Recording) error {
 	}
 	if i, ok := s.find(r.ID); ok {
 		e := &s.recs[i]
+		listedBefore := e.listedMs
 		e.listedMs = max(e.listedMs, r.ListedAtMs)
 		switch {
 		case e.StartMs != r.StartMs:
@@ -133,16 +138,22 @@ func (s *Schedule) Add(r Recording) error {
 		case r.Live && !e.Live && e.completed:
 			return fmt.Errorf("add recording %d as live, completed and stopped at %d: %w", r.ID, e.StopMs, ErrRecordingConflict)
 		case r.Live:
-			if !e.Live { // extended
-				e.Live, e.StopMs, e.Recorded, e.grewAtMs = true, 0, r.Recorded, r.ListedAtMs
+			if !e.Live { // extended since the listing before: it grew after that one
+				e.Live, e.StopMs, e.Recorded, e.grewAfterMs = true, 0, r.Recorded, listedBefore
 				e.extended, e.extendedAtMs = true, r.ListedAtMs
+				if r.Recorded >= 0 {
+					e.readAtMs = r.ListedAtMs
+				}
 			}
 			switch {
 			case r.Recorded < 0: // not read at this listing: no news
 			case e.Recorded < 0: // read for the first time: no growth seen yet
-				e.Recorded = r.Recorded
+				e.Recorded, e.readAtMs = r.Recorded, r.ListedAtMs
 			case r.Recorded > e.Recorded:
-				e.Recorded, e.grewAtMs = r.Recorded, r.ListedAtMs
+				// It grew after the last read, not necessarily after the last listing.
+				e.Recorded, e.grewAfterMs, e.readAtMs = r.Recorded, e.readAtMs, r.ListedAtMs
+			default:
+				e.readAtMs = r.ListedAtMs
 			}
 			s.update()
 			return nil
@@ -152,7 +163,11 @@ func (s *Schedule) Add(r Recording) error {
 	if n := len(s.recs); n > 0 && r.ID < s.recs[n-1].ID {
 		return fmt.Errorf("add recording %d after recording %d: %w", r.ID, s.recs[n-1].ID, ErrRecordingOrder)
 	}
-	s.recs = append(s.recs, scheduled{Recording: r, firstListedMs: r.ListedAtMs, listedMs: r.ListedAtMs, grewAtMs: r.ListedAtMs})
+	readAt := int64(-1)
+	if r.Recorded >= 0 {
+		readAt = r.ListedAtMs
+	}
+	s.recs = append(s.recs, scheduled{Recording: r, firstListedMs: r.ListedAtMs, listedMs: r.ListedAtMs, readAtMs: readAt, grewAfterMs: -1})
 	s.update()
 	return nil
 }
@@ -246,8 +261,12 @@ func (s *Schedule) reopen(r Recording, anywhere bool) error {
 		e.completed, e.permitted = false, true
 	}
 	e.Live, e.StopMs, e.Recorded = r.Live, r.StopMs, r.Recorded
-	if r.Live {
-		e.grewAtMs = r.ListedAtMs
+	if r.Live { // extended since the listing before
+		e.grewAfterMs = e.listedMs
+		e.readAtMs = -1
+		if r.Recorded >= 0 {
+			e.readAtMs = r.ListedAtMs
+		}
 	}
 	e.listedMs = max(e.listedMs, r.ListedAtMs)
 	s.update()
@@ -283,12 +302,14 @@ func (s *Schedule) heldBy(i int) (int64, WaitReason, bool) {
 	return 0, WaitDue, false
 }
 
-// holds reports whether the live recording q holds r back: it has not grown since r was
-// first listed, and the grace since then was not over at the last listing that reported q
-// (not the latest listing's time: in the middle of a listing, q may not be added yet, and
-// what the listing says of it — stopped, perhaps — is still to come).
+// holds reports whether the live recording q holds r back: it has not been seen growing
+// after r was first listed (growth seen across a listing whose read of q failed may have
+// come before: it does not count), and the grace since then was not over at the last
+// listing that reported q (not the latest listing's time: in the middle of a listing, q
+// may not be added yet, and what the listing says of it — stopped, perhaps — is still to
+// come).
 func (s *Schedule) holds(q, r scheduled) bool {
-	return q.grewAtMs <= r.firstListedMs && max(q.listedMs, r.firstListedMs)-r.firstListedMs < s.graceMs
+	return q.grewAfterMs < r.firstListedMs && max(q.listedMs, r.firstListedMs)-r.firstListedMs < s.graceMs
 }
 
 // Runnable returns, in ascending order, the ids of the recordings that may

@@ -137,6 +137,19 @@ func TestLesson05_ALiveRecordingThatStoppedGrowingHoldsALaterOneForTheGrace(t *t
 		mustAdd(t, s, listed(1, 150, 1_750))
 		wantIDs(t, "Runnable", s.Runnable(), 1, 2)
 	})
+	t.Run("growth seen across a failed read may be from before", func(t *testing.T) {
+		// 1 was read at 0; its read failed at the listing where 2 first appeared; grown at
+		// the next, it may have grown before 2 began (a crashed publisher's tail): no
+		// concurrent publisher is told so, and 2 waits. Growth between two reads after
+		// 2's first listing tells one.
+		s := NewSchedule(grace)
+		mustAdd(t, s, listed(1, 100, 0))
+		mustAdd(t, s, listed(1, -1, 1_000), listed(2, 10, 1_000))
+		mustAdd(t, s, listed(1, 150, 1_250), listed(2, 20, 1_250))
+		wantIDs(t, "Runnable", s.Runnable(), 1)
+		mustAdd(t, s, listed(1, 200, 1_500), listed(2, 30, 1_500))
+		wantIDs(t, "Runnable", s.Runnable(), 1, 2)
+	})
 	t.Run("no grace", func(t *testing.T) {
 		s := NewSchedule(0)
 		mustAdd(t, s, listed(1, 100, 0), listed(2, 10, 1_000))
