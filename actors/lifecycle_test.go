@@ -1408,3 +1408,30 @@ func TestACommitTrackerSaysWhenLesson22IsUndecided(t *testing.T) {
 		})
 	}
 }
+
+// The publisher's report of a record it skipped can reach the tracker before the failure
+// that stopped the sends (that send's callback stops the epoch first and tells the tracker
+// after): the re-delivery starts at once, and the failure, when it comes, is the cause the
+// status says, not the skip.
+func TestAFailureArrivingAfterItsSkipsIsTheCauseSaid(t *testing.T) {
+	env, cfg := testEnv(t)
+	system, nb, tracker := startTracker(t, env, cfg)
+	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{
+		{Start: 0, End: 64, Payload: []byte("a")}, {Start: 64, End: 128, Payload: []byte("b")}}})
+	system.Root.Send(tracker, &messages.PublishFailed{RecordingId: 7, End: 128, Error: "not sent: an earlier send of this epoch failed", NotSent: true})
+	next[*messages.RedeliveryRequired](t, nb.replay)
+	system.Root.Send(tracker, &messages.PublishFailed{RecordingId: 7, End: 64, Error: "broker said no"})
+	for {
+		select {
+		case m := <-nb.stream:
+			if f, ok := m.(*messages.FailureObserved); ok {
+				if !strings.Contains(f.Failure.Message, "ending at 64: broker said no") {
+					t.Fatalf("the failure said: %q; want the failed send's, ending at 64, broker said no", f.Failure.Message)
+				}
+				return
+			}
+		case <-time.After(waitFor):
+			t.Fatalf("no failure said within %s", waitFor)
+		}
+	}
+}

@@ -38,6 +38,9 @@ type tracker struct {
 
 	core *progress.CommitTracker
 	gen  uint64
+	// causeDue: the re-delivery began at a skipped record (NotSent), and the failed send
+	// that stopped its epoch, still to arrive, is the cause to put in the status.
+	causeDue bool
 	// received counts the records and bytes of generation gen that reached the tracker;
 	// reported, the released records and bytes the replay was last told of (Credits).
 	receivedRecords, receivedBytes int64
@@ -267,16 +270,32 @@ func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
 		// sent again with the rest, and counting it would show one failure as a window of them.
 		t.status.Failed++
 	}
-	if out == progress.FailStalled {
-		// The first failure of the epoch is the cause; the records skipped after it would
-		// only hide it in the status.
-		ctx.Send(t.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: t.env.nowMs(), Kind: "publish",
-			Message: fmt.Sprintf("recording %d: the record ending at %d: %s", t.rec, f.End, f.Error)}})
+	switch {
+	case out == progress.FailStalled:
+		// The epoch's first failure to arrive: the re-delivery starts here. A record the
+		// publisher skipped can arrive before the failure that stopped its epoch (that
+		// send's callback tells the tracker after it stopped the epoch, and the publisher
+		// reports its skips meanwhile): it is no cause, and the failure to come is said.
+		t.causeDue = f.NotSent
 		from, _ := t.core.Redelivery()
 		t.env.Logger.Warn("publish failed; re-delivering from the persisted watermark", "stream", t.cfg.Def.Name, "recording", t.rec, "position", f.End, "committed", from, "error", f.Error)
 		ctx.Send(t.pids.replay, &messages.RedeliveryRequired{RecordingId: t.rec, Generation: t.gen, Reason: fmt.Sprintf("publish of the record ending at %d failed: %s", f.End, f.Error)})
+		if !f.NotSent {
+			t.sayCause(ctx, f)
+		}
+	case t.causeDue && !f.NotSent:
+		t.causeDue = false
+		t.env.Logger.Warn("publish failed: the failure that stopped the sends re-delivered already", "stream", t.cfg.Def.Name, "recording", t.rec, "position", f.End, "error", f.Error)
+		t.sayCause(ctx, f)
 	}
 	t.progressed(ctx, 0, false)
+}
+
+// sayCause puts a failed send in the status, as the cause of its epoch's re-delivery: the
+// records skipped after it would only hide it there.
+func (t *tracker) sayCause(ctx actor.Context, f *messages.PublishFailed) {
+	ctx.Send(t.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: t.env.nowMs(), Kind: "publish",
+		Message: fmt.Sprintf("recording %d: the record ending at %d: %s", t.rec, f.End, f.Error)}})
 }
 
 // progressed sends what changed: commits, credits, the recording's end, and the drain.
