@@ -661,10 +661,21 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		p.env.Logger.Warn("cannot read what the broker stored last, to check that it deduplicates the records ferry sends again from its checkpoint; going on unchecked",
 			"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
 		return
+	case !r.ok && !p.watermark.Completed:
+		// The checkpoint (stored, not a seed) says Pulsar acknowledged records of the
+		// recording: an empty partition lost them, the extreme of a last message below
+		// the checkpoint (below). (A completed checkpoint may be an empty recording's.)
+		msg := fmt.Sprintf("the partition of %s the recording is routed to holds no message, though ferry's checkpoint at %d says Pulsar acknowledged the recording's records up to there: the topic lost messages ferry had published (deleted and created again, truncated, or trimmed by retention), and its deduplication state for them (lesson 21)", p.cfg.Def.Topic, p.watermark.Position)
+		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
+		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
+		return
 	case !r.ok:
-		return // nothing stored: nothing to check against
+		return // nothing stored, and nothing needed to be
 	case r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr:
-		p.env.Logger.Info("none of the recording's messages is among the partition's last (other producers published after it): the records sent again from the checkpoint are checked neither for deduplication nor against rewrites", "stream", p.cfg.Def.Name, "recording", p.rec, "last_producer", r.msg.Producer)
+		// The search reads back 4,096 entries at most, in the partition's last ledger (a
+		// topic reloaded since, which loses a deduplication state not snapshotted, opens
+		// one): what it cannot see is unchecked, and said so.
+		p.env.Logger.Warn("none of the recording's messages is among the partition's last (other producers published after it, or the topic was reloaded since): the records sent again from the checkpoint are checked neither for deduplication nor against rewrites", "stream", p.cfg.Def.Name, "recording", p.rec, "last_producer", r.msg.Producer)
 		return
 	}
 	last, err := strconv.ParseInt(r.msg.Properties[PropPosition], 10, 64)

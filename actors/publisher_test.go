@@ -450,8 +450,9 @@ func TestFewerPartitionsThanTheRecordingIsRoutedByFailThePublisherBeforeItSends(
 // A publisher resuming from a stored checkpoint (64 here) takes what the broker stored last
 // (LastStored) as lesson 21 needs: the recording's own message past the checkpoint (192) has
 // a re-sent record the broker stores again (not a duplicate) reported, once; its own message
-// before the checkpoint says the topic lost acknowledged messages; another producer's
-// message, a failed read or an empty partition tell nothing, and the sends go on unchecked.
+// before the checkpoint, or an empty partition, says the topic lost acknowledged messages
+// (not for a completed checkpoint: an empty recording's may be one); another producer's
+// message or a failed read tell nothing, and the sends go on unchecked.
 func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 	own := func(end string) StoredMessage {
 		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: end}}
@@ -477,7 +478,8 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 		{"another producer's", withProducer(own("192"), "other"), true, nil, false, ""},
 		{"another recording's under the producer's name", withRecording(own("192"), "8"), true, nil, false, ""},
 		{"a failed read", StoredMessage{}, false, errors.New("no message of recording 7 among the last 64 MiB"), false, ""},
-		{"an empty partition", StoredMessage{}, false, nil, false, ""},
+		{"an empty partition", StoredMessage{}, false, nil, false, "the topic lost messages"},
+		{"an empty partition, a completed checkpoint", StoredMessage{}, false, nil, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := &sendRecorder{}
