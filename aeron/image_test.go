@@ -2,7 +2,6 @@ package aeron
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -38,20 +37,7 @@ func TestAPanickingHandlerConsumesWhatItReturnedFromOnly(t *testing.T) {
 			d := newFakeDriver(t)
 			c := d.client(Options{})
 			img := subscribeWithAnImage(t, d, c, ImageHandlers{}).Images()[0]
-			log, err := logbuffer.Open(img.logPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer log.Close()
-			app, err := logbuffer.NewExclusiveAppender(log)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range 4 {
-				if _, err := app.Offer(logbuffer.Flow{Limit: 1 << 40, Connected: true}, fmt.Appendf(nil, "msg-%d", i)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			offer(t, img.logPath, "msg-0", "msg-1", "msg-2", "msg-3")
 			var seen []string
 			func() {
 				defer func() {
@@ -165,6 +151,19 @@ func inAChildProcess(t *testing.T, scenario string) {
 // returns, so that the image's is the only mapping of the log left.
 func offer(t *testing.T, path string, msgs ...string) {
 	t.Helper()
+	withAppender(t, path, func(app *logbuffer.ExclusiveAppender) {
+		for _, m := range msgs {
+			if _, err := app.Offer(logbuffer.Flow{Limit: 1 << 40, Connected: true}, []byte(m)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// withAppender calls fn with an appender to the log at path, through a mapping of its own,
+// unmapped when fn returns.
+func withAppender(t *testing.T, path string, fn func(*logbuffer.ExclusiveAppender)) {
+	t.Helper()
 	log, err := logbuffer.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -174,11 +173,7 @@ func offer(t *testing.T, path string, msgs ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range msgs {
-		if _, err := app.Offer(logbuffer.Flow{Limit: 1 << 40, Connected: true}, []byte(m)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fn(app)
 }
 
 // Image polls allocate nothing per poll or per fragment: the closed flag they load before
@@ -217,22 +212,16 @@ func TestAPanickingHandlerGetsTheSameReassembledMessageAgain(t *testing.T) {
 			d := newFakeDriver(t)
 			c := d.client(Options{})
 			img := subscribeWithAnImage(t, d, c, ImageHandlers{}).Images()[0]
-			log, err := logbuffer.Open(img.logPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer log.Close()
-			app, err := logbuffer.NewExclusiveAppender(log)
-			if err != nil {
-				t.Fatal(err)
-			}
-			msg := make([]byte, 2*app.MaxPayloadLength()+100) // three fragments
-			for i := range msg {
-				msg[i] = byte(i * 7)
-			}
-			if _, err := app.Offer(logbuffer.Flow{Limit: 1 << 40, Connected: true}, msg); err != nil {
-				t.Fatal(err)
-			}
+			var msg []byte
+			withAppender(t, img.logPath, func(app *logbuffer.ExclusiveAppender) {
+				msg = make([]byte, 2*app.MaxPayloadLength()+100) // three fragments
+				for i := range msg {
+					msg[i] = byte(i * 7)
+				}
+				if _, err := app.Offer(logbuffer.Flow{Limit: 1 << 40, Connected: true}, msg); err != nil {
+					t.Fatal(err)
+				}
+			})
 
 			var got [][]byte
 			handle := func(payload []byte) {
