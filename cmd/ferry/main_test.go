@@ -101,6 +101,21 @@ func definitionOfANewerFerry(sb *bbolt.Bucket) error {
 	return sb.Put([]byte("definition"), v)
 }
 
+// loaded is what the store file at path holds of def, read as ferry reads it.
+func loaded(t *testing.T, path string, def store.Stream) store.State {
+	t.Helper()
+	st, err := bolt.Open(path, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	state, err := st.Load(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state
+}
+
 // saved stores cps (none: the definition alone) of def in the store file at path.
 func saved(t *testing.T, path string, def store.Stream, cps ...store.Checkpoint) {
 	t.Helper()
@@ -836,16 +851,7 @@ func TestLesson14_ForgetOfACompletedRecordingChangesNothingAndSaysToGoOn(t *test
 			t.Errorf("forget of a completed recording said %q; want it to say %q", out, want)
 		}
 	}
-	st, err := bolt.Open(storePath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	state, err := st.Load(def)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(state.Checkpoints) != 1 || state.Checkpoints[0] != cp {
+	if state := loaded(t, storePath, def); len(state.Checkpoints) != 1 || state.Checkpoints[0] != cp {
 		t.Errorf("checkpoints after forget of a completed recording: %+v; want it unchanged, %+v", state.Checkpoints, cp)
 	}
 }
