@@ -264,12 +264,21 @@ func TestACorruptPulsarDownloadIsFetchedAnewOnTheNextRun(t *testing.T) {
 func TestACtrlCDuringAFetchLeavesNothingBehind(t *testing.T) {
 	f := newFetchEnv(t)
 	ready := filepath.Join(t.TempDir(), "ready")
-	// The aeron jar is copied; Maven then hangs in the Pulsar tarball's copy, half done.
-	hang := `if [ "$id" = pulsar-server-distribution ]; then echo half >"$out/$file"; touch "$READY"; sleep 300; fi`
+	// The aeron jar is copied; Maven then hangs in the Pulsar tarball's copy, half done: the
+	// fake mvn writes its pid and becomes a sleep. The Ctrl-C waits until it has: a bash that
+	// gets SIGINT while it starts a command may run that command all the same (in the time
+	// between fork and exec its own handler has the signal), and a sleep that missed the
+	// Ctrl-C is a fetch that waits 300 s for Maven however fetch.sh handles it.
+	hang := `if [ "$id" = pulsar-server-distribution ]; then echo half >"$out/$file"; echo $$ >"$READY.tmp"; mv "$READY.tmp" "$READY"; exec sleep 300; fi`
 	r := f.start(t, "FAKE_PULSAR=/dev/null", "READY="+ready, "FAKE_MVN_BEFORE_COPY="+hang)
 	eventually.NoError(t, 10*time.Second, func() error {
-		if !exists(t, ready) {
-			return errors.New("Maven has not begun the Pulsar tarball's copy")
+		pid, err := os.ReadFile(ready)
+		if err != nil {
+			return fmt.Errorf("Maven has not begun the Pulsar tarball's copy: %w", err)
+		}
+		comm, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "comm"))
+		if err != nil || strings.TrimSpace(string(comm)) != "sleep" {
+			return fmt.Errorf("Maven (pid %s) is not yet hanging in its copy (%q, %v)", strings.TrimSpace(string(pid)), comm, err)
 		}
 		return nil
 	})
