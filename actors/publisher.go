@@ -84,12 +84,17 @@ type publisher struct {
 	recordingStr string
 	streamIDStr  string
 	// watermark is what the store held for the recording when the publisher started;
-	// dedupChecked is set once the check of the broker's deduplication state began for the
-	// current producer (lesson 21); verifying, while it reads what the broker stored last,
-	// holds the sends back. verifyUpTo (shared with the callbacks; -1: nothing to verify)
-	// is the last position the broker stored from the producer before it was created:
-	// every record re-sent up to there must come back as a duplicate.
+	// acked (shared with the callbacks; -1: none) is the end of the last record the broker
+	// acknowledged to this publisher, stored or as a duplicate. dedupChecked is set once the
+	// check of the broker's deduplication state began for the current producer (lesson 21):
+	// it holds the broker to checkedUpTo, the checkpoint or, for a producer created again,
+	// acked if that is further (brokerMustHold). verifying, while it reads what the broker
+	// stored last, holds the sends back. verifyUpTo (shared with the callbacks; -1: nothing
+	// to verify) is the last position the broker stored from the producer before it was
+	// created: every record re-sent up to there must come back as a duplicate.
 	watermark    *messages.Watermark
+	acked        *atomic.Int64
+	checkedUpTo  acknowledgedUpTo
 	dedupChecked bool
 	verifying    bool
 	verifyGen    uint64 // numbers the reads, so that an earlier read's answer is ignored
@@ -208,10 +213,11 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 	return func() actor.Actor {
 		incarnations++
 		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, failedEpoch: new(atomic.Uint64),
-			verifyUpTo: new(atomic.Int64), storedAgainSent: new(atomic.Bool), routedBy: new(atomic.Int64),
+			verifyUpTo: new(atomic.Int64), acked: new(atomic.Int64), storedAgainSent: new(atomic.Bool), routedBy: new(atomic.Int64),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations,
 			stored: storedMark{end: -1}, sentEnd: -1}
 		p.verifyUpTo.Store(-1)
+		p.acked.Store(-1)
 		return p
 	}
 }
@@ -605,8 +611,40 @@ func topicTerminated(def store.Stream, err error) error {
 // other producers' messages (LastStoredWith), about a second for 1 KiB messages here.
 const lastStoredTimeout = 5 * time.Second
 
+// acknowledgedUpTo is how far Pulsar acknowledged a recording's records, as the resume check
+// holds the broker to it: up to position, by the checkpoint the publisher started from
+// (stop: the recording's stop, completed, which may lie past its last record) or by the
+// receipts of this publisher's producers.
+type acknowledgedUpTo struct {
+	position      int64
+	stop, receipt bool
+}
+
+func (a acknowledgedUpTo) String() string {
+	if a.receipt {
+		return fmt.Sprintf("Pulsar acknowledged the recording's records up to %d to this ferry", a.position)
+	}
+	return fmt.Sprintf("ferry's checkpoint at %d says Pulsar acknowledged the recording's records up to there", a.position)
+}
+
+// brokerMustHold is what the check of a new producer holds the broker to: the checkpoint the
+// publisher started from (a seed, where ferry took the recording on, says nothing was
+// published), or the last receipt of this publisher's earlier producers if that is further:
+// a topic deleted and created again loses what it acknowledged during the run as well as
+// before it (ok false: nothing acknowledged).
+func (p *publisher) brokerMustHold() (acknowledgedUpTo, bool) {
+	from, ok := acknowledgedUpTo{position: -1}, false
+	if w := p.watermark; w.Stored && !w.Seed {
+		from, ok = acknowledgedUpTo{position: w.Position, stop: w.Completed}, true
+	}
+	if acked := p.acked.Load(); acked > from.position {
+		from, ok = acknowledgedUpTo{position: acked, receipt: true}, true
+	}
+	return from, ok
+}
+
 // checkDedupState begins the check of the broker's deduplication state for a producer that
-// resumes from a stored checkpoint (lesson 21): it reads the last message the broker stored
+// resumes where Pulsar acknowledged records of the recording (lesson 21, brokerMustHold): it reads the last message the broker stored
 // in the recording's partition, holding the sends back meanwhile. pulsar-client-go v0.19.0
 // does not tell the broker's last sequence id for the producer's name (LastSequenceID is
 // -1 until a receipt: docs/findings.md), so the check watches the receipts instead.
@@ -617,8 +655,9 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	p.dedupChecked = true
 	p.verifyUpTo.Store(-1)
 	p.stored.end = -1
-	if !p.watermark.Stored || p.watermark.Seed {
-		return // nothing stored, or only where ferry took the recording on: nothing published
+	var ok bool
+	if p.checkedUpTo, ok = p.brokerMustHold(); !ok {
+		return // nothing acknowledged: nothing the broker must hold
 	}
 	p.verifying = true
 	p.verifyGen++
@@ -661,11 +700,11 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		p.env.Logger.Warn("cannot read what the broker stored last, to check that it deduplicates the records ferry sends again from its checkpoint; going on unchecked",
 			"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
 		return
-	case !r.ok && !p.watermark.Completed:
-		// The checkpoint (stored, not a seed) says Pulsar acknowledged records of the
-		// recording: an empty partition lost them, the extreme of a last message below
-		// the checkpoint (below). (A completed checkpoint may be an empty recording's.)
-		msg := fmt.Sprintf("the partition of %s the recording is routed to holds no message, though ferry's checkpoint at %d says Pulsar acknowledged the recording's records up to there: the topic lost messages ferry had published (deleted and created again, truncated, or trimmed by retention), and its deduplication state for them (lesson 21)", p.cfg.Def.Topic, p.watermark.Position)
+	case !r.ok && !p.checkedUpTo.stop:
+		// Pulsar acknowledged records of the recording: an empty partition lost them, the
+		// extreme of a last message below them (below). (A completed checkpoint may be an
+		// empty recording's.)
+		msg := fmt.Sprintf("the partition of %s the recording is routed to holds no message, though %s: the topic lost messages ferry had published (deleted and created again, truncated, or trimmed by retention), and its deduplication state for them (lesson 21)", p.cfg.Def.Topic, p.checkedUpTo)
 		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
 		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
 		return
@@ -682,7 +721,16 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 	switch {
 	case err != nil:
 		return // not ferry's message after all
+	case last < p.checkedUpTo.position && !p.checkedUpTo.stop:
+		// (A completed checkpoint is the recording's stop, which can lie past its last
+		// record: padding, or a fragmented message its publisher never finished.)
+		msg := fmt.Sprintf("the broker's last message from producer %s is at position %d, though %s: the topic lost messages ferry had published and Pulsar acknowledged (truncated, or trimmed by retention), and its deduplication state for them (lesson 21)", p.name, last, p.checkedUpTo)
+		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
+		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
 	case last > p.watermark.Position:
+		// Past where this publisher's sends began (the checkpoint; a producer created again
+		// sends again from the last commit, above it): what it sends again up to there is
+		// compared (checkStored), and must come back as duplicates.
 		p.verifyUpTo.Store(last)
 		if p.sentEnd < last {
 			p.stored = storedMark{end: last, checksum: r.msg.Checksum}
@@ -690,12 +738,6 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 			p.env.Logger.Warn("the broker's last message from the producer was read after the sends had passed it: the records sent again up to it are not compared with it (a rewrite of the recording there would go unseen)", "stream", p.cfg.Def.Name, "recording", p.rec, "broker_last", last)
 		}
 		p.env.Logger.Info("resuming past what the broker stored: the records sent again up to there must come back as duplicates", "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position, "broker_last", last)
-	case last < p.watermark.Position && !p.watermark.Completed:
-		// (A completed checkpoint is the recording's stop, which can lie past its last
-		// record: padding, or a fragmented message its publisher never finished.)
-		msg := fmt.Sprintf("the broker's last message from producer %s is at position %d, before ferry's checkpoint %d: the topic lost messages ferry had published and Pulsar acknowledged (truncated, or trimmed by retention), and its deduplication state for them (lesson 21)", p.name, last, p.watermark.Position)
-		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
-		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
 	}
 }
 
@@ -703,8 +745,8 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 func (p *publisher) reportStoredAgain(ctx actor.Context, end int64) {
 	last := p.verifyUpTo.Load()
 	msg := fmt.Sprintf("the broker stored again the record at %d, which it had stored before from producer %s (up to %d): deduplication is off for the topic, or its state for this producer was lost "+
-		"(topic reloaded before a snapshot, or the producer was inactive longer than the broker keeps it); the records ferry sends again from its checkpoint %d up to %d are stored twice, effectively-once does not hold for them (lesson 21)",
-		end, p.name, last, p.watermark.Position, last)
+		"(topic reloaded before a snapshot, or the producer was inactive longer than the broker keeps it); the records ferry sends again up to %d are stored twice, effectively-once does not hold for them (lesson 21)",
+		end, p.name, last, last)
 	p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
 	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
 }
@@ -742,7 +784,7 @@ func isProducerBusy(err error) bool { return strings.Contains(err.Error(), "Prod
 
 func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	system, self, tracker, payloads := ctx.ActorSystem(), ctx.Self(), p.pids.tracker, p.env.Payloads
-	outstanding, parked, failedEpoch, verifyUpTo, storedAgainSent := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo, p.storedAgainSent
+	outstanding, parked, failedEpoch, verifyUpTo, storedAgainSent, acked := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo, p.storedAgainSent, p.acked
 	prod := p.producer
 	stopped := func() bool { return b.Epoch < failedEpoch.Load() }
 	// skip reports records of a failed epoch as not sent: every record handed to the
@@ -831,6 +873,7 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			// buffer given back and compare the topics byte for byte (ferry_scribble).
 			payloads.Put(payload)
 			dup := id != nil && id.LedgerID() == -1 && id.EntryID() == -1
+			raiseInt(acked, end)
 			if !dup && end <= verifyUpTo.Load() && storedAgainSent.CompareAndSwap(false, true) {
 				system.Root.Send(self, &storedAgain{end: end})
 			}
@@ -903,6 +946,16 @@ func (p *publisher) close() {
 
 // raise sets a to v unless it holds more already.
 func raise(a *atomic.Uint64, v uint64) {
+	for {
+		old := a.Load()
+		if old >= v || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// raiseInt is raise for an int64.
+func raiseInt(a *atomic.Int64, v int64) {
 	for {
 		old := a.Load()
 		if old >= v || a.CompareAndSwap(old, v) {

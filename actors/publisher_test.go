@@ -606,6 +606,80 @@ func TestAProducerCreatedAgainChecksWhatItSendsAgain(t *testing.T) {
 	}
 }
 
+// A producer created again holds the broker to what Pulsar acknowledged to the publisher, not
+// only to the checkpoint it started from (lesson 21): of a recording ferry took on at a seed
+// (nothing published before this run), the broker holds records once it acknowledged them,
+// and a partition that has lost them (the topic deleted and created again while the client
+// re-created the producer) is said as for a restarted ferry. Before, such a producer went on
+// unchecked: the seed said nothing was published.
+func TestAProducerCreatedAgainHoldsTheBrokerToItsReceipts(t *testing.T) {
+	own := func(end string) StoredMessage {
+		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: end}}
+	}
+	for _, c := range []struct {
+		name   string
+		msg    StoredMessage
+		ok     bool
+		report string // in the deduplication failure; "": none
+	}{
+		{"an empty partition", StoredMessage{}, false, "holds no message, though Pulsar acknowledged the recording's records up to 192"},
+		{"own before the last receipt", own("128"), true, "at position 128, though Pulsar acknowledged the recording's records up to 192"},
+		{"own at the last receipt", own("192"), true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var reads atomic.Int32
+			rec := &sendRecorder{}
+			system, nb, pub := startPublisherAt(t, rec, func(env *Env, _ *StreamConfig) {
+				env.LastStored = func(context.Context, string, int64, int) (StoredMessage, bool, error) {
+					reads.Add(1)
+					return c.msg, c.ok, nil
+				}
+			}, &messages.Watermark{RecordingId: 7, Stored: true, Seed: true, Position: 0, Partitions: 1})
+			system.Root.Send(pub, batch(1, 128, 192, 256))
+			rec.answer(t, "128", nil)
+			rec.answer(t, "192", nil)
+			if n := reads.Load(); n != 0 {
+				t.Fatalf("%d reads of what the broker stored last for a producer resuming at a seed; want none", n)
+			}
+			rec.answer(t, "256", pulsar.ErrProducerClosed) // closed for good: created again
+			eventually.NoError(t, waitFor, func() error {
+				if n := reads.Load(); n != 1 {
+					return fmt.Errorf("%d reads of what the broker stored last; want one, for the producer created again", n)
+				}
+				return nil
+			})
+			var reported []string
+			collect := func() {
+				for {
+					select {
+					case m := <-nb.stream:
+						if f, ok := m.(*messages.FailureObserved); ok && f.Failure.Kind == "deduplication" {
+							reported = append(reported, f.Failure.Message)
+						}
+					default:
+						return
+					}
+				}
+			}
+			if c.report == "" {
+				eventually.Always(t, 200*time.Millisecond, func() error {
+					if collect(); len(reported) > 0 {
+						return fmt.Errorf("reported %q", reported)
+					}
+					return nil
+				})
+				return
+			}
+			eventually.NoError(t, waitFor, func() error {
+				if collect(); !slices.ContainsFunc(reported, func(m string) bool { return strings.Contains(m, c.report) }) {
+					return fmt.Errorf("deduplication failures %q; want one saying %q", reported, c.report)
+				}
+				return nil
+			})
+		})
+	}
+}
+
 // The records sent again from the checkpoint must reach the broker's last message exactly
 // (a record ending there, the same): a record that passes over it, after a gap the
 // original recording did not have (padding up to a term's end, in a recording rewritten
