@@ -16,8 +16,10 @@ var (
 	ErrCorrupt = errors.New("store: corrupt checkpoint data")
 
 	// ErrUnknownVersion reports a file or value written in an encoding version this build
-	// does not read, usually by a newer ferry. It is returned wrapped in an
-	// [*UnknownVersionError]. The data is not damaged; it must not be reset by this build.
+	// does not read: by a newer ferry. It is returned wrapped in an [*UnknownVersionError].
+	// The data is not damaged — an implementation reports it only for a version under a
+	// checksum that checks out, and a damaged version as [ErrCorrupt] — and it must not be
+	// reset by this build.
 	ErrUnknownVersion = errors.New("store: unknown checkpoint encoding version")
 
 	// ErrStreamChanged reports a stream whose configured definition differs from the stored
@@ -112,14 +114,19 @@ type UnknownVersionError struct {
 	Supported uint32
 }
 
-// Error names the file, both versions and the operator's options.
+// Error names the file, both versions and the operator's options. For the file's own
+// version it names moving the file aside too: no command of this build opens the file,
+// `ferry checkpoint reset --force` included.
 func (e *UnknownVersionError) Error() string {
-	where := fmt.Sprintf("checkpoint store %s", e.File)
-	if e.Stream != "" {
-		where += fmt.Sprintf(": stream %q, %s", e.Stream, e.Key)
+	if e.Stream == "" {
+		return fmt.Sprintf("checkpoint store %s: encoding version %d, written by a newer ferry (its checksum checks out; "+
+			"this build reads version %d): run the ferry release that wrote it (or a newer one); to run this build instead, "+
+			"move the file aside and keep it for that release (every stream then starts again from its configured start position)",
+			e.File, e.Version, e.Supported)
 	}
-	return fmt.Sprintf("%s: encoding version %d, this build reads version %d: run the ferry release "+
-		"that wrote it (or a newer one); do not reset or delete it with this build", where, e.Version, e.Supported)
+	return fmt.Sprintf("checkpoint store %s: stream %q, %s: encoding version %d, written by a newer ferry (its checksum checks out; "+
+		"this build reads version %d): run the ferry release that wrote it (or a newer one); do not reset or delete it with this build",
+		e.File, e.Stream, e.Key, e.Version, e.Supported)
 }
 
 // Is reports whether target is [ErrUnknownVersion].

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"log/slog"
 	"net"
@@ -96,9 +98,19 @@ func editedStream(t *testing.T, path, name string, edit func(sb *bbolt.Bucket) e
 // definitionOfANewerFerry puts the stored definition in envelope version 9, as a newer ferry
 // would write it.
 func definitionOfANewerFerry(sb *bbolt.Bucket) error {
-	v := append([]byte(nil), sb.Get([]byte("definition"))...)
-	v[1] = 9
-	return sb.Put([]byte("definition"), v)
+	return sb.Put([]byte("definition"), asNewerFerry(sb.Get([]byte("definition")), 9))
+}
+
+// asNewerFerry returns store/bolt envelope v in encoding version, as a newer ferry writes it
+// (store/bolt/codec.go): the same header, its CRC-32C covering the kind and version bytes and
+// the payload. With the version alone changed, the store reports the value damaged.
+func asNewerFerry(v []byte, version byte) []byte {
+	v = append([]byte(nil), v...)
+	v[1] = version
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	sum := crc32.Update(crc32.Checksum(v[:2], castagnoli), castagnoli, v[10:])
+	binary.LittleEndian.PutUint32(v[6:10], sum)
+	return v
 }
 
 // loaded is what the store file at path holds of def, read as ferry reads it.
@@ -351,9 +363,7 @@ func TestCheckpointResetRefusesDataOfANewerFerry(t *testing.T) {
 		{"a checkpoint under a changed definition", "orders-before", func(sb *bbolt.Bucket) error {
 			recs := sb.Bucket([]byte("recordings"))
 			k, v := recs.Cursor().First()
-			v = append([]byte(nil), v...)
-			v[1] = 9
-			return recs.Put(append([]byte(nil), k...), v)
+			return recs.Put(append([]byte(nil), k...), asNewerFerry(v, 9))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -372,6 +382,49 @@ func TestCheckpointResetRefusesDataOfANewerFerry(t *testing.T) {
 				t.Fatalf("reset --force = %d\n%s%s", code, out, errOut)
 			}
 		})
+	}
+}
+
+// A bit flipped in a checkpoint's version byte (disk damage: 1 -> 3) is reported as damage,
+// not as a newer ferry's data: show names the reset, and reset --yes clears it, with no
+// --force and no release to look for.
+func TestCheckpointResetClearsAVersionByteDamagedByOneBit(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	saved(t, storePath, ordersDef("orders"), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	edited(t, storePath, func(sb *bbolt.Bucket) error {
+		recs := sb.Bucket([]byte("recordings"))
+		k, v := recs.Cursor().First()
+		v = append([]byte(nil), v...)
+		v[1] ^= 0x02
+		return recs.Put(append([]byte(nil), k...), v)
+	})
+	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	if code != exitFailure || !strings.Contains(errOut, "corrupt") || strings.Contains(errOut, "newer ferry") || !strings.Contains(errOut, "checkpoint reset") {
+		t.Fatalf("show of a damaged version byte = %d\n%s%s; want exit 1, corrupt, naming the reset and no newer ferry", code, out, errOut)
+	}
+	if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes"); code != exitOK || !strings.Contains(out, "verified") {
+		t.Fatalf("reset --yes of a damaged version byte = %d\n%s%s; want it deleted", code, out, errOut)
+	}
+}
+
+// A bit flipped in the file's schema version makes the file unopenable by any command:
+// show says it is damaged and that moving the file aside is a way on.
+func TestCheckpointShowOfADamagedSchemaVersionSaysMoveTheFileAside(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	saved(t, storePath, ordersDef("orders"), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	db, err := bbolt.Open(storePath, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), []byte{0, 0, 0, 3})
+	})
+	if err := errors.Join(err, db.Close()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	if code != exitFailure || !strings.Contains(errOut, "corrupt") || strings.Contains(errOut, "newer ferry") || !strings.Contains(errOut, "move it aside") {
+		t.Fatalf("show of a damaged schema version = %d\n%s%s; want exit 1, corrupt, saying to move the file aside", code, out, errOut)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,9 +27,17 @@ const DefaultOpenTimeout = 5 * time.Second
 
 // schemaVersion is the file layout version this build reads and writes; firstSchemaVersion
 // is the first any ferry wrote: one below it is damage, not another release's file.
+//
+// Version 1 is stored as 4 bytes (big-endian) without a checksum, so one flipped bit would
+// read as another version, and every Open, read-only ones too, would refuse the file as a
+// newer ferry's. So every later version is stored as newerSchemaLen bytes: the version, then
+// a CRC-32C of those 4 bytes. 4 bytes that do not say 1 are damage; a newer ferry's file is
+// one whose 8 bytes check out.
 const (
 	schemaVersion      uint32 = 1
 	firstSchemaVersion uint32 = 1
+	schemaLen                 = 4
+	newerSchemaLen            = 8
 )
 
 var (
@@ -188,14 +197,23 @@ func (s *Store) checkSchema(tx *bbolt.Tx, fresh bool) error {
 		return errNoSchema
 	}
 	v := meta.Get(schemaKey)
+	if len(v) != schemaLen && len(v) != newerSchemaLen {
+		return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("schema version is %d bytes, want %d", len(v), schemaLen)}
+	}
+	version := binary.BigEndian.Uint32(v)
 	switch {
-	case len(v) != 4:
-		return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("schema version is %d bytes, want 4", len(v))}
-	case binary.BigEndian.Uint32(v) < firstSchemaVersion:
+	case version < firstSchemaVersion:
 		// No ferry wrote a version below the first: damage, not a release to look for.
-		return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("schema version %d, which no ferry writes", binary.BigEndian.Uint32(v))}
-	case binary.BigEndian.Uint32(v) != schemaVersion:
-		return &store.UnknownVersionError{File: s.path, Version: binary.BigEndian.Uint32(v), Supported: schemaVersion}
+		return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("schema version %d, which no ferry writes", version)}
+	case len(v) == newerSchemaLen && binary.BigEndian.Uint32(v[schemaLen:]) != crc32.Checksum(v[:schemaLen], castagnoli):
+		return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("schema version %d with a checksum mismatch: damaged", version)}
+	case len(v) == newerSchemaLen && version > schemaVersion:
+		return &store.UnknownVersionError{File: s.path, Version: version, Supported: schemaVersion}
+	case len(v) == newerSchemaLen:
+		return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("schema version %d stored with a checksum, as no ferry stores that version", version)}
+	case version != schemaVersion:
+		return &store.CorruptError{File: s.path, Reason: fmt.Sprintf("schema version %d without a checksum, as only version %d is stored: "+
+			"the version is damaged (a later version is stored with a checksum)", version, schemaVersion)}
 	case tx.Bucket(streamsBucket) == nil:
 		return &store.CorruptError{File: s.path, Reason: "the streams bucket is missing"}
 	}
@@ -204,7 +222,7 @@ func (s *Store) checkSchema(tx *bbolt.Tx, fresh bool) error {
 
 // writeSchema writes the schema version and the streams bucket into a new file.
 func (s *Store) writeSchema(tx *bbolt.Tx) error {
-	var v [4]byte
+	var v [schemaLen]byte
 	binary.BigEndian.PutUint32(v[:], schemaVersion)
 	meta, err := tx.CreateBucket(metaBucket)
 	if err == nil {
@@ -590,22 +608,31 @@ func (s *Store) checkDefinition(sb *bbolt.Bucket, def store.Stream) error {
 // stream is in an encoding version this build does not read. That comes first: a newer
 // ferry wrote it, and this build cannot judge what it holds — a definition that only looks
 // changed, say, whose advised reset would delete the newer ferry's checkpoints (`ferry
-// checkpoint reset` leaves such data alone unless forced).
+// checkpoint reset` leaves such data alone unless forced). A value is taken for a newer
+// ferry's only as open takes it, its checksum covering the version checked: a version byte
+// raised by damage is left to the decode that follows, which reports it corrupt.
 func (s *Store) checkVersions(sb *bbolt.Bucket, stream string) error {
-	// As open reads an envelope: the kind byte first, so that garbage is reported corrupt.
-	if v := sb.Get(definitionKey); len(v) > 1 && v[0] == kindDefinition && v[1] > valueVersion {
-		return s.decodeErr(stream, "definition", errVersion(v[1]))
+	if v, ok := newerVersion(kindDefinition, sb.Get(definitionKey)); ok {
+		return s.decodeErr(stream, "definition", v)
 	}
 	recs := sb.Bucket(recordingsBucket)
 	if recs == nil {
 		return nil // checkDefinition or Load says what is missing
 	}
 	return recs.ForEach(func(k, v []byte) error {
-		if len(k) == 8 && len(v) > 1 && v[0] == kindCheckpoint && v[1] > valueVersion {
-			return s.decodeErr(stream, fmt.Sprintf("recording %d", int64(binary.BigEndian.Uint64(k))), errVersion(v[1]))
+		if ver, ok := newerVersion(kindCheckpoint, v); ok && len(k) == 8 {
+			return s.decodeErr(stream, fmt.Sprintf("recording %d", int64(binary.BigEndian.Uint64(k))), ver)
 		}
 		return nil
 	})
+}
+
+// newerVersion reports whether b is an envelope of kind that a newer ferry wrote, and its
+// version.
+func newerVersion(kind byte, b []byte) (errVersion, bool) {
+	var v errVersion
+	_, err := open(kind, b)
+	return v, errors.As(err, &v)
 }
 
 // decodeErr names the file, stream and key of a decode failure.

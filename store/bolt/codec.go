@@ -18,12 +18,20 @@ import (
 //	+------+---------+------------------+----------+-----------------+
 //	| kind | version | payload length   | CRC-32C  | payload         |
 //	+------+---------+------------------+----------+-----------------+
-//	                   uint32 LE          of payload  (length bytes)
+//	                   uint32 LE          (below)     (length bytes)
 //
 // kind tells a checkpoint from a definition, so one stored under the wrong key is caught;
 // the length catches truncation and trailing bytes, the checksum any other damage (a
 // truncated protobuf often still parses). A checkpoint payload is messages.Checkpoint; a
 // definition payload is the protobuf fields listed at encodeDefinition.
+//
+// Version 1's checksum covers the payload only, so a version byte damaged from 1 to, say, 3
+// passes it, and would read as a newer ferry's value: this build would send the operator to
+// a release that does not exist and refuse the reset that is the way out. So every later
+// version keeps this header and its checksum covers the kind and version bytes as well
+// (newerSum): a value whose version this build does not read is taken for a newer ferry's
+// only if that checksum checks out; otherwise its version byte is damage, and it is corrupt.
+// Version 1 stays as it was written, so that the stores written so far read unchanged.
 const (
 	kindCheckpoint byte = 'C'
 	kindDefinition byte = 'D'
@@ -57,7 +65,15 @@ func seal(kind byte, payload []byte) []byte {
 	return append(b, payload...)
 }
 
-// open checks the envelope of b and returns its payload, which aliases b.
+// newerSum is the checksum of an envelope of a version after the first: kind and version
+// bytes, then the payload.
+func newerSum(kind, version byte, payload []byte) uint32 {
+	return crc32.Update(crc32.Checksum([]byte{kind, version}, castagnoli), castagnoli, payload)
+}
+
+// open checks the envelope of b and returns its payload, which aliases b. A version this
+// build does not read is errVersion only when its checksum, which covers the version byte,
+// checks out.
 func open(kind byte, b []byte) ([]byte, error) {
 	if len(b) < headerLen {
 		return nil, errReason(fmt.Sprintf("truncated: %d bytes, shorter than the %d-byte header", len(b), headerLen))
@@ -65,25 +81,30 @@ func open(kind byte, b []byte) ([]byte, error) {
 	if b[0] != kind {
 		return nil, errReason(fmt.Sprintf("kind byte %#02x, want %#02x", b[0], kind))
 	}
-	switch {
-	case b[1] > valueVersion:
-		return nil, errVersion(b[1])
-	case b[1] != valueVersion:
-		// No ferry wrote a version below the first (the byte is not under the checksum).
+	if b[1] < valueVersion {
+		// No ferry wrote a version below the first.
 		return nil, errReason(fmt.Sprintf("encoding version %d, which no ferry writes", b[1]))
 	}
 	n := binary.LittleEndian.Uint32(b[2:6])
-	if n > maxPayloadLen {
+	if b[1] == valueVersion && n > maxPayloadLen { // a newer version may allow more
 		return nil, errReason(fmt.Sprintf("payload length %d exceeds the maximum %d", n, maxPayloadLen))
 	}
 	if got := uint32(len(b) - headerLen); got != n {
 		return nil, errReason(fmt.Sprintf("truncated or padded: header says %d payload bytes, found %d", n, got))
 	}
-	payload := b[headerLen:]
-	if sum := crc32.Checksum(payload, castagnoli); sum != binary.LittleEndian.Uint32(b[6:10]) {
+	payload, sum := b[headerLen:], binary.LittleEndian.Uint32(b[6:10])
+	switch {
+	case b[1] == valueVersion && sum == crc32.Checksum(payload, castagnoli):
+		return payload, nil
+	case b[1] == valueVersion:
 		return nil, errReason("checksum mismatch")
+	case sum == newerSum(b[0], b[1], payload):
+		return nil, errVersion(b[1])
+	case sum == crc32.Checksum(payload, castagnoli):
+		return nil, errReason(fmt.Sprintf("encoding version %d, but the checksum is a version %d value's, which does not cover the version byte: "+
+			"the version byte is damaged (a later version's checksum covers it)", b[1], valueVersion))
 	}
-	return payload, nil
+	return nil, errReason(fmt.Sprintf("encoding version %d with a checksum mismatch: damaged (a later version's checksum covers its version and checks out)", b[1]))
 }
 
 func encodeCheckpoint(c store.Checkpoint) ([]byte, error) {

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -67,11 +68,45 @@ func TestDefinitionRoundTrip(t *testing.T) {
 }
 
 func TestUnknownEnvelopeVersion(t *testing.T) {
-	b := encodeDefinition(store.Stream{Name: "a", Channel: "c", Topic: "t"})
-	b[1] = 2
+	b := AsNewerFerry(encodeDefinition(store.Stream{Name: "a", Channel: "c", Topic: "t"}), 2)
 	var v errVersion
 	if _, err := decodeDefinition("a", b); !errors.As(err, &v) || v != 2 {
 		t.Errorf("decode of version 2: err = %v, want errVersion(2)", err)
+	}
+}
+
+// The version byte is outside version 1's checksum: a bit flipped in it must read as damage,
+// never as a newer ferry's value, which would send the operator looking for a release that
+// does not exist and keep the reset from clearing it.
+func TestAFlippedBitInTheVersionByteIsDamageNotANewerVersion(t *testing.T) {
+	good, err := encodeCheckpoint(store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for bit := range 8 {
+		b := slices.Clone(good)
+		b[1] ^= 1 << bit
+		_, err := decodeCheckpoint(7, b)
+		var v errVersion
+		var r errReason
+		if errors.As(err, &v) || !errors.As(err, &r) {
+			t.Errorf("version byte %#02x (bit %d flipped): err = %v, want a damage reason", b[1], bit, err)
+		}
+	}
+}
+
+// A newer ferry's value is told from damage by its checksum, which covers its version: one
+// damaged elsewhere is damage too.
+func TestANewerVersionDamagedElsewhereIsDamage(t *testing.T) {
+	good := AsNewerFerry(encodeDefinition(store.Stream{Name: "a", Channel: "c", Topic: "t"}), 3)
+	for at := 2; at < len(good); at++ {
+		b := slices.Clone(good)
+		b[at] ^= 0x10
+		_, err := decodeDefinition("a", b)
+		var v errVersion
+		if errors.As(err, &v) || err == nil {
+			t.Errorf("version 3, byte %d damaged: err = %v, want a damage reason", at, err)
+		}
 	}
 }
 

@@ -3,7 +3,8 @@
 //
 // It owns the file and its layout:
 //
-//	meta/                      schema_version → uint32 big-endian (schemaVersion)
+//	meta/                      schema_version → uint32 big-endian (schemaVersion; a later
+//	                           version adds a CRC-32C of it, see bolt.go)
 //	    saved/<name>           → 1: stream <name> was saved (deleted by its reset)
 //	streams/<name>/            one bucket per stream
 //	    definition             → envelope 'D' (channel, stream id, topic, schema version)
@@ -19,8 +20,10 @@
 // checkpoints than were saved (they are never deleted one by one). saved/ and count were
 // added within schema version 1: a file without them (written before) is read as before,
 // and gets them at its next save.
-// A file whose schema version this build does not know is refused at [Open] with
-// [store.ErrUnknownVersion].
+// A file or value whose version this build does not know is refused with
+// [store.ErrUnknownVersion] (a file at [Open]) only when a checksum covering the version
+// checks out: version 1 leaves the version bytes outside its checksum, so later versions
+// put them under one, and a version changed by damage is [store.ErrCorrupt].
 //
 // It never disables fsync: a Save that returned nil is on stable storage. It holds the
 // file's exclusive lock from Open to Close; a second opener waits at most
