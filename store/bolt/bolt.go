@@ -99,8 +99,10 @@ func Open(path string, opts *Options) (*Store, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
+	var newDirs []string
 	if !readOnly {
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		var err error
+		if newDirs, err = mkdirAll(filepath.Dir(path)); err != nil {
 			return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
 		}
 	}
@@ -128,8 +130,15 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err == nil && created {
 		// The new file's name, to stable storage with its contents: without it, a power
 		// loss could leave the directory without the file, and the next start would take
-		// a new store for the one checkpoints were saved to.
+		// a new store for the one checkpoints were saved to. So too each directory created
+		// for it, in its parent, up to the first that existed: a new directory whose own
+		// entry is lost takes the file with it.
 		err = syncDir(filepath.Dir(path))
+		for _, dir := range newDirs {
+			if err == nil {
+				err = syncDir(filepath.Dir(dir))
+			}
+		}
 	}
 	if err != nil {
 		return nil, errors.Join(err, db.Close())
@@ -137,8 +146,24 @@ func Open(path string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// syncDir makes the entries of directory dir durable.
-func syncDir(dir string) error {
+// mkdirAll creates directory dir and any missing parents, as os.MkdirAll, and returns the
+// directories it created, dir first.
+func mkdirAll(dir string) (created []string, err error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
+			break // exists (or cannot be told: MkdirAll says), or the root
+		}
+		created = append(created, d)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	return created, nil
+}
+
+// syncDir makes the entries of directory dir durable. A test replaces it to see which
+// directories are synced.
+var syncDir = func(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
