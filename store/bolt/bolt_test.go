@@ -388,7 +388,8 @@ func TestLesson13_DamagedFileFailsOpen(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := seeded(t)
 			fn(t, path)
-			s, err := bolt.Open(path, nil)
+			// An empty file is refused once no process took it up within the timeout.
+			s, err := bolt.Open(path, &bolt.Options{OpenTimeout: 100 * time.Millisecond})
 			if err == nil {
 				_ = s.Close()
 				t.Fatalf("Open of a damaged file succeeded")

@@ -2,10 +2,13 @@ package bolt
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -81,5 +84,58 @@ func TestOpenSyncsEveryDirectoryItCreatedIntoItsParent(t *testing.T) {
 		if !slices.Equal(synced, tc.want) {
 			t.Errorf("%s: Open synced %q, want %q", tc.name, synced, tc.want)
 		}
+	}
+}
+
+// A ferry that finds the store file empty in the gap between another ferry's bbolt creating
+// it and locking it must not call it corrupt and advise deleting it from under its creator:
+// it waits, and finds the file held (the creator still running with it), or created (the
+// creator done with it). The creator is started from that gap: when Open has seen the file
+// empty, holding its shared lock.
+func TestAnEmptyFileFoundBeforeItsCreatorLocksItIsNotCorrupt(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		holds bool
+	}{{"the creator holds it", true}, {"the creator is done with it", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "checkpoints.db")
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600) // created, neither locked nor written
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			created := make(chan *bbolt.DB, 1)
+			var once sync.Once
+			was := emptySeen
+			emptySeen = func() {
+				once.Do(func() {
+					go func() {
+						db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 5 * time.Second})
+						if err != nil {
+							t.Error(err)
+						} else if !tc.holds {
+							_ = db.Close()
+						}
+						created <- db
+					}()
+				})
+			}
+			defer func() { emptySeen = was }()
+
+			s, err := Open(path, &Options{OpenTimeout: time.Second})
+			if db := <-created; tc.holds && db != nil {
+				defer db.Close()
+			}
+			switch {
+			case tc.holds && (!errors.Is(err, store.ErrLocked) || errors.Is(err, store.ErrCorrupt)):
+				t.Fatalf("Open of an empty file its creator then locked: %v; want ErrLocked", err)
+			case !tc.holds && err != nil:
+				t.Fatalf("Open of an empty file its creator then wrote: %v; want it opened", err)
+			case !tc.holds:
+				_ = s.Close()
+			}
+		})
 	}
 }

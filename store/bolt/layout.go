@@ -110,9 +110,7 @@ func checkPage(f *os.File, m boltMeta, id uint64, what string, kinds ...uint16) 
 // whose tree or freelist is damaged in a way bbolt would not see (see layoutCheck; the
 // freelist is not checked for a read-only open, which never reads it), and an empty one:
 // bbolt would initialise it as a new store, and every stream would start again from its
-// configured start position (lesson 13). bbolt writes a new file's meta pages before Open
-// returns, so an empty file is a store cut to nothing (a partial copy or restore), or one
-// whose creation a crash interrupted. A missing file (a new store), and one with no valid
+// configured start position (lesson 13). A missing file (a new store), and one with no valid
 // meta page at offset 0 nor at any page size bbolt writes (which bbolt refuses itself),
 // pass. It returns the newest meta's transaction id (0 for those): above boltNewTxid,
 // something was committed to the file.
@@ -121,6 +119,15 @@ func checkPage(f *os.File, m boltMeta, id uint64, what string, kinds ...uint16) 
 // and reuses the pages the meta names): with a writer holding it (a ferry running with the
 // file), checkLayout waits for the lock as bbolt would, up to timeout, and then fails with
 // errLockTimeout. The lock is released before bbolt opens the file.
+//
+// An empty file may be one another ferry is creating: bbolt v1.4.3 creates the file, and
+// only then locks it and writes its first pages. Found in that gap, it is not yet held, and
+// refused as damage the advice would be to delete it, under the ferry creating it. So an
+// empty file is looked at again, with the lock released in between, until the timeout: a
+// creator takes the lock at once (bbolt retries it every 50ms) and the wait becomes the one
+// for a writer above, or the file is written and checked. Empty for the whole timeout with
+// no process holding it, it is a store cut to nothing (a partial copy or restore) or one
+// whose creation a crash interrupted.
 func checkLayout(path string, timeout time.Duration, readOnly bool) (txid uint64, err error) {
 	// A flaw of the walk's own must not take the process down: the file is refused.
 	defer recoverCorrupt(path, &err)
@@ -132,25 +139,33 @@ func checkLayout(path string, timeout time.Duration, readOnly bool) (txid uint64
 		return 0, fmt.Errorf("open checkpoint store %s: %w", path, err)
 	}
 	defer f.Close() // and with it the shared lock
-	for deadline := time.Now().Add(timeout); ; {
+	var info os.FileInfo
+	for deadline := time.Now().Add(timeout); ; time.Sleep(lockPoll) {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if err != nil && !errors.Is(err, syscall.EWOULDBLOCK) {
 			return 0, fmt.Errorf("open checkpoint store %s: lock: %w", path, err)
 		}
-		if time.Now().After(deadline) {
-			return 0, errLockTimeout
+		if err != nil {
+			if time.Now().After(deadline) {
+				return 0, errLockTimeout
+			}
+			continue
 		}
-		time.Sleep(lockPoll)
-	}
-	info, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("open checkpoint store %s: %w", path, err)
-	}
-	if info.Size() == 0 {
-		return 0, &store.CorruptError{File: path, Reason: "the file is empty (if ferry never ran with it, a start that crashed while creating it: delete it)"}
+		if info, err = f.Stat(); err != nil {
+			return 0, fmt.Errorf("open checkpoint store %s: %w", path, err)
+		}
+		if info.Size() > 0 {
+			break
+		}
+		emptySeen()
+		if time.Now().After(deadline) {
+			return 0, &store.CorruptError{File: path, Reason: fmt.Sprintf("the file is empty, and no process took it up within %v, "+
+				"as a ferry creating it would at once (if ferry never ran with it, a start that crashed while creating it: "+
+				"with no ferry starting on it, delete it)", timeout)}
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
+			return 0, fmt.Errorf("open checkpoint store %s: unlock: %w", path, err)
+		}
 	}
 	m0, ok0 := readBoltMeta(f, 0)
 	var m1 boltMeta
@@ -198,8 +213,13 @@ func checkLayout(path string, timeout time.Duration, readOnly bool) (txid uint64
 // the whole open timeout.
 var errLockTimeout = errors.New("lock not released")
 
-// lockPoll is how often checkLayout tries the lock again while another process holds it.
+// lockPoll is how often checkLayout tries the lock again while another process holds it,
+// and looks again at an empty file.
 const lockPoll = 10 * time.Millisecond
+
+// emptySeen is called when checkLayout finds the file empty, holding its shared lock: a test
+// replaces it to start a creator in the gap.
+var emptySeen = func() {}
 
 // layoutCheck walks the pages of a bbolt file before bbolt reads them: the tree of
 // buckets from the root page the meta names down to every leaf, inline buckets included
