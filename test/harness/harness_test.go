@@ -254,3 +254,52 @@ func realProducer(t *testing.T, prefix string) (pulsar.Client, string, pulsar.Pr
 	}
 	return client, topic, real
 }
+
+// TestAFlushReturnsOnlyAfterEveryEarlierSendWasCalledBack: the real v0.19.0 flush returns
+// nil only once the callbacks of the sends before it have run. Through the decorator, a
+// delayed acknowledgement makes the flush wait for it; a held or lost one makes it wait
+// until its context ends, as an acknowledgement that never arrives does, and a held one
+// released lets a later flush succeed.
+func TestAFlushReturnsOnlyAfterEveryEarlierSendWasCalledBack(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		fault Fault
+		waits bool // the flush waits until its context ends
+	}{
+		{"delivered", Deliver(), false},
+		{"delayed", Delay(500 * time.Millisecond), false},
+		{"failed", Fail(nil), false},
+		{"held", Hold(), true},
+		{"lost", Lose(), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, real := realProducer(t, "harness-flush")
+			p := Wrap(real, Faults(map[int]Fault{1: c.fault}))
+			defer p.Close()
+			var called atomic.Int32
+			for range 3 {
+				p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte("x")},
+					func(pulsar.MessageID, *pulsar.ProducerMessage, error) { called.Add(1) })
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			err := p.FlushWithCtx(ctx)
+			if !c.waits {
+				if err != nil || called.Load() != 3 {
+					t.Fatalf("flush = %v with %d of 3 sends called back; want nil after all 3", err, called.Load())
+				}
+				return
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || called.Load() != 2 {
+				t.Fatalf("flush = %v with %d of 3 sends called back; want the context's deadline, send 1 not called back", err, called.Load())
+			}
+			if c.fault.kind != held {
+				return
+			}
+			p.Release(1)
+			if err := p.Flush(); err != nil || called.Load() != 3 {
+				t.Fatalf("flush after the release = %v with %d of 3 sends called back; want nil after all 3", err, called.Load())
+			}
+		})
+	}
+}

@@ -76,7 +76,9 @@ type Held struct {
 }
 
 // Producer is a real pulsar.Producer whose acknowledgements go through a [Plan]. Every
-// method it does not override is the real producer's. It is safe for concurrent use.
+// method it does not override is the real producer's; Flush and FlushWithCtx are
+// overridden, as a flush promises that the callbacks of earlier sends have run. It is safe
+// for concurrent use.
 type Producer struct {
 	pulsar.Producer
 	plan Plan
@@ -86,16 +88,20 @@ type Producer struct {
 	held []Held // acknowledgements kept by Hold, in arrival order
 	lost int
 	wg   sync.WaitGroup // delayed deliveries and releases in flight
+	// undelivered has a channel for each send whose planned outcome has not reached its
+	// caller yet, closed once the caller's callback has returned: what a flush waits for.
+	undelivered map[int]chan struct{}
 	// closeAt is the number of the send the producer is closed under (see
 	// [Producer.CloseWhileSending]); closeArmed says whether there is one.
 	closeAt    int
 	closeArmed bool
-	closed     bool // Close was called: held acknowledgements are never delivered
+	closed     bool          // Close was called: held acknowledgements are never delivered
+	closing    chan struct{} // closed by Close: a flush stops waiting for them
 }
 
 // Wrap puts plan between p and its callers' callbacks.
 func Wrap(p pulsar.Producer, plan Plan) *Producer {
-	return &Producer{Producer: p, plan: plan}
+	return &Producer{Producer: p, plan: plan, undelivered: map[int]chan struct{}{}, closing: make(chan struct{})}
 }
 
 // NumPartitions is the real producer's: how many partitions it publishes to. ferry's
@@ -133,22 +139,25 @@ func (p *Producer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, c
 		close(handOver)
 		handOver <- msg // panics: send on closed channel
 	}
+	p.mu.Lock()
+	p.undelivered[n] = make(chan struct{})
+	p.mu.Unlock()
 	p.Producer.SendAsync(ctx, msg, func(id pulsar.MessageID, m *pulsar.ProducerMessage, err error) {
 		switch f := p.plan(n, m); f.kind {
 		case deliver:
-			cb(id, m, err)
+			p.deliver(n, cb, id, m, err)
 		case delayed:
 			p.wg.Add(1)
 			time.AfterFunc(f.delay, func() {
 				defer p.wg.Done()
-				cb(id, m, err)
+				p.deliver(n, cb, id, m, err)
 			})
 		case held:
 			p.mu.Lock()
 			p.held = append(p.held, Held{N: n, ID: id, Msg: m, Err: err, cb: cb})
 			p.mu.Unlock()
 		case failed:
-			cb(nil, m, f.err)
+			p.deliver(n, cb, nil, m, f.err)
 		case lost:
 			p.mu.Lock()
 			p.lost++
@@ -225,11 +234,59 @@ func (p *Producer) release(fail error, numbers []int) {
 	defer p.wg.Add(-len(out))
 	for _, h := range out {
 		if fail != nil {
-			h.cb(nil, h.Msg, fail)
+			p.deliver(h.N, h.cb, nil, h.Msg, fail)
 			continue
 		}
-		h.cb(h.ID, h.Msg, h.Err)
+		p.deliver(h.N, h.cb, h.ID, h.Msg, h.Err)
 	}
+}
+
+// deliver calls send n's callback with its planned outcome, then lets a flush waiting for
+// it go on: in v0.19.0 a flush completes only after the callbacks of the sends before it
+// have returned (pendingItem.done runs the flush's callback after them).
+func (p *Producer) deliver(n int, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error), id pulsar.MessageID, m *pulsar.ProducerMessage, err error) {
+	cb(id, m, err)
+	p.mu.Lock()
+	done := p.undelivered[n]
+	delete(p.undelivered, n)
+	p.mu.Unlock()
+	if done != nil {
+		close(done)
+	}
+}
+
+// Flush is [Producer.FlushWithCtx] without a deadline, as the real Flush is: an
+// acknowledgement held and never released, or lost, keeps it waiting until Close.
+func (p *Producer) Flush() error { return p.FlushWithCtx(context.Background()) }
+
+// FlushWithCtx flushes the real producer, then waits until every send made before it has
+// had its planned outcome delivered to its caller. That is what a nil flush means in
+// v0.19.0: internalFlush completes once the last pending send's receipt came, and the
+// receipts call their sends back in order before that. A held or lost acknowledgement
+// keeps it waiting, as an acknowledgement that never arrives keeps the real flush waiting:
+// until it is released, ctx ends (ctx's error) or Close is called (ErrProducerClosed, what
+// the real flush gives once its producer closes). An error of the real flush is returned
+// at once, as the real one returns it whether or not every callback ran.
+func (p *Producer) FlushWithCtx(ctx context.Context) error {
+	p.mu.Lock()
+	waits := make([]chan struct{}, 0, len(p.undelivered))
+	for _, done := range p.undelivered {
+		waits = append(waits, done)
+	}
+	p.mu.Unlock()
+	if err := p.Producer.FlushWithCtx(ctx); err != nil {
+		return err
+	}
+	for _, done := range waits {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.closing:
+			return pulsar.ErrProducerClosed
+		}
+	}
+	return nil
 }
 
 // Lost is how many acknowledgements the plan dropped.
@@ -246,7 +303,10 @@ func (p *Producer) Lost() int {
 // delivered.
 func (p *Producer) Close() {
 	p.mu.Lock()
-	p.closed = true
+	if !p.closed {
+		p.closed = true
+		close(p.closing)
+	}
 	p.mu.Unlock()
 	p.Producer.Close()
 	p.wg.Wait()
