@@ -44,8 +44,8 @@ func TestMain(m *testing.M) {
 // stored all seven messages regardless.
 func TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored(t *testing.T) {
 	const delay = 300 * time.Millisecond
-	client, topic, real := realProducer(t, "harness")
-	p := Wrap(real, Faults(map[int]Fault{1: Delay(delay), 2: Hold(), 3: Hold(), 4: Fail(nil), 5: Lose(), 6: Hold()}))
+	client, topic, real, opts := realProducer(t, "harness")
+	p := Wrap(real, opts, Faults(map[int]Fault{1: Delay(delay), 2: Hold(), 3: Hold(), 4: Fail(nil), 5: Lose(), 6: Hold()}))
 	defer p.Close()
 
 	type ack struct {
@@ -123,8 +123,8 @@ func TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored(t *testing.T) {
 // closes the real producer and panics with the runtime's "send on closed channel" without
 // calling it back; a send after it is failed by the real, closed producer.
 func TestProducerClosedWhileSendingPanicsAsTheClientDoes(t *testing.T) {
-	_, _, real := realProducer(t, "harness-closed")
-	p := Wrap(real, Faults(nil)).CloseWhileSending(2)
+	_, _, real, opts := realProducer(t, "harness-closed")
+	p := Wrap(real, opts, Faults(nil)).CloseWhileSending(2)
 	defer p.Close()
 
 	var mu sync.Mutex
@@ -174,8 +174,8 @@ func TestProducerClosedWhileSendingPanicsAsTheClientDoes(t *testing.T) {
 // TestAHeldAcknowledgementIsNeverDeliveredAfterClose: the real producer calls nothing back
 // once closed, so neither does the decorator: a release after Close delivers nothing.
 func TestAHeldAcknowledgementIsNeverDeliveredAfterClose(t *testing.T) {
-	_, _, real := realProducer(t, "harness-close")
-	p := Wrap(real, Faults(map[int]Fault{0: Hold(), 1: Hold()}))
+	_, _, real, opts := realProducer(t, "harness-close")
+	p := Wrap(real, opts, Faults(map[int]Fault{0: Hold(), 1: Hold()}))
 	var called atomic.Int32
 	for range 2 {
 		p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte("x")},
@@ -199,8 +199,8 @@ func TestAHeldAcknowledgementIsNeverDeliveredAfterClose(t *testing.T) {
 // TestCloseWaitsForARelease: a release under way when Close is called has its callbacks
 // return before Close does — the real producer calls nothing back once Close returned.
 func TestCloseWaitsForARelease(t *testing.T) {
-	_, _, real := realProducer(t, "harness-release-close")
-	p := Wrap(real, Faults(map[int]Fault{0: Hold()}))
+	_, _, real, opts := realProducer(t, "harness-release-close")
+	p := Wrap(real, opts, Faults(map[int]Fault{0: Hold()}))
 	entered, leave := make(chan struct{}), make(chan struct{})
 	var leaveOnce sync.Once
 	letGo := func() { leaveOnce.Do(func() { close(leave) }) }
@@ -238,9 +238,17 @@ func TestCloseWaitsForARelease(t *testing.T) {
 }
 
 // realProducer returns a client of the test broker (closed when t ends), a new topic named
-// after prefix, and a real producer on it with ferry's settings (batching and the send
-// timeout off).
-func realProducer(t *testing.T, prefix string) (pulsar.Client, string, pulsar.Producer) {
+// after prefix, a real producer on it with ferry's settings (batching and the send timeout
+// off, a bounded queue that fails a send rather than block) and those settings.
+func realProducer(t *testing.T, prefix string) (pulsar.Client, string, pulsar.Producer, pulsar.ProducerOptions) {
+	t.Helper()
+	return realProducerWith(t, prefix, pulsar.ProducerOptions{
+		DisableBatching: true, SendTimeout: -1, MaxPendingMessages: 2000, DisableBlockIfQueueFull: true,
+	})
+}
+
+// realProducerWith is realProducer with opts (their topic is set).
+func realProducerWith(t *testing.T, prefix string, opts pulsar.ProducerOptions) (pulsar.Client, string, pulsar.Producer, pulsar.ProducerOptions) {
 	t.Helper()
 	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: broker.ServiceURL, Logger: pulsarlog.DefaultNopLogger()})
 	if err != nil {
@@ -248,11 +256,12 @@ func realProducer(t *testing.T, prefix string) (pulsar.Client, string, pulsar.Pr
 	}
 	t.Cleanup(client.Close)
 	topic := fmt.Sprintf("persistent://public/default/%s-%d", prefix, time.Now().UnixNano())
-	real, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic, DisableBatching: true, SendTimeout: -1})
+	opts.Topic = topic
+	real, err := client.CreateProducer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return client, topic, real
+	return client, topic, real, opts
 }
 
 // TestAFlushReturnsOnlyAfterEveryEarlierSendWasCalledBack: the real v0.19.0 flush returns
@@ -273,8 +282,8 @@ func TestAFlushReturnsOnlyAfterEveryEarlierSendWasCalledBack(t *testing.T) {
 		{"lost", Lose(), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, real := realProducer(t, "harness-flush")
-			p := Wrap(real, Faults(map[int]Fault{1: c.fault}))
+			_, _, real, opts := realProducer(t, "harness-flush")
+			p := Wrap(real, opts, Faults(map[int]Fault{1: c.fault}))
 			defer p.Close()
 			var called atomic.Int32
 			for range 3 {
@@ -301,5 +310,81 @@ func TestAFlushReturnsOnlyAfterEveryEarlierSendWasCalledBack(t *testing.T) {
 				t.Fatalf("flush after the release = %v with %d of 3 sends called back; want nil after all 3", err, called.Load())
 			}
 		})
+	}
+}
+
+// TestAnAcknowledgementNotYetDeliveredKeepsItsQueueSlot: the real producer frees a send's
+// slot of its pending queue just before calling it back, so an acknowledgement that comes
+// late keeps its slot, and with DisableBlockIfQueueFull a send that finds none free fails
+// with ErrSendQueueIsFull inside SendAsync. Through the decorator a held and a lost
+// acknowledgement fill a queue of two; a release frees a slot again.
+func TestAnAcknowledgementNotYetDeliveredKeepsItsQueueSlot(t *testing.T) {
+	_, _, real, opts := realProducerWith(t, "harness-queue", pulsar.ProducerOptions{
+		DisableBatching: true, SendTimeout: -1, MaxPendingMessages: 2, DisableBlockIfQueueFull: true,
+	})
+	p := Wrap(real, opts, Faults(map[int]Fault{0: Hold(), 1: Lose()}))
+	defer p.Close()
+	for range 2 {
+		p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte("x")},
+			func(pulsar.MessageID, *pulsar.ProducerMessage, error) {})
+	}
+	eventually.NoError(t, 10*time.Second, func() error {
+		if len(p.Held()) != 1 || p.Lost() != 1 {
+			return fmt.Errorf("%d acknowledgements held and %d lost, want 1 and 1", len(p.Held()), p.Lost())
+		}
+		return nil
+	})
+	var full error
+	var calledBack bool
+	p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte("x")},
+		func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) { full, calledBack = err, true })
+	if !calledBack || !errors.Is(full, pulsar.ErrSendQueueIsFull) {
+		t.Fatalf("a send with the queue full: called back inside SendAsync %t, with %v; want ErrSendQueueIsFull", calledBack, full)
+	}
+	p.Release(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := p.Send(ctx, &pulsar.ProducerMessage{Payload: []byte("x")}); err != nil {
+		t.Fatalf("a send after the held acknowledgement was released: %v", err)
+	}
+}
+
+// TestABlockingQueueWaitsForAnAcknowledgementToBeDelivered: without
+// DisableBlockIfQueueFull the real producer blocks a send until a slot frees, or fails it
+// with ErrContextExpired when its context ends first. A held acknowledgement keeps its
+// slot until it is released.
+func TestABlockingQueueWaitsForAnAcknowledgementToBeDelivered(t *testing.T) {
+	_, _, real, opts := realProducerWith(t, "harness-queue-block", pulsar.ProducerOptions{
+		DisableBatching: true, SendTimeout: -1, MaxPendingMessages: 1,
+	})
+	p := Wrap(real, opts, Faults(map[int]Fault{0: Hold()}))
+	defer p.Close()
+	p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte("x")},
+		func(pulsar.MessageID, *pulsar.ProducerMessage, error) {})
+	eventually.NoError(t, 10*time.Second, func() error {
+		if n := len(p.Held()); n != 1 {
+			return fmt.Errorf("%d acknowledgements held, want 1", n)
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var expired error
+	p.SendAsync(ctx, &pulsar.ProducerMessage{Payload: []byte("x")},
+		func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) { expired = err })
+	if !errors.Is(expired, pulsar.ErrContextExpired) {
+		t.Fatalf("a send blocked on the full queue until its context ended: called back with %v, want ErrContextExpired", expired)
+	}
+	acked := make(chan error, 1)
+	go p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte("x")},
+		func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) { acked <- err })
+	p.Release(0)
+	select {
+	case err := <-acked:
+		if err != nil {
+			t.Fatalf("the send that waited for the slot: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the send that waited for a slot was not called back after the release freed one")
 	}
 }

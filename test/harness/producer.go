@@ -88,9 +88,12 @@ type Producer struct {
 	held []Held // acknowledgements kept by Hold, in arrival order
 	lost int
 	wg   sync.WaitGroup // delayed deliveries and releases in flight
-	// undelivered has a channel for each send whose planned outcome has not reached its
-	// caller yet, closed once the caller's callback has returned: what a flush waits for.
-	undelivered map[int]chan struct{}
+	// undelivered has each send whose planned outcome has not reached its caller yet.
+	undelivered map[int]*outstanding
+	// slots is the real producer's pending queue as its callers see it: a send takes one,
+	// and gives it back only when its outcome reaches the caller (see [Wrap]).
+	slots       chan struct{}
+	blockIfFull bool
 	// closeAt is the number of the send the producer is closed under (see
 	// [Producer.CloseWhileSending]); closeArmed says whether there is one.
 	closeAt    int
@@ -99,9 +102,34 @@ type Producer struct {
 	closing    chan struct{} // closed by Close: a flush stops waiting for them
 }
 
-// Wrap puts plan between p and its callers' callbacks.
-func Wrap(p pulsar.Producer, plan Plan) *Producer {
-	return &Producer{Producer: p, plan: plan, undelivered: map[int]chan struct{}{}, closing: make(chan struct{})}
+// outstanding is a send whose planned outcome has not reached its caller.
+type outstanding struct {
+	done chan struct{} // closed once the caller's callback has returned: what a flush waits for
+	slot bool          // it holds one of the pending queue's slots
+}
+
+// Wrap puts plan between p and its callers' callbacks. opts must be the options p was
+// created with: the decorator keeps p's pending queue (MaxPendingMessages, 1,000 if 0)
+// full as long as an acknowledgement is delayed, held or lost. The real v0.19.0 producer
+// frees a send's slot just before calling it back (sendRequest.done), so a genuinely late
+// acknowledgement keeps its slot; the decorator's callers see that too. With
+// DisableBlockIfQueueFull, a send that finds every slot taken is called back with
+// pulsar.ErrSendQueueIsFull inside SendAsync, as the real one is; without it, SendAsync
+// blocks until a slot frees or its ctx ends (then pulsar.ErrContextExpired, as the real
+// one). The queue is counted across partitions, where the real one is per partition: the
+// same for ferry, which routes a producer's sends to one partition. The client's memory
+// limit (ClientOptions.MemoryLimitBytes) is not modelled.
+func Wrap(p pulsar.Producer, opts pulsar.ProducerOptions, plan Plan) *Producer {
+	capacity := opts.MaxPendingMessages
+	if capacity <= 0 {
+		capacity = 1000 // v0.19.0's default (newPartitionProducer)
+	}
+	return &Producer{
+		Producer: p, plan: plan,
+		undelivered: map[int]*outstanding{},
+		slots:       make(chan struct{}, capacity), blockIfFull: !opts.DisableBlockIfQueueFull,
+		closing: make(chan struct{}),
+	}
 }
 
 // NumPartitions is the real producer's: how many partitions it publishes to. ferry's
@@ -126,7 +154,8 @@ func (p *Producer) CloseWhileSending(n int) *Producer {
 }
 
 // SendAsync sends msg with the real producer and hands the broker's acknowledgement to
-// the plan.
+// the plan. A send the pending queue has no slot for (see [Wrap]) is not sent: its outcome
+// is the real client's for a full queue, and goes through the plan as well.
 func (p *Producer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
 	p.mu.Lock()
 	n := p.sent
@@ -139,10 +168,11 @@ func (p *Producer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, c
 		close(handOver)
 		handOver <- msg // panics: send on closed channel
 	}
+	out := &outstanding{done: make(chan struct{})}
 	p.mu.Lock()
-	p.undelivered[n] = make(chan struct{})
+	p.undelivered[n] = out
 	p.mu.Unlock()
-	p.Producer.SendAsync(ctx, msg, func(id pulsar.MessageID, m *pulsar.ProducerMessage, err error) {
+	outcome := func(id pulsar.MessageID, m *pulsar.ProducerMessage, err error) {
 		switch f := p.plan(n, m); f.kind {
 		case deliver:
 			p.deliver(n, cb, id, m, err)
@@ -163,7 +193,44 @@ func (p *Producer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, c
 			p.lost++
 			p.mu.Unlock()
 		}
-	})
+	}
+	if err := p.takeSlot(ctx, out); err != nil {
+		outcome(nil, msg, err)
+		return
+	}
+	p.Producer.SendAsync(ctx, msg, outcome)
+}
+
+// takeSlot takes a slot of the pending queue for out, or says why the real producer would
+// fail the send. A closed producer or a context already ended takes none: the real one
+// fails such a send before it reserves anything (internalSendAsync).
+func (p *Producer) takeSlot(ctx context.Context, out *outstanding) error {
+	select {
+	case <-p.closing:
+		return nil
+	default:
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	if !p.blockIfFull {
+		select {
+		case p.slots <- struct{}{}:
+			out.slot = true
+			return nil
+		default:
+			return pulsar.ErrSendQueueIsFull
+		}
+	}
+	select {
+	case p.slots <- struct{}{}:
+		out.slot = true
+		return nil
+	case <-ctx.Done():
+		return pulsar.ErrContextExpired
+	case <-p.closing: // the real producer fails it
+		return nil
+	}
 }
 
 // Send is SendAsync and a wait for the (planned) acknowledgement, bounded by ctx: a lost
@@ -241,17 +308,21 @@ func (p *Producer) release(fail error, numbers []int) {
 	}
 }
 
-// deliver calls send n's callback with its planned outcome, then lets a flush waiting for
-// it go on: in v0.19.0 a flush completes only after the callbacks of the sends before it
-// have returned (pendingItem.done runs the flush's callback after them).
+// deliver calls send n's callback with its planned outcome. Its queue slot is freed just
+// before, as v0.19.0 frees it (sendRequest.done); a flush waiting for it goes on only after
+// the callback returned, as in v0.19.0 pendingItem.done runs the flush's callback after
+// the sends'.
 func (p *Producer) deliver(n int, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error), id pulsar.MessageID, m *pulsar.ProducerMessage, err error) {
-	cb(id, m, err)
 	p.mu.Lock()
-	done := p.undelivered[n]
+	out := p.undelivered[n]
 	delete(p.undelivered, n)
 	p.mu.Unlock()
-	if done != nil {
-		close(done)
+	if out != nil && out.slot {
+		<-p.slots
+	}
+	cb(id, m, err)
+	if out != nil {
+		close(out.done)
 	}
 }
 
@@ -270,8 +341,8 @@ func (p *Producer) Flush() error { return p.FlushWithCtx(context.Background()) }
 func (p *Producer) FlushWithCtx(ctx context.Context) error {
 	p.mu.Lock()
 	waits := make([]chan struct{}, 0, len(p.undelivered))
-	for _, done := range p.undelivered {
-		waits = append(waits, done)
+	for _, out := range p.undelivered {
+		waits = append(waits, out.done)
 	}
 	p.mu.Unlock()
 	if err := p.Producer.FlushWithCtx(ctx); err != nil {

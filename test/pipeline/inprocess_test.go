@@ -174,7 +174,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 		if err != nil || o.plan == nil {
 			return prod, err
 		}
-		h := harness.Wrap(prod, o.plan)
+		h := harness.Wrap(prod, opts, o.plan)
 		ip.mu.Lock()
 		ip.producers = append(ip.producers, h)
 		ip.mu.Unlock()

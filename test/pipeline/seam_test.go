@@ -658,7 +658,7 @@ func TestAProducerClosedUnderASendIsReplaced(t *testing.T) {
 			if err != nil || !first.CompareAndSwap(false, true) {
 				return p, err
 			}
-			return panicSeen{Producer: harness.Wrap(p, harness.Faults(nil)).CloseWhileSending(150), seen: &panicked}, nil
+			return panicSeen{Producer: harness.Wrap(p, opts, harness.Faults(nil)).CloseWhileSending(150), seen: &panicked}, nil
 		}
 	}}, sc)
 	pos := pub.publish(t, 0, n)
