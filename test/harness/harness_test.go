@@ -388,3 +388,60 @@ func TestABlockingQueueWaitsForAnAcknowledgementToBeDelivered(t *testing.T) {
 		t.Fatal("the send that waited for a slot was not called back after the release freed one")
 	}
 }
+
+// TestEveryFaultThatDeliversHandsBackTheRealFailure: the real producer, closed, fails
+// every send with ErrProducerClosed. Whatever the plan does to that outcome, it may only
+// make it later or worse: each fault that delivers it must hand back the real error, a
+// failure injected by Fail or ReleaseFailed its own, and Lose nothing.
+func TestEveryFaultThatDeliversHandsBackTheRealFailure(t *testing.T) {
+	failure := errors.New("planned failure")
+	for _, c := range []struct {
+		name    string
+		fault   Fault
+		release func(*Producer) // after the acknowledgement was held
+		want    error           // nil: no callback
+	}{
+		{"delivered", Deliver(), nil, pulsar.ErrProducerClosed},
+		{"delayed", Delay(200 * time.Millisecond), nil, pulsar.ErrProducerClosed},
+		{"held and released", Hold(), func(p *Producer) { p.Release(0) }, pulsar.ErrProducerClosed},
+		{"held and all released", Hold(), (*Producer).ReleaseAll, pulsar.ErrProducerClosed},
+		{"held and released failed", Hold(), func(p *Producer) { p.ReleaseFailed(0) }, ErrInjected},
+		{"failed", Fail(failure), nil, failure},
+		{"lost", Lose(), nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, real, opts := realProducer(t, "harness-real-failure")
+			real.Close() // the decorator is not told: the client closed its producer itself
+			p := Wrap(real, opts, Faults(map[int]Fault{0: c.fault}))
+			defer p.Close()
+			got := make(chan error, 1)
+			p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte("x")},
+				func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) { got <- err })
+			if c.release != nil {
+				if n := len(p.Held()); n != 1 {
+					t.Fatalf("%d acknowledgements held, want 1", n)
+				}
+				c.release(p)
+			}
+			if c.want == nil {
+				if p.Lost() != 1 {
+					t.Fatalf("%d acknowledgements lost, want 1", p.Lost())
+				}
+				select {
+				case err := <-got:
+					t.Fatalf("a lost acknowledgement was delivered: %v", err)
+				default:
+				}
+				return
+			}
+			select {
+			case err := <-got:
+				if !errors.Is(err, c.want) {
+					t.Fatalf("called back with %v, want %v", err, c.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("not called back")
+			}
+		})
+	}
+}
