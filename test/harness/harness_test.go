@@ -445,3 +445,20 @@ func TestEveryFaultThatDeliversHandsBackTheRealFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestADelayedOutcomeThatComesAfterCloseIsDeliveredAtOnce: a send after Close is failed by
+// the real producer with ErrProducerClosed inside SendAsync. Delaying that outcome would
+// call back after Close returned, which the real producer never does, and count a delayed
+// delivery that Close no longer waits for: it is delivered at once.
+func TestADelayedOutcomeThatComesAfterCloseIsDeliveredAtOnce(t *testing.T) {
+	_, _, real, opts := realProducer(t, "harness-delay-close")
+	p := Wrap(real, opts, Faults(map[int]Fault{0: Delay(time.Hour)}))
+	p.Close()
+	var got error
+	var calledBack bool
+	p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte("x")},
+		func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) { got, calledBack = err, true })
+	if !calledBack || !errors.Is(got, pulsar.ErrProducerClosed) {
+		t.Fatalf("a send after Close: called back inside SendAsync %t, with %v; want ErrProducerClosed", calledBack, got)
+	}
+}

@@ -177,7 +177,21 @@ func (p *Producer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, c
 		case deliver:
 			p.deliver(n, cb, id, m, err)
 		case delayed:
+			// Counted under the lock, while closed is false, as in release: a Close from
+			// here on waits for it. Once Close has begun, nothing is counted: the real
+			// Close may have returned at once (the client closed the producer itself) and
+			// be waiting already, and an Add from zero then races its Wait. The outcome is
+			// delivered now instead: the real producer calls back what it fails at close
+			// on its own goroutine, without waiting, and a delay must not carry a callback
+			// past Close.
+			p.mu.Lock()
+			if p.closed {
+				p.mu.Unlock()
+				p.deliver(n, cb, id, m, err)
+				return
+			}
 			p.wg.Add(1)
+			p.mu.Unlock()
 			time.AfterFunc(f.delay, func() {
 				defer p.wg.Done()
 				p.deliver(n, cb, id, m, err)
@@ -370,7 +384,8 @@ func (p *Producer) Lost() int {
 // Close closes the real producer, which calls back every send it has taken in before it
 // returns (and so has scheduled every delayed delivery; v0.19.0 drops, never calling them
 // back, sends its event loop has not taken in yet), then waits for the delayed deliveries:
-// like the real producer's, no callback comes after Close. Held and lost acknowledgements are never
+// like the real producer's, no callback comes after Close. An outcome the plan delays that
+// comes once Close has begun is delivered at once. Held and lost acknowledgements are never
 // delivered.
 func (p *Producer) Close() {
 	p.mu.Lock()
