@@ -11,5 +11,10 @@
 // pipeline must survive. It can also close the real producer under a send, the way the
 // client's own reconnect does ([Producer.CloseWhileSending]).
 //
+// What the real producer ties to an acknowledgement follows the planned one, not the
+// broker's: a flush waits until the callbacks of earlier sends have run, and a send keeps
+// its slot of the pending queue until its outcome reaches the caller, so a late
+// acknowledgement fills the queue as it would in the real client.
+//
 // Only tests import this package.
 package harness
