@@ -34,7 +34,8 @@ type live struct {
 	pids *recordingPIDs
 	*liveSends
 
-	sub         *aeron.Subscription
+	sub         liveSubscription
+	addSub      addLiveSubscription // nil: the Env's Aeron client
 	cancel      context.CancelFunc
 	asm         *aeron.FragmentAssembler
 	discarded   uint64 // the assembler's discarded messages counted as lost so far
@@ -70,9 +71,34 @@ type liveSends struct {
 	lastReadMs, lastAckMs int64
 }
 
+// liveSubscription is what the live reader uses of its subscription. *aeron.Subscription
+// implements it.
+type liveSubscription interface {
+	Images() []*aeron.Image
+	IsClosed() bool
+	// Err reports a channel endpoint the media driver could not open (see
+	// [aeron.Subscription.Err]): the subscription is open, idle, and receives nothing.
+	Err() error
+	Close() error
+}
+
+// addLiveSubscription adds the live reader's subscription; it blocks.
+type addLiveSubscription func(ctx context.Context, channel string, streamID int32) (liveSubscription, error)
+
+// subscribeWith adds live subscriptions with an Aeron client.
+func subscribeWith(s Subscriber) addLiveSubscription {
+	return func(ctx context.Context, channel string, streamID int32) (liveSubscription, error) {
+		sub, err := s.AddSubscription(ctx, channel, streamID, aeron.ImageHandlers{})
+		if sub == nil {
+			return nil, err // not a nil *aeron.Subscription in a non-nil interface
+		}
+		return sub, err
+	}
+}
+
 // liveSubscribed is the result of adding the live subscription.
 type liveSubscribed struct {
-	sub *aeron.Subscription
+	sub liveSubscription
 	err error
 }
 
@@ -104,6 +130,9 @@ func (l *live) Receive(ctx actor.Context) {
 			panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: %w", l.cfg.Def.Name, err)))
 		}
 		l.sub = msg.sub
+		if l.sub != nil {
+			l.checkChannel(ctx) // the driver's error may have come already: not live then
+		}
 		l.asm = aeron.NewFragmentAssembler(maxMessageLength, l.onMessage)
 		l.asm.UsePool(l.env.Payloads)
 		l.env.Logger.Info("transport mode: subscribed; at most once, messages published while ferry is down are lost", "stream", l.cfg.Def.Name, "channel", l.channel(), "stream_id", l.cfg.Def.StreamID)
@@ -128,6 +157,7 @@ func (l *live) Receive(ctx actor.Context) {
 	case *checkImages:
 		l.checkPending = false
 		if l.sub != nil && !l.draining && l.windowFull() {
+			l.checkChannel(ctx)
 			l.observeImages(ctx)
 			l.scheduleImageCheck(ctx)
 		}
@@ -169,9 +199,13 @@ func (l *live) subscribe(ctx actor.Context) {
 	callCtx, cancel := context.WithTimeout(context.Background(), l.cfg.CallTimeout)
 	l.cancel = cancel
 	self, system, ch, stream := ctx.Self(), ctx.ActorSystem(), l.channel(), l.cfg.Def.StreamID
+	add := l.addSub
+	if add == nil {
+		add = subscribeWith(l.env.Aeron)
+	}
 	if !l.env.tasks().Go(func() {
 		defer cancel()
-		sub, err := l.env.Aeron.AddSubscription(callCtx, ch, stream, aeron.ImageHandlers{})
+		sub, err := add(callCtx, ch, stream)
 		system.Root.Send(self, &liveSubscribed{sub: sub, err: err})
 	}) {
 		cancel()
@@ -182,6 +216,7 @@ func (l *live) poll(ctx actor.Context) {
 	if l.sub == nil || l.draining {
 		return
 	}
+	l.checkChannel(ctx)
 	images := l.observeImages(ctx)
 	// Each poll starts at the next image: one that starts every poll would take the credits
 	// an outcome returns first, and while its publisher has a backlog (Pulsar slower than
@@ -236,6 +271,23 @@ func (l *live) poll(ctx actor.Context) {
 	}
 	l.idle = min(max(2*l.idle, idlePollMin), idlePollMax)
 	l.schedulePoll(ctx, l.idle)
+}
+
+// checkChannel fails the reader, to subscribe again after the restart's back-off, if the
+// media driver could not open its subscription's channel endpoint (a UDP address in use or
+// not local). The driver says so after it made the subscription (its receiver thread binds
+// the socket, under the default dedicated threading): the subscription stays open with no
+// image, and polls as a quiet stream. Not failed, the stream would show live and healthy
+// while nothing can arrive (lesson 16); failed, its status shows the driver's reason, and
+// the supervisor gives up on it after its restarts if the endpoint keeps failing.
+func (l *live) checkChannel(ctx actor.Context) {
+	cause := l.sub.Err()
+	if cause == nil {
+		return
+	}
+	err := fmt.Errorf("subscription to %s stream %d receives nothing, its channel endpoint failed (subscribing again): %w", l.channel(), l.cfg.Def.StreamID, cause)
+	ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "read", Message: err.Error()}})
+	panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: %w", l.cfg.Def.Name, err)))
 }
 
 // windowFull reports whether the records or bytes in flight leave no credit to read.
@@ -382,7 +434,7 @@ func (l *live) schedulePoll(ctx actor.Context, d time.Duration) {
 	time.AfterFunc(d, func() { system.Root.Send(self, &pollLive{}) })
 }
 
-func (l *live) closeSub(sub *aeron.Subscription) {
+func (l *live) closeSub(sub liveSubscription) {
 	if sub == nil {
 		return
 	}

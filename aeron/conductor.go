@@ -344,7 +344,7 @@ func (d *conductor) onSubscriptionReady(r command.SubscriptionReady) {
 	}
 	req := a.req.(*addSubscription)
 	sub := newSubscription(d.c, r.CorrelationID, req.channel, req.streamID, req.handlers)
-	sub.channelStatusID = r.ChannelStatusCounterID
+	sub.endpoint = newChannelEndpoint(d.c.counters, r.ChannelStatusCounterID)
 	d.subscriptions[r.CorrelationID] = sub
 	if a.abandoned {
 		d.releaseSubscription(sub, time.Now())
@@ -358,19 +358,26 @@ func (d *conductor) onError(r command.ErrorResponse) {
 		// The id is a channel-status counter, not a command (aeron-protocol.md §4.5). The
 		// driver broadcasts it to every client: it is this client's only if one of its
 		// publications or subscriptions has that counter (Java's
-		// ClientConductor.onChannelEndpointError reports it to those only).
+		// ClientConductor.onChannelEndpointError reports it to those only). It arrives
+		// after the resource was handed over when the driver's sender or receiver thread
+		// opens the endpoint (dedicated threading, the default): OnError alone would leave
+		// the resource looking healthy, so it is kept on the resource too, for its Err.
 		id := int32(r.OffendingCorrelationID)
 		if id == command.NullCounterID {
 			return
 		}
 		for _, pub := range d.publications {
-			if pub.channelStatusID == id {
-				d.c.opts.OnError(fmt.Errorf("%w: channel endpoint of publication %q stream %d (status counter %d): %s", ErrDriver, pub.channel, pub.streamID, id, r.Message))
+			if pub.endpoint.statusID == id {
+				err := fmt.Errorf("%w: publication %q stream %d (status counter %d): %s", ErrChannelEndpoint, pub.channel, pub.streamID, id, r.Message)
+				pub.endpoint.fail(err)
+				d.c.opts.OnError(err)
 			}
 		}
 		for _, sub := range d.subscriptions {
-			if sub.channelStatusID == id {
-				d.c.opts.OnError(fmt.Errorf("%w: channel endpoint of subscription %q stream %d (status counter %d): %s", ErrDriver, sub.channel, sub.streamID, id, r.Message))
+			if sub.endpoint.statusID == id {
+				err := fmt.Errorf("%w: subscription %q stream %d (status counter %d): %s", ErrChannelEndpoint, sub.channel, sub.streamID, id, r.Message)
+				sub.endpoint.fail(err)
+				d.c.opts.OnError(err)
 			}
 		}
 		return
@@ -430,16 +437,16 @@ func (d *conductor) newPublication(req *addPublication, r command.PublicationBuf
 		return nil, err
 	}
 	return &ExclusivePublication{
-		client:          d.c,
-		channel:         req.channel,
-		streamID:        r.StreamID,
-		sessionID:       r.SessionID,
-		registrationID:  r.RegistrationID,
-		channelStatusID: r.ChannelStatusCounterID,
-		logPath:         r.LogFileName,
-		log:             log,
-		appender:        appender,
-		limit:           limit,
+		client:         d.c,
+		channel:        req.channel,
+		streamID:       r.StreamID,
+		sessionID:      r.SessionID,
+		registrationID: r.RegistrationID,
+		endpoint:       newChannelEndpoint(d.c.counters, r.ChannelStatusCounterID),
+		logPath:        r.LogFileName,
+		log:            log,
+		appender:       appender,
+		limit:          limit,
 	}, nil
 }
 

@@ -372,7 +372,7 @@ func TestAChannelEndpointErrorIsReportedOnlyForTheClientsOwnEndpoint(t *testing.
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(reported) != 1 || !errors.Is(reported[0], ErrDriver) ||
+	if len(reported) != 1 || !errors.Is(reported[0], ErrChannelEndpoint) ||
 		!strings.Contains(reported[0].Error(), `subscription "aeron:udp?endpoint=127.0.0.1:40456" stream 7`) ||
 		!strings.Contains(reported[0].Error(), "endpoint of counter 42 failed") {
 		t.Fatalf("reported %v; want the error of counter 42 only, naming the subscription", reported)

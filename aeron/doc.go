@@ -15,6 +15,10 @@
 //     assembler hand it over with [FragmentAssembler.Detach] (a reassembled message's
 //     buffer, or a copy of a one-fragment message carved from the assembler's blocks, or
 //     taken from a [BufferPool] the handler gives each buffer back to when it is done).
+//     A poll loop also checks [Subscription.Err] (an offering one [ExclusivePublication.Err]):
+//     a channel endpoint the driver could not open — a UDP bind that fails after it answered
+//     the command, under its default dedicated threading — leaves the resource open and idle,
+//     looking like a quiet stream.
 //  4. [Client.Close] releases everything. If the driver dies, every call returns an error
 //     wrapping [ErrDriverTimeout] from then on, and [Client.Done] is closed: the client
 //     never hangs, panics or exits the process.

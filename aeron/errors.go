@@ -21,6 +21,12 @@ var (
 	// ErrDriver is wrapped by every error the driver answered a command with; errors.As
 	// with *DriverError gives its code and message.
 	ErrDriver = errors.New("aeron: media driver refused the command")
+	// ErrChannelEndpoint means the media driver could not open a channel's endpoint (a UDP
+	// address already in use, or not local): the publication or subscription on it stays
+	// open but sends or receives nothing, ever. It is returned by
+	// [Subscription.Err] and [ExclusivePublication.Err] and passed to [Options.OnError].
+	// Close the resource and add it again once the cause is fixed.
+	ErrChannelEndpoint = errors.New("aeron: channel endpoint failed")
 )
 
 // Offer results that are not a position. They are sentinels, so an Offer on the hot path

@@ -214,3 +214,30 @@ func newFakeLog(t testing.TB) string {
 	}
 	return path
 }
+
+// setCounterValue stores a counter's value, as the driver would.
+func (d *fakeDriver) setCounterValue(id counters.CounterID, v int64) {
+	d.file.Section(cnc.CountersValues).StoreInt64(int(id)*counters.ValueLength+counters.ValueOffset, v)
+}
+
+// subscribe adds a subscription on channel, which the driver answers with channel status
+// counter statusID.
+func (d *fakeDriver) subscribe(c *Client, channel string, statusID int32) *Subscription {
+	d.t.Helper()
+	type added struct {
+		sub *Subscription
+		err error
+	}
+	done := make(chan added, 1)
+	go func() {
+		s, err := c.AddSubscription(context.Background(), channel, 7, ImageHandlers{})
+		done <- added{s, err}
+	}()
+	cmd := d.awaitCommand(command.CommandAddSubscription)
+	d.send(command.ResponseOnSubscriptionReady, command.SubscriptionReady{CorrelationID: cmd.correlationID, ChannelStatusCounterID: statusID}.AppendTo(nil))
+	a := <-done
+	if a.err != nil {
+		d.t.Fatal(a.err)
+	}
+	return a.sub
+}

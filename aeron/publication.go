@@ -2,6 +2,7 @@ package aeron
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/ferry-bridge/ferry/aeron/internal/counters"
@@ -17,13 +18,13 @@ type ExclusivePublication struct {
 	streamID       int32
 	sessionID      int32
 	registrationID int64
-	// channelStatusID is the channel's status counter (command.NullCounterID for IPC):
-	// the driver names it in a channel endpoint error.
-	channelStatusID int32
-	logPath         string
-	log             *logbuffer.Log
-	appender        *logbuffer.ExclusiveAppender // touched only by the offering goroutine
-	limit           counters.Value               // pub-lmt, maintained by the driver
+	// endpoint is the channel's status counter (the driver names it in a channel endpoint
+	// error) and the error kept.
+	endpoint *channelEndpoint
+	logPath  string
+	log      *logbuffer.Log
+	appender *logbuffer.ExclusiveAppender // touched only by the offering goroutine
+	limit    counters.Value               // pub-lmt, maintained by the driver
 	// closed is set by Close or by the conductor when the client ends; Offer checks it
 	// first, and the mapping outlives it by the resource linger time.
 	closed atomic.Bool
@@ -95,6 +96,16 @@ func (p *ExclusivePublication) TermLength() int { return p.log.TermLength() }
 
 // IsClosed reports whether the publication was closed, by Close or with its client.
 func (p *ExclusivePublication) IsClosed() bool { return p.closed.Load() }
+
+// Err returns an error wrapping [ErrChannelEndpoint] once the media driver could not open
+// the publication's channel endpoint, or nil: its messages go nowhere, and only a new
+// publication (once the cause is fixed) sends again. As [Subscription.Err]. Safe for
+// concurrent use.
+func (p *ExclusivePublication) Err() error {
+	return p.endpoint.err(p.closed.Load(), func() string {
+		return fmt.Sprintf("publication %q stream %d", p.channel, p.streamID)
+	})
+}
 
 // Close removes the publication from the driver. Offers after it return [ErrClosed].
 // It is idempotent and returns once the conductor has released the publication.

@@ -1,6 +1,7 @@
 package aeron
 
 import (
+	"fmt"
 	"slices"
 	"sync/atomic"
 )
@@ -12,10 +13,11 @@ type Subscription struct {
 	registrationID int64
 	channel        string
 	streamID       int32
-	// channelStatusID is the channel's status counter (command.NullCounterID for IPC):
-	// the driver names it in a channel endpoint error. Set once, by the conductor.
-	channelStatusID int32
-	handlers        ImageHandlers
+	// endpoint is the channel's status counter (the driver names it in a channel endpoint
+	// error) and the error kept. Set up by the conductor before the subscription is handed
+	// over.
+	endpoint *channelEndpoint
+	handlers ImageHandlers
 	// images is the current image list. The conductor replaces it, never modifies it: a
 	// poller that loaded it reads a consistent list (the atomic store happens-before the
 	// load that sees it).
@@ -90,6 +92,24 @@ func (s *Subscription) RegistrationID() int64 { return s.registrationID }
 
 // IsClosed reports whether the subscription was closed, by Close or with its client.
 func (s *Subscription) IsClosed() bool { return s.closed.Load() }
+
+// Err returns an error wrapping [ErrChannelEndpoint] once the media driver could not open
+// the subscription's channel endpoint, or nil. Under the driver's default (dedicated)
+// threading the receiver binds the UDP socket after the driver answered the subscription,
+// so a bind that fails (the address in use, or not local) leaves an open subscription that
+// polls as an idle stream and receives nothing, ever: a poll loop must check Err to tell it
+// from a quiet one (as a Java poller checks Subscription.channelStatus), then close the
+// subscription and add it again. It is set when the driver's error arrives, or when the
+// channel status counter reads ERRORED (the endpoint, shared with another subscription of
+// the channel, failed earlier). Poll does not return it, as Java's poll does not: on a
+// multi-destination subscription (control-mode=manual) one destination that fails reports
+// it too, while the others still receive. Safe for concurrent use; it reads a counter, not
+// the driver.
+func (s *Subscription) Err() error {
+	return s.endpoint.err(s.closed.Load(), func() string {
+		return fmt.Sprintf("subscription %q stream %d", s.channel, s.streamID)
+	})
+}
 
 // Close removes the subscription from the driver and closes its images. It is idempotent
 // and returns once the conductor has released the subscription.

@@ -1,0 +1,139 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/messages"
+	"github.com/ferry-bridge/ferry/test/eventually"
+)
+
+// endpointSubscription is a live subscription with no image whose channel endpoint fails
+// when the test says, as an *aeron.Subscription's does when the driver reports it.
+type endpointSubscription struct {
+	failed atomic.Pointer[error]
+	closed atomic.Bool
+}
+
+func (s *endpointSubscription) Images() []*aeron.Image { return nil }
+func (s *endpointSubscription) IsClosed() bool         { return s.closed.Load() }
+func (s *endpointSubscription) Close() error           { s.closed.Store(true); return nil }
+func (s *endpointSubscription) fail(err error)         { s.failed.Store(&err) }
+func (s *endpointSubscription) Err() error {
+	if p := s.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// endpointSubscriptions makes the live reader's subscriptions and keeps them, in order.
+type endpointSubscriptions struct {
+	mu   sync.Mutex
+	subs []*endpointSubscription
+	// failFirst: the first subscription comes with its endpoint failed already.
+	failFirst error
+}
+
+func (e *endpointSubscriptions) add(context.Context, string, int32) (liveSubscription, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := &endpointSubscription{}
+	if len(e.subs) == 0 && e.failFirst != nil {
+		s.fail(e.failFirst)
+	}
+	e.subs = append(e.subs, s)
+	return s, nil
+}
+
+func (e *endpointSubscriptions) made() []*endpointSubscription {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]*endpointSubscription(nil), e.subs...)
+}
+
+// A live reader whose subscription's channel endpoint fails (the driver could not bind its
+// UDP socket, and said so after it made the subscription) receives nothing: it must not show
+// live and healthy. It reports the driver's error as a read failure, is no longer
+// subscribed in the status, closes that subscription and subscribes again after the
+// back-off. Whether the error comes while it polls or before it took the subscription.
+func TestALiveReaderWhoseChannelEndpointFailedIsNotLive(t *testing.T) {
+	const driverSays = "java.net.BindException: Address already in use"
+	for _, early := range []bool{false, true} {
+		name := "while polling"
+		if early {
+			name = "before the first poll"
+		}
+		t.Run(name, func(t *testing.T) {
+			env, cfg := testEnv(t)
+			cfg.Transport = true
+			system := testSystem(t)
+			nb, pids := spawnNeighbours(system)
+			subs := &endpointSubscriptions{}
+			if early {
+				subs.failFirst = errors.New(driverSays)
+			}
+			sends := &liveSends{epoch: 1, marks: newSentMarks()}
+			spawnSupervised(t, system, env, cfg, func() actor.Actor {
+				return &live{env: env, cfg: cfg, pids: pids, liveSends: sends, lastEnd: map[int32]int64{}, addSub: subs.add}
+			})
+			status := newStreamStatus(0)
+			apply := func(m any) {
+				switch m := m.(type) {
+				case *messages.RecordingProgress:
+					status.progress(m, at(1))
+				case *messages.FailureObserved:
+					status.failure(m.Failure)
+				}
+			}
+			if !early {
+				if p := next[*messages.RecordingProgress](t, nb.stream); p.Status.Publishers == nil {
+					t.Fatal("the reader's first push does not say it is subscribed")
+				}
+				subs.made()[0].fail(errors.New(driverSays))
+			}
+			// Up to the failure, nothing says subscribed (early) ...
+			var failure *messages.FailureObserved
+			for failure == nil {
+				select {
+				case m := <-nb.stream:
+					apply(m)
+					if p, ok := m.(*messages.RecordingProgress); ok && early && p.Status.Publishers != nil {
+						t.Fatal("the reader said it was subscribed on a failed endpoint")
+					}
+					failure, _ = m.(*messages.FailureObserved)
+				case <-time.After(waitFor):
+					t.Fatal("no failure observed: the reader goes on polling a subscription that receives nothing")
+				}
+			}
+			if f := failure.Failure; f.Kind != "read" || !strings.Contains(f.Message, driverSays) {
+				t.Fatalf("failure %s %q; want a read failure with the driver's message", f.Kind, f.Message)
+			}
+			// ... and after it, the push as it stops says it is not subscribed.
+			for {
+				p := next[*messages.RecordingProgress](t, nb.stream)
+				apply(p)
+				if p.Status.Publishers == nil {
+					break
+				}
+			}
+			st := status.build("s", "transport", nil, nil, time.Minute, 2)
+			if st.State == "live" || len(st.Failures) == 0 || !strings.Contains(st.Failures[0].Message, driverSays) {
+				t.Fatalf("status %s, failures %v; want not live, with the driver's error", st.State, st.Failures)
+			}
+			eventually.NoError(t, waitFor, func() error {
+				if s := subs.made(); len(s) < 2 || !s[0].IsClosed() {
+					return errors.New("the failed subscription was not closed and replaced by a new one")
+				}
+				return nil
+			})
+		})
+	}
+}
