@@ -2,13 +2,14 @@ package actors
 
 import "sync"
 
-// handoff passes what a task goroutine made — a Pulsar producer, an opened replay — to the
-// actor incarnation that asked for it, which may have let go meanwhile (stopped with its
-// stream or its recording, restarted, drained): then whichever of the two comes second
-// closes it. Sent to a stopped actor, it would be a dead letter, and left open a producer
-// keeps its name taken on the broker (ProducerBusy: the recording's next publisher in this
-// process could never create its own), a replay keeps the archive replaying — a live
-// recording for ever — to a subscription nobody reads.
+// handoff passes what a task goroutine made — a Pulsar producer, an opened replay, the
+// transport mode's live subscription — to the actor incarnation that asked for it, which may
+// have let go meanwhile (stopped with its stream or its recording, restarted, drained): then
+// whichever of the two comes second closes it. Sent to a stopped actor, it would be a dead
+// letter, and left open a producer keeps its name taken on the broker (ProducerBusy: the
+// recording's next publisher in this process could never create its own), a replay keeps
+// the archive replaying — a live recording for ever — to a subscription nobody reads, and a
+// live IPC or spy subscription nobody polls holds the application's publisher back.
 type handoff[T any] struct {
 	mu        sync.Mutex
 	v         T

@@ -34,8 +34,11 @@ type live struct {
 	pids *recordingPIDs
 	*liveSends
 
-	sub         liveSubscription
-	addSub      addLiveSubscription // nil: the Env's Aeron client
+	sub    liveSubscription
+	addSub addLiveSubscription // nil: the Env's Aeron client
+	// subscribing passes the subscription from the goroutine that adds it; whichever of the
+	// two lets go second closes it (see handoff).
+	subscribing *handoff[liveSubscription]
 	cancel      context.CancelFunc
 	asm         *aeron.FragmentAssembler
 	discarded   uint64 // the assembler's discarded messages counted as lost so far
@@ -96,10 +99,11 @@ func subscribeWith(s Subscriber) addLiveSubscription {
 	}
 }
 
-// liveSubscribed is the result of adding the live subscription.
+// liveSubscribed says the live subscription was added (taken from the handoff it names) or
+// could not be.
 type liveSubscribed struct {
-	sub liveSubscription
-	err error
+	from *handoff[liveSubscription]
+	err  error
 }
 
 // pollLive is the live reader's self-message to poll again.
@@ -117,10 +121,16 @@ func (l *live) Receive(ctx actor.Context) {
 	case *actor.Started:
 		l.subscribe(ctx)
 	case *liveSubscribed:
+		if msg.from != l.subscribing {
+			// An earlier incarnation's, handled by this one (the mailbox outlives a restart):
+			// that one abandoned its handoff, and its subscription is closed.
+			return
+		}
+		sub, _ := msg.from.take()
 		if l.draining {
 			// Stopping: not wanted any more, and a failure to subscribe is no reason for a
 			// restart, which would subscribe again and publish after the drain.
-			l.closeSub(msg.sub)
+			l.closeSub(sub)
 			l.drained(ctx)
 			return
 		}
@@ -129,7 +139,7 @@ func (l *live) Receive(ctx actor.Context) {
 			ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "read", Message: err.Error()}})
 			panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: %w", l.cfg.Def.Name, err)))
 		}
-		l.sub = msg.sub
+		l.sub = sub
 		if l.sub != nil {
 			l.checkChannel(ctx) // the driver's error may have come already: not live then
 		}
@@ -173,6 +183,13 @@ func (l *live) Receive(ctx actor.Context) {
 		if l.cancel != nil {
 			l.cancel()
 		}
+		// A subscription added and not taken yet: its liveSubscribed, behind this message,
+		// is dropped with the stopped actor (or ignored by the next incarnation).
+		if l.subscribing != nil {
+			if sub, ok := l.subscribing.abandon(); ok {
+				l.closeSub(sub)
+			}
+		}
 		l.closeSub(l.sub)
 		l.sub = nil
 		// The messages in progress go with the assembler: lost, and counted. The counts
@@ -203,10 +220,20 @@ func (l *live) subscribe(ctx actor.Context) {
 	if add == nil {
 		add = subscribeWith(l.env.Aeron)
 	}
+	h := &handoff[liveSubscription]{}
+	l.subscribing = h
 	if !l.env.tasks().Go(func() {
 		defer cancel()
 		sub, err := add(callCtx, ch, stream)
-		system.Root.Send(self, &liveSubscribed{sub: sub, err: err})
+		if err == nil && !h.offer(sub) {
+			// The reader stopped meanwhile. Left open, an IPC or spy subscription nobody
+			// polls would hold the application's publisher back.
+			if sub != nil {
+				_ = sub.Close()
+			}
+			return
+		}
+		system.Root.Send(self, &liveSubscribed{from: h, err: err})
 	}) {
 		cancel()
 	}

@@ -137,3 +137,63 @@ func TestALiveReaderWhoseChannelEndpointFailedIsNotLive(t *testing.T) {
 		})
 	}
 }
+
+// A live subscription added while the reader stops (its stream fails, ferry reconnects or
+// shuts down) is closed, whoever lets go second: the reader, if the subscription was handed
+// over before it stopped, or the goroutine that added it, if the reader had stopped. Left
+// open, nobody polls it, and an IPC or spy subscription holds the application's publisher
+// back.
+func TestALiveSubscriptionAddedWhileTheReaderStopsIsClosed(t *testing.T) {
+	t.Run("made after the reader stopped", func(t *testing.T) {
+		env, cfg := testEnv(t)
+		cfg.Transport = true
+		system := testSystem(t)
+		_, pids := spawnNeighbours(system)
+		entered, release := make(chan struct{}), make(chan struct{})
+		sub := &endpointSubscription{}
+		add := func(context.Context, string, int32) (liveSubscription, error) {
+			close(entered)
+			<-release
+			return sub, nil // made although the reader stopped: the call did not see the cancel
+		}
+		reader := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+			return &live{env: env, cfg: cfg, pids: pids, liveSends: &liveSends{epoch: 1, marks: newSentMarks()}, lastEnd: map[int32]int64{}, addSub: add}
+		}))
+		<-entered
+		if err := system.Root.StopFuture(reader).Wait(); err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		eventually.NoError(t, waitFor, func() error {
+			if !sub.IsClosed() {
+				return errors.New("the subscription made after the reader stopped is open")
+			}
+			return nil
+		})
+	})
+	t.Run("stopped at any point", func(t *testing.T) {
+		env, cfg := testEnv(t)
+		cfg.Transport = true
+		system := testSystem(t)
+		_, pids := spawnNeighbours(system)
+		subs := &endpointSubscriptions{}
+		for range 200 {
+			reader := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+				return &live{env: env, cfg: cfg, pids: pids, liveSends: &liveSends{epoch: 1, marks: newSentMarks()}, lastEnd: map[int32]int64{}, addSub: subs.add}
+			}))
+			if err := system.Root.StopFuture(reader).Wait(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		env.bg.Close() // every subscribing goroutine, and every close, is done
+		made, open := subs.made(), 0
+		for _, s := range made {
+			if !s.IsClosed() {
+				open++
+			}
+		}
+		if len(made) == 0 || open > 0 {
+			t.Fatalf("%d of the %d subscriptions made for readers that stopped are open", open, len(made))
+		}
+	})
+}
