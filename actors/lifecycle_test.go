@@ -317,7 +317,7 @@ func TestTheLiveReadersLastCountsArePushedWhenItStops(t *testing.T) {
 	nb, pids := spawnNeighbours(system)
 	sends := &liveSends{epoch: 1, marks: newSentMarks(), inflight: []int64{10, 10}, inflightB: 20, sent: 2}
 	live := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
-		return &live{env: env, cfg: cfg, pids: pids, liveSends: sends, lastEnd: map[int32]int64{}}
+		return &live{env: env, cfg: cfg, pids: pids, liveSends: sends, lastEnd: map[publication]int64{}}
 	}))
 	next[*messages.RecordingProgress](t, nb.stream) // pushed when subscribed
 	system.Root.Send(live, &messages.PublishFailed{End: 64, Error: "broker said no"})

@@ -42,7 +42,10 @@ type live struct {
 	cancel      context.CancelFunc
 	asm         *aeron.FragmentAssembler
 	discarded   uint64 // the assembler's discarded messages counted as lost so far
-	lastEnd     map[int32]int64
+	// lastEnd is, of each image (publication) polled, the end of its last whole message
+	// read. By image, not session: a publisher restarted between two polls has a new
+	// image with the same session id, which starts at its own join position.
+	lastEnd     map[publication]int64
 	first       int // the image a poll starts at, turn by turn (see poll)
 	publishers  int // the images the last poll found: the publications connected
 	batch       *messages.RecordBatch
@@ -112,7 +115,7 @@ type pollLive struct{}
 func newLive(env *Env, cfg *StreamConfig, pids *recordingPIDs) actor.Producer {
 	s := &liveSends{epoch: 1, marks: env.sentMarks.take(cfg.Def.Name)}
 	return func() actor.Actor {
-		return &live{env: env, cfg: cfg, pids: pids, liveSends: s, lastEnd: map[int32]int64{}}
+		return &live{env: env, cfg: cfg, pids: pids, liveSends: s, lastEnd: map[publication]int64{}}
 	}
 }
 
@@ -257,17 +260,17 @@ func (l *live) poll(ctx actor.Context) {
 			return // outcomes resume polling
 		}
 		credits := min(l.cfg.MaxInflightRecords-int64(len(l.inflight)), fragmentLimit)
-		if _, ok := l.lastEnd[img.SessionID()]; !ok {
-			l.lastEnd[img.SessionID()] = img.JoinPosition()
+		l.reading = publicationOf(img)
+		if _, ok := l.lastEnd[l.reading]; !ok {
+			l.lastEnd[l.reading] = img.JoinPosition()
 		}
 		before := img.Position()
 		l.batch = &messages.RecordBatch{Generation: 0, Epoch: l.epoch, SessionId: img.SessionID()}
-		l.reading = publication{session: img.SessionID(), initialTermID: img.InitialTermID(), source: img.SourceIdentity()}
 		// The window's free bytes, counted from the end of the session's last whole message
 		// (the image may be inside the next one), bound the read, as the replay's: the byte
 		// bound is overshot by less than one message, the one that straddles it. A read
 		// takes at least a frame, so that a message longer than the room left still arrives.
-		limit := max(l.lastEnd[img.SessionID()]+l.cfg.MaxInflightBytes-l.inflightB, before+1)
+		limit := max(l.lastEnd[l.reading]+l.cfg.MaxInflightBytes-l.inflightB, before+1)
 		_, err := img.BoundedPoll(l.asm.OnFragment, limit, int(credits))
 		batch := l.batch
 		l.batch = nil
@@ -357,14 +360,22 @@ func (l *live) observeImages(ctx actor.Context) []*aeron.Image {
 // end of the last message, and a message in progress, which the assembler discards (and
 // countBrokenOff counts) instead of keeping its buffer for ever.
 func (l *live) forgetGone(images []*aeron.Image) {
-	present := make(map[int32]bool, len(images))
+	present := make(map[publication]bool, len(images))
+	sessions := make(map[int32]bool, len(images))
 	for _, img := range images {
-		present[img.SessionID()] = true
+		present[publicationOf(img)] = true
+		sessions[img.SessionID()] = true
 	}
-	for id := range l.lastEnd {
-		if !present[id] {
-			l.asm.FreeSession(id)
-			delete(l.lastEnd, id)
+	for p := range l.lastEnd {
+		if present[p] {
+			continue
+		}
+		delete(l.lastEnd, p)
+		// The assembler keeps a message in progress by session: not while a new image of
+		// the session (its publisher restarted) may be inside one. The old one's, if any,
+		// is discarded (and counted) when the new image's first fragment finds it.
+		if !sessions[p.session] {
+			l.asm.FreeSession(p.session)
 		}
 	}
 }
@@ -390,17 +401,17 @@ func (l *live) countBrokenOff(ctx actor.Context) {
 }
 
 func (l *live) onMessage(payload []byte, h aeron.Header) {
-	session, end := h.SessionID(), h.Position()
+	end := h.Position()
 	owned := l.asm.Detach() // a reassembled message's buffer, or a copy out of the log
 	if l.marks.sent(l.reading, end) {
 		l.again++
-		l.lastEnd[session] = end
+		l.lastEnd[l.reading] = end
 		l.env.Payloads.Put(owned)
 		return
 	}
 	l.marks.mark(l.reading, end)
-	l.batch.Records = append(l.batch.Records, &messages.Record{Start: l.lastEnd[session], End: end, Payload: owned})
-	l.lastEnd[session] = end
+	l.batch.Records = append(l.batch.Records, &messages.Record{Start: l.lastEnd[l.reading], End: end, Payload: owned})
+	l.lastEnd[l.reading] = end
 	l.inflight = append(l.inflight, int64(len(payload)))
 	l.inflightB += int64(len(payload))
 }

@@ -82,7 +82,7 @@ func TestALiveReaderWhoseChannelEndpointFailedIsNotLive(t *testing.T) {
 			}
 			sends := &liveSends{epoch: 1, marks: newSentMarks()}
 			spawnSupervised(t, system, env, cfg, func() actor.Actor {
-				return &live{env: env, cfg: cfg, pids: pids, liveSends: sends, lastEnd: map[int32]int64{}, addSub: subs.add}
+				return &live{env: env, cfg: cfg, pids: pids, liveSends: sends, lastEnd: map[publication]int64{}, addSub: subs.add}
 			})
 			status := newStreamStatus(0)
 			apply := func(m any) {
@@ -157,7 +157,7 @@ func TestALiveSubscriptionAddedWhileTheReaderStopsIsClosed(t *testing.T) {
 			return sub, nil // made although the reader stopped: the call did not see the cancel
 		}
 		reader := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
-			return &live{env: env, cfg: cfg, pids: pids, liveSends: &liveSends{epoch: 1, marks: newSentMarks()}, lastEnd: map[int32]int64{}, addSub: add}
+			return &live{env: env, cfg: cfg, pids: pids, liveSends: &liveSends{epoch: 1, marks: newSentMarks()}, lastEnd: map[publication]int64{}, addSub: add}
 		}))
 		<-entered
 		if err := system.Root.StopFuture(reader).Wait(); err != nil {
@@ -179,7 +179,7 @@ func TestALiveSubscriptionAddedWhileTheReaderStopsIsClosed(t *testing.T) {
 		subs := &endpointSubscriptions{}
 		for range 200 {
 			reader := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor {
-				return &live{env: env, cfg: cfg, pids: pids, liveSends: &liveSends{epoch: 1, marks: newSentMarks()}, lastEnd: map[int32]int64{}, addSub: subs.add}
+				return &live{env: env, cfg: cfg, pids: pids, liveSends: &liveSends{epoch: 1, marks: newSentMarks()}, lastEnd: map[publication]int64{}, addSub: subs.add}
 			}))
 			if err := system.Root.StopFuture(reader).Wait(); err != nil {
 				t.Fatal(err)

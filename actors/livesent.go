@@ -2,15 +2,33 @@ package actors
 
 import (
 	"sync"
+
+	"github.com/ferry-bridge/ferry/aeron"
 )
 
-// publication identifies a publisher's stream of positions as a subscriber sees it: its
-// session, its initial term id (random unless the publisher sets it) and where it comes
-// from. Within one, positions only grow.
+// publication identifies a publisher's stream of positions as a subscriber sees it: the
+// driver's image of it, its session, its initial term id and where it comes from. Within
+// one, positions only grow.
+//
+// The image is the correlation id of the driver's resource a subscriber's image reads (the
+// network image, or the IPC or spied publication: DriverConductor's onAvailableImage in
+// 1.47.3). Every subscription of the driver to it gets the same one, also a new subscription
+// of a live reader restarted behind a slower subscriber (see sentMarks), and a restarted
+// publisher gets a new one: without it, a publisher restarted with an explicit session id
+// and initial term id, starting again from position 0, would be taken for the one before,
+// and its messages up to the old one's last position dropped as read again. The other fields
+// stay in the key because correlation ids start again with a new driver, and the marks
+// outlive reconnects.
 type publication struct {
+	image         int64
 	session       int32
 	initialTermID int32
 	source        string
+}
+
+// publicationOf is the publication an image reads.
+func publicationOf(img *aeron.Image) publication {
+	return publication{image: img.CorrelationID(), session: img.SessionID(), initialTermID: img.InitialTermID(), source: img.SourceIdentity()}
 }
 
 // sentMarks keeps, for each publication of a transport stream, the end of the last message

@@ -30,3 +30,22 @@ func TestSentMarksKeepTheMostRecentPublications(t *testing.T) {
 		t.Fatal("the least recent publication's mark was kept over the bound")
 	}
 }
+
+// A publisher restarted with an explicit session id and initial term id starts again from
+// position 0 on the same channel: the driver makes it a new image, and its messages are not
+// taken for its predecessor's, already sent (they were dropped as read again, with only a
+// warning). A new subscription to the same driver image (a reader restarted behind a
+// slower subscriber) keeps the image, and its mark.
+func TestARestartedPublisherWithTheSameSessionIsANewPublication(t *testing.T) {
+	m := newSentMarks()
+	before := publication{image: 41, session: 7, initialTermID: 3, source: "127.0.0.1:40123"}
+	m.mark(before, 1<<20)
+	restarted := before
+	restarted.image = 57
+	if m.sent(restarted, 64) {
+		t.Fatal("the restarted publisher's first message is taken for one sent before its restart")
+	}
+	if !m.sent(before, 64) {
+		t.Fatal("a message of the same image, read again, is not known as sent")
+	}
+}
