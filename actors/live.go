@@ -19,7 +19,10 @@ import (
 // and a message whose publish failed, is lost. Each loss is counted and logged at error
 // level; nothing lost is reported as progress (lesson 26). ferry sends each message once;
 // without sequence ids the broker cannot deduplicate the client's own re-send of a message
-// whose acknowledgement a broker crash swallowed (README, transport mode).
+// whose acknowledgement a broker crash swallowed (README, transport mode). Order is kept
+// within each publisher session (image) only: the poll takes the images in turn, so
+// sessions interleave, a restarted publisher's new session with the unread tail of its old
+// one too (the image of a publisher that left is not drained first).
 //
 // It is its own commit tracker: the publisher's outcomes come back to it and return its
 // credits. Outcomes of one producer arrive in send order, so the bytes of each record are
