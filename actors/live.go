@@ -78,6 +78,13 @@ type liveSends struct {
 	published             uint64 // records Pulsar acknowledged
 	lost                  uint64
 	lastReadMs, lastAckMs int64
+	// released is closed once the subscriptions an earlier incarnation let go of are closed
+	// (nil: none): the next subscribes after that. The driver makes a subscription on the
+	// channel endpoint any other subscription to that channel holds, failed or not, and
+	// opens an endpoint again only once no subscription holds it: added while the failed
+	// one is still open, the new subscription would fail on the same endpoint, restart
+	// after restart, until the supervisor gave the stream up.
+	released <-chan struct{}
 }
 
 // liveSubscription is what the live reader uses of its subscription. *aeron.Subscription
@@ -191,12 +198,11 @@ func (l *live) Receive(ctx actor.Context) {
 		}
 		// A subscription added and not taken yet: its liveSubscribed, behind this message,
 		// is dropped with the stopped actor (or ignored by the next incarnation).
+		var abandoned liveSubscription
 		if l.subscribing != nil {
-			if sub, ok := l.subscribing.abandon(); ok {
-				l.closeSub(sub)
-			}
+			abandoned, _ = l.subscribing.abandon()
 		}
-		l.closeSub(l.sub)
+		l.released = l.closeSub(l.sub, abandoned)
 		l.sub = nil
 		// The messages in progress go with the assembler: lost, and counted. The counts
 		// held back by the push interval are pushed now, if the stream still takes them:
@@ -228,8 +234,15 @@ func (l *live) subscribe(ctx actor.Context) {
 	}
 	h := &handoff[liveSubscription]{}
 	l.subscribing = h
+	released := l.released
 	if !l.env.tasks().Go(func() {
 		defer cancel()
+		if released != nil {
+			select {
+			case <-released:
+			case <-callCtx.Done(): // add fails with it
+			}
+		}
 		sub, err := add(callCtx, ch, stream)
 		if err == nil && !h.offer(sub) {
 			// The reader stopped meanwhile. Left open, an IPC or spy subscription nobody
@@ -318,7 +331,7 @@ func (l *live) checkChannel(ctx actor.Context) {
 	if cause == nil {
 		return
 	}
-	err := fmt.Errorf("subscription to %s stream %d receives nothing, its channel endpoint failed (subscribing again): %w", l.channel(), l.cfg.Def.StreamID, cause)
+	err := fmt.Errorf("subscription to %s stream %d receives nothing, its channel endpoint failed (subscribing again once this subscription is closed: the media driver opens the endpoint again only when no subscription to the channel holds it, so another subscriber to it on that driver keeps it failed): %w", l.channel(), l.cfg.Def.StreamID, cause)
 	ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "read", Message: err.Error()}})
 	panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: %w", l.cfg.Def.Name, err)))
 }
@@ -475,9 +488,19 @@ func (l *live) schedulePoll(ctx actor.Context, d time.Duration) {
 	time.AfterFunc(d, func() { system.Root.Send(self, &pollLive{}) })
 }
 
-func (l *live) closeSub(sub liveSubscription) {
-	if sub == nil {
-		return
+// closeSub closes subs (nil ones skipped) on a goroutine, and returns a channel closed once
+// they are closed.
+func (l *live) closeSub(subs ...liveSubscription) <-chan struct{} {
+	closed := make(chan struct{})
+	if !l.env.tasks().Go(func() {
+		defer close(closed)
+		for _, sub := range subs {
+			if sub != nil {
+				_ = sub.Close()
+			}
+		}
+	}) {
+		close(closed) // ferry stops: its Aeron client closes them all
 	}
-	l.env.tasks().Go(func() { _ = sub.Close() })
+	return closed
 }

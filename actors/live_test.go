@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,14 +20,19 @@ import (
 // endpointSubscription is a live subscription with no image whose channel endpoint fails
 // when the test says, as an *aeron.Subscription's does when the driver reports it.
 type endpointSubscription struct {
-	failed atomic.Pointer[error]
-	closed atomic.Bool
+	failed     atomic.Pointer[error]
+	closed     atomic.Bool
+	closeTakes time.Duration
 }
 
 func (s *endpointSubscription) Images() []*aeron.Image { return nil }
 func (s *endpointSubscription) IsClosed() bool         { return s.closed.Load() }
-func (s *endpointSubscription) Close() error           { s.closed.Store(true); return nil }
-func (s *endpointSubscription) fail(err error)         { s.failed.Store(&err) }
+func (s *endpointSubscription) Close() error {
+	time.Sleep(s.closeTakes) // a command to the media driver, and its answer
+	s.closed.Store(true)
+	return nil
+}
+func (s *endpointSubscription) fail(err error) { s.failed.Store(&err) }
 func (s *endpointSubscription) Err() error {
 	if p := s.failed.Load(); p != nil {
 		return *p
@@ -38,16 +44,29 @@ func (s *endpointSubscription) Err() error {
 type endpointSubscriptions struct {
 	mu   sync.Mutex
 	subs []*endpointSubscription
-	// failFirst: the first subscription comes with its endpoint failed already.
-	failFirst error
+	// failFirst: the first subscription comes with its endpoint failed already; failAll:
+	// every one.
+	failFirst, failAll error
+	closeTakes         time.Duration
+	// whileOpen counts the subscriptions added while an earlier one was still open.
+	whileOpen int
 }
 
 func (e *endpointSubscriptions) add(context.Context, string, int32) (liveSubscription, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s := &endpointSubscription{}
+	s := &endpointSubscription{closeTakes: e.closeTakes}
 	if len(e.subs) == 0 && e.failFirst != nil {
 		s.fail(e.failFirst)
+	}
+	if e.failAll != nil {
+		s.fail(e.failAll)
+	}
+	for _, earlier := range e.subs {
+		if !earlier.IsClosed() {
+			e.whileOpen++
+			break
+		}
 	}
 	e.subs = append(e.subs, s)
 	return s, nil
@@ -135,6 +154,33 @@ func TestALiveReaderWhoseChannelEndpointFailedIsNotLive(t *testing.T) {
 				return nil
 			})
 		})
+	}
+}
+
+// A live reader whose channel endpoint failed subscribes again only once the failed
+// subscription is closed: the media driver makes a new subscription on the endpoint an open
+// one to the same channel holds, failed as it is, so a reader that subscribed again first
+// failed again on it, restart after restart, until the supervisor gave the stream up.
+func TestALiveReaderSubscribesAgainOnlyOnceItsFailedSubscriptionIsClosed(t *testing.T) {
+	env, cfg := testEnv(t)
+	cfg.Transport = true
+	system := testSystem(t)
+	_, pids := spawnNeighbours(system)
+	subs := &endpointSubscriptions{failAll: errors.New("java.net.BindException: Address already in use"), closeTakes: 5 * time.Millisecond}
+	sends := &liveSends{epoch: 1, marks: newSentMarks()}
+	spawnSupervised(t, system, env, cfg, func() actor.Actor {
+		return &live{env: env, cfg: cfg, pids: pids, liveSends: sends, lastEnd: map[publication]int64{}, addSub: subs.add}
+	})
+	eventually.NoError(t, waitFor, func() error {
+		if n := len(subs.made()); n < 4 {
+			return fmt.Errorf("%d subscriptions made; want the reader to have subscribed again 3 times", n)
+		}
+		return nil
+	})
+	subs.mu.Lock()
+	defer subs.mu.Unlock()
+	if subs.whileOpen > 0 {
+		t.Fatalf("%d of %d subscriptions were added while an earlier, failed one was still open", subs.whileOpen, len(subs.subs))
 	}
 }
 
