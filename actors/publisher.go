@@ -718,19 +718,21 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		return
 	}
 	last, err := strconv.ParseInt(r.msg.Properties[PropPosition], 10, 64)
-	switch {
-	case err != nil:
+	if err != nil {
 		return // not ferry's message after all
-	case last < p.checkedUpTo.position && !p.checkedUpTo.stop:
+	}
+	if last < p.checkedUpTo.position && !p.checkedUpTo.stop {
 		// (A completed checkpoint is the recording's stop, which can lie past its last
 		// record: padding, or a fragmented message its publisher never finished.)
 		msg := fmt.Sprintf("the broker's last message from producer %s is at position %d, though %s: the topic lost messages ferry had published and Pulsar acknowledged (truncated, or trimmed by retention), and its deduplication state for them (lesson 21)", p.name, last, p.checkedUpTo)
 		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
 		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
-	case last > p.watermark.Position:
+	}
+	if last > p.watermark.Position {
 		// Past where this publisher's sends began (the checkpoint; a producer created again
 		// sends again from the last commit, above it): what it sends again up to there is
-		// compared (checkStored), and must come back as duplicates.
+		// compared (checkStored), and must come back as duplicates. So too below a loss
+		// said above: what the topic kept of the records sent again is checked still.
 		p.verifyUpTo.Store(last)
 		if p.sentEnd < last {
 			p.stored = storedMark{end: last, checksum: r.msg.Checksum}

@@ -680,6 +680,51 @@ func TestAProducerCreatedAgainHoldsTheBrokerToItsReceipts(t *testing.T) {
 	}
 }
 
+// A producer created again that finds the topic lost messages (its last one from the
+// producer below the last receipt) says so and still checks what it sends again up to that
+// message: a record the archive now holds there that differs stops the stream.
+func TestAProducerCreatedAgainThatFindsALossStillChecksWhatItSendsAgain(t *testing.T) {
+	rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+	env, cfg := testEnv(t)
+	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+	env.LastStored = func(context.Context, string, int64, int) (StoredMessage, bool, error) {
+		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "128"}, Checksum: 0xbeef}, true, nil
+	}
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+	system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Seed: true, Position: 0, Partitions: 1})
+	b := batch(1, 128, 192, 256)
+	b.Records[0].Checksum = 0xbeef
+	system.Root.Send(pub, b)
+	rec.answer(t, "128", nil)
+	rec.answer(t, "192", nil)
+	rec.answer(t, "256", pulsar.ErrProducerClosed) // closed for good: created again
+	eventually.NoError(t, waitFor, func() error {
+		for {
+			select {
+			case m := <-nb.stream:
+				if f, ok := m.(*messages.FailureObserved); ok && strings.Contains(f.Failure.Message, "at position 128, though Pulsar acknowledged") {
+					return nil
+				}
+			default:
+				return errors.New("the loss below the last receipt is not said")
+			}
+		}
+	})
+	again := batch(2, 128)
+	again.Records[0].Checksum = 0xdead
+	system.Root.Send(pub, again)
+	select {
+	case err := <-givenUp:
+		if err == nil || !strings.Contains(err.Error(), "recording 7 changed below what the topic stored") {
+			t.Fatalf("the publisher failed with %v; want the rewrite named", err)
+		}
+	case <-time.After(waitFor):
+		t.Fatalf("the publisher went on (sent %v); want it to stop at the rewritten record", rec.sent())
+	}
+}
+
 // The records sent again from the checkpoint must reach the broker's last message exactly
 // (a record ending there, the same): a record that passes over it, after a gap the
 // original recording did not have (padding up to a term's end, in a recording rewritten
