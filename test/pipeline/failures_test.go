@@ -1234,6 +1234,10 @@ func TestLesson14_SegmentsReattachedWhileARecordingWaitsArePublished(t *testing.
 			}
 			attach := func() {
 				t.Helper()
+				// Its own deadline: a stop with acknowledgements held takes the publisher's
+				// flush timeout (10 s), as a real broker's missing receipts would.
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
 				if n, err := rs.s.archive.AttachSegments(ctx, b.recordingID); err != nil || n != 1 {
 					t.Fatalf("attach the detached segment of recording %d: %d attached, %v; want 1", b.recordingID, n, err)
 				}
