@@ -89,6 +89,30 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 	return "", nil
 }
 
+// checkTail fails if a recording ferry has not published to its end now stops before where
+// an earlier listing had it stop, or had recorded it to: the archive truncated it
+// (TruncateRecording, possible once it stopped) while it waited or between two replays of
+// it. Replayed as it now is, it would end at the new stop and count as completed, its records
+// after that never published, without a word (lessons 14 and 26). One published to its end is
+// checkEnd's; one taken up at latest, whose earlier records ferry leaves out, is not checked.
+func (s *streamSupervisor) checkTail(r *messages.RecordingInfo) error {
+	id := r.RecordingId
+	k := s.known[id]
+	if k == nil || r.Live || s.completed[id] || s.storedCompleted[id] || s.atLatest(id) {
+		return nil
+	}
+	before, how := k.StopPosition, "stop"
+	if k.Live {
+		before, how = k.RecordedPosition, "recorded to" // -1: not read
+	}
+	if r.StopPosition >= before {
+		return nil
+	}
+	return fmt.Errorf("recording %d now stops at %d, before %d, where an earlier listing had it %s: the archive truncated it (TruncateRecording) before ferry published it to its end, and its records from %d to %d, which ferry had not all published, are gone. "+
+		"To go on without them, start ferry again: it publishes the recording to its new end; or, %s",
+		id, r.StopPosition, before, how, r.StopPosition, before, resetToGoOn(s.cfg.Def.Name))
+}
+
 // endUnmoved reports whether r is a recording the schedule has completed, listed stopped at
 // the end ferry published it to: the schedule has nothing to learn from it. Its stop time
 // changes when it was extended by nothing and stopped again between two listings, which

@@ -348,6 +348,10 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			}
 			continue
 		}
+		if err := s.checkTail(r); err != nil {
+			s.fail(ctx, supervisor.Poison, err)
+			return
+		}
 		if s.endUnmoved(r) {
 			s.known[r.RecordingId] = r
 			s.status.known(r, l.ListedAtMs)

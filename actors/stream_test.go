@@ -154,6 +154,55 @@ func TestCheckEndTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
 	}
 }
 
+// A recording ferry has not published to its end that a listing shows stopping before where
+// an earlier one had it stop, or recorded to, was truncated: replayed to its new stop it
+// would count as completed, its records after that never published. checkTail says so; a
+// recording stopped where it was recorded to, or further on, or one published to its end
+// (checkEnd's), or taken up at latest, is not its concern.
+func TestCheckTailTellsATruncationBeforeFerryPublishedTheEnd(t *testing.T) {
+	stopped := func(id, stop int64) *messages.RecordingInfo {
+		return &messages.RecordingInfo{RecordingId: id, StopPosition: stop, RecordedPosition: stop}
+	}
+	live := func(id, recorded int64) *messages.RecordingInfo {
+		return &messages.RecordingInfo{RecordingId: id, Live: true, StopPosition: -1, RecordedPosition: recorded}
+	}
+	s := &streamSupervisor{cfg: &StreamConfig{Def: store.Stream{Name: "orders"}},
+		completed:       map[int64]bool{2: true},
+		storedCompleted: map[int64]bool{3: true},
+		latestFrom:      map[int64]int64{6: 500},
+		known: map[int64]*messages.RecordingInfo{
+			1: stopped(1, 2000), 2: stopped(2, 2000), 3: stopped(3, 2000), 4: live(4, 2000), 5: live(5, -1), 6: stopped(6, 2000),
+		},
+	}
+	for _, tt := range []struct {
+		name string
+		r    *messages.RecordingInfo
+		want string // in checkTail's error; "" for none
+	}{
+		{"waiting, truncated", stopped(1, 1000), "recording 1 now stops at 1000, before 2000, where an earlier listing had it stop: the archive truncated it"},
+		{"waiting, as listed", stopped(1, 2000), ""},
+		{"waiting, stopped further on", stopped(1, 2500), ""},
+		{"recorded to 2000 when listed live, now stopped before", stopped(4, 1500), "had it recorded to"},
+		{"recorded to 2000 when listed live, stopped there", stopped(4, 2000), ""},
+		{"listed live, its position not read", stopped(5, 100), ""},
+		{"listed live again", live(1, 900), ""},
+		{"completed in this run (checkEnd's)", stopped(2, 1000), ""},
+		{"stored completed (checkEnd's)", stopped(3, 1000), ""},
+		{"taken up at latest", stopped(6, 1000), ""},
+		{"not listed before", stopped(7, 1000), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.checkTail(tt.r)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("checkTail(%v) = %v; want nil", tt.r, err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("checkTail(%v) = %v; want it to say %q", tt.r, err, tt.want)
+			}
+		})
+	}
+}
+
 // reopen publishes only the newest recording's extension, and only when the recording is
 // known to be the one ferry published: from this run's listings, or by the origin its
 // checkpoint stored. A checkpoint of an older ferry, without an origin, stops the stream
@@ -268,6 +317,32 @@ func TestARecordingFinishedThenDeletedBeforeItsStopWasListedIsDone(t *testing.T)
 	}
 	if w := s.schedule.Waiting(); len(w) != 0 {
 		t.Fatalf("recordings waiting: %v, want none (recording 6 may publish)", w)
+	}
+}
+
+// A recording ferry has not published to its end that the archive truncates between two
+// listings (waiting behind a live one, or between two replays of it) stops the stream:
+// replayed to its new stop, it would count as completed with the records cut off never
+// published, and nothing said.
+func TestARecordingTruncatedBetweenTwoListingsStopsTheStream(t *testing.T) {
+	env, cfg := testEnv(t)
+	s, nobody, failed, run := bareStream(t, env, cfg)
+	live := &messages.RecordingInfo{RecordingId: 4, StartMs: 100, Live: true, StopPosition: -1, RecordedPosition: 4096}
+	waiting := func(stop int64) *messages.RecordingInfo {
+		return &messages.RecordingInfo{RecordingId: 5, StartMs: 200, StopMs: 300, StopPosition: stop, RecordedPosition: stop}
+	}
+	run(func(ctx actor.Context) {
+		for _, id := range []int64{4, 5} { // as if spawned: the test runs no recording's actors
+			s.running[id] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody}
+		}
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{live, waiting(2000)}})
+		if err := failed(); err != nil {
+			t.Errorf("the first listing failed the stream: %v", err)
+		}
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{live, waiting(1000)}})
+	})
+	if err := failed(); err == nil || !strings.Contains(err.Error(), "recording 5 now stops at 1000, before 2000") {
+		t.Fatalf("the stream failed with %v; want the truncation of recording 5 said", err)
 	}
 }
 
