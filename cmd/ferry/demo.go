@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -99,7 +100,7 @@ streams:
 	// The sample publisher and the topic's reader run until the demo returns, whatever
 	// ends it: a demo whose ferry could not start says why and ends, rather than publish on.
 	work, endWork := context.WithCancel(ctx)
-	pub, err := startDemoPublisher(work, cfg, rate)
+	pub, err := startDemoPublisher(work, cfg, rate, stdout, stderr)
 	if err != nil {
 		endWork()
 		return err
@@ -156,11 +157,12 @@ type demoPublisher struct {
 	subID   int64      // the recording subscription the demo started, -1 if none
 	offered chan int64 // the publisher's latest position
 	last    int64
+	gaveUp  atomic.Int64 // the sample loop's ticks given up (see sampleLoop)
 	seen    topicReader
 	done    chan struct{}
 }
 
-func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int) (*demoPublisher, error) {
+func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int, stdout, stderr io.Writer) (*demoPublisher, error) {
 	// The demo's own control session, beside ferry's (another response stream).
 	own := *cfg
 	own.Archive.ResponseStreamID = cfg.Archive.ResponseStreamID + 1
@@ -187,40 +189,133 @@ func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int) (*dem
 		return nil, err
 	}
 	p := &demoPublisher{client: ac, archive: arc, subID: subID, offered: make(chan int64, 1), done: make(chan struct{})}
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	l := &sampleLoop{
+		ticks:     tick.C,
+		pub:       pub,
+		restartAt: time.Now().Add(demoRestartAfter),
+		restart: func(ctx context.Context) (offerer, error) {
+			return ac.AddExclusivePublication(ctx, demoChannel, demoStreamID)
+		},
+		retryFor: offerRetryFor,
+		offered: func(pos int64) {
+			select {
+			case <-p.offered:
+			default:
+			}
+			p.offered <- pos
+		},
+		gaveUp: &p.gaveUp,
+		stdout: stdout,
+		stderr: stderr,
+	}
 	go func() {
 		defer close(p.done)
-		defer func() { _ = pub.Close() }()
-		every := time.Second / time.Duration(rate)
-		tick := time.NewTicker(every)
 		defer tick.Stop()
-		restartAt := time.Now().Add(demoRestartAfter)
-		for i := 0; ; i++ {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if !restartAt.IsZero() && time.Now().After(restartAt) {
-				// The publisher restarts: its recording stops, a new one begins.
-				restartAt = time.Time{}
-				_ = pub.Close()
-				if pub, err = ac.AddExclusivePublication(ctx, demoChannel, demoStreamID); err != nil {
-					fmt.Fprintln(os.Stderr, "demo: the sample publisher could not restart:", err)
-					return
-				}
-				fmt.Fprintln(os.Stdout, "demo: the sample publisher restarted: a new recording begins; ferry finishes the old one first")
-			}
-			msg := fmt.Appendf(nil, "demo message %d at %s", i, time.Now().UTC().Format(time.RFC3339Nano))
-			if pos, err := pub.Offer(msg); err == nil {
-				select {
-				case <-p.offered:
-				default:
-				}
-				p.offered <- pos
-			}
-		}
+		l.run(ctx)
 	}()
 	return p, nil
+}
+
+// offerRetryFor is how long the sample publisher offers one message again while the
+// publication is back-pressured or not connected before it gives that tick up.
+const offerRetryFor = time.Second
+
+// offerer is the publication the sample publisher offers to: an
+// [aeron.ExclusivePublication], or a test's stand-in.
+type offerer interface {
+	Offer(payload []byte) (int64, error)
+	Close() error
+}
+
+// sampleLoop is the sample publisher's loop: at each tick it offers "demo message i at T",
+// i counting up from 0 with no gap, so that a reader of the topic can check that none is
+// missing. i moves on only once the publication took message i: a message the publication
+// refused was not appended, so it is offered again, not skipped (the archive records what
+// was appended, and ferry can deliver no more than that).
+type sampleLoop struct {
+	ticks     <-chan time.Time
+	pub       offerer
+	restartAt time.Time                              // when the publisher restarts once; zero: never
+	restart   func(context.Context) (offerer, error) // a new publication, for the restart
+	retryFor  time.Duration                          // see offerRetryFor
+	offered   func(pos int64)                        // the position after each message taken
+	gaveUp    *atomic.Int64                          // ticks given up, their message offered at the next one
+	stdout    io.Writer
+	stderr    io.Writer
+}
+
+// run offers until ctx ends or the publication fails for good (closed, at its maximum
+// position), which it reports on stderr; it closes the publication.
+func (l *sampleLoop) run(ctx context.Context) {
+	defer func() { _ = l.pub.Close() }()
+	for i := 0; ; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.ticks:
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if !l.restartAt.IsZero() && time.Now().After(l.restartAt) {
+			// The publisher restarts: its recording stops, a new one begins.
+			l.restartAt = time.Time{}
+			_ = l.pub.Close()
+			pub, err := l.restart(ctx)
+			if err != nil {
+				fmt.Fprintln(l.stderr, "demo: the sample publisher could not restart, and publishes no more:", err)
+				return
+			}
+			l.pub = pub
+			fmt.Fprintln(l.stdout, "demo: the sample publisher restarted: a new recording begins; ferry finishes the old one first")
+		}
+		msg := fmt.Appendf(nil, "demo message %d at %s", i, time.Now().UTC().Format(time.RFC3339Nano))
+		pos, err := offerOnce(ctx, l.pub, msg, l.retryFor)
+		switch {
+		case err == nil:
+			i++
+			l.offered(pos)
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, aeron.ErrBackPressured), errors.Is(err, aeron.ErrNotConnected), errors.Is(err, aeron.ErrAdminAction):
+			l.gaveUp.Add(1) // message i again at the next tick
+		default:
+			fmt.Fprintf(l.stderr, "demo: the sample publisher stopped at message %d: %v\n", i, err)
+			return
+		}
+	}
+}
+
+// offerOnce offers msg until the publication takes it and returns the position after it.
+// A term rotation (ErrAdminAction) is offered again at once; back-pressure and no
+// subscriber (ErrBackPressured, ErrNotConnected: the archive's recording subscription
+// joins a new publication a moment after it is added) again after a millisecond, for up to
+// retryFor. Then, or on any other error, or once ctx ends, it returns the error: nothing
+// of msg was appended.
+func offerOnce(ctx context.Context, pub offerer, msg []byte, retryFor time.Duration) (int64, error) {
+	deadline := time.Now().Add(retryFor)
+	for {
+		pos, err := pub.Offer(msg)
+		if err == nil {
+			return pos, nil
+		}
+		retry := errors.Is(err, aeron.ErrAdminAction) || errors.Is(err, aeron.ErrBackPressured) || errors.Is(err, aeron.ErrNotConnected)
+		if !retry || !time.Now().Before(deadline) {
+			return 0, err
+		}
+		if errors.Is(err, aeron.ErrAdminAction) {
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 // status is one line: what was published, recorded and committed.
@@ -231,6 +326,10 @@ func (p *demoPublisher) status(ctx context.Context) string {
 	default:
 	}
 	line := fmt.Sprintf("demo: published to %d", p.last)
+	if n := p.gaveUp.Load(); n > 0 {
+		// Not lost: each such message was offered again at the next tick.
+		line += fmt.Sprintf(" (%d offers given up after %s back-pressured or not connected, each offered again: no number skipped)", n, offerRetryFor)
+	}
 	if err != nil || len(descs) == 0 {
 		return line + "; recordings: " + errText(err, "none yet")
 	}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/aeron"
+)
+
+// standInPublication is an offerer that refuses the offers of the messages numbered in
+// refuse, each once, with the error given, and takes every other one. It cancels the
+// loop's context once it has taken want messages.
+type standInPublication struct {
+	refuse map[int]error
+	want   int
+	cancel context.CancelFunc
+	taken  []string
+	pos    int64
+}
+
+func (s *standInPublication) Offer(payload []byte) (int64, error) {
+	var n int
+	if _, err := fmt.Sscanf(string(payload), "demo message %d at", &n); err != nil {
+		return 0, fmt.Errorf("not a demo message: %q", payload)
+	}
+	if err, ok := s.refuse[n]; ok {
+		delete(s.refuse, n)
+		return 0, err
+	}
+	s.taken = append(s.taken, string(payload))
+	if len(s.taken) == s.want {
+		s.cancel()
+	}
+	s.pos += int64(len(payload))
+	return s.pos, nil
+}
+
+func (s *standInPublication) Close() error { return nil }
+
+// runSampleLoop runs a sample loop on pub, its ticks always due, until pub has what it
+// wants, and returns the loop's count of ticks given up.
+func runSampleLoop(t *testing.T, pub *standInPublication, retryFor time.Duration) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pub.cancel = cancel
+	ticks := make(chan time.Time)
+	close(ticks) // always ready
+	var gaveUp atomic.Int64
+	l := &sampleLoop{ticks: ticks, pub: pub, retryFor: retryFor, offered: func(int64) {}, gaveUp: &gaveUp, stdout: io.Discard, stderr: io.Discard}
+	l.run(ctx)
+	if len(pub.taken) != pub.want {
+		t.Fatalf("the loop ended after %d messages, want %d (%v)", len(pub.taken), pub.want, ctx.Err())
+	}
+	return gaveUp.Load()
+}
+
+// consecutive fails t unless taken are messages 0, 1, 2, … in order.
+func consecutive(t *testing.T, taken []string) {
+	t.Helper()
+	for i, m := range taken {
+		if !strings.HasPrefix(m, fmt.Sprintf("demo message %d at ", i)) {
+			t.Fatalf("message %d taken is %q: a number skipped or repeated", i, m)
+		}
+	}
+}
+
+func TestTheSamplePublisherSkipsNoNumberAtATermRotation(t *testing.T) {
+	pub := &standInPublication{refuse: map[int]error{3: aeron.ErrAdminAction, 7: aeron.ErrBackPressured}, want: 10}
+	if n := runSampleLoop(t, pub, time.Second); n != 0 {
+		t.Errorf("%d ticks given up; a rotation and a moment's back-pressure are retried at once", n)
+	}
+	consecutive(t, pub.taken)
+}
+
+func TestTheSamplePublisherCountsAnOfferGivenUpAndOffersItsNumberAgain(t *testing.T) {
+	pub := &standInPublication{refuse: map[int]error{2: aeron.ErrNotConnected}, want: 5}
+	if n := runSampleLoop(t, pub, 0); n != 1 {
+		t.Errorf("%d ticks given up, want 1", n)
+	}
+	consecutive(t, pub.taken)
+}
