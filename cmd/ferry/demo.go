@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -62,33 +64,12 @@ func demo(args []string, stdout, stderr io.Writer) error {
 		}
 		defer os.RemoveAll(dir) // the demo's own: nothing in it outlives the demo's run
 	}
-	// Names of the demo's own: --dir may be a directory that holds a real ferry.yaml and
-	// checkpoint store, which the demo must neither overwrite nor write into.
-	cfgPath := filepath.Join(dir, "ferry-demo.yaml")
-	cfgText := fmt.Sprintf(`mode: archive
-aeron:
-  dir: %s
-archive:
-  response_stream_id: 2001
-pulsar:
-  service_url: %s%s
-store:
-  path: %s
-checkpoint:
-  every_records: 1000
-  every_ms: 500
-streams:
-  - name: demo
-    channel: %s
-    stream_id: %d
-    topic: %s
-`, aeronDir, pulsarURL, adminKey(adminURL), filepath.Join(dir, "ferry-demo-checkpoints.db"), demoChannel, demoStreamID, demoTopic)
-	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o644); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(cfgPath)
+	cfgPath, cfg, err := demoConfig(dir, aeronDir, pulsarURL, adminURL)
 	if err != nil {
 		return err
+	}
+	if ignored := demoIgnoredEnv(environ()); len(ignored) > 0 {
+		fmt.Fprintf(stdout, "demo: ignoring %s: the demo runs its own configuration, never a real store or broker\n", strings.Join(ignored, ", "))
 	}
 	fmt.Fprintf(stdout, "demo: configuration %s\ndemo: a sample publisher on %s stream %d, recorded by the archive; ferry publishes it to %s\n", cfgPath, demoChannel, demoStreamID, demoTopic)
 
@@ -114,7 +95,7 @@ streams:
 	}
 
 	ran := make(chan error, 1)
-	go func() { ran <- runPipeline([]string{"--config", cfgPath}, stderr) }()
+	go func() { ran <- runLoaded(cfgPath, cfg, cfg.Warnings(), stderr) }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	fmt.Fprintf(stdout, "demo: `ferry status --config %s [--watch]` in another terminal shows the same table\n", cfgPath)
@@ -140,6 +121,65 @@ streams:
 			return <-ran // runPipeline saw the same signal and drains
 		}
 	}
+}
+
+// demoConfig writes the demo's configuration into dir and loads it. Its names are the
+// demo's own: dir (--dir) may hold a real ferry.yaml and checkpoint store, which the demo
+// must neither overwrite nor write into. For the same reason the environment's FERRY_
+// variables override none of it (FERRY_STORE_PATH would have the demo write its checkpoints
+// into a real store, FERRY_PULSAR_SERVICE_URL send ferry to another broker than the demo's
+// reader), except the allow-list demoEnv.
+func demoConfig(dir, aeronDir, pulsarURL, adminURL string) (string, *config.Config, error) {
+	path := filepath.Join(dir, "ferry-demo.yaml")
+	text := fmt.Sprintf(`mode: archive
+aeron:
+  dir: %s
+archive:
+  response_stream_id: 2001
+pulsar:
+  service_url: %s%s
+store:
+  path: %s
+checkpoint:
+  every_records: 1000
+  every_ms: 500
+streams:
+  - name: demo
+    channel: %s
+    stream_id: %d
+    topic: %s
+`, aeronDir, pulsarURL, adminKey(adminURL), filepath.Join(dir, "ferry-demo-checkpoints.db"), demoChannel, demoStreamID, demoTopic)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		return "", nil, err
+	}
+	cfg, err := config.Load(path, demoEnv)
+	return path, cfg, err
+}
+
+// demoEnvAllowed are the environment's overrides the demo's configuration takes:
+// FERRY_HTTP_LISTEN, so that a demo can run beside a ferry (or another demo) that holds the
+// default status port.
+var demoEnvAllowed = []string{"FERRY_HTTP_LISTEN"}
+
+// demoEnv is the environment the demo's configuration sees: demoEnvAllowed's variables only.
+func demoEnv(name string) (string, bool) {
+	if !slices.Contains(demoEnvAllowed, name) {
+		return "", false
+	}
+	return lookupEnv(name)
+}
+
+// demoIgnoredEnv returns the names of the FERRY_ variables in environ that the demo's
+// configuration ignores (see demoConfig).
+func demoIgnoredEnv(environ []string) []string {
+	var names []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "FERRY_") && !slices.Contains(demoEnvAllowed, name) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // adminKey is the demo configuration's pulsar.admin_url line, if there is a URL.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -84,4 +86,38 @@ func TestTheSamplePublisherCountsAnOfferGivenUpAndOffersItsNumberAgain(t *testin
 		t.Errorf("%d ticks given up, want 1", n)
 	}
 	consecutive(t, pub.taken)
+}
+
+func TestTheDemosConfigurationIgnoresTheUsersFerryVariables(t *testing.T) {
+	env := map[string]string{
+		"FERRY_STORE_PATH":         filepath.Join(t.TempDir(), "prod.db"),
+		"FERRY_PULSAR_SERVICE_URL": "pulsar://production:6650",
+		"FERRY_HTTP_LISTEN":        "127.0.0.1:18089", // the one the demo takes
+	}
+	before := lookupEnv
+	t.Cleanup(func() { lookupEnv = before })
+	lookupEnv = func(name string) (string, bool) { v, ok := env[name]; return v, ok }
+
+	dir := t.TempDir()
+	_, cfg, err := demoConfig(dir, "/dev/shm/aeron-demo", "pulsar://127.0.0.1:6650", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "ferry-demo-checkpoints.db"); cfg.Store.Path != want {
+		t.Errorf("store.path = %s, want the demo's own %s", cfg.Store.Path, want)
+	}
+	if cfg.Pulsar.ServiceURL != "pulsar://127.0.0.1:6650" {
+		t.Errorf("pulsar.service_url = %s, want the demo's --pulsar", cfg.Pulsar.ServiceURL)
+	}
+	if cfg.HTTP.Listen != "127.0.0.1:18089" {
+		t.Errorf("http.listen = %s, want FERRY_HTTP_LISTEN's", cfg.HTTP.Listen)
+	}
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	slices.Sort(environ)
+	if got := demoIgnoredEnv(environ); !slices.Equal(got, []string{"FERRY_PULSAR_SERVICE_URL", "FERRY_STORE_PATH"}) {
+		t.Errorf("the demo says it ignores %v", got)
+	}
 }

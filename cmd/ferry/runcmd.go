@@ -65,9 +65,15 @@ func runPipeline(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return runLoaded(path, cfg, configWarnings(cfg), stderr)
+}
+
+// runLoaded is `ferry run` of cfg, loaded from path: the demo's ferry runs its own
+// configuration, loaded without the environment's overrides. warnings are said at the start.
+func runLoaded(path string, cfg *config.Config, warnings []string, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	log.Info("ferry starting", "version", version, "mode", cfg.Mode, "config", path, "streams", len(cfg.Streams))
-	for _, w := range configWarnings(cfg) {
+	for _, w := range warnings {
 		log.Warn(w)
 	}
 	// In archive mode nothing is lost by a second signal: a checkpoint only ever holds
