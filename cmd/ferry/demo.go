@@ -73,29 +73,41 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "demo: configuration %s\ndemo: a sample publisher on %s stream %d, recorded by the archive; ferry publishes it to %s\n", cfgPath, demoChannel, demoStreamID, demoTopic)
 
-	// The demo's own handler only ends its loop: ferry's (runPipeline's) drains, and a
-	// second signal must reach Go's default once ferry lets it, so the demo lets go of the
-	// signals as soon as the first comes.
+	// The demo's handler ends its loop and, through ctx, ferry's run, which drains: a signal
+	// may come before ferry's own handler (runLoaded's) is there to see it. A second signal
+	// must reach Go's default once ferry lets it, so the demo lets go of the signals as soon
+	// as the first comes.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A Ctrl-C before ferry starts ends the demo there: ferry is not started after it.
+	interrupted := func(err error) error {
+		if ctx.Err() == nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "demo: stopped before ferry started")
+		return nil
+	}
 	// The sample publisher and the topic's reader run until the demo returns, whatever
 	// ends it: a demo whose ferry could not start says why and ends, rather than publish on.
 	work, endWork := context.WithCancel(ctx)
 	pub, err := startDemoPublisher(work, cfg, rate, stdout, stderr)
 	if err != nil {
 		endWork()
-		return err
+		return interrupted(err)
 	}
 	defer func() {
 		endWork()
 		pub.close()
 	}()
 	if err := pub.seen.run(work, pulsarURL); err != nil {
-		return err
+		return interrupted(err)
+	}
+	if ctx.Err() != nil {
+		return interrupted(nil)
 	}
 
 	ran := make(chan error, 1)
-	go func() { ran <- runLoaded(cfgPath, cfg, cfg.Warnings(), stderr) }()
+	go func() { ran <- runLoaded(ctx, cfgPath, cfg, cfg.Warnings(), stderr) }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	fmt.Fprintf(stdout, "demo: `ferry status --config %s [--watch]` in another terminal shows the same table\n", cfgPath)
@@ -103,7 +115,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 		select {
 		case err := <-ran:
 			// Ended on its own, or its drain ended before this loop saw the signal: signals
-			// are no longer the demo's to take while it cleans up (runPipeline's second
+			// are no longer the demo's to take while it cleans up (runLoaded's second
 			// holds, then Go's default stops it).
 			stop()
 			return err
@@ -117,8 +129,8 @@ func demo(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 		case <-ctx.Done():
-			stop()       // a second signal is runPipeline's to take
-			return <-ran // runPipeline saw the same signal and drains
+			stop()       // a second signal is runLoaded's to take
+			return <-ran // ferry's run drains: its ctx ended with this one
 		}
 	}
 }
@@ -200,6 +212,7 @@ type demoPublisher struct {
 	gaveUp  atomic.Int64 // the sample loop's ticks given up (see sampleLoop)
 	seen    topicReader
 	done    chan struct{}
+	stderr  io.Writer
 }
 
 func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int, stdout, stderr io.Writer) (*demoPublisher, error) {
@@ -228,7 +241,7 @@ func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int, stdou
 		_ = ac.Close()
 		return nil, err
 	}
-	p := &demoPublisher{client: ac, archive: arc, subID: subID, offered: make(chan int64, 1), done: make(chan struct{})}
+	p := &demoPublisher{client: ac, archive: arc, subID: subID, offered: make(chan int64, 1), done: make(chan struct{}), stderr: stderr}
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	l := &sampleLoop{
 		ticks:     tick.C,
@@ -392,6 +405,7 @@ func errText(err error, none string) string {
 
 func (p *demoPublisher) close() {
 	<-p.done
+	p.seen.close(p.stderr)
 	if p.subID >= 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = p.archive.StopRecordingSubscription(ctx, p.subID)
@@ -404,6 +418,9 @@ func (p *demoPublisher) close() {
 // topicReader reads the demo topic as a consumer would and keeps the count and the
 // position (ferry.position) of the newest message.
 type topicReader struct {
+	closeWait time.Duration // how long close waits for run's goroutine; see close
+	done      chan struct{} // closed when run's goroutine has ended; nil before run
+
 	mu        sync.Mutex
 	n         int64
 	positions map[int64]int64 // the last message's position, by recording
@@ -417,34 +434,75 @@ func (r *topicReader) get(rec int64) (int64, int64) {
 	return r.n, r.positions[rec]
 }
 
+// run starts a goroutine that creates the reader and reads the topic until ctx ends. It
+// returns once the reader is there, or at once when ctx ends first (the Pulsar client's
+// calls take no context): the goroutine then closes the reader it gets. Call close after
+// ctx has ended.
 func (r *topicReader) run(ctx context.Context, pulsarURL string) error {
-	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: pulsarURL, Logger: plog.DefaultNopLogger()})
-	if err != nil {
-		return err
-	}
-	reader, err := client.CreateReader(pulsar.ReaderOptions{Topic: demoTopic, StartMessageID: pulsar.EarliestMessageID()})
-	if err != nil {
-		client.Close()
-		return fmt.Errorf("demo: read %s: %w", demoTopic, err)
-	}
+	r.done = make(chan struct{})
+	created := make(chan error, 1)
 	go func() {
+		defer close(r.done)
+		client, err := pulsar.NewClient(pulsar.ClientOptions{URL: pulsarURL, Logger: plog.DefaultNopLogger()})
+		if err != nil {
+			created <- err
+			return
+		}
 		defer client.Close()
+		reader, err := client.CreateReader(pulsar.ReaderOptions{Topic: demoTopic, StartMessageID: pulsar.EarliestMessageID()})
+		if err != nil {
+			created <- fmt.Errorf("demo: read %s: %w", demoTopic, err)
+			return
+		}
 		defer reader.Close()
+		created <- nil
 		for {
 			msg, err := reader.Next(ctx)
 			if err != nil {
 				return
 			}
-			pos, _ := strconv.ParseInt(msg.Properties()[actors.PropPosition], 10, 64)
-			rec, _ := strconv.ParseInt(msg.Properties()[actors.PropRecordingID], 10, 64)
-			r.mu.Lock()
-			r.n++
-			if r.positions == nil {
-				r.positions = map[int64]int64{}
-			}
-			r.positions[rec] = pos
-			r.mu.Unlock()
+			r.add(msg.Properties())
 		}
 	}()
-	return nil
+	select {
+	case err := <-created:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// add counts a message read, with properties props.
+func (r *topicReader) add(props map[string]string) {
+	pos, _ := strconv.ParseInt(props[actors.PropPosition], 10, 64)
+	rec, _ := strconv.ParseInt(props[actors.PropRecordingID], 10, 64)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	if r.positions == nil {
+		r.positions = map[int64]int64{}
+	}
+	r.positions[rec] = pos
+}
+
+// close waits for run's goroutine, which ends once run's ctx has: at once when it reads.
+// While it still creates the reader it may not end for 30 s: pulsar-client-go v0.19.0's
+// CreateReader, on a broker that accepts the connection and never answers, returns after
+// 30 s whatever ClientOptions.OperationTimeout says, and closing the client does not end it
+// sooner (tried). So close waits up to closeWait (default 5 s) and then says it leaves the
+// goroutine to the process's exit: the demo is ending, and the goroutine holds nothing of
+// the demo's but its connection.
+func (r *topicReader) close(stderr io.Writer) {
+	if r.done == nil {
+		return
+	}
+	wait := r.closeWait
+	if wait == 0 {
+		wait = 5 * time.Second
+	}
+	select {
+	case <-r.done:
+	case <-time.After(wait):
+		fmt.Fprintf(stderr, "demo: the topic's reader still waits for Pulsar to answer after %s; left to the exit\n", wait)
+	}
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -119,5 +121,73 @@ func TestTheDemosConfigurationIgnoresTheUsersFerryVariables(t *testing.T) {
 	slices.Sort(environ)
 	if got := demoIgnoredEnv(environ); !slices.Equal(got, []string{"FERRY_PULSAR_SERVICE_URL", "FERRY_STORE_PATH"}) {
 		t.Errorf("the demo says it ignores %v", got)
+	}
+}
+
+// TestFerryDoesNotRunOnWhenTheDemoWasStoppedBeforeItStarted: a Ctrl-C the demo took before
+// ferry's own signal handler was there (the demo still connected to Pulsar) ends ferry's
+// run through the demo's context: ferry must not start and run on until a second Ctrl-C.
+func TestFerryDoesNotRunOnWhenTheDemoWasStoppedBeforeItStarted(t *testing.T) {
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := free.Addr().String()
+	_ = free.Close()
+	path, _ := writeConfig(t, "http:\n  listen: "+listen+"\naeron:\n  dir: "+t.TempDir()+"\n")
+	cfg, err := loadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the demo's Ctrl-C
+	var log syncBuffer
+	ran := make(chan error, 1)
+	go func() { ran <- runLoaded(ctx, path, cfg, nil, &log) }()
+	select {
+	case err := <-ran:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("the run ended with %v", err)
+		}
+		t.Logf("ferry's log:\n%s", log.String())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("ferry still runs 20 s after the demo's context ended:\n%s", log.String())
+	}
+}
+
+// TestTheDemosTopicReaderStopsWaitingForPulsarOnCtrlC: a Ctrl-C while the demo creates its
+// topic reader (pulsar-client-go's calls take no context) ends the wait at once, and the
+// demo's clean-up does not wait for the reader's goroutine beyond its bound.
+func TestTheDemosTopicReaderStopsWaitingForPulsarOnCtrlC(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	r := &topicReader{closeWait: time.Second}
+	began := time.Now()
+	err = r.run(ctx, "pulsar://"+silent.Addr().String())
+	if !errors.Is(err, context.Canceled) || time.Since(began) > 2*time.Second {
+		t.Fatalf("run = %v after %s; want context.Canceled within a moment of the Ctrl-C", err, time.Since(began))
+	}
+	began = time.Now()
+	var said syncBuffer
+	r.close(&said)
+	if took := time.Since(began); took > 3*time.Second {
+		t.Errorf("close took %s; want its bound, 1 s", took)
+	}
+	if !strings.Contains(said.String(), "still waits for Pulsar") {
+		t.Errorf("close said %q; want it to say it left the reader waiting", said.String())
 	}
 }

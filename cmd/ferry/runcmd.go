@@ -65,12 +65,14 @@ func runPipeline(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return runLoaded(path, cfg, configWarnings(cfg), stderr)
+	return runLoaded(context.Background(), path, cfg, configWarnings(cfg), stderr)
 }
 
 // runLoaded is `ferry run` of cfg, loaded from path: the demo's ferry runs its own
 // configuration, loaded without the environment's overrides. warnings are said at the start.
-func runLoaded(path string, cfg *config.Config, warnings []string, stderr io.Writer) error {
+// It drains and returns once parent ends, as on a signal: the demo's signal may have come
+// before this run's handler was there to see it.
+func runLoaded(parent context.Context, path string, cfg *config.Config, warnings []string, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	log.Info("ferry starting", "version", version, "mode", cfg.Mode, "config", path, "streams", len(cfg.Streams))
 	for _, w := range warnings {
@@ -82,7 +84,7 @@ func runLoaded(path string, cfg *config.Config, warnings []string, stderr io.Wri
 	if cfg.Mode == config.ModeTransport {
 		after = "in transport mode what is not yet acknowledged then goes unpublished"
 	}
-	ctx, stop := drainOnSignal(log, after)
+	ctx, stop := drainOnSignal(parent, log, after)
 	defer stop()
 
 	var st store.Store // archive mode only
@@ -147,16 +149,17 @@ func runLoaded(path string, cfg *config.Config, warnings []string, stderr io.Wri
 	return err
 }
 
-// drainOnSignal returns a context that the first SIGINT or SIGTERM ends, which starts the
-// drain (up to drainTimeout), and a function that ends it when the run ends. A second signal
+// drainOnSignal returns a context that the first SIGINT or SIGTERM ends, or the end of
+// parent (a signal its owner took), which starts the drain (up to drainTimeout), and a
+// function that ends it when the run ends. A second signal
 // ends the process at once, Go's default for both signals, once a second has passed since
 // the first signal or the run's end, whichever came first: a signal within it is taken for
 // the same request (a wrapper forwarding the terminal's Ctrl-C to its process group delivers
 // two), also when the run has ended meanwhile — a drain with nothing in flight ends within
 // milliseconds, a run may end on its own as Ctrl-C comes, and the copy that follows must not
 // kill the process in its clean-up. after says what a second signal leaves undone.
-func drainOnSignal(log *slog.Logger, after string) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+func drainOnSignal(parent context.Context, log *slog.Logger, after string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{}) // the run ended
@@ -165,6 +168,8 @@ func drainOnSignal(log *slog.Logger, after string) (context.Context, func()) {
 		case <-signals:
 			log.Info("signal received: draining; a second signal (a second from now) stops ferry at once: " + after)
 			cancel()
+		case <-parent.Done():
+			log.Info("stop requested: draining; a second signal (a second from now) stops ferry at once: " + after)
 		case <-done: // the run ended on its own: no signal to report
 		}
 		time.Sleep(time.Second)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 // ends at once, then the copy of the signal a wrapper forwards (peers, under `make demo`),
 // while the process cleans up.
 func aCopyOfTheSignalAfterAQuickDrain() {
-	ctx, stop := drainOnSignal(slog.New(slog.DiscardHandler), "")
+	ctx, stop := drainOnSignal(context.Background(), slog.New(slog.DiscardHandler), "")
 	_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
 	<-ctx.Done()
 	stop() // the run has ended: nothing was in flight
@@ -40,7 +41,7 @@ func aCopyOfTheSignalAfterAQuickDrain() {
 // aCopyOfTheSignalAsTheRunEnds is the child of the test below: the run ends on its own just
 // as a signal comes, then the signal's copy comes while the process cleans up.
 func aCopyOfTheSignalAsTheRunEnds() {
-	_, stop := drainOnSignal(slog.New(slog.DiscardHandler), "")
+	_, stop := drainOnSignal(context.Background(), slog.New(slog.DiscardHandler), "")
 	_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
 	stop() // the run ended meanwhile, before the signal was taken
 	cleanUpThroughACopy()
