@@ -134,7 +134,7 @@ func StartArchive(ctx context.Context, opts ArchiveOptions) (*Archive, error) {
 		if err == nil {
 			return a, nil
 		}
-		if attempt == startAttempts || !strings.Contains(logSince(a.log, mark), addressInUse) {
+		if attempt == startAttempts || errors.Is(err, ErrInterrupted) || !strings.Contains(logSince(a.log, mark), addressInUse) {
 			// The dir lives in memory: do not leave it behind.
 			return nil, errors.Join(err, os.RemoveAll(a.AeronDir))
 		}
@@ -169,7 +169,7 @@ func (a *Archive) start(ctx context.Context) error {
 	}
 	if err := a.waitReady(ctx, timeout); err != nil {
 		_ = proc.kill()
-		return fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, a.log, logTail(a.log, 4000))
+		return withLogTail(err, a.log)
 	}
 	a.StartupTime = time.Since(began)
 	return nil
@@ -199,9 +199,10 @@ func javaFlags(props map[string]string) []string {
 }
 
 // waitReady waits until the media driver's CnC file shows a live driver and the archive
-// process has bound its UDP control port.
-func (a *Archive) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// process has bound its UDP control port. If parent ends first, it returns an
+// [ErrInterrupted].
+func (a *Archive) waitReady(parent context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	last := "no answer yet"
 	for {
@@ -215,10 +216,32 @@ func (a *Archive) waitReady(ctx context.Context, timeout time.Duration) error {
 		last = err.Error()
 		select {
 		case <-ctx.Done():
+			if parent.Err() != nil {
+				return interrupted("archive", "ready", parent)
+			}
 			return fmt.Errorf("infra: archive not ready within %s (last: %s)", timeout, last)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// ErrInterrupted is wrapped by the error of a start that the caller's context ended (a
+// Ctrl-C) before the peer was ready: nothing failed, so the error carries no log tail and
+// [Shared] removes its run directory as on a clean stop.
+var ErrInterrupted = errors.New("infra: interrupted")
+
+// interrupted is the error of a wait for peer to be what (ready, healthy) that ctx ended.
+func interrupted(peer, what string, ctx context.Context) error {
+	return fmt.Errorf("%w: the %s was stopped before it was %s (%w)", ErrInterrupted, peer, what, context.Cause(ctx))
+}
+
+// withLogTail is err, the failure of a peer's start, with the end of its log at path: what
+// a person needs to tell why. An interruption is no failure and goes without.
+func withLogTail(err error, path string) error {
+	if errors.Is(err, ErrInterrupted) {
+		return err
+	}
+	return fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, path, logTail(path, 4000))
 }
 
 // ErrNotOwned is returned when a test tries to stop, kill or restart a peer that this

@@ -97,15 +97,17 @@ func Shared(ctx context.Context, need Need) (*Peers, error) {
 		return nil, err
 	}
 	p.RunDir = dir
+	// A start interrupted (see ErrInterrupted) is no failure: no log tails, and the run
+	// directory goes as on a clean stop.
 	if needArchive {
 		if p.Archive, err = StartArchive(ctx, ArchiveOptions{Dir: filepath.Join(dir, "archive")}); err != nil {
-			p.Close(true)
+			_ = p.Close(!errors.Is(err, ErrInterrupted))
 			return nil, err
 		}
 	}
 	if needPulsar {
 		if p.Pulsar, err = StartPulsar(ctx, PulsarOptions{Dir: filepath.Join(dir, "pulsar")}); err != nil {
-			p.Close(true)
+			_ = p.Close(!errors.Is(err, ErrInterrupted))
 			return nil, err
 		}
 	}

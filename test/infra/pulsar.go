@@ -138,7 +138,7 @@ func StartPulsar(ctx context.Context, opts PulsarOptions) (*Pulsar, error) {
 			p.StartAttempts = attempt
 			return p, nil
 		}
-		if attempt == startAttempts || !strings.Contains(logSince(p.log, mark), addressInUse) {
+		if attempt == startAttempts || errors.Is(err, ErrInterrupted) || !strings.Contains(logSince(p.log, mark), addressInUse) {
 			return nil, err
 		}
 		// A fresh data dir: the bookie's cookie would remember the port that was taken.
@@ -314,13 +314,13 @@ func (p *Pulsar) start(ctx context.Context) error {
 	if timeout == 0 {
 		timeout = pulsarReadyTimeout
 	}
-	if err := p.waitReady(ctx, timeout); err != nil {
-		_ = proc.kill()
-		return fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, p.log, logTail(p.log, 4000))
+	err = p.waitReady(ctx, timeout)
+	if err == nil {
+		err = p.waitHealthy(ctx, healthTimeout, mark)
 	}
-	if err := p.waitHealthy(ctx, healthTimeout, mark); err != nil {
+	if err != nil {
 		_ = proc.kill()
-		return fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, p.log, logTail(p.log, 4000))
+		return withLogTail(err, p.log)
 	}
 	p.StartupTime = time.Since(began)
 	return nil
@@ -347,8 +347,8 @@ const lockLoopLines = 200
 // admin API alone does not give. A broker that passes while its bookie's registration lock is
 // looping (the check can catch the bookie in a registered moment) is unhealthy all the same:
 // the log since mark tells.
-func (p *Pulsar) waitHealthy(ctx context.Context, timeout time.Duration, mark os.FileInfo) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func (p *Pulsar) waitHealthy(parent context.Context, timeout time.Duration, mark os.FileInfo) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	client := &http.Client{Timeout: 15 * time.Second}
 	last := "no answer yet"
@@ -370,6 +370,9 @@ func (p *Pulsar) waitHealthy(ctx context.Context, timeout time.Duration, mark os
 		}
 		select {
 		case <-ctx.Done():
+			if parent.Err() != nil {
+				return interrupted("pulsar", "healthy", parent)
+			}
 			return fmt.Errorf("%w within %s (last: %s)", errUnhealthy, timeout, last)
 		case <-time.After(250 * time.Millisecond):
 		}
@@ -379,9 +382,9 @@ func (p *Pulsar) waitHealthy(ctx context.Context, timeout time.Duration, mark os
 // waitReady polls the admin API until the broker has created its cluster entry and the
 // public/default namespace. PulsarStandalone starts the broker first and creates these
 // afterwards, so an open port is not enough: a producer created in between fails with
-// "Namespace not found".
-func (p *Pulsar) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// "Namespace not found". If parent ends first, it returns an [ErrInterrupted].
+func (p *Pulsar) waitReady(parent context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	client := &http.Client{Timeout: 2 * time.Second}
 	last := "no answer yet"
@@ -403,6 +406,9 @@ func (p *Pulsar) waitReady(ctx context.Context, timeout time.Duration) error {
 		}
 		select {
 		case <-ctx.Done():
+			if parent.Err() != nil {
+				return interrupted("pulsar", "ready", parent)
+			}
 			return fmt.Errorf("infra: pulsar not ready within %s (last: %s)", timeout, last)
 		case <-time.After(250 * time.Millisecond):
 		}

@@ -80,6 +80,11 @@ func run(args []string) (int, error) {
 	defer signal.Stop(sigs)
 	began := time.Now()
 	peers, err := infra.Shared(ctx, infra.Need{Archive: *archive, Pulsar: *pulsar})
+	if errors.Is(err, infra.ErrInterrupted) {
+		// Shared stopped what it had started and removed its run directory: no failure.
+		fmt.Println("peers: interrupted before the peers were ready; stopped")
+		return interruptedCode(sigs), nil
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -335,6 +340,20 @@ func readProcs() map[int]proc {
 		procs[pid] = proc{ppid: ppid, zombie: f[0] == "Z"}
 	}
 	return procs
+}
+
+// interruptedCode is peers' exit status after a signal ended the peers' start: 128+n for
+// signal n (130 for Ctrl-C), as a shell reports a process that signal killed. sigs holds
+// the signal.
+func interruptedCode(sigs <-chan os.Signal) int {
+	select {
+	case sig := <-sigs:
+		if s, ok := sig.(syscall.Signal); ok {
+			return 128 + int(s)
+		}
+	default:
+	}
+	return 128 + int(syscall.SIGINT)
 }
 
 // exitCode is a command's exit status as a shell reports it: 128+n for signal n.
