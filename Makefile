@@ -9,6 +9,9 @@ BUF         := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 # Built and run as a binary, not with `go run`: go run passes no SIGTERM on (it exits,
 # leaving peers and the tests running) and turns the Ctrl-C that ends the demo into exit 1.
 PEERS       := .bin/peers
+# More flags for `ferry demo`, e.g. DEMO_ARGS=--listen=127.0.0.1:8090 beside another ferry
+# or demo that holds the default status port (`.bin/ferry demo -h` lists them).
+DEMO_ARGS   ?=
 # A count, not a duration: a duration-bounded fuzz run can end in a spurious
 # "context deadline exceeded" (golang/go#75804).
 FUZZTIME    ?= 2000x
@@ -77,4 +80,4 @@ infra-down: $(PEERS) ## stop the peers infra-up started
 
 demo: deps $(PEERS) ## the main job live: real archive + Pulsar, a sample publisher, ferry, status each second (Ctrl-C stops)
 	$(GO) build -o .bin/ferry ./cmd/ferry
-	$(PEERS) run -- bash -c 'exec .bin/ferry demo --aeron-dir "$$FERRYTEST_AERON_DIR" --pulsar "$$FERRYTEST_PULSAR_URL" --pulsar-admin "$$FERRYTEST_PULSAR_ADMIN_URL"'
+	$(PEERS) run -- bash -c 'exec .bin/ferry demo --aeron-dir "$$FERRYTEST_AERON_DIR" --pulsar "$$FERRYTEST_PULSAR_URL" --pulsar-admin "$$FERRYTEST_PULSAR_ADMIN_URL" $(DEMO_ARGS)'

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,7 +43,7 @@ const (
 // archive record a sample publisher (about 1,000 messages a second), runs the pipeline in
 // archive mode, and prints once a second how far each stage got. Ctrl-C stops it.
 func demo(args []string, stdout, stderr io.Writer) error {
-	var aeronDir, pulsarURL, adminURL, dir string
+	var aeronDir, pulsarURL, adminURL, dir, listen string
 	var rate int
 	err := flags("demo", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&aeronDir, "aeron-dir", aeron.DefaultDir(), "the ArchivingMediaDriver's aeron.dir")
@@ -51,6 +51,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&adminURL, "pulsar-admin", "http://127.0.0.1:8080", "Pulsar admin URL (the broker's web service), asked whether the topic is deduplicated; empty: not asked")
 		fs.StringVar(&dir, "dir", "", "where the demo keeps its configuration and checkpoints, ferry-demo.yaml and ferry-demo-checkpoints.db (default: a new temporary directory, removed when the demo ends)")
 		fs.IntVar(&rate, "rate", 1000, "messages per second the sample publisher offers")
+		fs.StringVar(&listen, "listen", config.DefaultListen, "host:port of the demo's ferry's status endpoint; another beside a ferry or demo that holds the default (make demo DEMO_ARGS=--listen=127.0.0.1:8090)")
 	})
 	if err != nil {
 		return err
@@ -64,7 +65,15 @@ func demo(args []string, stdout, stderr io.Writer) error {
 		}
 		defer os.RemoveAll(dir) // the demo's own: nothing in it outlives the demo's run
 	}
-	cfgPath, cfg, err := demoConfig(dir, aeronDir, pulsarURL, adminURL)
+	// Taken, the port would fail ferry's start only once the publisher and the reader run:
+	// say so now, and how to give the demo another.
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("demo: the status endpoint's address %s: %w; another ferry or demo holds it? "+
+			"give the demo another with --listen (make demo DEMO_ARGS=--listen=127.0.0.1:8090)", listen, err)
+	}
+	_ = ln.Close()
+	cfgPath, cfg, err := demoConfig(dir, aeronDir, pulsarURL, adminURL, listen)
 	if err != nil {
 		return err
 	}
@@ -140,8 +149,8 @@ func demo(args []string, stdout, stderr io.Writer) error {
 // must neither overwrite nor write into. For the same reason the environment's FERRY_
 // variables override none of it (FERRY_STORE_PATH would have the demo write its checkpoints
 // into a real store, FERRY_PULSAR_SERVICE_URL send ferry to another broker than the demo's
-// reader), except the allow-list demoEnv.
-func demoConfig(dir, aeronDir, pulsarURL, adminURL string) (string, *config.Config, error) {
+// reader), nor FERRY_HTTP_LISTEN: its status endpoint's address, listen, is --listen's.
+func demoConfig(dir, aeronDir, pulsarURL, adminURL, listen string) (string, *config.Config, error) {
 	path := filepath.Join(dir, "ferry-demo.yaml")
 	text := fmt.Sprintf(`mode: archive
 aeron:
@@ -155,39 +164,28 @@ store:
 checkpoint:
   every_records: 1000
   every_ms: 500
+http:
+  listen: %s
 streams:
   - name: demo
     channel: %s
     stream_id: %d
     topic: %s
-`, aeronDir, pulsarURL, adminKey(adminURL), filepath.Join(dir, "ferry-demo-checkpoints.db"), demoChannel, demoStreamID, demoTopic)
+`, aeronDir, pulsarURL, adminKey(adminURL), filepath.Join(dir, "ferry-demo-checkpoints.db"), listen, demoChannel, demoStreamID, demoTopic)
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		return "", nil, err
 	}
-	cfg, err := config.Load(path, demoEnv)
+	cfg, err := config.Load(path, nil) // nil: no environment
 	return path, cfg, err
 }
 
-// demoEnvAllowed are the environment's overrides the demo's configuration takes:
-// FERRY_HTTP_LISTEN, so that a demo can run beside a ferry (or another demo) that holds the
-// default status port.
-var demoEnvAllowed = []string{"FERRY_HTTP_LISTEN"}
-
-// demoEnv is the environment the demo's configuration sees: demoEnvAllowed's variables only.
-func demoEnv(name string) (string, bool) {
-	if !slices.Contains(demoEnvAllowed, name) {
-		return "", false
-	}
-	return lookupEnv(name)
-}
-
-// demoIgnoredEnv returns the names of the FERRY_ variables in environ that the demo's
+// demoIgnoredEnv returns the names of the FERRY_ variables in environ, which the demo's
 // configuration ignores (see demoConfig).
 func demoIgnoredEnv(environ []string) []string {
 	var names []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "FERRY_") && !slices.Contains(demoEnvAllowed, name) {
+		if strings.HasPrefix(name, "FERRY_") {
 			names = append(names, name)
 		}
 	}

@@ -94,14 +94,14 @@ func TestTheDemosConfigurationIgnoresTheUsersFerryVariables(t *testing.T) {
 	env := map[string]string{
 		"FERRY_STORE_PATH":         filepath.Join(t.TempDir(), "prod.db"),
 		"FERRY_PULSAR_SERVICE_URL": "pulsar://production:6650",
-		"FERRY_HTTP_LISTEN":        "127.0.0.1:18089", // the one the demo takes
+		"FERRY_HTTP_LISTEN":        "127.0.0.1:18089",
 	}
 	before := lookupEnv
 	t.Cleanup(func() { lookupEnv = before })
 	lookupEnv = func(name string) (string, bool) { v, ok := env[name]; return v, ok }
 
 	dir := t.TempDir()
-	_, cfg, err := demoConfig(dir, "/dev/shm/aeron-demo", "pulsar://127.0.0.1:6650", "")
+	_, cfg, err := demoConfig(dir, "/dev/shm/aeron-demo", "pulsar://127.0.0.1:6650", "", "127.0.0.1:18090")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,15 +111,15 @@ func TestTheDemosConfigurationIgnoresTheUsersFerryVariables(t *testing.T) {
 	if cfg.Pulsar.ServiceURL != "pulsar://127.0.0.1:6650" {
 		t.Errorf("pulsar.service_url = %s, want the demo's --pulsar", cfg.Pulsar.ServiceURL)
 	}
-	if cfg.HTTP.Listen != "127.0.0.1:18089" {
-		t.Errorf("http.listen = %s, want FERRY_HTTP_LISTEN's", cfg.HTTP.Listen)
+	if cfg.HTTP.Listen != "127.0.0.1:18090" {
+		t.Errorf("http.listen = %s, want the demo's --listen", cfg.HTTP.Listen)
 	}
 	var environ []string
 	for k, v := range env {
 		environ = append(environ, k+"="+v)
 	}
 	slices.Sort(environ)
-	if got := demoIgnoredEnv(environ); !slices.Equal(got, []string{"FERRY_PULSAR_SERVICE_URL", "FERRY_STORE_PATH"}) {
+	if got := demoIgnoredEnv(environ); !slices.Equal(got, []string{"FERRY_HTTP_LISTEN", "FERRY_PULSAR_SERVICE_URL", "FERRY_STORE_PATH"}) {
 		t.Errorf("the demo says it ignores %v", got)
 	}
 }
@@ -189,5 +189,21 @@ func TestTheDemosTopicReaderStopsWaitingForPulsarOnCtrlC(t *testing.T) {
 	}
 	if !strings.Contains(said.String(), "still waits for Pulsar") {
 		t.Errorf("close said %q; want it to say it left the reader waiting", said.String())
+	}
+}
+
+// TestADemoWhosePortIsTakenSaysSoFirstAndNamesListen: two demos at once (the second's
+// status port taken) failed only once Pulsar, the publisher and ferry had started, advising
+// "set http.listen", which the demo's user cannot. It must fail before it connects to
+// anything (here there is nothing to connect to) and name --listen.
+func TestADemoWhosePortIsTakenSaysSoFirstAndNamesListen(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	code, _, errOut := ferry("demo", "--aeron-dir", t.TempDir(), "--listen", taken.Addr().String())
+	if code != exitFailure || !strings.Contains(errOut, "address already in use") || !strings.Contains(errOut, "--listen") {
+		t.Fatalf("ferry demo on a port taken = %d, %q; want 1, the port taken and --listen", code, errOut)
 	}
 }

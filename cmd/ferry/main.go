@@ -9,7 +9,7 @@
 //	                                                    delete a stream's checkpoint, verified
 //	ferry checkpoint forget --config FILE --stream NAME --recording ID --yes
 //	                                                    go on without what a purged recording left unpublished
-//	ferry demo       [--aeron-dir DIR] [--pulsar URL] [--pulsar-admin URL] [--dir DIR] [--rate N]
+//	ferry demo       [--aeron-dir DIR] [--pulsar URL] [--pulsar-admin URL] [--dir DIR] [--rate N] [--listen HOST:PORT]
 //	                                                    record a sample publisher and run ferry on it, with live status
 //	ferry version
 //
@@ -24,7 +24,9 @@
 // asked); --dir is where the demo writes its configuration and checkpoints
 // (ferry-demo.yaml, ferry-demo-checkpoints.db; default: a new temporary directory, removed
 // when the demo ends); --rate is how many messages a second the sample publisher offers
-// (default 1000). `ferry COMMAND -h` prints a command's flags.
+// (default 1000); --listen is the address of the demo's ferry's status endpoint (default
+// 127.0.0.1:8089, http.listen's; the demo's configuration takes no FERRY_ variable).
+// `ferry COMMAND -h` prints a command's flags.
 //
 // Exit status: 0 success, 1 failure (the message says what happened and what to do), 2 bad
 // usage. `ferry status` (without --watch) prints the status and exits 1 when the ferry it

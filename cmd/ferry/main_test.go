@@ -476,7 +476,7 @@ func TestUsageErrors(t *testing.T) {
 		args  []string
 		flags []string
 	}{
-		{[]string{"demo", "-h"}, []string{"usage: ferry demo [--aeron-dir DIR] [--pulsar URL] [--pulsar-admin URL] [--dir DIR] [--rate N]\n", "-aeron-dir", "-pulsar", "-pulsar-admin", "-dir", "-rate"}},
+		{[]string{"demo", "-h"}, []string{"usage: ferry demo [--aeron-dir DIR] [--pulsar URL] [--pulsar-admin URL] [--dir DIR] [--rate N] [--listen HOST:PORT]\n", "-aeron-dir", "-pulsar", "-pulsar-admin", "-dir", "-rate", "-listen"}},
 		{[]string{"checkpoint", "reset", "--help"}, []string{"usage: ferry checkpoint reset --config FILE --stream NAME --yes [--force]\n", "-config", "-stream", "-yes", "-force"}},
 		{[]string{"status", "-help"}, []string{"usage: ferry status --config FILE [--json] [--watch]\n", "-config", "-json", "-watch"}},
 	} {

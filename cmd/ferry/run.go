@@ -27,7 +27,7 @@ const usage = `usage:
   ferry checkpoint show  --config FILE --stream NAME
   ferry checkpoint reset --config FILE --stream NAME --yes [--force]
   ferry checkpoint forget --config FILE --stream NAME --recording ID --yes
-  ferry demo [--aeron-dir DIR] [--pulsar URL] [--pulsar-admin URL] [--dir DIR] [--rate N]
+  ferry demo [--aeron-dir DIR] [--pulsar URL] [--pulsar-admin URL] [--dir DIR] [--rate N] [--listen HOST:PORT]
   ferry version
 ferry COMMAND -h prints a command's flags and what they mean.`
 

@@ -27,20 +27,15 @@ func TestMakeDemoDeliversAndStopsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("make", "--no-print-directory", "demo")
-	cmd.Dir = root
-	// Without the variables that name the shared peers, nor ferry's: the demo starts peers
-	// of its own. The others stay: without FERRYTEST_CACHE, say, the demo's fetch.sh would
-	// look in ~/.cache/ferry and might download Pulsar again within this test's time.
-	var env []string
-	for _, kv := range infra.WithoutPeerVariables(os.Environ()) {
-		if !strings.HasPrefix(kv, "FERRY_") {
-			env = append(env, kv)
-		}
-	}
 	// Its status endpoint on a port of its own, not the default one a ferry or demo of the
 	// developer's may hold.
-	cmd.Env = append(env, fmt.Sprintf("FERRY_HTTP_LISTEN=127.0.0.1:%d", freePort(t)))
+	cmd := exec.Command("make", "--no-print-directory", "demo", fmt.Sprintf("DEMO_ARGS=--listen=127.0.0.1:%d", freePort(t)))
+	cmd.Dir = root
+	// Without the variables that name the shared peers: the demo starts peers of its own.
+	// The others stay: without FERRYTEST_CACHE, say, the demo's fetch.sh would look in
+	// ~/.cache/ferry and might download Pulsar again within this test's time. (The demo's
+	// configuration takes no FERRY_ variable; a developer's are left in on purpose.)
+	cmd.Env = infra.WithoutPeerVariables(os.Environ())
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -105,8 +100,9 @@ func TestMakeDemoDeliversAndStopsEverything(t *testing.T) {
 }
 
 // TestADemoWhoseFerryCannotStartSaysWhyAndEnds: `ferry demo` whose ferry cannot start (here
-// its HTTP port is taken) says why and exits 1, rather than go on publishing without a word
-// until Ctrl-C. A ferry.yaml in its --dir is not the demo's to overwrite.
+// its HTTP port is taken, which the demo checks before it starts anything) says why and
+// exits 1, rather than go on publishing without a word until Ctrl-C. A ferry.yaml in its
+// --dir is not the demo's to overwrite.
 func TestADemoWhoseFerryCannotStartSaysWhyAndEnds(t *testing.T) {
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -125,8 +121,7 @@ func TestADemoWhoseFerryCannotStartSaysWhyAndEnds(t *testing.T) {
 		}
 	}()
 	cmd := exec.Command(ferryBin, "demo", "--aeron-dir", peers.Archive.AeronDir, "--pulsar", peers.Pulsar.ServiceURL,
-		"--pulsar-admin", peers.Pulsar.AdminURL, "--dir", dir, "--rate", "10")
-	cmd.Env = append(os.Environ(), "FERRY_HTTP_LISTEN="+taken.Addr().String())
+		"--pulsar-admin", peers.Pulsar.AdminURL, "--dir", dir, "--rate", "10", "--listen", taken.Addr().String())
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
