@@ -390,8 +390,14 @@ func (p *demoPublisher) status(ctx context.Context) string {
 		recorded = d.StopPosition
 	}
 	line += fmt.Sprintf(" | recording %d recorded to %d", d.RecordingID, recorded)
-	n, pos := p.seen.get(d.RecordingID)
-	return line + fmt.Sprintf(" | in Pulsar: %d messages, of recording %d up to %d (%d bytes behind its recording)", n, d.RecordingID, pos, recorded-pos)
+	n, pos, foreign := p.seen.get(d.RecordingID)
+	// What the demo's reader has read back, which trails what Pulsar acknowledged to ferry:
+	// ferry's own lag is the table's LAG.
+	line += fmt.Sprintf(" | in Pulsar: %d messages, of recording %d up to %d (read back by the demo: %d bytes behind the recording)", n, d.RecordingID, pos, recorded-pos)
+	if foreign > 0 {
+		line += fmt.Sprintf(" | %d messages on the topic not ferry's (no recording id or position property), not counted", foreign)
+	}
+	return line
 }
 
 func errText(err error, none string) string {
@@ -420,16 +426,17 @@ type topicReader struct {
 	done      chan struct{} // closed when run's goroutine has ended; nil before run
 
 	mu        sync.Mutex
-	n         int64
+	n         int64           // ferry's messages read
+	foreign   int64           // messages without ferry's recording and position properties, not in n
 	positions map[int64]int64 // the last message's position, by recording
 }
 
-// get returns how many messages the topic holds, and where the last of recording rec ends
-// (0: none yet).
-func (r *topicReader) get(rec int64) (int64, int64) {
+// get returns how many of ferry's messages the topic holds, where the last of recording rec
+// ends (0: none yet), and how many other messages it holds.
+func (r *topicReader) get(rec int64) (n, pos, foreign int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.n, r.positions[rec]
+	return r.n, r.positions[rec], r.foreign
 }
 
 // run starts a goroutine that creates the reader and reads the topic until ctx ends. It
@@ -470,12 +477,18 @@ func (r *topicReader) run(ctx context.Context, pulsarURL string) error {
 	}
 }
 
-// add counts a message read, with properties props.
+// add counts a message read, with properties props. One without ferry's recording id and
+// position (someone else's, on the demo's topic) is counted apart: taken for recording 0 at
+// position 0, it would pass for ferry's.
 func (r *topicReader) add(props map[string]string) {
-	pos, _ := strconv.ParseInt(props[actors.PropPosition], 10, 64)
-	rec, _ := strconv.ParseInt(props[actors.PropRecordingID], 10, 64)
+	pos, perr := strconv.ParseInt(props[actors.PropPosition], 10, 64)
+	rec, rerr := strconv.ParseInt(props[actors.PropRecordingID], 10, 64)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if perr != nil || rerr != nil {
+		r.foreign++
+		return
+	}
 	r.n++
 	if r.positions == nil {
 		r.positions = map[int64]int64{}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/aeron"
 )
 
@@ -205,5 +206,23 @@ func TestADemoWhosePortIsTakenSaysSoFirstAndNamesListen(t *testing.T) {
 	code, _, errOut := ferry("demo", "--aeron-dir", t.TempDir(), "--listen", taken.Addr().String())
 	if code != exitFailure || !strings.Contains(errOut, "address already in use") || !strings.Contains(errOut, "--listen") {
 		t.Fatalf("ferry demo on a port taken = %d, %q; want 1, the port taken and --listen", code, errOut)
+	}
+}
+
+// TestTheDemosReaderCountsMessagesThatAreNotFerrysApart: a message on the demo's topic
+// without ferry's recording id and position properties was counted as recording 0 at
+// position 0: it must be left out of ferry's count and position, and counted apart.
+func TestTheDemosReaderCountsMessagesThatAreNotFerrysApart(t *testing.T) {
+	var r topicReader
+	r.add(map[string]string{actors.PropRecordingID: "1", actors.PropPosition: "96"})
+	r.add(map[string]string{})                                                      // someone else's
+	r.add(map[string]string{actors.PropRecordingID: "x", actors.PropPosition: "1"}) // damaged
+	r.add(map[string]string{actors.PropRecordingID: "1", actors.PropPosition: "192"})
+	n, pos, foreign := r.get(1)
+	if n != 2 || pos != 192 || foreign != 2 {
+		t.Errorf("get(1) = %d messages, position %d, %d foreign; want 2, 192, 2", n, pos, foreign)
+	}
+	if _, pos0, _ := r.get(0); pos0 != 0 {
+		t.Errorf("recording 0 has position %d: a foreign message was taken for ferry's", pos0)
 	}
 }
