@@ -653,7 +653,9 @@ func (r *replay) checked(end int64, payload []byte) bool {
 // that scheduled it and this call, or ferry is connected to another archive), and the way
 // on, as the stream's listing would (lesson 14); any other err is returned as it is. A
 // recording read again only to check it (upTo) was published to its end already: nothing
-// of it is lost, and a new start goes on without it.
+// of it is lost, and the failure is transient: the stream's listing, which sees it gone too,
+// takes it for done (stream.go, rechecking), as it does when it is the first to see it. Not
+// so, the stream would fail for good or go on depending on which of the two saw it first.
 func (r *replay) gone(id int64, err error) error {
 	switch {
 	case !errors.Is(err, archive.ErrRecordingUnknown):
@@ -661,7 +663,7 @@ func (r *replay) gone(id int64, err error) error {
 	case r.upTo >= 0:
 		// The stream may have seen it extended past upTo meanwhile (reopen): the replay does
 		// not know, and says both.
-		return fmt.Errorf("recording %d, which ferry had published to its end at %d and was reading again to check it, is no longer in the archive (retention purged it, it was deleted, or this is another archive): nothing of it up to %d is unpublished, and had the archive extended it past %d, what ferry had not published of the extension is gone with it; start ferry again, which goes on without it (%w)", id, r.upTo, r.upTo, r.upTo, err)
+		return supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d, which ferry had published to its end at %d and was reading again to check it, is no longer in the archive (retention purged it, it was deleted, or this is another archive): nothing of it up to %d is unpublished, and had the archive extended it past %d, what ferry had not published of the extension is gone with it; the stream's next listing finds it gone and goes on without it (%w)", id, r.upTo, r.upTo, r.upTo, err))
 	}
 	return fmt.Errorf("recording %d is no longer in the archive before ferry published all of it (retention purged it, it was deleted, or this is not the archive ferry published it from: then connect ferry to that one): if it is gone, its unpublished records are lost; %s (%w)",
 		id, forgetToGoOn(r.cfg.Def.Name, []int64{id}), err)

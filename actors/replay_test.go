@@ -106,7 +106,7 @@ func (*purgedArchive) Recording(_ context.Context, id int64) (archive.RecordingD
 // A recording the archive no longer knows when its replay opens (purged after the listing
 // that scheduled it, or before a replay's restart) fails the stream for good, saying so and
 // how to go on, as the stream's listing would (lesson 14); one read again only to check it
-// says nothing of it is lost.
+// says nothing of it is lost, and leaves it to the listing.
 func TestLesson14_ARecordingPurgedBeforeItsReplayOpensSaysHowToGoOn(t *testing.T) {
 	env, cfg := testEnv(t)
 	env.Archive = &purgedArchive{}
@@ -129,6 +129,11 @@ func TestLesson14_ARecordingPurgedBeforeItsReplayOpensSaysHowToGoOn(t *testing.T
 	if !strings.Contains(msg, "nothing of it up to 8192 is unpublished") || !strings.Contains(msg, "extended it past 8192") ||
 		strings.Contains(msg, store.ForgetCommand("s", 5)) || strings.Contains(msg, store.ResetCommand("s")) {
 		t.Errorf("the failure of a recording read again to check it: %q; want it said that nothing up to 8192 is unpublished, what an extension past it would have lost, and neither forget nor reset", msg)
+	}
+	// Transient: the stream's listing, which sees it gone too, takes it for done. Poison, it
+	// failed the stream for good when the replay saw it first, and not when the listing did.
+	if c := supervisor.Classify(res.err); c != supervisor.Transient {
+		t.Errorf("the failure of a recording read again to check it is %s; want transient, for the listing to take it as done", c)
 	}
 }
 
