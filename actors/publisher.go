@@ -747,8 +747,8 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 func (p *publisher) reportStoredAgain(ctx actor.Context, end int64) {
 	last := p.verifyUpTo.Load()
 	msg := fmt.Sprintf("the broker stored again the record at %d, which it had stored before from producer %s (up to %d): deduplication is off for the topic, or its state for this producer was lost "+
-		"(topic reloaded before a snapshot, or the producer was inactive longer than the broker keeps it); the records ferry sends again up to %d are stored twice, effectively-once does not hold for them (lesson 21)",
-		end, p.name, last, last)
+		"(topic reloaded before a snapshot, or the producer was inactive longer than the broker keeps it); the records ferry sends again from its checkpoint %d up to %d are stored twice, effectively-once does not hold for them (lesson 21)",
+		end, p.name, last, p.watermark.Position, last)
 	p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
 	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
 }
