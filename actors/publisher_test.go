@@ -111,6 +111,22 @@ func startPublisherAt(t *testing.T, rec *sendRecorder, with func(*Env, *StreamCo
 	return system, nb, pub
 }
 
+// failuresOf takes what p received so far and returns the failures of kind among it, in
+// order (kind "": every failure).
+func failuresOf(p probe, kind string) []*messages.Failure {
+	var fs []*messages.Failure
+	for {
+		select {
+		case m := <-p:
+			if f, ok := m.(*messages.FailureObserved); ok && (kind == "" || f.Failure.Kind == kind) {
+				fs = append(fs, f.Failure)
+			}
+		default:
+			return fs
+		}
+	}
+}
+
 func batch(epoch uint64, ends ...int64) *messages.RecordBatch {
 	b := &messages.RecordBatch{RecordingId: 7, Epoch: epoch}
 	start := int64(0)
@@ -491,17 +507,12 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 			system.Root.Send(pub, b)
 			rec.answer(t, "128", nil) // stored: not a duplicate's receipt
 			rec.answer(t, "192", nil)
+			var reported []*messages.Failure
 			deduplication := func() *messages.Failure {
-				for {
-					select {
-					case m := <-nb.stream:
-						if f, ok := m.(*messages.FailureObserved); ok && f.Failure.Kind == "deduplication" {
-							return f.Failure
-						}
-					default:
-						return nil
-					}
+				if reported = append(reported, failuresOf(nb.stream, "deduplication")...); len(reported) > 0 {
+					return reported[0]
 				}
+				return nil
 			}
 			if c.report == "" {
 				eventually.Always(t, 200*time.Millisecond, func() error {
@@ -650,15 +661,8 @@ func TestAProducerCreatedAgainHoldsTheBrokerToItsReceipts(t *testing.T) {
 			})
 			var reported []string
 			collect := func() {
-				for {
-					select {
-					case m := <-nb.stream:
-						if f, ok := m.(*messages.FailureObserved); ok && f.Failure.Kind == "deduplication" {
-							reported = append(reported, f.Failure.Message)
-						}
-					default:
-						return
-					}
+				for _, f := range failuresOf(nb.stream, "deduplication") {
+					reported = append(reported, f.Message)
 				}
 			}
 			if c.report == "" {
@@ -701,16 +705,12 @@ func TestAProducerCreatedAgainThatFindsALossStillChecksWhatItSendsAgain(t *testi
 	rec.answer(t, "192", nil)
 	rec.answer(t, "256", pulsar.ErrProducerClosed) // closed for good: created again
 	eventually.NoError(t, waitFor, func() error {
-		for {
-			select {
-			case m := <-nb.stream:
-				if f, ok := m.(*messages.FailureObserved); ok && strings.Contains(f.Failure.Message, "at position 128, though Pulsar acknowledged") {
-					return nil
-				}
-			default:
-				return errors.New("the loss below the last receipt is not said")
+		for _, f := range failuresOf(nb.stream, "") {
+			if strings.Contains(f.Message, "at position 128, though Pulsar acknowledged") {
+				return nil
 			}
 		}
+		return errors.New("the loss below the last receipt is not said")
 	})
 	again := batch(2, 128)
 	again.Records[0].Checksum = 0xdead

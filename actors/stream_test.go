@@ -96,26 +96,30 @@ func TestCheckOriginTellsReplacedFromExtendedRecordings(t *testing.T) {
 	}
 }
 
+// listedStopped is recording id as a listing shows it stopped at stop; listedLive, as one
+// shows it recording, recorded to recorded (-1: not read).
+func listedStopped(id, stop int64) *messages.RecordingInfo {
+	return &messages.RecordingInfo{RecordingId: id, StopPosition: stop, RecordedPosition: stop}
+}
+
+func listedLive(id, recorded int64) *messages.RecordingInfo {
+	return &messages.RecordingInfo{RecordingId: id, Live: true, StopPosition: -1, RecordedPosition: recorded}
+}
+
 // checkEnd tells a recording ferry published to its end that the archive has extended
 // since — stopped further on, or recording again — from one listed as ferry left it, and
 // from one finished in this run whose stop the archive has not listed yet (live, recorded up
 // to ferry's end); a truncated one is an error.
 func TestCheckEndTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
-	stopped := func(id, stop int64) *messages.RecordingInfo {
-		return &messages.RecordingInfo{RecordingId: id, StopPosition: stop, RecordedPosition: stop}
-	}
-	live := func(id, recorded int64) *messages.RecordingInfo {
-		return &messages.RecordingInfo{RecordingId: id, Live: true, StopPosition: -1, RecordedPosition: recorded}
-	}
 	s := &streamSupervisor{cfg: &StreamConfig{Def: store.Stream{Name: "orders"}},
 		finalAt:         map[int64]int64{1: 1000, 2: 2000, 3: 3000},
 		storedCompleted: map[int64]bool{1: true},
 		completed:       map[int64]bool{2: true},
 		finished:        map[int64]bool{3: true},
-		known:           map[int64]*messages.RecordingInfo{2: stopped(2, 2000), 5: stopped(5, 500)},
+		known:           map[int64]*messages.RecordingInfo{2: listedStopped(2, 2000), 5: listedStopped(5, 500)},
 	}
 	stoppedAt := func(id, stop, stopMs int64) *messages.RecordingInfo {
-		r := stopped(id, stop)
+		r := listedStopped(id, stop)
 		r.StopMs = stopMs
 		return r
 	}
@@ -124,22 +128,22 @@ func TestCheckEndTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
 		r    *messages.RecordingInfo
 		want string // what checkEnd says of the extension or in its error; "" for nothing
 	}{
-		{"stored completed, as left", stopped(1, 1000), ""},
-		{"stored completed, stopped further on", stopped(1, 1500), "it now stops at 1500"},
-		{"stored completed, recording again", live(1, 1000), "it is recording again"},
-		{"stored completed, recording again at a position not read", live(1, -1), "it is recording again"},
-		{"completed in this run, as left", stopped(2, 2000), ""},
-		{"completed in this run, recording again", live(2, 2100), "it is recording again, at 2100"},
+		{"stored completed, as left", listedStopped(1, 1000), ""},
+		{"stored completed, stopped further on", listedStopped(1, 1500), "it now stops at 1500"},
+		{"stored completed, recording again", listedLive(1, 1000), "it is recording again"},
+		{"stored completed, recording again at a position not read", listedLive(1, -1), "it is recording again"},
+		{"completed in this run, as left", listedStopped(2, 2000), ""},
+		{"completed in this run, recording again", listedLive(2, 2100), "it is recording again, at 2100"},
 		{"completed in this run, stopped again at its end at another time", stoppedAt(2, 2000, 99), "it stopped again at 2000"},
 		{"completed in this run, truncated, stopped at another time", stoppedAt(2, 1500, 99), "the archive truncated it"},
 		{"stored completed, not listed before, stopped at its end at some time", stoppedAt(1, 1000, 99), ""},
-		{"finished, its stop not listed yet", live(3, 3000), ""},
-		{"finished, its stop not listed, position not read", live(3, -1), ""},
-		{"finished, recorded beyond its end", live(3, 3200), "it is recording again, at 3200"},
-		{"finished, stopped further on", stopped(3, 3200), "it now stops at 3200"},
-		{"stored completed, truncated", stopped(1, 800), "the archive truncated it"},
-		{"not published to its end", live(4, 9000), ""},
-		{"not published to its end, listed stopped before, recording again", live(5, 500), ""},
+		{"finished, its stop not listed yet", listedLive(3, 3000), ""},
+		{"finished, its stop not listed, position not read", listedLive(3, -1), ""},
+		{"finished, recorded beyond its end", listedLive(3, 3200), "it is recording again, at 3200"},
+		{"finished, stopped further on", listedStopped(3, 3200), "it now stops at 3200"},
+		{"stored completed, truncated", listedStopped(1, 800), "the archive truncated it"},
+		{"not published to its end", listedLive(4, 9000), ""},
+		{"not published to its end, listed stopped before, recording again", listedLive(5, 500), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			how, err := s.checkEnd(tt.r)
@@ -160,18 +164,12 @@ func TestCheckEndTellsAnExtensionFromTheEndFerryPublished(t *testing.T) {
 // recording stopped where it was recorded to, or further on, or one published to its end
 // (checkEnd's), or taken up at latest, is not its concern.
 func TestCheckTailTellsATruncationBeforeFerryPublishedTheEnd(t *testing.T) {
-	stopped := func(id, stop int64) *messages.RecordingInfo {
-		return &messages.RecordingInfo{RecordingId: id, StopPosition: stop, RecordedPosition: stop}
-	}
-	live := func(id, recorded int64) *messages.RecordingInfo {
-		return &messages.RecordingInfo{RecordingId: id, Live: true, StopPosition: -1, RecordedPosition: recorded}
-	}
 	s := &streamSupervisor{cfg: &StreamConfig{Def: store.Stream{Name: "orders"}},
 		completed:       map[int64]bool{2: true},
 		storedCompleted: map[int64]bool{3: true},
 		latestFrom:      map[int64]int64{6: 500},
 		known: map[int64]*messages.RecordingInfo{
-			1: stopped(1, 2000), 2: stopped(2, 2000), 3: stopped(3, 2000), 4: live(4, 2000), 5: live(5, -1), 6: stopped(6, 2000),
+			1: listedStopped(1, 2000), 2: listedStopped(2, 2000), 3: listedStopped(3, 2000), 4: listedLive(4, 2000), 5: listedLive(5, -1), 6: listedStopped(6, 2000),
 		},
 	}
 	for _, tt := range []struct {
@@ -179,17 +177,17 @@ func TestCheckTailTellsATruncationBeforeFerryPublishedTheEnd(t *testing.T) {
 		r    *messages.RecordingInfo
 		want string // in checkTail's error; "" for none
 	}{
-		{"waiting, truncated", stopped(1, 1000), "recording 1 now stops at 1000, before 2000, where an earlier listing had it stop: the archive truncated it"},
-		{"waiting, as listed", stopped(1, 2000), ""},
-		{"waiting, stopped further on", stopped(1, 2500), ""},
-		{"recorded to 2000 when listed live, now stopped before", stopped(4, 1500), "had it recorded to"},
-		{"recorded to 2000 when listed live, stopped there", stopped(4, 2000), ""},
-		{"listed live, its position not read", stopped(5, 100), ""},
-		{"listed live again", live(1, 900), ""},
-		{"completed in this run (checkEnd's)", stopped(2, 1000), ""},
-		{"stored completed (checkEnd's)", stopped(3, 1000), ""},
-		{"taken up at latest", stopped(6, 1000), ""},
-		{"not listed before", stopped(7, 1000), ""},
+		{"waiting, truncated", listedStopped(1, 1000), "recording 1 now stops at 1000, before 2000, where an earlier listing had it stop: the archive truncated it"},
+		{"waiting, as listed", listedStopped(1, 2000), ""},
+		{"waiting, stopped further on", listedStopped(1, 2500), ""},
+		{"recorded to 2000 when listed live, now stopped before", listedStopped(4, 1500), "had it recorded to"},
+		{"recorded to 2000 when listed live, stopped there", listedStopped(4, 2000), ""},
+		{"listed live, its position not read", listedStopped(5, 100), ""},
+		{"listed live again", listedLive(1, 900), ""},
+		{"completed in this run (checkEnd's)", listedStopped(2, 1000), ""},
+		{"stored completed (checkEnd's)", listedStopped(3, 1000), ""},
+		{"taken up at latest", listedStopped(6, 1000), ""},
+		{"not listed before", listedStopped(7, 1000), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := s.checkTail(tt.r)
