@@ -130,7 +130,10 @@ type openedReplay struct {
 	session      int64
 	replaying    bool  // the archive accepted the replay: it must be stopped
 	stopPosition int64 // archive.NullPosition while the recording is live
-	nothingLeft  bool  // the recording stopped at or before the watermark
+	// recordedSession is the session the recording was recorded in when the replay began:
+	// an extension (ExtendRecording) records it on in the extending publication's.
+	recordedSession int32
+	nothingLeft     bool // the recording stopped at or before the watermark
 	// atRecordEnd: from is a committed checkpoint's, where a record ended, so no message
 	// read from there began before it (see firstUnread).
 	atRecordEnd bool
@@ -279,7 +282,7 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, fol
 		from = desc.StartPosition
 	}
 	res.from = from
-	res.stopPosition = desc.StopPosition
+	res.stopPosition, res.recordedSession = desc.StopPosition, desc.SessionID
 	switch {
 	case from < desc.StartPosition:
 		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d starts at %d, after the position %d ferry must resume from: the archive lost records ferry never published (purged, detached or replaced); %s",
@@ -692,9 +695,49 @@ type endChecked struct {
 	gen      uint64
 	position int64
 	stop     int64
-	// openedStop is the recording's stop when the replay began (NullPosition: live).
-	openedStop int64
-	err        error
+	session  int32 // the session the recording is recorded in now
+	// openedStop and openedSession are the recording's stop (NullPosition: live) and
+	// session when the replay began.
+	openedStop    int64
+	openedSession int32
+	err           error
+}
+
+// replayEnd is what an end of stream was, told from the recording as the archive describes
+// it at the end (see endChecked.kind).
+type replayEnd int
+
+const (
+	// endOfRecording: the recording stops where the replay ended.
+	endOfRecording replayEnd = iota
+	// endExtended: the recording was extended (ExtendRecording) past where the replay
+	// ended. The archive ends the replay of a stopped recording at the stop it had when
+	// the replay began; and the replay of a live recording where it stopped, which an
+	// extension recording in another session has moved on since.
+	endExtended
+	// endCut: the replay ended before the recording's stop, the archive did not say why:
+	// it aborted the replay (StopReplay, its shutdown, a read error), or, for a replay
+	// begun live, the recording may have stopped there and been extended in the same
+	// session since.
+	endCut
+	// endTruncated: the recording now stops before where the replay ended: records ferry
+	// read, and may have published, are no longer in the archive.
+	endTruncated
+)
+
+// kind tells what the end of stream c describes was.
+func (c *endChecked) kind() replayEnd {
+	beyond := c.stop == archive.NullPosition || c.stop > c.position
+	switch {
+	case c.stop == c.position:
+		return endOfRecording
+	case !beyond:
+		return endTruncated
+	case c.openedStop != archive.NullPosition && c.position == c.openedStop,
+		c.openedStop == archive.NullPosition && c.session != c.openedSession:
+		return endExtended
+	}
+	return endCut
 }
 
 // checkEnd takes an end of stream for the recording's end only if the archive says, now,
@@ -710,12 +753,13 @@ func (r *replay) checkEnd(ctx actor.Context, position int64) {
 		r.onEndChecked(ctx, &endChecked{gen: r.gen, position: position, stop: position, openedStop: position})
 		return
 	}
-	self, system, gen, id, timeout, openedStop := ctx.Self(), ctx.ActorSystem(), r.gen, r.rec.RecordingId, r.cfg.CallTimeout, r.opened.stopPosition
+	self, system, gen, id, timeout := ctx.Self(), ctx.ActorSystem(), r.gen, r.rec.RecordingId, r.cfg.CallTimeout
+	openedStop, openedSession := r.opened.stopPosition, r.opened.recordedSession
 	r.env.tasks().Go(func() {
 		call, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		desc, err := r.env.Archive.Recording(call, id)
-		system.Root.Send(self, &endChecked{gen: gen, position: position, stop: desc.StopPosition, openedStop: openedStop, err: err})
+		system.Root.Send(self, &endChecked{gen: gen, position: position, stop: desc.StopPosition, session: desc.SessionID, openedStop: openedStop, openedSession: openedSession, err: err})
 	})
 }
 
@@ -727,17 +771,26 @@ func (r *replay) onEndChecked(ctx actor.Context, c *endChecked) {
 	case c.err != nil:
 		err := r.gone(r.rec.RecordingId, fmt.Errorf("recording %d: describe at the replay's end: %w", r.rec.RecordingId, c.err))
 		r.fail(ctx, "archive", supervisor.Classify(err), err)
-	case c.openedStop != archive.NullPosition && c.position == c.openedStop && (c.stop == archive.NullPosition || c.stop > c.position):
+	case c.kind() == endExtended:
 		// Not a failure: the replay starts again from the persisted watermark over the
 		// recording as it is now (its records in flight are sent again, and deduplicated).
 		now := fmt.Sprintf("now stops at %d", c.stop)
 		if c.stop == archive.NullPosition {
-			now = "is recording again"
+			now = fmt.Sprintf("is recording again, in session %d", c.session)
 		}
 		r.env.Logger.Info("recording extended while ferry replayed it: reading on from the checkpoint", "stream", r.cfg.Def.Name, "recording", r.rec.RecordingId, "replayed_to", c.position, "now", now)
-		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d was extended while ferry replayed it (ExtendRecording): the replay ended at %d, its stop when the replay began, and it %s; the replay starts again from the checkpoint", r.rec.RecordingId, c.position, now)))
-	case c.stop != c.position:
-		r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: the replay ended at %d, but the recording stops at %d (live: %t): the archive aborted the replay", r.rec.RecordingId, c.position, c.stop, c.stop == archive.NullPosition))
+		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d was extended while ferry replayed it (ExtendRecording): the replay ended at %d, where the recording stopped, and it %s; the replay starts again from the checkpoint", r.rec.RecordingId, c.position, now)))
+	case c.kind() == endCut:
+		maybe := ""
+		if c.openedStop == archive.NullPosition {
+			maybe = ", or the recording stopped there and was extended in the same session since"
+		}
+		r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: the replay ended at %d, but the recording stops at %d (live: %t): the archive aborted the replay (StopReplay, its shutdown or a read error)%s; the replay starts again from the checkpoint", r.rec.RecordingId, c.position, c.stop, c.stop == archive.NullPosition, maybe))
+	case c.kind() == endTruncated:
+		r.fail(ctx, "archive", supervisor.Poison, fmt.Errorf("recording %d now stops at %d, before %d, where ferry's replay of it ended: the archive truncated it (TruncateRecording) while ferry published it, and the records after %d that ferry read, some of which the topic may hold, are no longer in the archive. "+
+			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
+			"Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position), "+dropOldName,
+			r.rec.RecordingId, c.stop, c.position, c.stop, c.position))
 	case r.check.pending && !r.check.found:
 		m := r.check.mark
 		r.fail(ctx, "archive", supervisor.Poison, changedBelowCheckpoint(r.rec.RecordingId, r.from,

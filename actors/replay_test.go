@@ -229,3 +229,40 @@ func TestAReplaySaysEachMessageItHoldsOnlyInPartOnce(t *testing.T) {
 	step(aeron.AssemblerStats{Discarded: 3, Orphaned: 5, Delivered: 9}, true, 5000, false, 0, 0, false)
 	step(aeron.AssemblerStats{Discarded: 4, Orphaned: 5, Delivered: 9}, true, 5100, true, 1, 0, true) // the end: at once
 }
+
+// An end of stream is the recording's end only where the archive says the recording stops
+// now. Otherwise the archive describes an extension (the replay of a stopped recording ends
+// at the stop it had when it began; a live one's where the recording stopped, which an
+// extension in another session has moved on), a truncation, or a replay ended early without
+// a reason, which for a replay begun live may also be an extension in the same session.
+func TestAnEndOfStreamIsToldFromTheRecordingAsItIsNow(t *testing.T) {
+	const live, opened, other = archive.NullPosition, int32(7), int32(8)
+	cases := []struct {
+		name                       string
+		position, stop, openedStop int64
+		session                    int32
+		want                       replayEnd
+	}{
+		{"stopped where it stopped when the replay began", 1000, 1000, 1000, opened, endOfRecording},
+		{"live when the replay began, stopped there", 1000, 1000, live, opened, endOfRecording},
+		{"stopped, then extended and recording", 1000, live, 1000, other, endExtended},
+		{"stopped, then extended and stopped again", 1000, 2000, 1000, other, endExtended},
+		{"stopped, then extended in the same session", 1000, 2000, 1000, opened, endExtended},
+		{"live, stopped there, then extended in another session", 1000, live, live, other, endExtended},
+		{"live, stopped there, extended in another session and stopped", 1000, 2000, live, other, endExtended},
+		{"live, ended early or extended in the same session", 1000, live, live, opened, endCut},
+		{"live, ended early before a stop", 1000, 2000, live, opened, endCut},
+		{"stopped, ended early", 500, 1000, 1000, opened, endCut},
+		{"stopped, ended early, recording again in another session", 500, live, 1000, other, endCut},
+		{"truncated below where the replay ended", 1000, 600, 1000, opened, endTruncated},
+		{"live, stopped and truncated below where the replay ended", 1000, 600, live, other, endTruncated},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := endChecked{position: tc.position, stop: tc.stop, session: tc.session, openedStop: tc.openedStop, openedSession: opened}
+			if got := c.kind(); got != tc.want {
+				t.Errorf("kind = %d; want %d", got, tc.want)
+			}
+		})
+	}
+}

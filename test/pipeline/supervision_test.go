@@ -250,6 +250,55 @@ func TestAbortedReplayIsNotTheRecordingsEnd(t *testing.T) {
 	}
 }
 
+// TestALiveRecordingExtendedWhileFerryReplaysItIsFollowed: ferry replays a live recording,
+// far behind it (its acknowledgements held); the recording stops and is extended in a
+// session of its own before the replay reaches the stop. The archive ends the replay at the
+// stop, and the recording is recording again: ferry reads on from its checkpoint, says the
+// recording was extended, and reports no failure (it said the archive aborted the replay,
+// which the status showed as a read failure). Every message once, in order.
+func TestALiveRecordingExtendedWhileFerryReplaysItIsFollowed(t *testing.T) {
+	const n, m = 3000, 300
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, n)
+	var holding atomic.Bool
+	holding.Store(true)
+	plan := func(k int, _ *pulsar.ProducerMessage) harness.Fault {
+		if k >= 200 && holding.Load() {
+			return harness.Hold() // the replay stops at its credits, far from the stop
+		}
+		return harness.Deliver()
+	}
+	ip := startInProcess(t, inProcessOptions{plan: plan}, sc) // the replay begins live
+	ip.waitCheckpoint(sc, a.recordingID, pa[199], 30*time.Second)
+	rs.stopRecording(t, a)
+	a.close(t)
+	e := rs.extend(t, a, false)
+	pe := e.publish(t, n, n+m)
+	holding.Store(false)
+	ip.releaseUntilCheckpoint(ip.producer(0), sc, a.recordingID, pe[m-1], 60*time.Second)
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n+m, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, n+m))
+	if !ip.logs.contains("recording extended while ferry replayed it") {
+		t.Errorf("the extension was not told")
+	}
+	// The status is pushed now and then: once it has the extension's end committed, it
+	// has every failure before.
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if r := recordingOf(st, a.recordingID); r == nil || r.CommittedPosition == nil || *r.CommittedPosition != pe[m-1] {
+			return fmt.Errorf("recording %d's status is %v, want it committed at %d", a.recordingID, r, pe[m-1])
+		}
+		return nil
+	})
+	if f := ip.failure(t, sc.Name, "read"); f != nil || ip.logs.contains("aborted the replay") {
+		t.Errorf("the extension was reported as a failure: %v", f)
+	}
+}
+
 // replayStarts is the real archive client; it keeps where each replay started and the
 // checkpoint stored (stored) at that moment.
 type replayStarts struct {
