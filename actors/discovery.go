@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -41,6 +42,10 @@ type discovery struct {
 	env *Env
 	cfg *StreamConfig
 
+	// gen is this incarnation's number: its listing results and timers carry it. Mailbox and
+	// PID survive a restart, and an earlier incarnation's would run a listing loop of their
+	// own beside the new one's.
+	gen    uint64
 	cancel context.CancelFunc
 	// recordedFailing: the last listing could not read a live recording's recorded position
 	// (warned once a streak).
@@ -48,6 +53,7 @@ type discovery struct {
 }
 
 type listResult struct {
+	gen      uint64
 	descs    []archive.RecordingDescriptor
 	recorded map[int64]int64 // live recordings' recorded positions
 	err      error
@@ -58,7 +64,10 @@ type listResult struct {
 	took        time.Duration
 }
 
-type listAgain struct{}
+type listAgain struct{ gen uint64 }
+
+// discoveryGenerations numbers Discovery incarnations across the process.
+var discoveryGenerations atomic.Uint64
 
 func newDiscovery(env *Env, cfg *StreamConfig) actor.Producer {
 	return func() actor.Actor { return &discovery{env: env, cfg: cfg} }
@@ -66,9 +75,17 @@ func newDiscovery(env *Env, cfg *StreamConfig) actor.Producer {
 
 func (d *discovery) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
-	case *actor.Started, *listAgain:
+	case *actor.Started:
+		d.gen = discoveryGenerations.Add(1)
 		d.list(ctx)
+	case *listAgain:
+		if msg.gen == d.gen {
+			d.list(ctx)
+		}
 	case *listResult:
+		if msg.gen != d.gen {
+			return // an earlier incarnation's, cancelled at its restart
+		}
 		if msg.err != nil {
 			ctx.Send(ctx.Parent(), &messages.DiscoveryFailed{Error: msg.err.Error(), AtMs: msg.atMs})
 		} else {
@@ -83,13 +100,13 @@ func (d *discovery) Receive(ctx actor.Context) {
 			ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: msg.atMs, Kind: "archive", Message: "reading a live recording's recorded position (the status's lag of live recordings is stale): " + msg.recordedErr.Error()}})
 		}
 		d.recordedFailing = msg.recordedErr != nil
-		self, system := ctx.Self(), ctx.ActorSystem()
+		self, system, gen := ctx.Self(), ctx.ActorSystem(), d.gen
 		wait := d.cfg.DiscoveryInterval
 		if msg.err == nil {
 			paced := time.Duration(float64(msg.took) * (1/listingShare - 1))
 			wait = max(wait, min(paced, listingPauseMax*d.cfg.DiscoveryInterval))
 		}
-		time.AfterFunc(wait, func() { system.Root.Send(self, &listAgain{}) })
+		time.AfterFunc(wait, func() { system.Root.Send(self, &listAgain{gen: gen}) })
 	case *actor.Stopping, *actor.Restarting:
 		if d.cancel != nil {
 			d.cancel()
@@ -100,7 +117,7 @@ func (d *discovery) Receive(ctx actor.Context) {
 func (d *discovery) list(ctx actor.Context) {
 	base, cancel := context.WithCancel(context.Background()) // ended at the actor's stop
 	d.cancel = cancel
-	self, system := ctx.Self(), ctx.ActorSystem()
+	self, system, gen := ctx.Self(), ctx.ActorSystem(), d.gen
 	if !d.env.tasks().Go(func() {
 		defer cancel()
 		began := time.Now()
@@ -128,7 +145,7 @@ func (d *discovery) list(ctx actor.Context) {
 				recorded[desc.RecordingID] = pos
 			}
 		}
-		system.Root.Send(self, &listResult{descs: descs, recorded: recorded, err: err, recordedErr: recordedErr, atMs: d.env.nowMs(), took: time.Since(began)})
+		system.Root.Send(self, &listResult{gen: gen, descs: descs, recorded: recorded, err: err, recordedErr: recordedErr, atMs: d.env.nowMs(), took: time.Since(began)})
 	}) {
 		cancel()
 	}

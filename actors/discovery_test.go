@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/messages"
@@ -153,4 +155,70 @@ func TestALiveRecordingsPositionThatCannotBeReadIsSaid(t *testing.T) {
 	if failure.Kind != "archive" || !strings.Contains(failure.Message, "recording 3: archive busy") || !strings.Contains(failure.Message, "stale") {
 		t.Errorf("failure %+v; want an archive failure naming recording 3 and the stale lag", failure)
 	}
+}
+
+// overlapping is an archive whose listings take 50 ms each (less when cancelled); it keeps
+// the most that were ever in flight at once.
+type overlapping struct {
+	replayCounter
+	inFlight, most, listings atomic.Int32
+}
+
+func (a *overlapping) RecordingsOfChannel(ctx context.Context, _ channel.URI, _ int32, _ int32) ([]archive.RecordingDescriptor, error) {
+	a.listings.Add(1)
+	n := a.inFlight.Add(1)
+	defer a.inFlight.Add(-1)
+	for m := a.most.Load(); n > m && !a.most.CompareAndSwap(m, n); m = a.most.Load() {
+	}
+	select {
+	case <-time.After(50 * time.Millisecond):
+	case <-ctx.Done():
+	}
+	return nil, nil
+}
+
+// A discovery restarted (a bug, restarted once) while a listing is in flight, and with the
+// next listing's timer set, lists in one loop still: the earlier incarnation's listing
+// result and timer are its own, not the new one's, which would otherwise run a second
+// listing loop beside its own for as long as the stream runs, and report the cancelled
+// listing's result.
+func TestARestartedDiscoveryListsInOneLoop(t *testing.T) {
+	env, cfg := testEnv(t)
+	arc := &overlapping{}
+	env.Archive = arc
+	cfg.DiscoveryInterval = 10 * time.Millisecond
+	cfg.CallTimeout = time.Minute
+	system := testSystem(t)
+	pid, _, _ := spawnWatched(t, system, env, cfg, newDiscovery(env, cfg))
+	restart := func() {
+		p, ok := system.ProcessRegistry.Get(pid)
+		if !ok {
+			t.Fatal("no discovery process")
+		}
+		p.SendSystemMessage(pid, &actor.Restart{})
+	}
+	for k := range 3 {
+		eventually.NoError(t, time.Second, func() error {
+			if n := arc.listings.Load(); n < int32(2*k+1) || arc.inFlight.Load() != 1 {
+				return fmt.Errorf("%d listings, %d in flight; want a listing in flight", n, arc.inFlight.Load())
+			}
+			return nil
+		})
+		restart()
+	}
+	// A cancelled listing may still be ending as the new incarnation's first begins.
+	after := arc.listings.Load()
+	eventually.NoError(t, time.Second, func() error {
+		if n := arc.listings.Load(); n < after+2 {
+			return fmt.Errorf("%d listings since the last restart; want 2", n-after)
+		}
+		return nil
+	})
+	arc.most.Store(arc.inFlight.Load())
+	eventually.Always(t, 1500*time.Millisecond, func() error {
+		if m := arc.most.Load(); m > 1 {
+			return fmt.Errorf("%d listings in flight at once; want one at a time", m)
+		}
+		return nil
+	})
 }
