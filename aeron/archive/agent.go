@@ -123,15 +123,15 @@ func (a *agent) run() {
 func (a *agent) send(now time.Time) {
 	for len(a.outbox) > 0 {
 		cl := a.outbox[0]
+		if cl.abandoned.Load() { // before any wait: the requests behind it need not wait for it
+			a.outbox = a.outbox[1:]
+			cl.reply <- result{err: errAbandoned}
+			continue
+		}
 		// The archive runs one listing per session at a time (a second one is refused
 		// with ACTIVE_LISTING): a listing waits, and the requests behind it keep their order.
 		if cl.kind == listing && a.listing() {
 			return
-		}
-		if cl.abandoned.Load() {
-			a.outbox = a.outbox[1:]
-			cl.reply <- result{err: errAbandoned}
-			continue
 		}
 		if cl.sendBy.IsZero() {
 			cl.sendBy = now.Add(a.c.opts.MessageTimeout)
