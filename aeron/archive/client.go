@@ -125,6 +125,7 @@ func Connect(ctx context.Context, a *aeron.Client, opts Options) (*Client, error
 	if err != nil {
 		return nil, fmt.Errorf("archive: response channel: %w", err)
 	}
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, opts.MessageTimeout)
 	defer cancel()
 	c := &Client{
@@ -155,6 +156,9 @@ func Connect(ctx context.Context, a *aeron.Client, opts Options) (*Client, error
 	corr := c.correlationID()
 	id, err := c.relevant(ctx, "archive id", corr, &codec.ArchiveIDRequest{ControlSessionID: c.controlSessionID, CorrelationID: corr})
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && caller.Err() == nil {
+			err = fmt.Errorf("%w: the archive opened the control session, then did not answer its first request (archive id) within %s: %w", ErrArchiveUnavailable, opts.MessageTimeout, err)
+		}
 		return nil, errors.Join(err, c.Close())
 	}
 	c.archiveID = id
