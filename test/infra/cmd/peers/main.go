@@ -12,7 +12,7 @@
 //	    is 128+n.
 //	peers up [-state DIR]
 //	    Start the peers detached and record them in DIR (default .peers): DIR/env holds
-//	    `export` lines for a shell or an IDE.
+//	    `export` lines for a shell or an IDE. A Ctrl-C while they start stops them.
 //	peers down [-state DIR]
 //	    Stop the peers recorded in DIR and remove it. A recorded pid that another process
 //	    has now (after a reboot, say) is left alone, its peer taken for gone.
@@ -47,7 +47,7 @@ func main() {
 	case "run":
 		code, err = run(os.Args[2:])
 	case "up":
-		err = up(os.Args[2:])
+		code, err = up(os.Args[2:])
 	case "down":
 		err = down(os.Args[2:])
 	default:
@@ -401,33 +401,46 @@ func stateFlag(name string, args []string) string {
 	return *dir
 }
 
-func up(args []string) error {
+// up starts the peers detached and records them in their state directory. A signal while
+// they start (Ctrl-C) stops what was started and removes the run directory, as `peers run`
+// does: detached, a peer left behind would run on unrecorded, out of `peers down`'s reach.
+func up(args []string) (int, error) {
 	dir := stateFlag("up", args)
 	if _, err := os.Stat(filepath.Join(dir, "state.json")); err == nil {
-		return fmt.Errorf("peers are already up (%s/state.json); run `peers down` first", dir)
+		return 0, fmt.Errorf("peers are already up (%s/state.json); run `peers down` first", dir)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), forwarded...)
+	defer stop()
+	sigs := make(chan os.Signal, len(forwarded))
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
 	runDir, err := infra.NewRunDir()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	ctx := context.Background()
 	began := time.Now()
-	archive, err := infra.StartArchive(ctx, infra.ArchiveOptions{Dir: filepath.Join(runDir, "archive"), Detached: true})
-	if err != nil {
-		return fmt.Errorf("%w\n(logs kept in %s)", err, runDir)
+	peers := &infra.Peers{RunDir: runDir}
+	failed := func(err error) (int, error) {
+		if errors.Is(err, infra.ErrInterrupted) {
+			closeErr := peers.Close(false)
+			fmt.Println("peers: interrupted before the peers were ready; stopped")
+			return interruptedCode(sigs), closeErr
+		}
+		return 0, errors.Join(err, peers.Close(true))
 	}
-	pulsar, err := infra.StartPulsar(ctx, infra.PulsarOptions{Dir: filepath.Join(runDir, "pulsar"), Detached: true})
-	if err != nil {
-		return errors.Join(fmt.Errorf("%w\n(logs kept in %s)", err, runDir), archive.Stop())
+	if peers.Archive, err = infra.StartArchive(ctx, infra.ArchiveOptions{Dir: filepath.Join(runDir, "archive"), Detached: true}); err != nil {
+		return failed(err)
 	}
-	peers := &infra.Peers{Archive: archive, Pulsar: pulsar, RunDir: runDir}
+	if peers.Pulsar, err = infra.StartPulsar(ctx, infra.PulsarOptions{Dir: filepath.Join(runDir, "pulsar"), Detached: true}); err != nil {
+		return failed(err)
+	}
 	report(peers, time.Since(began))
-	st := state{RunDir: runDir, AeronDir: archive.AeronDir, Pids: []int{archive.Pid(), pulsar.Pid()}, Env: peers.Env()}
+	st := state{RunDir: runDir, AeronDir: peers.Archive.AeronDir, Pids: []int{peers.Archive.Pid(), peers.Pulsar.Pid()}, Env: peers.Env()}
 	if err := writeState(dir, st); err != nil {
-		return err
+		return 0, errors.Join(err, peers.Close(true))
 	}
 	fmt.Printf("peers: up; `source %s/env` to reuse them in tests, `make infra-down` to stop them\n", dir)
-	return nil
+	return 0, nil
 }
 
 func writeState(dir string, st state) error {
