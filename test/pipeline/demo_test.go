@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -99,45 +100,69 @@ func TestMakeDemoDeliversAndStopsEverything(t *testing.T) {
 	}
 }
 
-// TestADemoWhoseFerryCannotStartSaysWhyAndEnds: `ferry demo` whose ferry cannot start (here
-// its HTTP port is taken, which the demo checks before it starts anything) says why and
-// exits 1, rather than go on publishing without a word until Ctrl-C. A ferry.yaml in its
-// --dir is not the demo's to overwrite.
+// TestADemoWhoseFerryCannotStartSaysWhyAndEnds: `ferry demo` whose ferry cannot start says
+// why and exits 1, rather than go on publishing without a word until Ctrl-C: when its HTTP
+// port is taken, which the demo checks before it starts anything, and when its checkpoint
+// store (in its --dir, kept across runs) is damaged, which only ferry's run finds, once the
+// demo's publisher and reader run. A ferry.yaml in its --dir is not the demo's to overwrite.
 func TestADemoWhoseFerryCannotStartSaysWhyAndEnds(t *testing.T) {
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	dir := t.TempDir()
-	mine := filepath.Join(dir, "ferry.yaml")
-	const production = "# my production configuration\n"
-	if err := os.WriteFile(mine, []byte(production), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if got, err := os.ReadFile(mine); err != nil || string(got) != production {
-			t.Errorf("the demo changed %s in its --dir (%v): %q", mine, err, got)
-		}
-	}()
-	cmd := exec.Command(ferryBin, "demo", "--aeron-dir", peers.Archive.AeronDir, "--pulsar", peers.Pulsar.ServiceURL,
-		"--pulsar-admin", peers.Pulsar.AdminURL, "--dir", dir, "--rate", "10", "--listen", taken.Addr().String())
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(time.Minute):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("ferry demo still ran a minute after its ferry could not start:\n%s", out.String())
-	}
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(out.String(), "address already in use") {
-		t.Fatalf("ferry demo = %v; want exit 1 saying the port is taken:\n%s", err, out.String())
+	for _, c := range []struct {
+		name string
+		// setUp prepares the demo's --dir and returns its --listen address.
+		setUp func(t *testing.T, dir string) string
+		want  string
+	}{
+		{"its port taken", func(t *testing.T, _ string) string {
+			taken, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = taken.Close() })
+			return taken.Addr().String()
+		}, "address already in use"},
+		{"its checkpoint store damaged", func(t *testing.T, dir string) string {
+			junk := bytes.Repeat([]byte("not a checkpoint store "), 1000)
+			if err := os.WriteFile(filepath.Join(dir, "ferry-demo-checkpoints.db"), junk, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		}, "ferry-demo-checkpoints.db"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			mine := filepath.Join(dir, "ferry.yaml")
+			const production = "# my production configuration\n"
+			if err := os.WriteFile(mine, []byte(production), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if got, err := os.ReadFile(mine); err != nil || string(got) != production {
+					t.Errorf("the demo changed %s in its --dir (%v): %q", mine, err, got)
+				}
+			}()
+			listen := c.setUp(t, dir)
+			cmd := exec.Command(ferryBin, "demo", "--aeron-dir", peers.Archive.AeronDir, "--pulsar", peers.Pulsar.ServiceURL,
+				"--pulsar-admin", peers.Pulsar.AdminURL, "--dir", dir, "--rate", "10", "--listen", listen)
+			out := &syncBuffer{}
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute):
+				_ = cmd.Process.Kill()
+				<-done
+				t.Fatalf("ferry demo still ran a minute after its ferry could not start:\n%s", out.String())
+			}
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(out.String(), c.want) {
+				t.Fatalf("ferry demo = %v; want exit 1 saying %q:\n%s", err, c.want, out.String())
+			}
+			t.Logf("ferry demo said:\n%s", out.String())
+		})
 	}
 }
