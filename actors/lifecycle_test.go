@@ -1435,3 +1435,52 @@ func TestAFailureArrivingAfterItsSkipsIsTheCauseSaid(t *testing.T) {
 		}
 	}
 }
+
+// A commit tracker whose mailbox is full (outcomes of a failed epoch and batches of replays
+// restarted in quick succession, as its doc says may happen) still commits: it never waits
+// for room in its own mailbox, which only it could make. It waited, spinning, for good when
+// an acknowledgement had it send itself the burst's commit report then.
+func TestACommitTrackerWithAFullMailboxStillCommits(t *testing.T) {
+	env, cfg := testEnv(t)
+	cfg.MaxInflightRecords = 32
+	clock := &blockingClock{in: "(*tracker).acked", entered: make(chan struct{}), released: make(chan struct{})}
+	env.Now = clock.now
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	capacity := recordingMailbox(cfg)
+	tracker := system.Root.Spawn(actor.PropsFromProducer(newTracker(env, cfg, 7, pids), actor.WithMailbox(actor.Bounded(capacity))))
+	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+	records := make([]*messages.Record, cfg.MaxInflightRecords)
+	for i := range records {
+		records[i] = &messages.Record{Start: int64(i * 64), End: int64((i + 1) * 64)}
+	}
+	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: records})
+	sent := next[*messages.RecordBatch](t, nb.publisher)
+
+	clock.armed.Store(true)
+	system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: 64})
+	<-clock.entered // handling the first acknowledgement, which commits: nothing else is taken
+	var queued atomic.Int64
+	go func() { // one more than the mailbox holds: the last send waits for room
+		for k := range capacity + 1 {
+			gen := uint64(2 + k/len(records))
+			system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: gen, Records: []*messages.Record{records[k%len(records)]}})
+			queued.Add(1)
+		}
+	}()
+	eventually.NoError(t, waitFor, func() error {
+		if n := queued.Load(); n != int64(capacity) {
+			return fmt.Errorf("%d messages queued; want the mailbox full (%d)", n, capacity)
+		}
+		return nil
+	})
+	close(clock.released)
+	select {
+	case m := <-nb.checkpointer:
+		if c, ok := m.(*messages.Committed); !ok || c.Position != 64 {
+			t.Fatalf("the checkpointer was sent %v; want the commit of the first record", m)
+		}
+	case <-time.After(waitFor):
+		t.Fatalf("no commit within %s of the acknowledgement: the tracker waits for room in its own full mailbox", waitFor)
+	}
+}

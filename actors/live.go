@@ -481,7 +481,7 @@ func (l *live) schedulePoll(ctx actor.Context, d time.Duration) {
 	}
 	l.pollPending = true
 	if d == 0 {
-		ctx.Send(ctx.Self(), &pollLive{})
+		sendToSelf(ctx.ActorSystem(), ctx.Self(), &pollLive{})
 		return
 	}
 	self, system := ctx.Self(), ctx.ActorSystem()

@@ -821,7 +821,7 @@ func (r *replay) schedulePoll(ctx actor.Context, d time.Duration) {
 	r.pollPending = true
 	msg := &pollReplay{gen: r.gen}
 	if d == 0 {
-		ctx.Send(ctx.Self(), msg)
+		sendToSelf(ctx.ActorSystem(), ctx.Self(), msg)
 		return
 	}
 	self, system := ctx.Self(), ctx.ActorSystem()

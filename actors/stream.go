@@ -266,9 +266,8 @@ func (s *streamSupervisor) initState() {
 func (s *streamSupervisor) startLive(ctx actor.Context) {
 	pid := func(role string) *actor.PID { return actor.NewPID(ctx.ActorSystem().Address(), ctx.Self().Id+"/"+role) }
 	pids := &recordingPIDs{stream: ctx.Self(), replay: pid(roleLive), tracker: pid(roleLive), publisher: pid(rolePublisher)}
-	bound := int(min(s.cfg.MaxInflightRecords, 1<<20))
 	for role, p := range map[string]actor.Producer{rolePublisher: newPublisher(s.env, s.cfg, 0, pids), roleLive: newLive(s.env, s.cfg, pids)} {
-		if _, err := ctx.SpawnNamed(actor.PropsFromProducer(supervisor.KeepStack(p), actor.WithMailbox(actor.Bounded(2*bound+64))), role); err != nil {
+		if _, err := ctx.SpawnNamed(actor.PropsFromProducer(supervisor.KeepStack(p), actor.WithMailbox(actor.Bounded(recordingMailbox(s.cfg)))), role); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("spawn %s: %w", role, err)))
 		}
 	}
@@ -582,6 +581,15 @@ func (s *streamSupervisor) startRunnable(ctx actor.Context) {
 	}
 }
 
+// recordingMailbox bounds the mailbox of a recording's actors (and of transport mode's): the
+// tracker's holds batches and one outcome per record in flight, the publisher's batches and
+// one failure notice per record in flight, the replay's at most one credit message per
+// outcome; so twice the credits, and some. A mailbox that fills holds back whoever sends
+// into it — never the actor itself, which sends to itself with sendToSelf.
+func recordingMailbox(cfg *StreamConfig) int {
+	return 2*int(min(cfg.MaxInflightRecords, 1<<20)) + 64
+}
+
 func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.RecordingInfo) {
 	id := rec.RecordingId
 	name := func(role string) string { return fmt.Sprintf("r%d-%s", id, role) } // roleOf reads it back
@@ -594,19 +602,16 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 		return actor.NewPID(ctx.ActorSystem().Address(), ctx.Self().Id+"/"+name(role))
 	}
 	pids := &recordingPIDs{stream: ctx.Self(), checkpointer: s.checkpointer, replay: pid(roleReplay), tracker: pid(roleTracker), publisher: pid(rolePublisher)}
-	bound := int(min(s.cfg.MaxInflightRecords, 1<<20))
 	spawn := func(role string, p actor.Producer, mailbox int) {
 		props := actor.PropsFromProducer(supervisor.KeepStack(p), actor.WithMailbox(actor.Bounded(mailbox)))
 		if _, err := ctx.SpawnNamed(props, name(role)); err != nil {
 			panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("spawn %s: %w", name(role), err)))
 		}
 	}
-	// Tracker: batches and one outcome per record in flight. Publisher: batches and one
-	// failure notice per record in flight. Replay: at most one credit message per outcome.
 	// A recording not stored was seeded when first listed (listed; decideLatest), before
 	// the replay exists, so that the seed is stored no later than its commits.
-	spawn(roleTracker, newTracker(s.env, s.cfg, id, pids), 2*bound+64)
-	spawn(rolePublisher, newPublisher(s.env, s.cfg, id, pids), 2*bound+64)
+	spawn(roleTracker, newTracker(s.env, s.cfg, id, pids), recordingMailbox(s.cfg))
+	spawn(rolePublisher, newPublisher(s.env, s.cfg, id, pids), recordingMailbox(s.cfg))
 	latestFrom := int64(-1)
 	if s.atLatest(id) {
 		latestFrom = s.startingPosition(rec)
@@ -615,7 +620,7 @@ func (s *streamSupervisor) spawnRecording(ctx actor.Context, rec *messages.Recor
 	if s.rechecking[id] {
 		upTo = s.finalAt[id]
 	}
-	spawn(roleReplay, newReplay(s.env, s.cfg, rec, pids, latestFrom, upTo), 2*bound+64)
+	spawn(roleReplay, newReplay(s.env, s.cfg, rec, pids, latestFrom, upTo), recordingMailbox(s.cfg))
 	s.running[id] = pids
 	s.env.Logger.Info("publishing recording", "stream", s.cfg.Def.Name, "recording", id, "live", rec.Live, "start_position", rec.StartPosition)
 }
@@ -858,10 +863,11 @@ func streamProps(env *Env, cfg *StreamConfig, self *actor.PID, system *actor.Act
 		actor.WithMailbox(actor.Bounded(4096))), nil
 }
 
-// sendToSelf sends msg to the stream supervisor self from its own goroutine — its
-// supervision strategy's and guardian's callbacks, its event stream subscriber — without
-// waiting there: a send into its bounded mailbox waits while the mailbox is full, and only
-// the goroutine sending could make room. The message may come after others sent later.
+// sendToSelf sends msg to self, an actor with a bounded mailbox, from the actor's own
+// goroutine — its Receive, or the stream supervisor's supervision strategy, guardian and
+// event stream subscriber — without waiting there: a send into a bounded mailbox waits
+// (spinning) while the mailbox is full, and only the goroutine sending could make room. The
+// message may come after others sent later.
 func sendToSelf(system *actor.ActorSystem, self *actor.PID, msg any) {
 	go system.Root.Send(self, msg)
 }

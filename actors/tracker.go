@@ -28,7 +28,8 @@ import (
 // lagging behind restarts that follow each other closely may still hold batches of ended
 // generations (dropped as it reaches them): its mailbox (spawnRecording: twice the credits
 // and some) can fill, and then holds back whoever sends into it — the replay, the Pulsar
-// client's callbacks — until the tracker catches up; nothing is dropped.
+// client's callbacks — until the tracker catches up; nothing is dropped. The tracker itself
+// never waits for room (it could not make any): it sends to itself with sendToSelf.
 type tracker struct {
 	env         *Env
 	cfg         *StreamConfig
@@ -318,7 +319,7 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 		// It waits for nothing but this mailbox, so the checkpoint's interval still holds.
 		if !t.reportQueued {
 			t.reportQueued = true
-			ctx.Send(ctx.Self(), &flushCommits{})
+			sendToSelf(ctx.ActorSystem(), ctx.Self(), &flushCommits{})
 		}
 	default:
 		t.reportCommits(ctx) // before the recording's end, a drain or a failure is reported
