@@ -380,6 +380,31 @@ func TestParse_StreamsThatCannotShareARecordingAreAccepted(t *testing.T) {
 		"aeron:udp?endpoint=localhost:40123", "aeron:ipc?session-id=1", 1), nil)
 }
 
+// Two streams on one topic are refused, whatever the spelling of the topic: a short name is
+// persistent://public/default/<name>. The error names both streams, the topic and the fix.
+func TestParse_TwoStreamsOnOneTopicAreRefused(t *testing.T) {
+	for _, tt := range []struct{ mode, topic string }{
+		{"archive", "persistent://public/default/orders"},
+		{"archive", "public/default/orders"},
+		{"archive", "orders"},
+		{"transport", "persistent://public/default/orders"},
+	} {
+		t.Run(tt.mode+" "+tt.topic, func(t *testing.T) {
+			_, err := Parse([]byte(doc(tt.mode, "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40124\n    stream_id: 1002\n    topic: "+tt.topic+"\n")), nil)
+			ke := wantOne(t, err, "streams[1].topic", ErrConflict)
+			for _, want := range []string{"persistent://public/default/orders", `stream "fills"`, `stream "orders" (streams[0])`} {
+				if !strings.Contains(ke.Problem, want) {
+					t.Errorf("problem %q does not name %s", ke.Problem, want)
+				}
+			}
+			if ke.Fix != "give each stream its own topic" || strings.Contains(ke.Problem, "resume") != (tt.mode == "archive") {
+				t.Errorf("got %v; want each stream given its own topic, and the resume check named in archive mode only", ke)
+			}
+		})
+	}
+	mustParse(t, doc("archive", "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40124\n    stream_id: 1002\n    topic: other/default/orders\n"), nil)
+}
+
 // TLS settings serve an https:// admin URL too, beside a plain pulsar:// service URL.
 func TestParse_TLSSettingsWithAnHTTPSAdminURL(t *testing.T) {
 	c := mustParse(t, strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: HTTPS://localhost:8443/\n  tls:\n    ca_file: /ca.pem\n", 1), nil)

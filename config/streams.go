@@ -72,6 +72,7 @@ func (p *parser) buildStreams(c *Config) []Stream {
 		origin = append(origin, i)
 	}
 	p.checkDuplicateStreams(m, streams, origin)
+	p.checkTopics(m, streams, origin)
 	if m == ModeArchive {
 		p.checkOwnStreams(c, streams, origin)
 	}
@@ -131,6 +132,31 @@ func (p *parser) checkDuplicateStreams(m Mode, streams []Stream, origin []int) {
 			p.add(p.keyError(ErrConflict, path, p.streams[origin[j]].vals["stream_id"],
 				fmt.Sprintf("is that of streams[%d], whose channel reaches the same messages (%s); they would be published twice", origin[i], sameWhy(m)),
 				"remove one of the two streams, or correct its channel or stream id"))
+			break
+		}
+	}
+}
+
+// checkTopics rejects two streams that publish to one topic. Stream.Topic is already in
+// its full form (see topicName), so "orders" and "persistent://public/default/orders" are
+// found equal. Two streams in one topic interleave there, and in archive mode each one's
+// messages crowd the other's out of the topic's last messages, which ferry's resume check
+// reads for a recording's producer. origin[j] is the index in the file of streams[j].
+func (p *parser) checkTopics(m Mode, streams []Stream, origin []int) {
+	why := "two streams in one topic would be interleaved there"
+	if m == ModeArchive {
+		why += ", and each one's messages would crowd the other's out of the topic's last messages, which ferry reads back to check a recording it resumes"
+	}
+	for j := range streams {
+		for i := range j {
+			a, b := streams[i], streams[j]
+			if a.Topic == "" || a.Topic != b.Topic {
+				continue
+			}
+			path := fmt.Sprintf("%s[%d].topic", streamsKey, origin[j])
+			p.add(p.keyError(ErrConflict, path, p.streams[origin[j]].vals["topic"],
+				fmt.Sprintf("is %s for stream %q, and stream %q (streams[%d]) publishes there too; %s", b.Topic, b.Name, a.Name, origin[i], why),
+				"give each stream its own topic"))
 			break
 		}
 	}
