@@ -380,6 +380,48 @@ func TestParse_StreamsThatCannotShareARecordingAreAccepted(t *testing.T) {
 		"aeron:udp?endpoint=localhost:40123", "aeron:ipc?session-id=1", 1), nil)
 }
 
+// A service URL is checked host by host as pulsar-client-go v0.19.0 reads it, so that
+// `ferry validate` refuses what `ferry run` would: each host of a list is a host name, an
+// IPv4 address or an IPv6 one in brackets, with a port from 1 to 65535 or none (the
+// scheme's default); nothing follows the hosts but a "/", which the client ignores.
+func TestParse_ServiceURLIsCheckedHostByHost(t *testing.T) {
+	for _, tt := range []struct{ url, want string }{
+		{"pulsar://localhost:abc", "invalid port"},
+		{"pulsar://localhost:", "invalid port"},
+		{"pulsar://localhost:0", "invalid port"},
+		{"http://h:99999", "invalid port"},
+		{"pulsar://:6650", "no host"},
+		{"pulsar:///", "no host"},
+		{"pulsar://h:6650/admin?x=1#f", "path, query or fragment"},
+		{"pulsar://h:6650?x=1", "path, query or fragment"},
+		{"pulsar://user@h:6650", "user"},
+		{"pulsar://h1:6650,,h2:6650", "empty host"},
+		{"pulsar://h1:6650,", "empty host"},
+		{"pulsar://h1:6650,:6650", "no host"},
+		{"pulsar://h1:6650,h2:x", "invalid port"},
+		{"pulsar://::1:6650", "more than one ':'"},
+		{"pulsar://[::1:6650", "no ']'"},
+		{"pulsar://[broker]:6650", "not an IPv6 address"},
+		{"pulsar://h^:6650", "invalid host"},
+	} {
+		t.Run(tt.url, func(t *testing.T) {
+			_, err := Parse([]byte(doc("archive", "", "")), envOf(map[string]string{"FERRY_PULSAR_SERVICE_URL": tt.url}))
+			if ke := wantOne(t, err, "pulsar.service_url", ErrInvalid); !strings.Contains(ke.Problem, tt.want) {
+				t.Fatalf("got %v; want %q said", ke, tt.want)
+			}
+		})
+	}
+	for _, url := range []string{
+		"pulsar://broker:6650", "pulsar://broker:6650/", "pulsar://broker", "pulsar+ssl://broker", "http://broker", "https://broker:8443",
+		"pulsar://h1:6650,h2:6650,h3", "pulsar://h1:6650;h2:6650", "pulsar://10.0.0.1:6650,10.0.0.2:6650/",
+		"pulsar://[::1]:6650", "pulsar://[::1]", "pulsar://[::1]:6650,[fe80::1]:6650",
+	} {
+		if c := mustParse(t, doc("archive", "", ""), map[string]string{"FERRY_PULSAR_SERVICE_URL": url}); c.Pulsar.ServiceURL != url {
+			t.Errorf("service_url %q read as %q", url, c.Pulsar.ServiceURL)
+		}
+	}
+}
+
 // Two streams on one topic are refused, whatever the spelling of the topic: a short name is
 // persistent://public/default/<name>. The error names both streams, the topic and the fix.
 func TestParse_TwoStreamsOnOneTopicAreRefused(t *testing.T) {

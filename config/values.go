@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -278,7 +279,89 @@ func serviceURL(s string) (string, *problem) {
 	case strings.ContainsFunc(rest, func(r rune) bool { return r <= ' ' || r == 0x7f }):
 		return "", &problem{what: "contains white space or control characters", fix: fix}
 	}
+	// pulsar-client-go v0.19.0 (internal/service_uri.go) takes the hosts up to the first
+	// '/', '?' or '#' and connects to them only: anything after is dropped, a lone "/" too.
+	hosts, after := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		hosts, after = rest[:i], rest[i:]
+	}
+	switch {
+	case hosts == "":
+		return "", &problem{what: "has no host", fix: fix}
+	case after != "" && after != "/":
+		return "", &problem{what: "has a path, query or fragment " + strconv.Quote(after) + ", which the Pulsar client ignores",
+			fix: "write the URL without it: " + scheme + "://" + hosts}
+	case strings.Contains(hosts, "@"):
+		return "", &problem{what: "has a user, which the Pulsar client ignores", fix: "write the URL without it; authenticate with pulsar.auth.token_file or pulsar.auth.token"}
+	}
+	// Several hosts are separated by ',' (or ';', which the client takes too).
+	for _, h := range strings.Split(strings.ReplaceAll(hosts, ";", ","), ",") {
+		if h == "" {
+			return "", &problem{what: "has an empty host in its list of hosts", fix: "separate the hosts with single commas, as in " + scheme + "://host1:6650,host2:6650"}
+		}
+		if pr := serviceHost(scheme, h); pr != nil {
+			return "", pr
+		}
+	}
 	return s, nil
+}
+
+// serviceHost checks one host of a service URL as pulsar-client-go v0.19.0 does before it
+// connects (internal/service_uri.go, validateHostName): a host name, an IPv4 address or an
+// IPv6 address in brackets, with a port from 1 to 65535 or none (the scheme's default).
+func serviceHost(scheme, h string) *problem {
+	fix := "write host:port, such as " + scheme + "://broker:6650, or [::1]:6650 for an IPv6 address"
+	host, port, hasPort := h, "", false
+	if strings.HasPrefix(h, "[") {
+		end := strings.Index(h, "]")
+		if end < 0 {
+			return &problem{what: "has the host " + strconv.Quote(h) + ", with no ']' after the IPv6 address", fix: fix}
+		}
+		host = h[1:end]
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() {
+			return &problem{what: "has " + strconv.Quote(h[:end+1]) + " in brackets, which is not an IPv6 address", fix: "write a host name or IPv4 address without brackets, an IPv6 address in them"}
+		}
+		switch rest := h[end+1:]; {
+		case rest == "":
+		case strings.HasPrefix(rest, ":"):
+			port, hasPort = rest[1:], true
+		default:
+			return &problem{what: "has " + strconv.Quote(rest) + " after the IPv6 address " + strconv.Quote(h[:end+1]), fix: fix}
+		}
+	} else if i := strings.IndexByte(h, ':'); i >= 0 {
+		host, port, hasPort = h[:i], h[i+1:], true
+		if strings.Contains(port, ":") {
+			return &problem{what: "has the host " + strconv.Quote(h) + ", with more than one ':'", fix: fix}
+		}
+	}
+	if host == "" {
+		return &problem{what: "has no host in " + strconv.Quote(h), fix: fix}
+	}
+	if hasPort {
+		n, err := strconv.Atoi(port)
+		if err != nil || port[0] < '0' || port[0] > '9' || n < 1 || n > math.MaxUint16 {
+			return &problem{what: "has an invalid port in " + strconv.Quote(h),
+				fix: fmt.Sprintf("use a port from 1 to 65535, or none for %s://'s default, %d", scheme, defaultServicePort(scheme))}
+		}
+	}
+	if _, err := url.Parse(scheme + "://" + h); err != nil || strings.ContainsAny(host, "[]%") {
+		return &problem{what: "has an invalid host in " + strconv.Quote(h), fix: fix}
+	}
+	return nil
+}
+
+// defaultServicePort is the port pulsar-client-go v0.19.0 connects to when a service URL's
+// host has none.
+func defaultServicePort(scheme string) int {
+	switch scheme {
+	case "pulsar+ssl":
+		return 6651
+	case "http":
+		return 80
+	case "https":
+		return 443
+	}
+	return 6650
 }
 
 // adminURL is the broker's admin REST API: http:// or https://, a host, nothing after the
