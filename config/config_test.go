@@ -297,6 +297,37 @@ func TestParse_AliasesAreFollowed(t *testing.T) {
 	}
 }
 
+// An error about a value given by an alias (*n) is on the line of the alias's key, not on
+// the anchor's line (where the alias's node is): that is where the value must be fixed.
+func TestParse_AnAliasIsReportedOnItsKeysLine(t *testing.T) {
+	for _, tt := range []struct {
+		name, yaml, path string
+		line             int
+	}{
+		{"a value", doc("archive", "inflight:\n  max_bytes: &n 0\ncheckpoint:\n  every_records: *n\n", ""), "checkpoint.every_records", 5},
+		{"a list for a value", doc("archive", "aeron:\n  dir: &d [a]\nstore:\n  path: *d\n", ""), "store.path", 5},
+		{"a value in a stream", doc("archive", "", "    reset: &r maybe\n  - name: fills\n    channel: aeron:ipc\n    stream_id: 1002\n    topic: fills\n    reset: *r\n"), "streams[1].reset", 14},
+		{"a stream", doc("archive", "x-anchor: &s fills\n", "  - *s\n"), "streams[1]", 10},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml), nil)
+			var found bool
+			for _, ke := range keyErrors(t, err) {
+				if ke.Path != tt.path {
+					continue
+				}
+				found = true
+				if ke.Line != tt.line || !strings.Contains(ke.Error(), fmt.Sprintf("(line %d)", tt.line)) {
+					t.Errorf("%v: line %d; want %d, the alias's key's", ke, ke.Line, tt.line)
+				}
+			}
+			if !found {
+				t.Fatalf("no error for %s: %v", tt.path, err)
+			}
+		})
+	}
+}
+
 func TestKeyError_Format(t *testing.T) {
 	_, err := Parse([]byte(doc("archive", "", "    start_position: -2\n    start_recording_id: 3\n")), nil)
 	want := `config: streams[0].start_position = "-2" (line 9): is negative; positions start at 0 and there is no negative sentinel; fix: use earliest, latest, or a position >= 0 (with start_recording_id)`

@@ -154,7 +154,9 @@ func isNull(n *yaml.Node) bool {
 }
 
 // walkMapping calls visit for each key of m, in file order, after
-// rejecting keys that are not scalars, repeat, or are not in allowed.
+// rejecting keys that are not scalars, repeat, or are not in allowed. v is
+// resolved: an alias's node is its anchor's, on the anchor's line, so
+// errors about a value give k.Line, where the key is.
 func (p *parser) walkMapping(m *yaml.Node, prefix string, allowed []string, visit func(name string, k, v *yaml.Node)) {
 	seen := map[string]int{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -198,30 +200,32 @@ func (p *parser) walkSection(m *yaml.Node, prefix string) {
 			case isNull(v) || (v.Kind == yaml.MappingNode && len(v.Content) == 0):
 				p.sections = append(p.sections, section{path: path, line: k.Line, empty: true})
 			case v.Kind != yaml.MappingNode:
-				p.add(&KeyError{Path: path, Line: v.Line, Source: "line " + strconv.Itoa(v.Line),
+				p.add(&KeyError{Path: path, Line: k.Line, Source: "line " + strconv.Itoa(k.Line),
 					Problem: "must be a mapping of keys", Fix: "indent its keys under " + path + ":", Kind: ErrInvalid})
 			default:
 				p.sections = append(p.sections, section{path: path, line: k.Line})
 				p.walkSection(v, path)
 			}
 		default:
-			k, _ := lookupKey(globalKeys, path)
-			if s := p.scalar(path, v, k.secret); s != nil {
+			key, _ := lookupKey(globalKeys, path)
+			if s := p.scalar(path, k.Line, v, key.secret); s != nil {
 				p.vals[path] = s
 			}
 		}
 	})
 }
 
-// scalar returns v as a setting, or records an error and returns nil if v
-// is a list or a mapping.
-func (p *parser) scalar(path string, v *yaml.Node, secret bool) *setting {
+// scalar returns v, the value of the key on line, as a setting, or records
+// an error and returns nil if v is a list or a mapping. The setting is on
+// the key's line, not v's: an alias (*n) resolves to its anchor's node, on
+// the anchor's line.
+func (p *parser) scalar(path string, line int, v *yaml.Node, secret bool) *setting {
 	if v.Kind != yaml.ScalarNode {
-		p.add(&KeyError{Path: path, Line: v.Line, Source: "line " + strconv.Itoa(v.Line),
+		p.add(&KeyError{Path: path, Line: line, Source: "line " + strconv.Itoa(line),
 			Problem: "must be a single value, not a list or a mapping", Fix: "write " + path + ": <value>", Kind: ErrInvalid})
 		return nil
 	}
-	return &setting{text: v.Value, null: isNull(v), line: v.Line, secret: secret}
+	return &setting{text: v.Value, null: isNull(v), line: line, secret: secret}
 }
 
 // walkStreams records the entries of streams.
@@ -232,22 +236,23 @@ func (p *parser) walkStreams(k, v *yaml.Node) {
 	}
 	if v.Kind != yaml.SequenceNode {
 		p.failed[streamsKey] = true
-		p.add(&KeyError{Path: streamsKey, Line: v.Line, Source: "line " + strconv.Itoa(v.Line),
+		p.add(&KeyError{Path: streamsKey, Line: k.Line, Source: "line " + strconv.Itoa(k.Line),
 			Problem: "must be a list of streams", Fix: "write each stream as a list item starting with \"- name: ...\"", Kind: ErrInvalid})
 		return
 	}
 	names := streamKeyNames()
 	for i, item := range v.Content {
+		line := item.Line // an alias's own line, not its anchor's
 		item = resolve(item)
 		prefix := fmt.Sprintf("%s[%d]", streamsKey, i)
-		e := streamEntry{line: item.Line, vals: map[string]*setting{}}
+		e := streamEntry{line: line, vals: map[string]*setting{}}
 		if item.Kind != yaml.MappingNode {
-			p.add(&KeyError{Path: prefix, Line: item.Line, Source: "line " + strconv.Itoa(item.Line),
+			p.add(&KeyError{Path: prefix, Line: line, Source: "line " + strconv.Itoa(line),
 				Problem: "must be a mapping with name, channel, stream_id and topic", Fix: "write \"- name: ...\" and the other keys indented under it", Kind: ErrInvalid})
 			e.vals = nil
 		} else {
-			p.walkMapping(item, prefix, names, func(name string, _, v *yaml.Node) {
-				if s := p.scalar(prefix+"."+name, v, false); s != nil {
+			p.walkMapping(item, prefix, names, func(name string, k, v *yaml.Node) {
+				if s := p.scalar(prefix+"."+name, k.Line, v, false); s != nil {
 					e.vals[name] = s
 				}
 			})
