@@ -64,7 +64,7 @@ func (p *parser) build() *Config {
 
 	c.Store.Path = decode(p, "store.path", g("store.path"), DefaultStorePath, filePath)
 	c.Checkpoint.EveryRecords = decode(p, "checkpoint.every_records", g("checkpoint.every_records"), DefaultEveryRecords, intIn(1, maxEveryRecords))
-	ms := decode(p, "checkpoint.every_ms", g("checkpoint.every_ms"), DefaultEvery.Milliseconds(), intIn(1, maxEveryMillis))
+	ms := decode(p, "checkpoint.every_ms", g("checkpoint.every_ms"), DefaultEvery.Milliseconds(), millisIn(1, maxEveryMillis))
 	c.Checkpoint.Every = time.Duration(ms) * time.Millisecond
 	c.Inflight.MaxMessages = decode(p, "inflight.max_messages", g("inflight.max_messages"), DefaultMaxMessages, intIn(1, maxInflightMsgs))
 	c.Inflight.MaxBytes = decode(p, "inflight.max_bytes", g("inflight.max_bytes"), DefaultMaxBytes, sizeIn(1, maxInflightBytes))

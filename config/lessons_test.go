@@ -244,3 +244,23 @@ func TestTheExamplesADurationsFixGivesAreAccepted(t *testing.T) {
 		}
 	}
 }
+
+// checkpoint.every_ms takes milliseconds, without a unit: its fix says so, and a Go
+// duration written there is named as one, with the number of milliseconds to write.
+func TestEveryMsFixSaysMilliseconds(t *testing.T) {
+	for _, tt := range []struct{ value, problem, fix string }{
+		{"5s", "is a duration; the key takes a number of milliseconds", "write 5000 (5s in milliseconds)"},
+		{"250ms", "is a duration; the key takes a number of milliseconds", "write 250 (250ms in milliseconds)"},
+		{"2h", "is not a whole number in range", "use a whole number of milliseconds from 1 to 3600000, without a unit, such as 1000 for a second"},
+		{"0", "is out of range", "use a whole number of milliseconds from 1 to 3600000, without a unit, such as 1000 for a second"},
+		{"1.5", "is not a whole number in range", "use a whole number of milliseconds from 1 to 3600000, without a unit, such as 1000 for a second"},
+	} {
+		t.Run(tt.value, func(t *testing.T) {
+			_, err := Parse([]byte(doc("archive", "checkpoint:\n  every_ms: "+tt.value+"\n", "")), nil)
+			ke := wantOne(t, err, "checkpoint.every_ms", ErrInvalid)
+			if ke.Problem != tt.problem || ke.Fix != tt.fix {
+				t.Fatalf("got %v; want %q, fix %q", ke, tt.problem, tt.fix)
+			}
+		})
+	}
+}

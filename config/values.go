@@ -160,6 +160,24 @@ func intIn(lo, hi int64) func(string) (int64, *problem) {
 	}
 }
 
+// millisIn parses a whole number of milliseconds, written without a unit. A fix says the
+// unit; a Go duration there (5s) is named as one, with the number to write instead.
+func millisIn(lo, hi int64) func(string) (int64, *problem) {
+	parse := intIn(lo, hi)
+	return func(s string) (int64, *problem) {
+		n, pr := parse(s)
+		if pr == nil {
+			return n, nil
+		}
+		pr.fix = fmt.Sprintf("use a whole number of milliseconds from %d to %d, without a unit, such as 1000 for a second", lo, hi)
+		if d, err := time.ParseDuration(s); err == nil && d%time.Millisecond == 0 && d.Milliseconds() >= lo && d.Milliseconds() <= hi {
+			pr.what = "is a duration; the key takes a number of milliseconds"
+			pr.fix = fmt.Sprintf("write %d (%s in milliseconds)", d.Milliseconds(), s)
+		}
+		return n, pr
+	}
+}
+
 func int32Of(s string) (int32, *problem) {
 	n, pr := intIn(math.MinInt32, math.MaxInt32)(s)
 	return int32(n), pr
