@@ -186,7 +186,7 @@ func (p *parser) buildPulsar(ps *Pulsar, mode Mode) {
 	overTLS := isTLSScheme(strings.SplitN(ps.ServiceURL, "://", 2)[0]) || strings.HasPrefix(ps.AdminURL, "https://")
 	if v := g("pulsar.tls.validate_hostname"); v != nil && overTLS && !t.ValidateHostname && !t.InsecureSkipVerify && t.CAFile == "" && !p.failed["pulsar.tls.validate_hostname"] {
 		p.add(p.keyError(ErrConflict, "pulsar.tls.validate_hostname", v, "is false without pulsar.tls.ca_file: the chain would be checked against the system's roots only, and any certificate they trust, for any name, taken for the broker's",
-			"set pulsar.tls.ca_file to the CA that signs the broker's certificates, or remove validate_hostname"))
+			"set pulsar.tls.ca_file to the CA that signs the broker's certificates, or "+drop("pulsar.tls.validate_hostname", v)))
 	}
 	cert, key := g("pulsar.tls.cert_file"), g("pulsar.tls.key_file")
 	switch {
@@ -199,12 +199,6 @@ func (p *parser) buildPulsar(ps *Pulsar, mode Mode) {
 		what, fix := "is set together with pulsar.auth.token", "keep one of pulsar.auth.token and pulsar.auth.token_file"
 		if tok.env != "" || file.env != "" {
 			// Name where each came from: a variable is unset, a key removed.
-			drop := func(path string, s *setting) string {
-				if s.env != "" {
-					return "unset " + s.env
-				}
-				return "remove " + path
-			}
 			if tok.env != "" {
 				what += " (from " + tok.env + ")"
 			}
@@ -219,18 +213,27 @@ func (p *parser) buildPulsar(ps *Pulsar, mode Mode) {
 	for _, path := range []string{"pulsar.tls.ca_file", "pulsar.tls.cert_file", "pulsar.tls.key_file", "pulsar.tls.insecure_skip_verify", "pulsar.tls.validate_hostname"} {
 		if s := g(path); s != nil {
 			p.add(p.keyError(ErrConflict, path, s, "is a TLS setting, but pulsar.service_url uses "+scheme+"://",
-				tlsFix(mode, path)))
+				tlsFix(mode, path, s)))
 		}
 	}
 }
 
-// tlsFix is the fix for a TLS setting path without a TLS URL to use it: pulsar.admin_url
-// is archive mode's only.
-func tlsFix(m Mode, path string) string {
+// tlsFix is the fix for a TLS setting path, set by s, without a TLS URL to use it:
+// pulsar.admin_url is archive mode's only.
+func tlsFix(m Mode, path string, s *setting) string {
 	if m == ModeTransport {
-		return "use pulsar+ssl:// or https:// in pulsar.service_url, or remove " + path
+		return "use pulsar+ssl:// or https:// in pulsar.service_url, or " + drop(path, s)
 	}
-	return "use pulsar+ssl:// or https:// in pulsar.service_url (or https:// in pulsar.admin_url), or remove " + path
+	return "use pulsar+ssl:// or https:// in pulsar.service_url (or https:// in pulsar.admin_url), or " + drop(path, s)
+}
+
+// drop is how to take away the setting s of path: unset the environment variable it came
+// from, or remove the key from the file.
+func drop(path string, s *setting) string {
+	if s.env != "" {
+		return "unset " + s.env
+	}
+	return "remove " + path
 }
 
 // checkStreamIDs rejects archive control, response and replay streams

@@ -513,6 +513,44 @@ func TestATLSSettingWithoutATLSURLIsRefusedWithAFixTheModeAllows(t *testing.T) {
 	}
 }
 
+// A TLS setting refused is taken away where it came from: a variable is unset, a key
+// removed (as the token conflict says).
+func TestParse_ATLSSettingIsDroppedWhereItCameFrom(t *testing.T) {
+	overTLS := map[string]string{"FERRY_PULSAR_SERVICE_URL": "pulsar+ssl://broker:6651"}
+	for _, tt := range []struct {
+		name, yaml string
+		env        map[string]string
+		path, fix  string
+	}{
+		{"ca_file in the file", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  tls:\n    ca_file: /ca.pem\n", 1), nil,
+			"pulsar.tls.ca_file", ", or remove pulsar.tls.ca_file"},
+		{"ca_file from the environment", doc("archive", "", ""), map[string]string{"FERRY_PULSAR_TLS_CA_FILE": "/etc/ferry/ca.pem"},
+			"pulsar.tls.ca_file", ", or unset FERRY_PULSAR_TLS_CA_FILE"},
+		{"key_file from the environment, transport mode", strings.Replace(doc("transport", "", ""), "6650\n", "6650\n  tls:\n    cert_file: /c.pem\n", 1), map[string]string{"FERRY_PULSAR_TLS_KEY_FILE": "/k.pem"},
+			"pulsar.tls.key_file", ", or unset FERRY_PULSAR_TLS_KEY_FILE"},
+		{"validate_hostname in the file", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  tls:\n    validate_hostname: false\n", 1), overTLS,
+			"pulsar.tls.validate_hostname", ", or remove pulsar.tls.validate_hostname"},
+		{"validate_hostname from the environment", doc("archive", "", ""), map[string]string{"FERRY_PULSAR_SERVICE_URL": "pulsar+ssl://broker:6651", "FERRY_PULSAR_TLS_VALIDATE_HOSTNAME": "false"},
+			"pulsar.tls.validate_hostname", ", or unset FERRY_PULSAR_TLS_VALIDATE_HOSTNAME"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml), envOf(tt.env))
+			var ke *KeyError
+			for _, e := range keyErrors(t, err) {
+				if e.Path == tt.path && errors.Is(e, ErrConflict) {
+					ke = e
+				}
+			}
+			if ke == nil {
+				t.Fatalf("no conflict for %s: %v", tt.path, err)
+			}
+			if !strings.HasSuffix(ke.Fix, tt.fix) {
+				t.Fatalf("fix %q; want it to end %q", ke.Fix, tt.fix)
+			}
+		})
+	}
+}
+
 // One mistake is one error: a missing mode is said once, not again for each TLS setting
 // whose fix depends on the mode; an admin URL refused (an https:// one mistyped, maybe)
 // does not also have the TLS settings it would use called settings without a TLS URL.
