@@ -211,7 +211,7 @@ func (p *parser) buildPulsar(ps *Pulsar, mode Mode) {
 		return // (an admin URL refused may be an https:// one mistyped: its error says enough)
 	}
 	for _, path := range []string{"pulsar.tls.ca_file", "pulsar.tls.cert_file", "pulsar.tls.key_file", "pulsar.tls.insecure_skip_verify", "pulsar.tls.validate_hostname"} {
-		if s := g(path); s != nil {
+		if s := g(path); s != nil && !p.failed[path] { // a value refused is said once
 			p.add(p.keyError(ErrConflict, path, s, "is a TLS setting, but pulsar.service_url uses "+scheme+"://",
 				tlsFix(mode, path, s)))
 		}

@@ -553,18 +553,22 @@ func TestParse_ATLSSettingIsDroppedWhereItCameFrom(t *testing.T) {
 
 // One mistake is one error: a missing mode is said once, not again for each TLS setting
 // whose fix depends on the mode; an admin URL refused (an https:// one mistyped, maybe)
-// does not also have the TLS settings it would use called settings without a TLS URL.
+// does not also have the TLS settings it would use called settings without a TLS URL; a
+// TLS setting whose value is refused (an empty variable) is not also called one.
 func TestParse_OneMistakeOneError(t *testing.T) {
 	tls := "6650\n  tls:\n    ca_file: /ca.pem\n    insecure_skip_verify: false\n"
 	for _, c := range []struct {
 		name, yaml string
+		env        map[string]string
 		want       []string // the paths of the errors, in order
 	}{
-		{"mode missing, two TLS settings over pulsar://", strings.Replace(doc("", "", ""), "6650\n", tls, 1), []string{"mode", "pulsar.tls.ca_file", "pulsar.tls.insecure_skip_verify"}},
-		{"admin URL mistyped, a CA file", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: https//broker:8443\n  tls:\n    ca_file: /ca.pem\n", 1), []string{"pulsar.admin_url"}},
+		{"mode missing, two TLS settings over pulsar://", strings.Replace(doc("", "", ""), "6650\n", tls, 1), nil, []string{"mode", "pulsar.tls.ca_file", "pulsar.tls.insecure_skip_verify"}},
+		{"admin URL mistyped, a CA file", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: https//broker:8443\n  tls:\n    ca_file: /ca.pem\n", 1), nil, []string{"pulsar.admin_url"}},
+		{"an empty CA file variable over pulsar://", doc("archive", "", ""), map[string]string{"FERRY_PULSAR_TLS_CA_FILE": ""}, []string{"pulsar.tls.ca_file"}},
+		{"validate_hostname not a boolean over pulsar://", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  tls:\n    validate_hostname: yes\n", 1), nil, []string{"pulsar.tls.validate_hostname"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse([]byte(c.yaml), nil)
+			_, err := Parse([]byte(c.yaml), envOf(c.env))
 			var got []string
 			for _, e := range keyErrors(t, err) {
 				got = append(got, e.Path)
