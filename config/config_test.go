@@ -371,8 +371,10 @@ func TestWarnings_InsecureSettings(t *testing.T) {
 	if len(w) != 2 || !strings.Contains(w[0], "insecure_skip_verify") || !strings.Contains(w[1], "0.0.0.0:8089") {
 		t.Fatalf("warnings %q", w)
 	}
-	if w := mustParse(t, doc("archive", "http:\n  listen: '[::1]:8089'\n", ""), nil).Warnings(); len(w) != 0 {
-		t.Fatalf("loopback listen warns: %q", w)
+	for _, listen := range []string{"'[::1]:8089'", "localhost:8089", "LOCALHOST:8089", "LocalHost:8089", "127.0.0.2:8089"} {
+		if w := mustParse(t, doc("archive", "http:\n  listen: "+listen+"\n", ""), nil).Warnings(); len(w) != 0 {
+			t.Fatalf("loopback listen %s warns: %q", listen, w)
+		}
 	}
 	yaml = strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650\n",
 		"pulsar+ssl://localhost:6651\n  tls:\n    ca_file: /ca.pem\n    validate_hostname: false\n", 1)

@@ -478,10 +478,10 @@ func listenAddr(s string) (string, *problem) {
 }
 
 // isLoopback reports whether a valid listen address binds to loopback
-// only.
+// only. Host names are case-insensitive: LOCALHOST is localhost.
 func isLoopback(listen string) bool {
 	host, _, _ := net.SplitHostPort(listen)
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)
