@@ -862,6 +862,20 @@ func TestStatusExitsOneWhenFerryIsNotHealthy(t *testing.T) {
 	}
 }
 
+// `ferry status` reads the /status of a newer ferry, with a field this binary does not
+// know, as the status it is: a healthy ferry is not reported as not running.
+func TestStatusOfANewerFerryWithAFieldUnknownHere(t *testing.T) {
+	body := `{"at_ms":"1795980000000","version":"next","connection":{"connected":true},"field_of_a_newer_ferry":1,` +
+		`"streams":[{"name":"orders","mode":"archive","state":"caught-up","healthy":true,"field_of_a_newer_ferry":"x"}]}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) }))
+	defer srv.Close()
+	path, _ := writeConfig(t, "http:\n  listen: "+strings.TrimPrefix(srv.URL, "http://")+"\n")
+	code, out, errOut := ferry("status", "--config", path)
+	if code != exitOK || !strings.Contains(out, "stream orders") {
+		t.Fatalf("status of a healthy newer ferry = %d\n%s%s; want 0 and the table", code, out, errOut)
+	}
+}
+
 // `checkpoint show` of a stream whose configured definition changed (its topic, here)
 // shows the checkpoints a reset would delete, under the definition they were stored with,
 // then fails saying what changed and the way out.

@@ -135,7 +135,9 @@ func fetchStatus(ctx context.Context, url string) ([]byte, *messages.Status, err
 		return nil, nil, fmt.Errorf("%s: %s", resp.Status, body)
 	}
 	st := &messages.Status{}
-	if err := protojson.Unmarshal(body, st); err != nil {
+	// A newer ferry's status may have fields this binary does not know: they are left out,
+	// not a reason to call a running ferry not running.
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, st); err != nil {
 		return nil, nil, err
 	}
 	return body, st, nil
