@@ -192,6 +192,32 @@ func (s *streamStatus) known(info *messages.RecordingInfo, atMs int64) {
 	}
 }
 
+// recordedSoFar raises a listed recording's recorded position, discovery's last look (up to
+// a listing old), to what the replay read or Pulsar acknowledged since, if further: the
+// archive recorded that much, and a status never shows recorded behind committed.
+// recorded_at_ms goes with it to when that was read or acknowledged (as known: a position
+// carried from before has no time of this run, and keeps the listing's, by which it was
+// recorded too). One not listed yet keeps none: how far, and whether live, is not known.
+func recordedSoFar(r *messages.RecordingStatus) {
+	if r.RecordedPosition == nil {
+		return
+	}
+	raise := func(p *int64, atMs ...*int64) {
+		if p == nil || *p <= *r.RecordedPosition {
+			return
+		}
+		r.RecordedPosition = proto.Int64(*p)
+		for _, at := range atMs {
+			if at != nil && *at > r.GetRecordedAtMs() {
+				r.RecordedAtMs = proto.Int64(*at)
+			}
+		}
+	}
+	raise(r.ReplayPosition, r.LastReadMs)
+	// Committed by an acknowledgement, or by a checkpoint persisted ahead of the tracker's push.
+	raise(r.CommittedPosition, r.LastAckMs, r.LastCheckpointMs)
+}
+
 // rate is the committed position's speed, smoothed.
 type rate struct {
 	position, atMs int64
@@ -396,6 +422,7 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 	for _, id := range slices.Sorted(maps.Keys(s.recordings)) {
 		r := proto.Clone(s.recordings[id]).(*messages.RecordingStatus)
 		r.LagBytes, r.EtaMs = 0, nil
+		recordedSoFar(r)
 		if r.Completed {
 			r.RateBytesPerS, r.Producer = 0, "closed"
 		} else if mode != "transport" {

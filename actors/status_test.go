@@ -131,6 +131,50 @@ func TestTheStallRuleSeesRecordingsNotReachedAndStreamsNotStarted(t *testing.T) 
 	}
 }
 
+// The status never shows a recording recorded behind what the replay read or Pulsar
+// acknowledged (discovery's recorded position is up to a listing old, the replay's push may
+// be older than the tracker's or a checkpoint persisted ahead of it), and recorded_at_ms is
+// when it was read or acknowledged; JSON, /metrics and the table show the same. A recording
+// not listed yet has no recorded position.
+func TestTheRecordedPositionIsNeverBehindWhatWasReadOrCommitted(t *testing.T) {
+	s := newStreamStatus(0)
+	s.listed = true
+	listedAt := int64(1795980000000)
+	for id, recorded := range map[int64]int64{1: 419808, 2: 9000, 3: 4963648, 4: 1000} {
+		s.known(&messages.RecordingInfo{RecordingId: id, Live: true, StopPosition: -1, RecordedPosition: recorded}, listedAt)
+		s.progress(&messages.RecordingProgress{RecordingId: id, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0)}}, at(1))
+	}
+	push := func(id, replay, committed, readAt, ackAt int64) {
+		s.progress(&messages.RecordingProgress{RecordingId: id, Status: &messages.RecordingStatus{ReplayPosition: proto.Int64(replay),
+			CommittedPosition: proto.Int64(committed), LastReadMs: proto.Int64(readAt), LastAckMs: proto.Int64(ackAt)}}, at(2))
+	}
+	push(1, 440000, 439584, listedAt+100, listedAt+200) // read past the listing
+	push(2, 4096, 4096, listedAt+100, listedAt+200)     // behind the listing
+	// The replay's last push older than the tracker's (seen in make demo).
+	push(3, 4963000, 4963000, listedAt+100, listedAt+200)
+	s.persisted(&messages.CheckpointPersisted{RecordingId: 3, Position: 4970080}, moment{wallMs: listedAt + 300, elapsedMs: 3})
+	// Committed by a checkpoint of an earlier run: no time of this run, recorded by the listing.
+	s.stored(store.Checkpoint{RecordingID: 4, Position: 5000})
+	s.stored(store.Checkpoint{RecordingID: 5, Position: 2048}) // not listed yet
+	st := s.build("orders", "archive", nil, nil, time.Minute, 4)
+	want := map[int64]struct{ recorded, atMs, lag int64 }{
+		1: {440000, listedAt + 100, 416},
+		2: {9000, listedAt, 4904},
+		3: {4970080, listedAt + 300, 0},
+		4: {5000, listedAt, 0},
+	}
+	for _, r := range st.Recordings {
+		w, listed := want[r.RecordingId]
+		switch {
+		case !listed && (r.RecordedPosition != nil || r.RecordedAtMs != nil):
+			t.Errorf("recording %d, not listed: recorded %d at %d; want none", r.RecordingId, r.GetRecordedPosition(), r.GetRecordedAtMs())
+		case listed && (r.GetRecordedPosition() != w.recorded || r.GetRecordedAtMs() != w.atMs || r.LagBytes != w.lag):
+			t.Errorf("recording %d (replay %d, committed %d): recorded %d at %d, lag %d; want recorded %d at %d, lag %d", r.RecordingId, r.GetReplayPosition(), r.GetCommittedPosition(),
+				r.GetRecordedPosition(), r.GetRecordedAtMs(), r.LagBytes, w.recorded, w.atMs, w.lag)
+		}
+	}
+}
+
 // A stream's status shows the newest completed recordings only (shownCompleted), and every
 // recording not completed: recordings a publisher's restarts leave behind do not grow the
 // status and /metrics for ever, nor come back with the next listing.

@@ -480,7 +480,11 @@ type RecordingStatus struct {
 	LastCheckpointMs *int64 `protobuf:"varint,16,opt,name=last_checkpoint_ms,json=lastCheckpointMs,proto3,oneof" json:"last_checkpoint_ms,omitempty"`
 	// The final checkpoint is persisted: every record is in Pulsar.
 	Completed bool `protobuf:"varint,17,opt,name=completed,proto3" json:"completed,omitempty"`
-	// How far the archive had recorded when discovery last looked, and when that was.
+	// How far the archive is known to have recorded, and by when: where discovery last looked
+	// (up to a listing old), or, if further, where the replay read or Pulsar acknowledged
+	// since, and when that was read or acknowledged. Never behind replay_position or
+	// committed_position. Absent while the recording is known from its checkpoint only (not
+	// listed yet).
 	RecordedPosition *int64 `protobuf:"varint,18,opt,name=recorded_position,json=recordedPosition,proto3,oneof" json:"recorded_position,omitempty"`
 	RecordedAtMs     *int64 `protobuf:"varint,19,opt,name=recorded_at_ms,json=recordedAtMs,proto3,oneof" json:"recorded_at_ms,omitempty"`
 	// What is recorded (or read) and not yet committed, in bytes.

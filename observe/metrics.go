@@ -21,7 +21,7 @@ var (
 	descDuplicates   = prometheus.NewDesc("ferry_recording_duplicates_total", "Records Pulsar acknowledged as already stored (not progress).", []string{"stream", "recording"}, nil)
 	descFailed       = prometheus.NewDesc("ferry_recording_failed_total", "Records whose send Pulsar failed (not those skipped after it).", []string{"stream", "recording"}, nil)
 	descRate         = prometheus.NewDesc("ferry_recording_commit_rate_bytes_per_second", "The committed position's recent speed.", []string{"stream", "recording"}, nil)
-	descRecorded     = prometheus.NewDesc("ferry_recording_recorded_position", "How far the archive had recorded when discovery last looked, in bytes.", []string{"stream", "recording"}, nil)
+	descRecorded     = prometheus.NewDesc("ferry_recording_recorded_position", "How far the archive is known to have recorded, in bytes: where discovery last looked, or where the replay read or Pulsar acknowledged since if further (recorded_position in /status).", []string{"stream", "recording"}, nil)
 	descStoreWrites  = prometheus.NewDesc("ferry_store_writes_total", "Checkpoint store transactions that succeeded (a failed one is a checkpoint failure).", []string{"stream"}, nil)
 	descStoreLatency = prometheus.NewDesc("ferry_store_last_write_seconds", "How long the last checkpoint store transaction took.", []string{"stream"}, nil)
 	descDedup        = prometheus.NewDesc("ferry_recording_deduplication", "1 for the broker's deduplication of the recording's topic partition as its admin API last answered (state: enabled, disabled, unknown, unchecked), while the recording publishes; archive mode only. Anything but enabled is at least once, not effectively once.", []string{"stream", "recording", "state"}, nil)

@@ -189,7 +189,7 @@ func printStatus(w io.Writer, st *messages.Status) {
 			if r.EtaMs != nil {
 				eta = (time.Duration(*r.EtaMs) * time.Millisecond).Round(100 * time.Millisecond).String()
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", r.RecordingId, stop, opt(recorded(r)), opt(r.CommittedPosition),
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", r.RecordingId, stop, opt(r.RecordedPosition), opt(r.CommittedPosition),
 				opt(r.CheckpointedPosition), r.LagBytes, bytesText(r.RateBytesPerS), eta, r.PendingRecords, r.Acknowledged, r.Duplicates, r.Failed, orDash(r.Producer), orDash(r.Deduplication), ago(at, r.LastAckMs))
 		}
 		_ = tw.Flush()
@@ -214,21 +214,6 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// recorded is how far the archive has recorded, as far as ferry knows: discovery's last look
-// (recorded_position, up to a listing old), or further if the replay has read further or
-// Pulsar acknowledged further, which can only be once recorded (the replay's and the
-// tracker's reports come at their own times). Without it a live row could show COMMITTED
-// ahead of RECORDED.
-func recorded(r *messages.RecordingStatus) *int64 {
-	known := r.RecordedPosition
-	for _, p := range []*int64{r.ReplayPosition, r.CommittedPosition} {
-		if p != nil && (known == nil || *p > *known) {
-			known = p
-		}
-	}
-	return known
 }
 
 func opt(v *int64) string {
