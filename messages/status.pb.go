@@ -177,8 +177,8 @@ type StreamStatus struct {
 	// The health rule: unhealthy when the stream failed; when every checkpoint save failed
 	// for the stall threshold; when records are pending, or recorded and not committed, and
 	// no committed position moved for the stall threshold; or when the stream has not
-	// started (no listing of its recordings, in transport mode no subscription) that long.
-	// reason names the field to look at.
+	// started (no listing of its recordings, in transport mode no subscription) that long;
+	// or when its status is stale (see pushed_at_ms). reason names the field to look at.
 	Healthy    bool               `protobuf:"varint,4,opt,name=healthy,proto3" json:"healthy,omitempty"`
 	Reason     string             `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	Recordings []*RecordingStatus `protobuf:"bytes,6,rep,name=recordings,proto3" json:"recordings,omitempty"`
@@ -198,7 +198,11 @@ type StreamStatus struct {
 	LastStoreWriteUs *int64 `protobuf:"varint,12,opt,name=last_store_write_us,json=lastStoreWriteUs,proto3,oneof" json:"last_store_write_us,omitempty"`
 	// The recordings of waiting_recordings, each with the first earlier recording that holds
 	// it back.
-	Waiting       []*WaitingRecording `protobuf:"bytes,13,rep,name=waiting,proto3" json:"waiting,omitempty"`
+	Waiting []*WaitingRecording `protobuf:"bytes,13,rep,name=waiting,proto3" json:"waiting,omitempty"`
+	// When the stream last pushed this status (every 500 ms while it runs); absent while it
+	// has not pushed yet (starting). A stream healthy when it pushed, but that has not pushed
+	// for 10 s while ferry is connected, is shown unhealthy: its status is stale.
+	PushedAtMs    *int64 `protobuf:"varint,14,opt,name=pushed_at_ms,json=pushedAtMs,proto3,oneof" json:"pushed_at_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -322,6 +326,13 @@ func (x *StreamStatus) GetWaiting() []*WaitingRecording {
 		return x.Waiting
 	}
 	return nil
+}
+
+func (x *StreamStatus) GetPushedAtMs() int64 {
+	if x != nil && x.PushedAtMs != nil {
+		return *x.PushedAtMs
+	}
+	return 0
 }
 
 // WaitingRecording is a recording not yet allowed to publish, and why.
@@ -1010,7 +1021,7 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	"\tconnected\x18\x01 \x01(\bR\tconnected\x12\x19\n" +
 	"\bsince_ms\x18\x02 \x01(\x03R\asinceMs\x12'\n" +
 	"\x0ffailed_attempts\x18\x03 \x01(\x05R\x0efailedAttempts\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"\x9c\x04\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\xd4\x04\n" +
 	"\fStreamStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x14\n" +
@@ -1027,9 +1038,12 @@ const file_ferry_v1_status_proto_rawDesc = "" +
 	" \x01(\x03H\x00R\x0elastProgressMs\x88\x01\x01\x12!\n" +
 	"\fstore_writes\x18\v \x01(\x04R\vstoreWrites\x122\n" +
 	"\x13last_store_write_us\x18\f \x01(\x03H\x01R\x10lastStoreWriteUs\x88\x01\x01\x124\n" +
-	"\awaiting\x18\r \x03(\v2\x1a.ferry.v1.WaitingRecordingR\awaitingB\x13\n" +
+	"\awaiting\x18\r \x03(\v2\x1a.ferry.v1.WaitingRecordingR\awaiting\x12%\n" +
+	"\fpushed_at_ms\x18\x0e \x01(\x03H\x02R\n" +
+	"pushedAtMs\x88\x01\x01B\x13\n" +
 	"\x11_last_progress_msB\x16\n" +
-	"\x14_last_store_write_us\"e\n" +
+	"\x14_last_store_write_usB\x0f\n" +
+	"\r_pushed_at_ms\"e\n" +
 	"\x10WaitingRecording\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x16\n" +
 	"\x06behind\x18\x02 \x01(\x03R\x06behind\x12\x16\n" +

@@ -21,12 +21,25 @@ type Board struct {
 	streams    map[string]*messages.StreamStatus
 	order      []string
 	connection *messages.Connection
+	// pushedAt is when each stream last pushed its status (SetStream), by the board's
+	// clock; a stream only expected has none. upAt is when the connection to Aeron was last
+	// made: a stream's new actors push from then on, so its staleness is measured from
+	// there too, not from its last push before the connection was lost.
+	pushedAt map[string]time.Time
+	upAt     time.Time
 }
+
+// staleAfter is how long a stream may go without pushing its status before the board
+// shows it stale (unhealthy, and not ready): 20 times the stream supervisors' push interval
+// (500 ms, actors' statusPushInterval), so that a supervisor busy for a moment is not taken
+// for one that stopped pushing, and one that did is seen within seconds rather than shown
+// healthy for ever.
+const staleAfter = 10 * time.Second
 
 // NewBoard returns an empty board; streams appear as they are expected (Expect) or push
 // their status.
 func NewBoard(version string) *Board {
-	return &Board{version: version, now: time.Now, streams: map[string]*messages.StreamStatus{}}
+	return &Board{version: version, now: time.Now, streams: map[string]*messages.StreamStatus{}, pushedAt: map[string]time.Time{}}
 }
 
 // Expect puts each named stream of mode ("archive" or "transport") on the board, starting,
@@ -53,6 +66,7 @@ func (b *Board) SetStream(st *messages.StreamStatus) {
 		b.order = append(b.order, st.Name)
 	}
 	b.streams[st.Name] = st
+	b.pushedAt[st.Name] = b.now()
 }
 
 // SetConnection replaces the state of the connection to Aeron. The board keeps c; the
@@ -60,24 +74,41 @@ func (b *Board) SetStream(st *messages.StreamStatus) {
 func (b *Board) SetConnection(c *messages.Connection) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if c.GetConnected() && !b.connection.GetConnected() {
+		b.upAt = b.now()
+	}
 	b.connection = c
 }
 
 // Snapshot returns a copy of every stream's status, in the order they first appeared, and
-// of the connection's. While the connection is down no stream is healthy, whatever it last
-// said: its actors are gone until ferry reconnects, and nothing it shows moves.
+// of the connection's, each stream's with when it pushed it. While the connection is down
+// no stream is healthy, whatever it last said: its actors are gone until ferry reconnects,
+// and nothing it shows moves. While it is up, a stream healthy when it last pushed, but
+// that has not pushed for staleAfter (since the connection was made, if later), is not:
+// what it shows is stale. One that has never pushed (only expected, starting) is not
+// stale.
 func (b *Board) Snapshot() *messages.Status {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := &messages.Status{AtMs: b.now().UnixMilli(), Version: b.version}
+	now := b.now()
+	out := &messages.Status{AtMs: now.UnixMilli(), Version: b.version}
 	down := disconnected(b.connection) != ""
 	for _, name := range b.order {
 		st := proto.Clone(b.streams[name]).(*messages.StreamStatus)
-		if down && st.Healthy {
+		pushed, ok := b.pushedAt[name]
+		if ok {
+			st.PushedAtMs = proto.Int64(pushed.UnixMilli())
+		}
+		switch {
+		case down && st.Healthy:
 			st.Healthy, st.Reason = false, notConnected
 			if st.State == "starting" {
 				st.Reason = notConnectedYet
 			}
+		case ok && st.Healthy && now.Sub(later(pushed, b.upAt)) > staleAfter:
+			st.Healthy = false
+			st.Reason = fmt.Sprintf("its status is stale: not pushed since %s (%s ago; a running stream pushes every 500 ms), so what it shows is from then",
+				pushed.UTC().Format(time.RFC3339), now.Sub(pushed).Round(time.Second))
 		}
 		out.Streams = append(out.Streams, st)
 	}
@@ -85,6 +116,13 @@ func (b *Board) Snapshot() *messages.Status {
 		out.Connection = proto.Clone(b.connection).(*messages.Connection)
 	}
 	return out
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // notConnected is the reason a stream healthy when ferry lost the connection to Aeron is not;
@@ -128,12 +166,12 @@ func disconnected(c *messages.Connection) string {
 }
 
 // Ready reports whether every expected stream reported and is replaying, caught up or
-// live, and the states of those that are not.
+// live, and healthy (not stale), and the states (or reasons) of those that are not.
 func (b *Board) Ready(expected []string) (bool, []string) {
 	snap := b.Snapshot()
-	states := map[string]string{}
+	states := map[string]*messages.StreamStatus{}
 	for _, s := range snap.Streams {
-		states[s.Name] = s.State
+		states[s.Name] = s
 	}
 	var not []string
 	if down := disconnected(snap.Connection); down != "" {
@@ -143,8 +181,10 @@ func (b *Board) Ready(expected []string) (bool, []string) {
 		switch st, ok := states[name]; {
 		case !ok:
 			not = append(not, name+": no status yet")
-		case !slices.Contains([]string{"replaying", "caught-up", "live"}, st):
-			not = append(not, name+": "+st)
+		case !slices.Contains([]string{"replaying", "caught-up", "live"}, st.State):
+			not = append(not, name+": "+st.State)
+		case !st.Healthy && disconnected(snap.Connection) == "":
+			not = append(not, name+": "+st.Reason) // stale
 		}
 	}
 	return len(not) == 0, not

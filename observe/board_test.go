@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -103,5 +104,54 @@ func TestExpectedStreamsAreOnTheBoardBeforeTheyReport(t *testing.T) {
 	b.SetConnection(&messages.Connection{Connected: true})
 	if orders := b.Snapshot().Streams[1]; orders.State != "caught-up" {
 		t.Fatalf("orders after its report: %s", orders.State)
+	}
+}
+
+// A stream that stopped pushing its status is not shown healthy and ready for ever on what
+// it last said: after staleAfter without a push (while ferry is connected) it is unhealthy
+// and not ready, saying since when its status is stale, and /status says when it pushed.
+// A stream only expected (it never pushed) is not stale; nor one whose actors start again
+// after a reconnect, until staleAfter after it; one unhealthy keeps its own reason; and
+// while the connection is down the reason is the connection's.
+func TestAStreamThatStoppedPushingIsStale(t *testing.T) {
+	b := NewBoard("test")
+	now := time.UnixMilli(1795980000000)
+	b.now = func() time.Time { return now }
+	b.SetConnection(&messages.Connection{Connected: true, SinceMs: now.UnixMilli()})
+	b.Expect("archive", "orders", "fills", "quotes")
+	b.SetStream(&messages.StreamStatus{Name: "orders", State: "replaying", Healthy: true})
+	b.SetStream(&messages.StreamStatus{Name: "quotes", State: "failed", Reason: "failed: a bug"})
+	pushed := now
+	now = now.Add(staleAfter)
+	if ok, reasons := b.Healthy(); ok || len(reasons) != 1 {
+		t.Fatalf("pushed %s ago: healthy %t, %q; want quotes' failure alone", staleAfter, ok, reasons)
+	}
+	now = now.Add(time.Hour)
+	ok, reasons := b.Healthy()
+	if ok || len(reasons) != 2 || !strings.HasPrefix(reasons[0], "orders: its status is stale: not pushed since 2026-11-29T19:20:00Z (1h0m10s ago") || reasons[1] != "quotes: failed: a bug" {
+		t.Errorf("an hour without a push: healthy %t, %q; want orders stale since its push, quotes failed (fills never pushed: not stale)", ok, reasons)
+	}
+	if ready, not := b.Ready([]string{"orders"}); ready || len(not) != 1 || !strings.Contains(not[0], "stale") {
+		t.Errorf("an hour without a push: ready %t, %q; want not ready, stale", ready, not)
+	}
+	if st := b.Snapshot().Streams[0]; st.GetPushedAtMs() != pushed.UnixMilli() || st.State != "replaying" {
+		t.Errorf("status %v; want pushed_at_ms %d, the state it last pushed", st, pushed.UnixMilli())
+	}
+
+	b.SetConnection(&messages.Connection{SinceMs: now.UnixMilli(), Error: "connection lost"})
+	if st := b.Snapshot().Streams[0]; st.Reason != notConnected {
+		t.Errorf("disconnected: %q; want the connection's reason", st.Reason)
+	}
+	b.SetConnection(&messages.Connection{Connected: true, SinceMs: now.UnixMilli()})
+	if ok, reasons := b.Healthy(); ok || len(reasons) != 1 {
+		t.Errorf("just reconnected: healthy %t, %q; want quotes' failure alone (the others' actors start again)", ok, reasons)
+	}
+	now = now.Add(staleAfter + time.Millisecond)
+	if ok, reasons := b.Healthy(); ok || len(reasons) != 2 {
+		t.Errorf("%s after the reconnect without a push: healthy %t, %q; want orders stale", staleAfter, ok, reasons)
+	}
+	b.SetStream(&messages.StreamStatus{Name: "orders", State: "replaying", Healthy: true})
+	if ready, not := b.Ready([]string{"orders"}); !ready {
+		t.Errorf("pushed again: not ready, %q", not)
 	}
 }

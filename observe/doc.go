@@ -4,7 +4,8 @@
 //
 // What it must never do: make a remote call, or wait on the pipeline, to answer a request.
 // Everything it serves is the last status the stream supervisors pushed (lesson 23), so a
-// request is answered at once even while the archive and Pulsar are down.
+// request is answered at once even while the archive and Pulsar are down; and it says so
+// of a stream that stopped pushing (stale), rather than serve its last status as current.
 //
 // Callers must create one [Board], pass it to the pipeline (actors.Env.Board) and serve
 // [Handler] on it.
