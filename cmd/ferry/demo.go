@@ -384,20 +384,30 @@ func (p *demoPublisher) status(ctx context.Context) string {
 	if err != nil || len(descs) == 0 {
 		return line + "; recordings: " + errText(err, "none yet")
 	}
-	d := descs[len(descs)-1]
-	recorded, err := p.archive.RecordingPosition(ctx, d.RecordingID)
-	if err != nil || recorded == archive.NullPosition {
-		recorded = d.StopPosition
-	}
-	line += fmt.Sprintf(" | recording %d recorded to %d", d.RecordingID, recorded)
+	d, recorded, err := recordingEnd(ctx, p.archive, descs[len(descs)-1])
 	n, pos, foreign := p.seen.get(d.RecordingID)
-	// What the demo's reader has read back, which trails what Pulsar acknowledged to ferry:
-	// ferry's own lag is the table's LAG.
-	line += fmt.Sprintf(" | in Pulsar: %d messages, of recording %d up to %d (read back by the demo: %d bytes behind the recording)", n, d.RecordingID, pos, recorded-pos)
+	line += recordedText(d, recorded, err, n, pos)
 	if foreign > 0 {
 		line += fmt.Sprintf(" | %d messages on the topic not ferry's (no recording id or position property), not counted", foreign)
 	}
 	return line
+}
+
+// recordedText is the status line's part on recording d: how far it recorded (recordingEnd's
+// answer: recorded, or err), and what the demo's reader read back of it from Pulsar (n
+// messages, up to pos), which trails what Pulsar acknowledged to ferry: ferry's own lag is
+// the table's LAG.
+func recordedText(d archive.RecordingDescriptor, recorded int64, err error, n, pos int64) string {
+	line := fmt.Sprintf(" | recording %d recorded to %d", d.RecordingID, recorded)
+	if !d.IsLive() {
+		line += " (stopped)"
+	}
+	behind := fmt.Sprintf("%d bytes behind the recording", recorded-pos)
+	if err != nil {
+		line = fmt.Sprintf(" | recording %d: how far recorded not known (%v)", d.RecordingID, err)
+		behind = "how far behind the recording not known"
+	}
+	return line + fmt.Sprintf(" | in Pulsar: %d messages, of recording %d up to %d (read back by the demo: %s)", n, d.RecordingID, pos, behind)
 }
 
 func errText(err error, none string) string {

@@ -54,12 +54,13 @@ func recordings(args []string, stdout io.Writer) error {
 		w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(w, "RECORDING\tSTATE\tSTART\tEND\tCOMMITTED\tSTARTED")
 		for _, d := range descs {
-			state, end := "stopped", d.StopPosition
+			d, end, err := recordingEnd(ctx, arc, d)
+			if err != nil {
+				return fmt.Errorf("stream %s: recording %d: %w", s.Name, d.RecordingID, err)
+			}
+			state := "stopped"
 			if d.IsLive() {
 				state = "live"
-				if end, err = arc.RecordingPosition(ctx, d.RecordingID); err != nil {
-					return fmt.Errorf("stream %s: recording %d: %w", s.Name, d.RecordingID, err)
-				}
 			}
 			fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\t%s\n", d.RecordingID, state, d.StartPosition, end,
 				committedText(committed, s.Name, d), time.UnixMilli(d.StartTimestampMs).UTC().Format(time.RFC3339))
@@ -69,6 +70,32 @@ func recordings(args []string, stdout io.Writer) error {
 		}
 	}
 	return storeErr
+}
+
+// recordingArchive is what recordingEnd asks the archive.
+type recordingArchive interface {
+	RecordingPosition(ctx context.Context, recordingID int64) (int64, error)
+	Recording(ctx context.Context, recordingID int64) (archive.RecordingDescriptor, error)
+}
+
+// recordingEnd is how far recording d has recorded: its stop position, or, listed live, its
+// recording position now. One that stopped after it was listed (the archive answers
+// NullPosition: no longer recorded) is described again and returned as it is now, stopped
+// at its stop; live again (extended meanwhile), its recording position is asked again.
+func recordingEnd(ctx context.Context, a recordingArchive, d archive.RecordingDescriptor) (archive.RecordingDescriptor, int64, error) {
+	for range 3 {
+		if !d.IsLive() {
+			return d, d.StopPosition, nil
+		}
+		pos, err := a.RecordingPosition(ctx, d.RecordingID)
+		if err != nil || pos != archive.NullPosition {
+			return d, pos, err
+		}
+		if d, err = a.Recording(ctx, d.RecordingID); err != nil {
+			return d, 0, err
+		}
+	}
+	return d, 0, fmt.Errorf("stopped and recorded again at each of 3 questions: how far it recorded is not known")
 }
 
 // committedCheckpoints reads every stream's checkpoints, or says in a note why it could
