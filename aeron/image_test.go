@@ -137,7 +137,9 @@ func inAChildProcess(t *testing.T, scenario string) {
 	}
 	run := "^" + strings.ReplaceAll(t.Name(), "/", "$/^") + "$"
 	cmd := exec.Command(self, "-test.run="+run, "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), pollChildEnv+"="+scenario)
+	// The child's temporary directories go in the parent's, removed even when a fault
+	// kills the child before its own cleanup.
+	cmd.Env = append(os.Environ(), pollChildEnv+"="+scenario, "TMPDIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+t.Name()+" ")) {
 		if len(out) > 1500 {
