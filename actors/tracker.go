@@ -343,12 +343,14 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 	t.pushStatus(ctx, t.core.Completed())
 	// Drained once nothing is pending and no send of an earlier replay is out (after a
 	// restart for any reason, its sends may still reach Pulsar), or when a failed send needs
-	// a re-delivery, which a drain does not make — but not while sends above it may yet be
-	// stored (lesson 22 undecided): their outcomes are waited for, up to the drain's
-	// deadline (Drain{Now}).
+	// a re-delivery, which a drain does not make — but not while a send of this replay is
+	// still out: one below the failure may yet be acknowledged and committed (the stream
+	// flushes the checkpoints once every recording drained), one above it stored (lesson 22
+	// undecided, of this replay's or an earlier one's). Their outcomes are waited for, up to
+	// the drain's deadline (Drain{Now}).
 	_, redeliver := t.core.Redelivery()
 	_, _, undecided := t.core.Undecided()
-	if t.draining && !t.drainedSent && (t.unacknowledged() == 0 || redeliver && !undecided) {
+	if t.draining && !t.drainedSent && (t.unacknowledged() == 0 || redeliver && !undecided && t.core.InFlight() == 0) {
 		t.drained(ctx)
 	}
 }

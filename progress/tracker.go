@@ -226,6 +226,19 @@ func (t *CommitTracker) Pending() Pending {
 	return Pending{Records: len(t.pending), Bytes: t.bytes}
 }
 
+// InFlight returns how many records of the current epoch await their outcome: an
+// acknowledgement of one may still move the committed position (those below a failure), or
+// tell lesson 22's hazard (those above it).
+func (t *CommitTracker) InFlight() int {
+	n := 0
+	for _, r := range t.pending {
+		if r.state == inFlight {
+			n++
+		}
+	}
+	return n
+}
+
 // Stats returns the outcome counters.
 func (t *CommitTracker) Stats() TrackerStats { return t.stats }
 

@@ -893,3 +893,35 @@ func TestCommitTracker_UndecidedWhileSendsAboveAFailureAwaitTheirOutcome(t *test
 	must(err)
 	undecided(tr, 0, 0)
 }
+
+// InFlight counts the current epoch's records without an outcome, below a failure and above
+// it; a reset leaves none (the earlier epoch's are EarlierUnanswered's).
+func TestCommitTracker_InFlightCountsTheEpochsRecordsAwaitingTheirOutcome(t *testing.T) {
+	tr := newTracker(t, 0)
+	for _, r := range [][2]int64{{0, 64}, {64, 128}, {128, 192}} {
+		if err := tr.Emit(r[0], r[1], 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := func(what string, err error, want int) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.InFlight(); got != want {
+			t.Fatalf("after %s: InFlight() = %d; want %d", what, got, want)
+		}
+	}
+	step("three sends", nil, 3)
+	_, err := tr.Fail(0, 128)
+	step("the middle one failed", err, 2)
+	_, err = tr.Ack(0, 192)
+	step("the one above it acknowledged", err, 1)
+	_, err = tr.Ack(0, 64)
+	step("the one below it acknowledged and committed", err, 0)
+	if err := tr.Emit(192, 256, 0); err == nil {
+		t.Fatal("emitted after a failure")
+	}
+	_, err = tr.Reset(64)
+	step("a reset", err, 0)
+}
