@@ -215,6 +215,31 @@ func TestADrainWaitsForASendBelowAFailedOne(t *testing.T) {
 	}
 }
 
+// A re-delivery starts at the persisted position, below what this process already had
+// acknowledged: the records up to the committed position are read again to keep the
+// order, but not sent again (lesson 4's re-delivery sends only what was not stored).
+func TestARedeliverySendsNothingAlreadyCommitted(t *testing.T) {
+	env, cfg := testEnv(t)
+	system, nb, tracker := startTracker(t, env, cfg)
+	records := []*messages.Record{{Start: 0, End: 64, Payload: []byte("a")}, {Start: 64, End: 128, Payload: []byte("b")}, {Start: 128, End: 192, Payload: []byte("c")}}
+	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: records})
+	sent := next[*messages.RecordBatch](t, nb.publisher)
+	system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: 64})
+	system.Root.Send(tracker, &messages.PublishFailed{RecordingId: 7, Epoch: sent.Epoch, End: 128, Error: "broker said no"})
+	system.Root.Send(tracker, &messages.PublishFailed{RecordingId: 7, Epoch: sent.Epoch, End: 192, Error: "broker said no"})
+	next[*messages.RedeliveryRequired](t, nb.replay)
+	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 2, FromPosition: 0}) // nothing persisted yet
+	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 2, Records: records})
+	again := next[*messages.RecordBatch](t, nb.publisher)
+	var ends []int64
+	for _, r := range again.Records {
+		ends = append(ends, r.End)
+	}
+	if !slices.Equal(ends, []int64{128, 192}) {
+		t.Fatalf("the re-delivery sent the records ending at %v; want 128 and 192, not 64, acknowledged already", ends)
+	}
+}
+
 // supervised is a stream supervisor's stand-in: it spawns one child, under the strategy
 // its props give it, and hands what the child sends it to messages, if set.
 type supervised struct {
