@@ -88,8 +88,15 @@ func (b *Board) SetConnection(c *messages.Connection) {
 // what it shows is stale. One that has never pushed (only expected, starting) is not
 // stale.
 func (b *Board) Snapshot() *messages.Status {
+	snap, _ := b.snapshot()
+	return snap
+}
+
+// snapshot is Snapshot, and the names of the streams it found stale.
+func (b *Board) snapshot() (*messages.Status, map[string]bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	stale := map[string]bool{}
 	now := b.now()
 	out := &messages.Status{AtMs: now.UnixMilli(), Version: b.version}
 	down := disconnected(b.connection) != ""
@@ -106,7 +113,7 @@ func (b *Board) Snapshot() *messages.Status {
 				st.Reason = notConnectedYet
 			}
 		case ok && st.Healthy && now.Sub(later(pushed, b.upAt)) > staleAfter:
-			st.Healthy = false
+			st.Healthy, stale[name] = false, true
 			st.Reason = fmt.Sprintf("its status is stale: not pushed since %s (%s ago; a running stream pushes every 500 ms), so what it shows is from then",
 				pushed.UTC().Format(time.RFC3339), now.Sub(pushed).Round(time.Second))
 		}
@@ -115,7 +122,7 @@ func (b *Board) Snapshot() *messages.Status {
 	if b.connection != nil {
 		out.Connection = proto.Clone(b.connection).(*messages.Connection)
 	}
-	return out
+	return out, stale
 }
 
 func later(a, b time.Time) time.Time {
@@ -168,7 +175,7 @@ func disconnected(c *messages.Connection) string {
 // Ready reports whether every expected stream reported and is replaying, caught up or
 // live, and healthy (not stale), and the states (or reasons) of those that are not.
 func (b *Board) Ready(expected []string) (bool, []string) {
-	snap := b.Snapshot()
+	snap, stale := b.snapshot()
 	states := map[string]*messages.StreamStatus{}
 	for _, s := range snap.Streams {
 		states[s.Name] = s
@@ -183,8 +190,10 @@ func (b *Board) Ready(expected []string) (bool, []string) {
 			not = append(not, name+": no status yet")
 		case !slices.Contains([]string{"replaying", "caught-up", "live"}, st.State):
 			not = append(not, name+": "+st.State)
-		case !st.Healthy && disconnected(snap.Connection) == "":
-			not = append(not, name+": "+st.Reason) // stale
+		case stale[name]:
+			// Not ready: what it shows of its state is from then. A stream unhealthy for
+			// what it said itself (a broker slow to acknowledge, say) is ready, as before.
+			not = append(not, name+": "+st.Reason)
 		}
 	}
 	return len(not) == 0, not

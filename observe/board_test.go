@@ -154,4 +154,10 @@ func TestAStreamThatStoppedPushingIsStale(t *testing.T) {
 	if ready, not := b.Ready([]string{"orders"}); !ready {
 		t.Errorf("pushed again: not ready, %q", not)
 	}
+	// Unhealthy for what it says itself, and pushing: unhealthy, but ready (only a stale
+	// one is not).
+	b.SetStream(&messages.StreamStatus{Name: "orders", State: "replaying", Reason: "records pending for 2m: Pulsar is slow to acknowledge"})
+	if ready, not := b.Ready([]string{"orders"}); !ready {
+		t.Errorf("unhealthy, not stale: not ready, %q; want ready", not)
+	}
 }
