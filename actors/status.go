@@ -192,18 +192,21 @@ func (s *streamStatus) known(info *messages.RecordingInfo, atMs int64) {
 	}
 }
 
-// recordedSoFar raises a listed recording's recorded position, discovery's last look (up to
-// a listing old), to what the replay read or Pulsar acknowledged since, if further: the
-// archive recorded that much, and a status never shows recorded behind committed.
-// recorded_at_ms goes with it to when that was read or acknowledged (as known: a position
-// carried from before has no time of this run, and keeps the listing's, by which it was
-// recorded too). One not listed yet keeps none: how far, and whether live, is not known.
+// recordedSoFar raises a live recording's recorded position, discovery's last look (up to a
+// listing old), to what the replay read or Pulsar acknowledged since in this run, if
+// further: the archive recorded that much, and a status never shows recorded behind what
+// this run read or committed. recorded_at_ms goes with it to when that was read or
+// acknowledged. A position from a checkpoint of an earlier run (no time of this run) does
+// not raise it: above what the archive lists, it tells of a recording truncated or
+// replaced (lesson 14), which the status must not hide. Nor is a stopped recording's raised
+// (the listing's stop is exact), or one not listed yet's (how far, and whether live, is
+// not known).
 func recordedSoFar(r *messages.RecordingStatus) {
-	if r.RecordedPosition == nil {
+	if r.RecordedPosition == nil || r.StopPosition != nil {
 		return
 	}
 	raise := func(p *int64, atMs ...*int64) {
-		if p == nil || *p <= *r.RecordedPosition {
+		if p == nil || *p <= *r.RecordedPosition || !slices.ContainsFunc(atMs, func(at *int64) bool { return at != nil }) {
 			return
 		}
 		r.RecordedPosition = proto.Int64(*p)

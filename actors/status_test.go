@@ -131,8 +131,8 @@ func TestTheStallRuleSeesRecordingsNotReachedAndStreamsNotStarted(t *testing.T) 
 	}
 }
 
-// The status never shows a recording recorded behind what the replay read or Pulsar
-// acknowledged (discovery's recorded position is up to a listing old, the replay's push may
+// The status never shows a live recording recorded behind what the replay read or Pulsar
+// acknowledged in this run (discovery's recorded position is up to a listing old, the replay's push may
 // be older than the tracker's or a checkpoint persisted ahead of it), and recorded_at_ms is
 // when it was read or acknowledged; JSON, /metrics and the table show the same. A recording
 // not listed yet has no recorded position.
@@ -153,15 +153,20 @@ func TestTheRecordedPositionIsNeverBehindWhatWasReadOrCommitted(t *testing.T) {
 	// The replay's last push older than the tracker's (seen in make demo).
 	push(3, 4963000, 4963000, listedAt+100, listedAt+200)
 	s.persisted(&messages.CheckpointPersisted{RecordingId: 3, Position: 4970080}, moment{wallMs: listedAt + 300, elapsedMs: 3})
-	// Committed by a checkpoint of an earlier run: no time of this run, recorded by the listing.
+	// Committed by a checkpoint of an earlier run, above what the archive lists: shown as
+	// the archive lists it (lesson 14's case, not hidden).
 	s.stored(store.Checkpoint{RecordingID: 4, Position: 5000})
 	s.stored(store.Checkpoint{RecordingID: 5, Position: 2048}) // not listed yet
+	// Stopped: the listing's stop is exact, whatever was read (a truncation since, say).
+	s.known(&messages.RecordingInfo{RecordingId: 6, StopPosition: 3000, RecordedPosition: 3000}, listedAt)
+	push(6, 5000, 5000, listedAt+100, listedAt+200)
 	st := s.build("orders", "archive", nil, nil, time.Minute, 4)
 	want := map[int64]struct{ recorded, atMs, lag int64 }{
 		1: {440000, listedAt + 100, 416},
 		2: {9000, listedAt, 4904},
 		3: {4970080, listedAt + 300, 0},
-		4: {5000, listedAt, 0},
+		4: {1000, listedAt, 0},
+		6: {3000, listedAt, 0},
 	}
 	for _, r := range st.Recordings {
 		w, listed := want[r.RecordingId]

@@ -493,8 +493,9 @@ type RecordingStatus struct {
 	Completed bool `protobuf:"varint,17,opt,name=completed,proto3" json:"completed,omitempty"`
 	// How far the archive is known to have recorded, and by when: where discovery last looked
 	// (up to a listing old), or, if further, where the replay read or Pulsar acknowledged
-	// since, and when that was read or acknowledged. Never behind replay_position or
-	// committed_position. Absent while the recording is known from its checkpoint only (not
+	// since in this run, and when that was read or acknowledged, for a live recording (a
+	// stopped one's is its stop; a checkpoint of an earlier run above what the archive lists
+	// is not hidden: lesson 14). Absent while the recording is known from its checkpoint only (not
 	// listed yet).
 	RecordedPosition *int64 `protobuf:"varint,18,opt,name=recorded_position,json=recordedPosition,proto3,oneof" json:"recorded_position,omitempty"`
 	RecordedAtMs     *int64 `protobuf:"varint,19,opt,name=recorded_at_ms,json=recordedAtMs,proto3,oneof" json:"recorded_at_ms,omitempty"`
