@@ -91,9 +91,11 @@ func recordingEnd(ctx context.Context, a recordingArchive, d archive.RecordingDe
 		if err != nil || pos != archive.NullPosition {
 			return d, pos, err
 		}
-		if d, err = a.Recording(ctx, d.RecordingID); err != nil {
-			return d, 0, err
+		again, err := a.Recording(ctx, d.RecordingID)
+		if err != nil {
+			return d, 0, err // the recording as listed, not the empty descriptor of a failure
 		}
+		d = again
 	}
 	return d, 0, fmt.Errorf("stopped and recorded again at each of 3 questions: how far it recorded is not known")
 }

@@ -68,6 +68,12 @@ func TestARecordingThatStopsAfterItIsListedIsShownStopped(t *testing.T) {
 			t.Errorf("recording %d: demo says\n%q; want\n%q", c.d.RecordingID, line, c.line)
 		}
 	}
+	// Described again and failing: the error is about the recording as listed, not about
+	// the empty descriptor of the failed answer (recording 0).
+	a.positions[5] = []int64{archive.NullPosition}
+	if d, _, err := recordingEnd(context.Background(), a, live(5)); err == nil || d.RecordingID != 5 {
+		t.Errorf("described again and failing: recording %d, %v; want recording 5 and the failure", d.RecordingID, err)
+	}
 	// Not known: said so, not a number.
 	line := recordedText(live(4), 0, errors.New("archive gone"), 5, 1000)
 	if strings.Contains(line, "bytes behind") || !strings.Contains(line, "archive gone") {
