@@ -119,8 +119,10 @@ type liveSubscribed struct {
 	err  error
 }
 
-// pollLive is the live reader's self-message to poll again.
-type pollLive struct{}
+// pollLive is the live reader's self-message to poll again; by is the incarnation that
+// sent it. The mailbox outlives a restart: an earlier incarnation's poll, handled by the
+// next, would clear its pollPending, and two poll loops would run.
+type pollLive struct{ by *live }
 
 func newLive(env *Env, cfg *StreamConfig, pids *recordingPIDs) actor.Producer {
 	s := &liveSends{epoch: 1, marks: env.sentMarks.take(cfg.Def.Name)}
@@ -162,6 +164,9 @@ func (l *live) Receive(ctx actor.Context) {
 		l.pushStatus(ctx, true) // the stream is live from now on
 		l.schedulePoll(ctx, 0)
 	case *pollLive:
+		if msg.by != l {
+			return // an earlier incarnation's
+		}
 		l.pollPending = false
 		l.poll(ctx)
 	case *messages.PublishAcked:
@@ -178,6 +183,9 @@ func (l *live) Receive(ctx actor.Context) {
 		l.pushes.ticked()
 		l.pushStatus(ctx, true)
 	case *checkImages:
+		if msg.by != l {
+			return // an earlier incarnation's
+		}
 		l.checkPending = false
 		if l.sub != nil && !l.draining && l.windowFull() {
 			l.checkChannel(ctx)
@@ -343,7 +351,7 @@ func (l *live) windowFull() bool {
 
 // checkImages is the live reader's self-message, while its window is full, to look at the
 // subscription's images (see observeImages).
-type checkImages struct{}
+type checkImages struct{ by *live } // by: as pollLive's
 
 // scheduleImageCheck arms one checkImages, statusInterval from now.
 func (l *live) scheduleImageCheck(ctx actor.Context) {
@@ -352,7 +360,7 @@ func (l *live) scheduleImageCheck(ctx actor.Context) {
 	}
 	l.checkPending = true
 	self, system := ctx.Self(), ctx.ActorSystem()
-	time.AfterFunc(statusInterval, func() { system.Root.Send(self, &checkImages{}) })
+	time.AfterFunc(statusInterval, func() { system.Root.Send(self, &checkImages{by: l}) })
 }
 
 // observeImages returns the subscription's images, after forgetting the sessions gone, counting
@@ -481,11 +489,11 @@ func (l *live) schedulePoll(ctx actor.Context, d time.Duration) {
 	}
 	l.pollPending = true
 	if d == 0 {
-		sendToSelf(ctx.ActorSystem(), ctx.Self(), &pollLive{})
+		sendToSelf(ctx.ActorSystem(), ctx.Self(), &pollLive{by: l})
 		return
 	}
 	self, system := ctx.Self(), ctx.ActorSystem()
-	time.AfterFunc(d, func() { system.Root.Send(self, &pollLive{}) })
+	time.AfterFunc(d, func() { system.Root.Send(self, &pollLive{by: l}) })
 }
 
 // closeSub closes subs (nil ones skipped) on a goroutine, and returns a channel closed once
