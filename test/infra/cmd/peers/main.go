@@ -434,6 +434,9 @@ func up(args []string) (int, error) {
 	if peers.Pulsar, err = infra.StartPulsar(ctx, infra.PulsarOptions{Dir: filepath.Join(runDir, "pulsar"), Detached: true}); err != nil {
 		return failed(err)
 	}
+	if ctx.Err() != nil { // the signal came as the broker got ready: still taken
+		return failed(fmt.Errorf("%w: the peers were stopped as they got ready", infra.ErrInterrupted))
+	}
 	report(peers, time.Since(began))
 	st := state{RunDir: runDir, AeronDir: peers.Archive.AeronDir, Pids: []int{peers.Archive.Pid(), peers.Pulsar.Pid()}, Env: peers.Env()}
 	if err := writeState(dir, st); err != nil {
