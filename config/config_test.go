@@ -462,7 +462,6 @@ func TestParse_TwoStreamsOnOneTopicAreRefused(t *testing.T) {
 		{"archive", "persistent://public/default/orders"},
 		{"archive", "public/default/orders"},
 		{"archive", "orders"},
-		{"transport", "persistent://public/default/orders"},
 	} {
 		t.Run(tt.mode+" "+tt.topic, func(t *testing.T) {
 			_, err := Parse([]byte(doc(tt.mode, "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40124\n    stream_id: 1002\n    topic: "+tt.topic+"\n")), nil)
@@ -472,12 +471,14 @@ func TestParse_TwoStreamsOnOneTopicAreRefused(t *testing.T) {
 					t.Errorf("problem %q does not name %s", ke.Problem, want)
 				}
 			}
-			if ke.Fix != "give each stream its own topic" || strings.Contains(ke.Problem, "resume") != (tt.mode == "archive") {
-				t.Errorf("got %v; want each stream given its own topic, and the resume check named in archive mode only", ke)
+			if ke.Fix != "give each stream its own topic" || !strings.Contains(ke.Problem, "resume") {
+				t.Errorf("got %v; want each stream given its own topic, and the resume check named", ke)
 			}
 		})
 	}
 	mustParse(t, doc("archive", "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40124\n    stream_id: 1002\n    topic: other/default/orders\n"), nil)
+	// Transport mode, at most once and with no resume check: streams may share a topic.
+	mustParse(t, doc("transport", "", "  - name: fills\n    channel: aeron:udp?endpoint=localhost:40124\n    stream_id: 1002\n    topic: orders\n"), nil)
 }
 
 // TLS settings serve an https:// admin URL too, beside a plain pulsar:// service URL.

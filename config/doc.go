@@ -64,7 +64,7 @@
 //	  - name: orders               # [A-Za-z0-9._-], 1..128, unique
 //	    channel: aeron:udp?endpoint=localhost:40123   # recordings whose channel has these parameters
 //	    stream_id: 1001            # int32
-//	    topic: orders              # = persistent://public/default/orders; one stream's only
+//	    topic: orders              # = persistent://public/default/orders; in archive mode one stream's only
 //	    start_position: 4096       # archive only: earliest (default) | latest | position
 //	    start_recording_id: 7      # archive only; with a position, and only then
 //	    reset: false               # archive only; true deletes the checkpoint on every start

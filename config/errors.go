@@ -32,7 +32,7 @@ var ErrInvalid = errors.New("config: invalid value")
 
 // ErrConflict reports keys that cannot be used together: mutually
 // exclusive keys, a key given twice, or two streams with the same name,
-// the same channel and stream id, or the same topic.
+// the same channel and stream id, or (in archive mode) the same topic.
 var ErrConflict = errors.New("config: conflicting keys")
 
 // KeyError describes one problem with one key. [Parse] and [Load] return

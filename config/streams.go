@@ -137,16 +137,18 @@ func (p *parser) checkDuplicateStreams(m Mode, streams []Stream, origin []int) {
 	}
 }
 
-// checkTopics rejects two streams that publish to one topic. Stream.Topic is already in
-// its full form (see topicName), so "orders" and "persistent://public/default/orders" are
-// found equal. Two streams in one topic interleave there, and in archive mode each one's
-// messages crowd the other's out of the topic's last messages, which ferry's resume check
-// reads for a recording's producer. origin[j] is the index in the file of streams[j].
+// checkTopics rejects, in archive mode, two streams that publish to one topic. Stream.Topic
+// is already in its full form (see topicName), so "orders" and
+// "persistent://public/default/orders" are found equal. Each one's messages would crowd the
+// other's out of the topic's last messages, which ferry reads back to check a recording it
+// resumes (lesson 21), and the streams would interleave there. In transport mode, at most
+// once and with no resume check, streams may share a topic (fan-in). origin[j] is the index
+// in the file of streams[j].
 func (p *parser) checkTopics(m Mode, streams []Stream, origin []int) {
-	why := "two streams in one topic would be interleaved there"
-	if m == ModeArchive {
-		why += ", and each one's messages would crowd the other's out of the topic's last messages, which ferry reads back to check a recording it resumes"
+	if m != ModeArchive {
+		return
 	}
+	const why = "each one's messages would crowd the other's out of the topic's last messages, which ferry reads back to check a recording it resumes, and the two streams would interleave there"
 	for j := range streams {
 		for i := range j {
 			a, b := streams[i], streams[j]
