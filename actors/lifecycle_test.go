@@ -145,6 +145,12 @@ func TestABatchArrivingAfterTheTrackersDrainIsNotPublished(t *testing.T) {
 	})
 }
 
+// twoRecords is the first replay's batch of two records of recording 7, [0, 64) and [64, 128).
+func twoRecords() *messages.RecordBatch {
+	return &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{
+		{Start: 0, End: 64, Payload: []byte("a")}, {Start: 64, End: 128, Payload: []byte("b")}}}
+}
+
 // A replay restarted for a reason other than a failed send (an image closed, an archive
 // error) leaves that epoch's sends out: a drain waits for their outcomes too, rather than
 // report the recording drained while they may still reach Pulsar, and a drain cut short
@@ -154,8 +160,7 @@ func TestADrainWaitsForTheSendsOfAnEarlierReplay(t *testing.T) {
 		t.Run(fmt.Sprintf("now=%t", now), func(t *testing.T) {
 			env, cfg := testEnv(t)
 			system, nb, tracker := startTracker(t, env, cfg)
-			system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{
-				{Start: 0, End: 64, Payload: []byte("a")}, {Start: 64, End: 128, Payload: []byte("b")}}})
+			system.Root.Send(tracker, twoRecords())
 			next[*messages.RecordBatch](t, nb.publisher)
 			system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 2, FromPosition: 0}) // the image closed
 			system.Root.Send(tracker, &messages.Drain{Now: now})
@@ -193,8 +198,7 @@ func TestADrainWaitsForASendBelowAFailedOne(t *testing.T) {
 		t.Run(fmt.Sprintf("now=%t", now), func(t *testing.T) {
 			env, cfg := testEnv(t)
 			system, nb, tracker := startTracker(t, env, cfg)
-			system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{
-				{Start: 0, End: 64, Payload: []byte("a")}, {Start: 64, End: 128, Payload: []byte("b")}}})
+			system.Root.Send(tracker, twoRecords())
 			sent := next[*messages.RecordBatch](t, nb.publisher)
 			system.Root.Send(tracker, &messages.PublishFailed{RecordingId: 7, Epoch: sent.Epoch, End: 128, Error: "broker said no"})
 			system.Root.Send(tracker, &messages.Drain{Now: now})

@@ -226,13 +226,7 @@ func TestAbortedReplayIsNotTheRecordingsEnd(t *testing.T) {
 	replays := &replaySessions{}
 	var holding atomic.Bool
 	holding.Store(true)
-	plan := func(k int, _ *pulsar.ProducerMessage) harness.Fault {
-		if k >= 200 && holding.Load() {
-			return harness.Hold() // the replay stops at its credits, far from the end
-		}
-		return harness.Deliver()
-	}
-	ip := startInProcess(t, inProcessOptions{plan: plan, wrapArchive: replays.wrap}, sc)
+	ip := startInProcess(t, inProcessOptions{plan: heldFrom(200, &holding), wrapArchive: replays.wrap}, sc)
 	ip.waitCheckpoint(sc, pub.recordingID, pos[199], 30*time.Second)
 	session := replays.first(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -250,6 +244,18 @@ func TestAbortedReplayIsNotTheRecordingsEnd(t *testing.T) {
 	}
 }
 
+// heldFrom is a plan that holds the acknowledgement of every send from the k-th on while
+// holding is set, and delivers the others: the replay stops at its credits, far from the
+// recording's end.
+func heldFrom(k int, holding *atomic.Bool) harness.Plan {
+	return func(n int, _ *pulsar.ProducerMessage) harness.Fault {
+		if n >= k && holding.Load() {
+			return harness.Hold()
+		}
+		return harness.Deliver()
+	}
+}
+
 // TestALiveRecordingExtendedWhileFerryReplaysItIsFollowed: ferry replays a live recording,
 // far behind it (its acknowledgements held); the recording stops and is extended in a
 // session of its own before the replay reaches the stop. The archive ends the replay at the
@@ -263,13 +269,7 @@ func TestALiveRecordingExtendedWhileFerryReplaysItIsFollowed(t *testing.T) {
 	pa := a.publish(t, 0, n)
 	var holding atomic.Bool
 	holding.Store(true)
-	plan := func(k int, _ *pulsar.ProducerMessage) harness.Fault {
-		if k >= 200 && holding.Load() {
-			return harness.Hold() // the replay stops at its credits, far from the stop
-		}
-		return harness.Deliver()
-	}
-	ip := startInProcess(t, inProcessOptions{plan: plan}, sc) // the replay begins live
+	ip := startInProcess(t, inProcessOptions{plan: heldFrom(200, &holding)}, sc) // the replay begins live
 	ip.waitCheckpoint(sc, a.recordingID, pa[199], 30*time.Second)
 	rs.stopRecording(t, a)
 	a.close(t)
