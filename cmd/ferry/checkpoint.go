@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/store/bolt"
@@ -49,7 +50,7 @@ func checkpointShow(args []string, stdout io.Writer) error {
 	if nc != nil {
 		return showStoredOnly(stdout, st, path, nc)
 	}
-	def := definition(stream)
+	def := definition(st, stream)
 	state, err := st.Load(def)
 	var changed *store.StreamChangedError
 	if errors.As(err, &changed) {
@@ -160,7 +161,7 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	}
 	// Anything stored under the name, even what Load refuses (another definition, a corrupt
 	// value), is what a reset deletes.
-	state, lerr := st.Load(definition(stream))
+	state, lerr := st.Load(definition(st, stream))
 	var uv *store.UnknownVersionError
 	if errors.As(lerr, &uv) && !force {
 		return newerFerryRefusal(stream.Name, path, uv)
@@ -228,7 +229,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	state, err := st.Load(definition(stream))
+	state, err := st.Load(definition(st, stream))
 	if err != nil {
 		return err
 	}
@@ -273,7 +274,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		// before its new start are gone. Taken up there, the rest is published.
 		from := cp.Position
 		cp.Position, cp.LastRecord, cp.UpdatedAtMs = d.StartPosition, store.RecordMark{}, time.Now().UnixMilli()
-		if err := st.Save(definition(stream), []store.Checkpoint{cp}); err != nil {
+		if err := st.Save(definition(st, stream), []store.Checkpoint{cp}); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "stream %s: recording %d's records from position %d to %d forgotten (the archive no longer has them; ferry had acknowledged none of the recording): ferry takes it up at %d\n",
@@ -294,7 +295,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	}
 	// A seed stays one: nothing of the recording was ever published.
 	cp.Completed, cp.Forgotten, cp.UpdatedAtMs = true, true, time.Now().UnixMilli()
-	if err := st.Save(definition(stream), []store.Checkpoint{cp}); err != nil {
+	if err := st.Save(definition(st, stream), []store.Checkpoint{cp}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "stream %s: recording %d forgotten at position %d: ferry goes on with the recordings after it; its records after %d were never published (the archive no longer has them)\n",
@@ -389,7 +390,32 @@ func checkpointTarget(name string, args []string, extra func(*flag.FlagSet)) (*c
 	return cfg, config.Stream{}, &notConfigured{cfgPath: path, name: streamName, names: names}
 }
 
-// definition is what the store keeps of a configured stream.
-func definition(s config.Stream) store.Stream {
-	return store.Stream{Name: s.Name, Channel: s.Channel.String(), StreamID: s.StreamID, Topic: s.Topic, SchemaVersion: schemaVersion}
+// definition is what the store keeps of configured stream s, with s's channel spelled as
+// st stores it when the two are one channel with their parameters in another order
+// (channel.URI.Equal): the store compares definitions as text, and a channel written with
+// its parameters reordered is the same stream, not a changed one (whose offered ways on
+// include a reset). st may be nil: nothing is stored (transport mode). A store whose streams
+// cannot be listed gets the configured spelling; its Load says what is wrong.
+func definition(st store.Store, s config.Stream) store.Stream {
+	def := store.Stream{Name: s.Name, Channel: s.Channel.String(), StreamID: s.StreamID, Topic: s.Topic, SchemaVersion: schemaVersion}
+	if st == nil {
+		return def
+	}
+	stored, err := st.Streams()
+	if err != nil {
+		return def
+	}
+	for _, o := range stored {
+		if o.Name == s.Name && o.Channel != def.Channel && sameChannel(o.Channel, s.Channel) {
+			def.Channel = o.Channel
+		}
+	}
+	return def
+}
+
+// sameChannel reports whether text, a channel as the store keeps it, is channel u, its
+// parameters in any order.
+func sameChannel(text string, u channel.URI) bool {
+	v, err := channel.Parse(text)
+	return err == nil && v.Equal(u)
 }

@@ -314,7 +314,7 @@ func dialArchive(ctx context.Context, cfg *config.Config, log *slog.Logger) (*ae
 func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *bool) ([]actors.StreamConfig, error) {
 	var out []actors.StreamConfig
 	for _, s := range cfg.Streams {
-		def := definition(s)
+		def := definition(st, s)
 		if s.Reset && !*reset {
 			// As `ferry checkpoint reset` without --force: what a newer ferry wrote is not
 			// this build's to delete (a downgrade with reset: true left set).
@@ -372,7 +372,7 @@ func transportConfigs(cfg *config.Config) []actors.StreamConfig {
 	var out []actors.StreamConfig
 	for _, s := range cfg.Streams {
 		out = append(out, actors.StreamConfig{
-			Def:                definition(s),
+			Def:                definition(nil, s),
 			Channel:            s.Channel,
 			Transport:          true,
 			Spy:                cfg.Transport.Spy,

@@ -37,7 +37,7 @@ func checkStoredStreams(cfgPath string, cfg *config.Config, st store.Store, log 
 		if s.Reset {
 			continue
 		}
-		if state, err := st.Load(definition(s)); err == nil && !state.Stored {
+		if state, err := st.Load(definition(st, s)); err == nil && !state.Stored {
 			fresh = append(fresh, s)
 		}
 	}
@@ -52,10 +52,10 @@ func checkStoredStreams(cfgPath string, cfg *config.Config, st store.Store, log 
 		return nil
 	}
 	for _, s := range fresh {
-		def := definition(s)
+		def := definition(nil, s) // nothing stored under its name
 		var olds []store.Stream
 		for _, o := range stored {
-			if !configured[o.Name] && o.Channel == def.Channel && o.StreamID == def.StreamID && o.Topic == def.Topic {
+			if !configured[o.Name] && sameChannel(o.Channel, s.Channel) && o.StreamID == def.StreamID && o.Topic == def.Topic {
 				olds = append(olds, o)
 			}
 		}

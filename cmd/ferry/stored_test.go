@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -219,5 +221,45 @@ func TestCheckpointOfAStreamNeitherConfiguredNorStoredIsAUsageError(t *testing.T
 		if code, _, errOut := ferry("checkpoint", "forget", "--config", path, "--stream", name, "--recording", "7", "--yes"); code != exitUsage || !strings.Contains(errOut, "configured stream only") {
 			t.Errorf("checkpoint forget of %s, not configured = %d %q; want exit 2 saying forget takes configured streams", name, code, errOut)
 		}
+	}
+}
+
+// A stream whose channel is written with its parameters in another order than the store
+// keeps it is the same stream, not a changed one (whose ways on include a reset): `checkpoint
+// show` shows its checkpoints. And a stream renamed and reordered at once is still found
+// renamed: `ferry run` refuses it, naming the old name.
+func TestAChannelWithItsParametersReorderedIsTheSameStream(t *testing.T) {
+	const stored, configured = "aeron:udp?endpoint=localhost:40123|term-length=64k", "aeron:udp?term-length=64k|endpoint=localhost:40123"
+	reordered := func(t *testing.T, extra string) (path, storePath string) {
+		t.Helper()
+		path, storePath = writeConfig(t, extra)
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, bytes.Replace(text, []byte("channel: aeron:ipc"), []byte("channel: "+configured), 1), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path, storePath
+	}
+	def := ordersDef("orders")
+	def.Channel = stored
+	path, storePath := reordered(t, "")
+	saved(t, storePath, def, store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	if code != exitOK || !strings.Contains(out, "4096") || strings.Contains(errOut, "definition changed") {
+		t.Fatalf("show of a stream whose channel's parameters are reordered = %d\n%s%s; want exit 0 and recording 7 at 4096", code, out, errOut)
+	}
+
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	path, storePath = reordered(t, "http:\n  listen: "+taken.Addr().String()+"\n")
+	def.Name = "a"
+	saved(t, storePath, def, store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	if code, _, errOut := ferry("run", "--config", path); code != exitFailure || !strings.Contains(errOut, "holds stream a's checkpoints for the same channel, stream id and topic") {
+		t.Fatalf("ferry run of a stream renamed, its channel reordered = %d, stderr:\n%s\nwant exit 1, naming stream a", code, errOut)
 	}
 }
