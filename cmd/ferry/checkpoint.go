@@ -50,7 +50,7 @@ func checkpointShow(args []string, stdout io.Writer) error {
 	if nc != nil {
 		return showStoredOnly(stdout, st, path, nc)
 	}
-	def := definition(st, stream)
+	def := definition(storedStreams(st), stream)
 	state, err := st.Load(def)
 	var changed *store.StreamChangedError
 	if errors.As(err, &changed) {
@@ -161,7 +161,7 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	}
 	// Anything stored under the name, even what Load refuses (another definition, a corrupt
 	// value), is what a reset deletes.
-	state, lerr := st.Load(definition(st, stream))
+	state, lerr := st.Load(definition(storedStreams(st), stream))
 	var uv *store.UnknownVersionError
 	if errors.As(lerr, &uv) && !force {
 		return newerFerryRefusal(stream.Name, path, uv)
@@ -229,7 +229,8 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	state, err := st.Load(definition(st, stream))
+	def := definition(storedStreams(st), stream)
+	state, err := st.Load(def)
 	if err != nil {
 		return err
 	}
@@ -274,7 +275,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		// before its new start are gone. Taken up there, the rest is published.
 		from := cp.Position
 		cp.Position, cp.LastRecord, cp.UpdatedAtMs = d.StartPosition, store.RecordMark{}, time.Now().UnixMilli()
-		if err := st.Save(definition(st, stream), []store.Checkpoint{cp}); err != nil {
+		if err := st.Save(def, []store.Checkpoint{cp}); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "stream %s: recording %d's records from position %d to %d forgotten (the archive no longer has them; ferry had acknowledged none of the recording): ferry takes it up at %d\n",
@@ -295,7 +296,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	}
 	// A seed stays one: nothing of the recording was ever published.
 	cp.Completed, cp.Forgotten, cp.UpdatedAtMs = true, true, time.Now().UnixMilli()
-	if err := st.Save(definition(st, stream), []store.Checkpoint{cp}); err != nil {
+	if err := st.Save(def, []store.Checkpoint{cp}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "stream %s: recording %d forgotten at position %d: ferry goes on with the recordings after it; its records after %d were never published (the archive no longer has them)\n",
@@ -391,26 +392,29 @@ func checkpointTarget(name string, args []string, extra func(*flag.FlagSet)) (*c
 }
 
 // definition is what the store keeps of configured stream s, with s's channel spelled as
-// st stores it when the two are one channel with their parameters in another order
-// (channel.URI.Equal): the store compares definitions as text, and a channel written with
-// its parameters reordered is the same stream, not a changed one (whose offered ways on
-// include a reset). st may be nil: nothing is stored (transport mode). A store whose streams
-// cannot be listed gets the configured spelling; its Load says what is wrong.
-func definition(st store.Store, s config.Stream) store.Stream {
+// stored spells it when a stream of s's name is stored with the same channel, its
+// parameters in another order (channel.URI.Equal): the store compares definitions as text,
+// and a channel written with its parameters reordered is the same stream, not a changed one
+// (whose offered ways on include a reset). stored is what the store lists (storedStreams),
+// nil where nothing is stored (transport mode) or it cannot be listed (Load then says what
+// is wrong).
+func definition(stored []store.Stream, s config.Stream) store.Stream {
 	def := store.Stream{Name: s.Name, Channel: s.Channel.String(), StreamID: s.StreamID, Topic: s.Topic, SchemaVersion: schemaVersion}
-	if st == nil {
-		return def
-	}
-	stored, err := st.Streams()
-	if err != nil {
-		return def
-	}
 	for _, o := range stored {
 		if o.Name == s.Name && o.Channel != def.Channel && sameChannel(o.Channel, s.Channel) {
 			def.Channel = o.Channel
 		}
 	}
 	return def
+}
+
+// storedStreams lists the streams st holds, for definition: nil if they cannot be listed.
+func storedStreams(st store.Store) []store.Stream {
+	stored, err := st.Streams()
+	if err != nil {
+		return nil
+	}
+	return stored
 }
 
 // sameChannel reports whether text, a channel as the store keeps it, is channel u, its

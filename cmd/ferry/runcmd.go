@@ -313,8 +313,9 @@ func dialArchive(ctx context.Context, cfg *config.Config, log *slog.Logger) (*ae
 // Resets happen once per process (reset marks them done), not at every reconnect.
 func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *bool) ([]actors.StreamConfig, error) {
 	var out []actors.StreamConfig
+	stored := storedStreams(st)
 	for _, s := range cfg.Streams {
-		def := definition(st, s)
+		def := definition(stored, s)
 		if s.Reset && !*reset {
 			// As `ferry checkpoint reset` without --force: what a newer ferry wrote is not
 			// this build's to delete (a downgrade with reset: true left set).

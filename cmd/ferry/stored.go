@@ -32,17 +32,17 @@ func checkStoredStreams(cfgPath string, cfg *config.Config, st store.Store, log 
 	for _, s := range cfg.Streams {
 		configured[s.Name] = true
 	}
+	stored, listErr := st.Streams()
 	var fresh []config.Stream
 	for _, s := range cfg.Streams {
 		if s.Reset {
 			continue
 		}
-		if state, err := st.Load(definition(st, s)); err == nil && !state.Stored {
+		if state, err := st.Load(definition(stored, s)); err == nil && !state.Stored {
 			fresh = append(fresh, s)
 		}
 	}
-	stored, err := st.Streams()
-	if err != nil {
+	if err := listErr; err != nil {
 		if len(fresh) > 0 {
 			return fmt.Errorf("stream %s has no checkpoint, and whether the checkpoint store holds its checkpoints under another name (the stream renamed in the configuration) cannot be told, so ferry does not start: %w", fresh[0].Name, err)
 		}
