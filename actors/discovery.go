@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -42,18 +41,17 @@ type discovery struct {
 	env *Env
 	cfg *StreamConfig
 
-	// gen is this incarnation's number: its listing results and timers carry it. Mailbox and
-	// PID survive a restart, and an earlier incarnation's would run a listing loop of their
-	// own beside the new one's.
-	gen    uint64
 	cancel context.CancelFunc
 	// recordedFailing: the last listing could not read a live recording's recorded position
 	// (warned once a streak).
 	recordedFailing bool
 }
 
+// listResult and listAgain name the incarnation that asked for them (by). Mailbox and PID
+// survive a restart, and an earlier incarnation's, handled by the next, would run a listing
+// loop of their own beside the new one's.
 type listResult struct {
-	gen      uint64
+	by       *discovery
 	descs    []archive.RecordingDescriptor
 	recorded map[int64]int64 // live recordings' recorded positions
 	err      error
@@ -64,10 +62,7 @@ type listResult struct {
 	took        time.Duration
 }
 
-type listAgain struct{ gen uint64 }
-
-// discoveryGenerations numbers Discovery incarnations across the process.
-var discoveryGenerations atomic.Uint64
+type listAgain struct{ by *discovery }
 
 func newDiscovery(env *Env, cfg *StreamConfig) actor.Producer {
 	return func() actor.Actor { return &discovery{env: env, cfg: cfg} }
@@ -76,14 +71,13 @@ func newDiscovery(env *Env, cfg *StreamConfig) actor.Producer {
 func (d *discovery) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
-		d.gen = discoveryGenerations.Add(1)
 		d.list(ctx)
 	case *listAgain:
-		if msg.gen == d.gen {
+		if msg.by == d {
 			d.list(ctx)
 		}
 	case *listResult:
-		if msg.gen != d.gen {
+		if msg.by != d {
 			return // an earlier incarnation's, cancelled at its restart
 		}
 		if msg.err != nil {
@@ -100,13 +94,13 @@ func (d *discovery) Receive(ctx actor.Context) {
 			ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: msg.atMs, Kind: "archive", Message: "reading a live recording's recorded position (the status's lag of live recordings is stale): " + msg.recordedErr.Error()}})
 		}
 		d.recordedFailing = msg.recordedErr != nil
-		self, system, gen := ctx.Self(), ctx.ActorSystem(), d.gen
+		self, system := ctx.Self(), ctx.ActorSystem()
 		wait := d.cfg.DiscoveryInterval
 		if msg.err == nil {
 			paced := time.Duration(float64(msg.took) * (1/listingShare - 1))
 			wait = max(wait, min(paced, listingPauseMax*d.cfg.DiscoveryInterval))
 		}
-		time.AfterFunc(wait, func() { system.Root.Send(self, &listAgain{gen: gen}) })
+		time.AfterFunc(wait, func() { system.Root.Send(self, &listAgain{by: d}) })
 	case *actor.Stopping, *actor.Restarting:
 		if d.cancel != nil {
 			d.cancel()
@@ -117,7 +111,7 @@ func (d *discovery) Receive(ctx actor.Context) {
 func (d *discovery) list(ctx actor.Context) {
 	base, cancel := context.WithCancel(context.Background()) // ended at the actor's stop
 	d.cancel = cancel
-	self, system, gen := ctx.Self(), ctx.ActorSystem(), d.gen
+	self, system := ctx.Self(), ctx.ActorSystem()
 	if !d.env.tasks().Go(func() {
 		defer cancel()
 		began := time.Now()
@@ -145,7 +139,7 @@ func (d *discovery) list(ctx actor.Context) {
 				recorded[desc.RecordingID] = pos
 			}
 		}
-		system.Root.Send(self, &listResult{gen: gen, descs: descs, recorded: recorded, err: err, recordedErr: recordedErr, atMs: d.env.nowMs(), took: time.Since(began)})
+		system.Root.Send(self, &listResult{by: d, descs: descs, recorded: recorded, err: err, recordedErr: recordedErr, atMs: d.env.nowMs(), took: time.Since(began)})
 	}) {
 		cancel()
 	}
