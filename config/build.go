@@ -210,21 +210,27 @@ func (p *parser) buildPulsar(ps *Pulsar, mode Mode) {
 	if ps.ServiceURL == "" || isTLSScheme(scheme) || strings.HasPrefix(ps.AdminURL, "https://") || p.failed["pulsar.admin_url"] {
 		return // (an admin URL refused may be an https:// one mistyped: its error says enough)
 	}
+	// The URL is changed where it came from: a variable replaces the file's key.
+	url := "pulsar.service_url"
+	if s := g(url); s.env != "" {
+		url = s.env
+	}
 	for _, path := range []string{"pulsar.tls.ca_file", "pulsar.tls.cert_file", "pulsar.tls.key_file", "pulsar.tls.insecure_skip_verify", "pulsar.tls.validate_hostname"} {
 		if s := g(path); s != nil && !p.failed[path] { // a value refused is said once
-			p.add(p.keyError(ErrConflict, path, s, "is a TLS setting, but pulsar.service_url uses "+scheme+"://",
-				tlsFix(mode, path, s)))
+			p.add(p.keyError(ErrConflict, path, s, "is a TLS setting, but "+url+" uses "+scheme+"://",
+				tlsFix(mode, url, path, s)))
 		}
 	}
 }
 
-// tlsFix is the fix for a TLS setting path, set by s, without a TLS URL to use it:
+// tlsFix is the fix for a TLS setting path, set by s, without a TLS URL to use it; url is
+// where the service URL was set (its key, or the variable that replaced it).
 // pulsar.admin_url is archive mode's only.
-func tlsFix(m Mode, path string, s *setting) string {
+func tlsFix(m Mode, url, path string, s *setting) string {
 	if m == ModeTransport {
-		return "use pulsar+ssl:// or https:// in pulsar.service_url, or " + drop(path, s)
+		return "use pulsar+ssl:// or https:// in " + url + ", or " + drop(path, s)
 	}
-	return "use pulsar+ssl:// or https:// in pulsar.service_url (or https:// in pulsar.admin_url), or " + drop(path, s)
+	return "use pulsar+ssl:// or https:// in " + url + " (or https:// in pulsar.admin_url), or " + drop(path, s)
 }
 
 // drop is how to take away the setting s of path: unset the environment variable it came

@@ -516,6 +516,23 @@ func TestATLSSettingWithoutATLSURLIsRefusedWithAFixTheModeAllows(t *testing.T) {
 	}
 }
 
+// The URL to change is named where it was set: a variable replaces the file's key, so
+// editing the file would change nothing.
+func TestATLSSettingWithoutATLSURLNamesTheVariableTheURLCameFrom(t *testing.T) {
+	yaml := strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  tls:\n    ca_file: /ca.pem\n", 1)
+	_, err := Parse([]byte(yaml), envOf(map[string]string{"FERRY_PULSAR_SERVICE_URL": "pulsar://broker:6650"}))
+	var ke *KeyError
+	if !errors.As(err, &ke) || ke.Path != "pulsar.tls.ca_file" {
+		t.Fatalf("%v; want pulsar.tls.ca_file refused", err)
+	}
+	if want := "FERRY_PULSAR_SERVICE_URL uses pulsar://"; !strings.Contains(ke.Problem, want) {
+		t.Errorf("problem %q; want it to say %q", ke.Problem, want)
+	}
+	if want := "use pulsar+ssl:// or https:// in FERRY_PULSAR_SERVICE_URL "; !strings.HasPrefix(ke.Fix, want) {
+		t.Errorf("fix %q; want it to begin %q", ke.Fix, want)
+	}
+}
+
 // A TLS setting refused is taken away where it came from: a variable is unset, a key
 // removed (as the token conflict says).
 func TestParse_ATLSSettingIsDroppedWhereItCameFrom(t *testing.T) {
