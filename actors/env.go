@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -44,9 +45,11 @@ type ProducerFactory func(pulsar.ProducerOptions) (pulsar.Producer, error)
 // LastStoredFunc reads the last message the broker stored from recording rec in the
 // partition its producer publishes to (rec modulo by, the partitions it is routed by, or, by
 // 0, modulo the topic's partitions), or, when it finds none near the partition's end, the
-// partition's last message. ok is false for an empty partition. [LastStoredWith] makes one
-// of a Pulsar client.
-type LastStoredFunc func(ctx context.Context, topic string, rec int64, by int) (msg StoredMessage, ok bool, err error)
+// partition's last message. ok is false for an empty partition. It reads on back, as far as
+// it may, to a message of the recording at or below position from (where the sends start
+// again), and says which of the recording's messages it found (StoredMessage.Ends).
+// [LastStoredWith] makes one of a Pulsar client.
+type LastStoredFunc func(ctx context.Context, topic string, rec int64, by int, from int64) (msg StoredMessage, ok bool, err error)
 
 // Admin is what the deduplication check asks of the broker's admin API.
 // *pulsaradmin.Client implements it.
@@ -101,6 +104,14 @@ type StoredMessage struct {
 	Producer   string
 	Properties map[string]string
 	Checksum   uint32 // CRC-32C of the payload
+	// Ends are the positions (ferry.position) of the messages of this one's producer and
+	// recording that the read found, in the order stored, this one's last; nil when this
+	// is not the recording's. The read is of the partition's last entries, in order, and
+	// with deduplication a producer's messages are stored in the order of their sequence
+	// ids: every message of the producer above Ends[0] that the partition holds is among
+	// them (lesson 22). Ends[0] is at or below the from given to the read, or the earliest
+	// the read reached (the start of the partition's last ledger, or its bounds).
+	Ends []int64
 }
 
 // Env is what every actor of the pipeline shares. Each field is safe for concurrent use.
@@ -317,12 +328,12 @@ func LastStoredWith(client pulsar.Client) LastStoredFunc {
 		ok  bool
 		err error
 	}
-	return func(ctx context.Context, topic string, rec int64, by int) (StoredMessage, bool, error) {
+	return func(ctx context.Context, topic string, rec int64, by int, from int64) (StoredMessage, bool, error) {
 		// The client's calls here do not take ctx (and a reader reconnecting retries without
 		// end): they run on a goroutine of their own, which the caller does not wait for.
 		done := make(chan result, 1)
 		go func() {
-			msg, ok, err := lastStored(ctx, client, topic, rec, by)
+			msg, ok, err := lastStored(ctx, client, topic, rec, by, from)
 			done <- result{msg, ok, err}
 		}()
 		select {
@@ -338,15 +349,20 @@ func LastStoredWith(client pulsar.Client) LastStoredFunc {
 // recording's own last message, span after span, newest first: the records a restart sends
 // again are those acknowledged since its checkpoint, and what other producers stored after
 // them (concurrent publishers' recordings, lesson 11, all in partition 0 of a topic without
-// partitions) is, in the usual case, a few entries. The search ends at the start of the last
-// entry's ledger (a topic reloaded since, which opens a ledger, is not searched before it),
-// and fails once it read scanBytes of payload after the first span (large messages), which
-// the publisher says, going on unchecked.
+// partitions) is, in the usual case, a few entries. Once it found that message, it reads on
+// back to the recording's message at or below where the sends start again, in the same
+// spans: a restart sends again at most the records acknowledged since the last checkpoint,
+// the credits and the checkpoint interval, in the usual case. The search ends at the start
+// of the last entry's ledger (a topic reloaded since, which opens a ledger, is not searched
+// before it), and once it read scanBytes of payload after the first span (large messages):
+// looking for the last message, it fails, which the publisher says, going on unchecked;
+// reading on back, it keeps what it found, as it does once half the time left when it found
+// that message has passed, or a read fails.
 var scanBack = []int64{16, 256, 4096}
 
 const scanBytes = 64 << 20
 
-func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int64, by int) (StoredMessage, bool, error) {
+func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int64, by int, from int64) (StoredMessage, bool, error) {
 	parts, err := client.TopicPartitions(topic)
 	if err != nil {
 		return StoredMessage{}, false, fmt.Errorf("partitions of %s: %w", topic, err)
@@ -365,27 +381,52 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 	case last.EntryID() < 0:
 		return StoredMessage{}, false, nil // empty
 	}
-	var newest StoredMessage
+	var (
+		newest StoredMessage
+		own    *StoredMessage
+		marks  []ownMark // the recording's messages read, in the order stored
+	)
+	// Reading on back takes the first half of the time left; what was found stands.
+	read := ctx
 	hi, budget := last.EntryID(), int64(-1) // the first span is read whole: it holds the last message
 	for _, back := range scanBack {
 		lo := max(last.EntryID()-back, -1) // a ledger's entry -1 is before its first
 		if lo >= hi {
 			break
 		}
-		span, err := readSpan(ctx, client, topic, last, lo, hi, strconv.FormatInt(rec, 10), budget)
-		if err != nil {
+		span, err := readSpan(read, client, topic, last, lo, hi, strconv.FormatInt(rec, 10), budget)
+		switch {
+		case err != nil && own != nil:
+			own.Ends = endsOf(marks, own.Producer) // reading on back: what was read stands
+			return *own, true, nil
+		case err != nil:
 			return StoredMessage{}, false, err
 		}
 		if hi == last.EntryID() {
 			newest = span.last
 		}
-		if span.overBudget {
+		switch {
+		case span.overBudget && own != nil:
+			// The span's last entries were not read: its messages would leave a gap.
+			own.Ends = endsOf(marks, own.Producer)
+			return *own, true, nil
+		case span.overBudget:
 			// The recording's last message may be in what was not read: an older one would
 			// be taken for the topic having lost messages.
 			return StoredMessage{}, false, fmt.Errorf("no message of recording %d among the last %d MiB of other producers' messages in %s: not searched further back", rec, scanBytes>>20, topic)
 		}
-		if span.own != nil {
-			return *span.own, true, nil
+		marks = append(span.marks, marks...)
+		if own == nil && len(span.marks) > 0 {
+			m := span.marks[len(span.marks)-1].msg
+			own = &m
+			if d, ok := ctx.Deadline(); ok {
+				var cancel context.CancelFunc
+				read, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(d)/2))
+				defer cancel()
+			}
+		}
+		if own != nil && slices.ContainsFunc(span.marks, func(m ownMark) bool { return m.msg.Producer == own.Producer && m.end >= 0 && m.end <= from }) {
+			break
 		}
 		hi = lo
 		if budget < 0 {
@@ -394,14 +435,36 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 			budget -= span.bytes
 		}
 	}
-	return newest, true, nil
+	if own == nil {
+		return newest, true, nil
+	}
+	own.Ends = endsOf(marks, own.Producer)
+	return *own, true, nil
 }
 
-// span is what readSpan found: the last message of the recording (nil: none), the last
+// ownMark is a message of the recording that readSpan read, and its position (-1: none
+// that parses).
+type ownMark struct {
+	msg StoredMessage
+	end int64
+}
+
+// endsOf is the positions of marks' messages of producer, in order.
+func endsOf(marks []ownMark, producer string) []int64 {
+	var ends []int64
+	for _, m := range marks {
+		if m.msg.Producer == producer && m.end >= 0 {
+			ends = append(ends, m.end)
+		}
+	}
+	return ends
+}
+
+// span is what readSpan found: the messages of the recording, in the order stored, the last
 // message read (the partition's last, if the span ends there), the payload bytes read, and
 // whether it stopped there, over its budget.
 type span struct {
-	own        *StoredMessage
+	marks      []ownMark
 	last       StoredMessage
 	bytes      int64
 	overBudget bool
@@ -443,8 +506,11 @@ func readSpan(ctx context.Context, client pulsar.Client, topic string, last puls
 		}
 		out.last = StoredMessage{Producer: m.ProducerName(), Properties: m.Properties(), Checksum: crc32.Checksum(m.Payload(), castagnoli)}
 		if out.last.Properties[PropRecordingID] == rec {
-			own := out.last
-			out.own = &own
+			end, err := strconv.ParseInt(out.last.Properties[PropPosition], 10, 64)
+			if err != nil {
+				end = -1
+			}
+			out.marks = append(out.marks, ownMark{msg: out.last, end: end})
 		}
 		if out.bytes += int64(len(m.Payload())); budget >= 0 && out.bytes > budget {
 			out.overBudget = true

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -100,6 +101,10 @@ type publisher struct {
 	verifyGen    uint64 // numbers the reads, so that an earlier read's answer is ignored
 	verifyTimer  *time.Timer
 	verifyUpTo   *atomic.Int64
+	// storedEnds (shared with the callbacks; nil: not read) is what the read of the
+	// broker's last message found of the producer's messages of the recording: a record
+	// sent again among them that the broker answers as a duplicate must be one of them.
+	storedEnds *atomic.Pointer[storedEnds]
 	// stored is the broker's last message from the producer when it lies past the
 	// checkpoint (end -1: none, or checked): the record the archive holds ending there must
 	// be the same, or the records re-sent up to it are other records the broker answers as
@@ -146,6 +151,28 @@ type lastStoredRead struct {
 	err      error
 	timedOut bool // sent by the timer, not the read
 }
+
+// storedEnds are the positions of the messages of the producer and recording that a read
+// of the broker's last message found, sorted: every one the partition holds above the
+// first of them (StoredMessage.Ends).
+type storedEnds []int64
+
+// lacks reports whether the record ending at end, answered as a duplicate, is not stored:
+// it lies above the first message read and not above the last, and is none of them. The
+// broker keeps only the producer's highest sequence id, so a later record stored while
+// this one was not makes its re-send a duplicate (lesson 22).
+func (s *storedEnds) lacks(end int64) bool {
+	if s == nil || len(*s) == 0 || end <= (*s)[0] || end > (*s)[len(*s)-1] {
+		return false
+	}
+	_, found := slices.BinarySearch(*s, end)
+	return !found
+}
+
+// duplicateNotStored is a callback's news that the broker answered the record ending at
+// end, sent again, as a duplicate although the topic does not hold it (storedEnds.lacks):
+// the messages read back end at first to last, and none at end.
+type duplicateNotStored struct{ end, first, last int64 }
 
 // storedAgain is a callback's news that a record at or below verifyUpTo was stored, not
 // recognised as a duplicate: the broker does not deduplicate what ferry published.
@@ -213,7 +240,7 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 	return func() actor.Actor {
 		incarnations++
 		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, failedEpoch: new(atomic.Uint64),
-			verifyUpTo: new(atomic.Int64), acked: new(atomic.Int64), storedAgainSent: new(atomic.Bool), routedBy: new(atomic.Int64),
+			verifyUpTo: new(atomic.Int64), storedEnds: new(atomic.Pointer[storedEnds]), acked: new(atomic.Int64), storedAgainSent: new(atomic.Bool), routedBy: new(atomic.Int64),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations,
 			stored: storedMark{end: -1}, sentEnd: -1}
 		p.verifyUpTo.Store(-1)
@@ -244,6 +271,8 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.lastStoredRead(ctx, msg)
 	case *storedAgain:
 		p.reportStoredAgain(ctx, msg.end)
+	case *duplicateNotStored:
+		p.notStored(msg)
 	case *producerCreated:
 		p.created(ctx, msg)
 	case *deduplicationRead:
@@ -654,6 +683,7 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	}
 	p.dedupChecked = true
 	p.verifyUpTo.Store(-1)
+	p.storedEnds.Store(nil)
 	p.stored.end = -1
 	var ok bool
 	if p.checkedUpTo, ok = p.brokerMustHold(); !ok {
@@ -662,11 +692,12 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	p.verifying = true
 	p.verifyGen++
 	self, system, read, topic, rec, by, gen := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load()), p.verifyGen
+	from := p.watermark.Position // where this producer's sends start again, or below it (a producer created again)
 	timeout := max(p.cfg.CallTimeout, lastStoredTimeout)
 	if !p.env.tasks().Go(func() {
 		call, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		msg, ok, err := read(call, topic, rec, by)
+		msg, ok, err := read(call, topic, rec, by, from)
 		system.Root.Send(self, &lastStoredRead{gen: gen, msg: msg, ok: ok, err: err})
 	}) {
 		p.verifying = false
@@ -734,6 +765,12 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		// compared (checkStored), and must come back as duplicates. So too below a loss
 		// said above: what the topic kept of the records sent again is checked still.
 		p.verifyUpTo.Store(last)
+		ends := storedEnds(slices.Clone(r.msg.Ends))
+		slices.Sort(ends)
+		p.storedEnds.Store(&ends)
+		if len(ends) > 0 && ends[0] > p.watermark.Position {
+			p.env.Logger.Info("what the topic holds of the recording was read back to a message past the checkpoint only (the partition's last ledger begins there, or the read's bounds): the records sent again below it are not checked to be stored when answered as duplicates", "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position, "read_back_to", ends[0])
+		}
 		if p.sentEnd < last {
 			p.stored = storedMark{end: last, checksum: r.msg.Checksum}
 		} else {
@@ -741,6 +778,15 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		}
 		p.env.Logger.Info("resuming past what the broker stored: the records sent again up to there must come back as duplicates", "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position, "broker_last", last)
 	}
+}
+
+// notStored stops the stream: the broker answered a record sent again as a duplicate,
+// though the topic does not hold it.
+func (p *publisher) notStored(n *duplicateNotStored) {
+	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the broker answered the record ending at %d, sent again from ferry's checkpoint at %d, as a duplicate, though the topic does not hold it: "+
+		"of producer %s's messages, read back from the one ending at %d to its last, ending at %d, none ends there. "+
+		"Pulsar stored later records of the producer while this one was not stored (lesson 22), before ferry stopped or restarted the stream; the topic's deduplication drops its re-send, so the stream stops rather than count it as published. %s",
+		p.rec, n.end, p.watermark.Position, p.name, n.first, n.last, lesson22Recovery(p.cfg.Def.Name))))
 }
 
 // reportStoredAgain says that the broker stored a record again (once per publisher).
@@ -786,7 +832,7 @@ func isProducerBusy(err error) bool { return strings.Contains(err.Error(), "Prod
 
 func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	system, self, tracker, payloads := ctx.ActorSystem(), ctx.Self(), p.pids.tracker, p.env.Payloads
-	outstanding, parked, failedEpoch, verifyUpTo, storedAgainSent, acked := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo, p.storedAgainSent, p.acked
+	outstanding, parked, failedEpoch, verifyUpTo, storedAgainSent, acked, stored := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo, p.storedAgainSent, p.acked, p.storedEnds
 	prod := p.producer
 	stopped := func() bool { return b.Epoch < failedEpoch.Load() }
 	// skip reports records of a failed epoch as not sent: every record handed to the
@@ -875,6 +921,14 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			// buffer given back and compare the topics byte for byte (ferry_scribble).
 			payloads.Put(payload)
 			dup := id != nil && id.LedgerID() == -1 && id.EntryID() == -1
+			if ends := stored.Load(); dup && ends.lacks(end) {
+				// Not stored, and never will be under this sequence id: a failure, which
+				// keeps the checkpoint below it, and the stream stops.
+				raise(failedEpoch, epoch+1)
+				system.Root.Send(tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: epoch, End: end, Error: "answered as a duplicate, though the topic does not hold it (lesson 22)"})
+				system.Root.Send(self, &duplicateNotStored{end: end, first: (*ends)[0], last: (*ends)[len(*ends)-1]})
+				return
+			}
 			raiseInt(acked, end)
 			if !dup && end <= verifyUpTo.Load() && storedAgainSent.CompareAndSwap(false, true) {
 				system.Root.Send(self, &storedAgain{end: end})

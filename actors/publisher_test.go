@@ -62,6 +62,24 @@ func (r *sendRecorder) answer(t *testing.T, end string, err error) {
 	cb(nil, nil, err)
 }
 
+// answerDuplicate calls back the send of the record ending at end as pulsar-client-go
+// v0.19.0 does for a message the broker's deduplication answered as a duplicate: no error,
+// a message id of ledger and entry -1.
+func (r *sendRecorder) answerDuplicate(t *testing.T, end string) {
+	t.Helper()
+	var cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)
+	eventually.NoError(t, waitFor, func() error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if cb = r.held[end]; cb == nil {
+			return errors.New("the record ending at " + end + " was not sent")
+		}
+		delete(r.held, end)
+		return nil
+	})
+	cb(pulsar.NewMessageID(-1, -1, -1, 0), nil, nil)
+}
+
 func (r *sendRecorder) sent() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -500,7 +518,9 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rec := &sendRecorder{}
 			system, nb, pub := startPublisherAt(t, rec, func(env *Env, _ *StreamConfig) {
-				env.LastStored = func(context.Context, string, int64, int) (StoredMessage, bool, error) { return c.msg, c.ok, c.err }
+				env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+					return c.msg, c.ok, c.err
+				}
 			}, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1, Completed: c.completed})
 			b := batch(1, 128, 192)
 			b.Records[0].Start = 64
@@ -532,6 +552,78 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 			})
 			if !strings.Contains(f.Message, c.report) || !strings.Contains(f.Message, "lesson 21") {
 				t.Fatalf("reported %q; want %q", f.Message, c.report)
+			}
+		})
+	}
+}
+
+// A resume reads back which of the recording's records the topic holds above the
+// checkpoint (lesson 22): a record sent again that the broker answers as a duplicate
+// though the topic does not hold it (a later record of the producer was stored while it
+// was not, before ferry stopped) is not counted as published: the tracker is told it
+// failed, and the stream stops, naming it. A record the topic holds, or one below where the
+// read reached (the partition's last ledger began after the checkpoint), answered as a
+// duplicate, is published.
+func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		ends    []int64 // of the producer's messages of the recording, read back
+		lacking int64   // the record the stream stops at; -1: none
+	}{
+		{"the topic holds every record sent again", []int64{64, 128, 192, 256}, -1},
+		{"the topic lacks one", []int64{64, 128, 256}, 192},
+		{"read back to past the checkpoint only", []int64{200, 256}, -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+			env, cfg := testEnv(t)
+			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+			env.LastStored = func(_ context.Context, _ string, _ int64, _ int, from int64) (StoredMessage, bool, error) {
+				if from != 64 {
+					return StoredMessage{}, false, fmt.Errorf("read back to %d; want the checkpoint, 64", from)
+				}
+				return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "256"}, Ends: c.ends}, true, nil
+			}
+			system := testSystem(t)
+			nb, pids := spawnNeighbours(system)
+			pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+			system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1})
+			b := batch(1, 128, 192, 256)
+			b.Records[0].Start = 64
+			system.Root.Send(pub, b)
+			for _, end := range []string{"128", "192", "256"} {
+				rec.answerDuplicate(t, end)
+			}
+			for _, end := range []int64{128, 192, 256} {
+				switch m := next[any](t, nb.tracker).(type) {
+				case *messages.PublishAcked:
+					if m.End != end || !m.Duplicate || end == c.lacking {
+						t.Fatalf("the tracker was told %v; want the record ending at %d (lacking %d)", m, end, c.lacking)
+					}
+				case *messages.PublishFailed:
+					if m.End != end || end != c.lacking || !strings.Contains(m.Error, "lesson 22") {
+						t.Fatalf("the tracker was told %v; want the record ending at %d (lacking %d)", m, end, c.lacking)
+					}
+				default:
+					t.Fatalf("the tracker was told %T %v; want the outcome of the record ending at %d", m, m, end)
+				}
+			}
+			if c.lacking < 0 {
+				select {
+				case err := <-givenUp:
+					t.Fatalf("the publisher failed: %v", err)
+				default:
+				}
+				return
+			}
+			select {
+			case err := <-givenUp:
+				want := fmt.Sprintf("the broker answered the record ending at %d, sent again from ferry's checkpoint at 64, as a duplicate, though the topic does not hold it", c.lacking)
+				if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "lesson 22") {
+					t.Fatalf("the publisher failed with %v; want %q", err, want)
+				}
+			case <-time.After(waitFor):
+				t.Fatal("the publisher went on; want it to stop at the record the topic lacks")
 			}
 		})
 	}
@@ -569,7 +661,7 @@ func TestAProducerCreatedAgainChecksWhatItSendsAgain(t *testing.T) {
 			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
 			env, cfg := testEnv(t)
 			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
-			env.LastStored = func(context.Context, string, int64, int) (StoredMessage, bool, error) {
+			env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
 				if reads.Add(1) == 1 {
 					return own("128"), true, nil // what the first producer resumes past
 				}
@@ -641,7 +733,7 @@ func TestAProducerCreatedAgainHoldsTheBrokerToItsReceipts(t *testing.T) {
 			var reads atomic.Int32
 			rec := &sendRecorder{}
 			system, nb, pub := startPublisherAt(t, rec, func(env *Env, _ *StreamConfig) {
-				env.LastStored = func(context.Context, string, int64, int) (StoredMessage, bool, error) {
+				env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
 					reads.Add(1)
 					return c.msg, c.ok, nil
 				}
@@ -691,7 +783,7 @@ func TestAProducerCreatedAgainThatFindsALossStillChecksWhatItSendsAgain(t *testi
 	rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
 	env, cfg := testEnv(t)
 	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
-	env.LastStored = func(context.Context, string, int64, int) (StoredMessage, bool, error) {
+	env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
 		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "128"}, Checksum: 0xbeef}, true, nil
 	}
 	system := testSystem(t)
@@ -733,7 +825,7 @@ func TestARecordPassingOverTheBrokersLastMessageStopsTheStream(t *testing.T) {
 	rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
 	env, cfg := testEnv(t)
 	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
-	env.LastStored = func(context.Context, string, int64, int) (StoredMessage, bool, error) {
+	env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
 		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "192"}}, true, nil
 	}
 	system := testSystem(t)

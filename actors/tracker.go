@@ -252,7 +252,14 @@ func (t *tracker) acked(ctx actor.Context, a *messages.PublishAcked) {
 // id; going on would skip it silently (lessons 22, 26).
 func (t *tracker) storedAboveFailure(epoch progress.Epoch) {
 	failedEnd, storedEnd, _ := t.core.Hazard(epoch)
-	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d was stored by Pulsar after the record ending at %d of the same producer failed; with deduplication the failed record cannot be re-published and would be lost silently, so the stream stops (lesson 22). The topic lacks it, and a reset alone does not bring it back: the topic's deduplication answers its re-send as a duplicate of the later one. To recover it, turn deduplication off for the topic, run `%s` and start ferry (the stream is published again from its configured start_position, what is stored already a second time), then turn deduplication back on", t.rec, storedEnd, failedEnd, store.ResetCommand(t.cfg.Def.Name))))
+	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d was stored by Pulsar after the record ending at %d of the same producer failed; with deduplication the failed record cannot be re-published and would be lost silently, so the stream stops (lesson 22). %s", t.rec, storedEnd, failedEnd, lesson22Recovery(t.cfg.Def.Name))))
+}
+
+// lesson22Recovery says how to publish a record that the topic lacks and whose re-send
+// its deduplication answers as a duplicate of a later record (lesson 22).
+func lesson22Recovery(stream string) string {
+	return "The topic lacks it, and a reset alone does not bring it back: the topic's deduplication answers its re-send as a duplicate of the later one. " +
+		"To recover it, turn deduplication off for the topic, run `" + store.ResetCommand(stream) + "` and start ferry (the stream is published again from its configured start_position, what is stored already a second time), then turn deduplication back on"
 }
 
 func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
