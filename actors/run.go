@@ -32,10 +32,12 @@ type Connection struct {
 type RunOptions struct {
 	// Connect opens a Connection; it may block until ctx is done.
 	Connect func(ctx context.Context) (*Connection, error)
-	// Streams returns the streams with the state their store holds now. It is called at
-	// every (re)start, so that a restarted pipeline resumes from the persisted checkpoints.
-	// An error (a corrupt store, lessons 12 and 13) ends Run.
-	Streams        func() ([]StreamConfig, error)
+	// Streams returns the streams with the state their store holds now, but those skip
+	// names. It is called at every (re)start, so that a restarted pipeline resumes from
+	// the persisted checkpoints; skip names the streams that failed for good earlier in
+	// the run, which are not started again, and whose stored state may be what failed
+	// them. An error (a corrupt store, lessons 12 and 13) ends Run.
+	Streams        func(skip func(name string) bool) ([]StreamConfig, error)
 	CreateProducer ProducerFactory
 	LastStored     LastStoredFunc
 	Deduplication  DeduplicationFunc
@@ -146,25 +148,28 @@ func Run(ctx context.Context, o RunOptions) error {
 // ended is closed once the stopped pipeline's work has ended (see Pipeline.Ended); nil if
 // none was started.
 func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *statusKeeper, marks *sentMarksKeeper, failed map[string]StreamFailure, log *slog.Logger, onLost func()) (lost bool, ended <-chan struct{}, err error) {
-	configured, err := o.Streams()
+	forGood := func(name string) bool { f, ok := failed[name]; return ok && f.Class != supervisor.Transient }
+	// Not loaded again either: one failed of its damaged checkpoints would end the run,
+	// and with it the streams that run.
+	streams, err := o.Streams(forGood)
 	if err != nil {
 		return false, nil, err
 	}
-	var streams []StreamConfig
-	for _, s := range configured {
+	for _, name := range slices.Sorted(maps.Keys(failed)) {
+		if f := failed[name]; forGood(name) {
+			log.Error("stream failed earlier in this run: not started again after the reconnect; restart ferry to retry it", "stream", name, "class", f.Class.String(), "error", f.Err)
+		}
+	}
+	for _, s := range streams {
 		if f, ok := failed[s.Def.Name]; ok {
-			if f.Class != supervisor.Transient {
-				log.Error("stream failed earlier in this run: not started again after the reconnect; restart ferry to retry it", "stream", s.Def.Name, "class", f.Class.String(), "error", f.Err)
-				continue
-			}
 			log.Warn("stream failed earlier in this run of a transient failure: started again after the reconnect, from its persisted checkpoint", "stream", s.Def.Name, "error", f.Err)
 			delete(failed, s.Def.Name)
 		}
-		streams = append(streams, s)
 	}
-	if len(configured) > 0 && len(streams) == 0 {
+	if len(streams) == 0 && len(failed) > 0 {
 		return false, nil, everyStreamFailed(failed)
 	}
+	configured := len(streams) + len(failed) // failed: those failed for good, not started
 	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, LastStored: o.LastStored, Deduplication: o.Deduplication, Store: o.Store, Logger: log, Board: o.Board, statuses: statuses, sentMarks: marks,
 		Payloads: &aeron.BufferPool{Scribble: scribblePayloads}, stopWait: o.stopWait}
 	p, err := NewPipeline(env, streams)
@@ -189,7 +194,7 @@ wait:
 			break wait
 		case f := <-p.Failures():
 			failed[f.Stream] = f
-			if len(failed) == len(configured) {
+			if len(failed) == configured {
 				select { // decided after the drain: the connection may be dying too
 				case <-conn.Dead:
 					lost = true
@@ -222,7 +227,7 @@ wait:
 	}
 	p.Stop()
 	takeFailures(p, failed)
-	if len(configured) > 0 && len(failed) == len(configured) {
+	if configured > 0 && len(failed) == configured {
 		if !lost && ctx.Err() == nil {
 			select { // every stream failed: perhaps of the connection dying meanwhile
 			case <-conn.Dead:

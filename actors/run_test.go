@@ -37,7 +37,7 @@ func TestRunBacksOffFromConnectionsLostAsSoonAsMade(t *testing.T) {
 			return &Connection{Aeron: noSubscriptions{}, Dead: dead,
 				Err: func() error { return errors.New("dropped by the archive") }, Close: func() error { return nil }}, nil
 		},
-		Streams:   func() ([]StreamConfig, error) { return nil, nil },
+		Streams:   func(func(string) bool) ([]StreamConfig, error) { return nil, nil },
 		Board:     board,
 		Reconnect: supervisor.Backoff{Min: 50 * time.Millisecond, Max: 400 * time.Millisecond},
 	})
@@ -192,6 +192,36 @@ func TestAStreamFailedForGoodStaysFailedAcrossAReconnect(t *testing.T) {
 		}
 		return failedA()
 	})
+}
+
+// TestAStreamFailedForGoodIsNotLoadedAgainAtAReconnect: a stream that failed for good may
+// have failed of its stored checkpoints (damaged while ferry ran, so that its save was
+// refused): a reconnect does not read them again, which would end the run and stop the
+// other stream too; the other stream is started again.
+func TestAStreamFailedForGoodIsNotLoadedAgainAtAReconnect(t *testing.T) {
+	_, cfg := testEnv(t)
+	cfg.Transport = true
+	subs := &subscribeByStream{calls: map[int32]int{}, wait: map[int32]bool{1: true}}
+	board := newFailingBoard("a")
+	board.armed.Store(true)
+	close(board.release) // stream a's supervisor fails at its first status push
+	var damaged atomic.Bool
+	deads := runTwoStreamsLoading(t, cfg, subs, board, func(name string) error {
+		if name == "a" && damaged.Load() {
+			return errors.New(`stream "a": its checkpoints are corrupt`)
+		}
+		return nil
+	})
+	eventually.NoError(t, waitFor, func() error {
+		if st := board.stream("a"); st == nil || st.State != "failed" {
+			return fmt.Errorf("stream a's status %v; want failed", st)
+		}
+		return nil
+	})
+	damaged.Store(true)
+	close(<-deads) // the driver is lost
+	<-deads        // and ferry connected again
+	waitSubscribedAgain(t, subs, 2)
 }
 
 // TestAStreamFailingForGoodAfterATransientFailureStaysFailedAcrossAReconnect: a stream
@@ -363,7 +393,7 @@ func TestTheLastTransientFailureAsTheConnectionDiesIsStartedAgain(t *testing.T) 
 			deads <- dead
 			return &Connection{Aeron: subs, Dead: dead, Err: func() error { return errors.New("driver restarted by the test") }, Close: func() error { return nil }}, nil
 		},
-		Streams:   func() ([]StreamConfig, error) { return []StreamConfig{a}, nil },
+		Streams:   func(func(string) bool) ([]StreamConfig, error) { return []StreamConfig{a}, nil },
 		Board:     board,
 		Reconnect: supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond},
 	})
@@ -445,6 +475,13 @@ func waitSubscribedAgain(t *testing.T, subs *subscribeByStream, stream int32) {
 // comes on the channel returned, as the connection is made.
 func runTwoStreams(t *testing.T, cfg *StreamConfig, subs Subscriber, board StatusBoard) <-chan chan struct{} {
 	t.Helper()
+	return runTwoStreamsLoading(t, cfg, subs, board, func(string) error { return nil })
+}
+
+// runTwoStreamsLoading is runTwoStreams whose streams' loads (at each start, those Run does
+// not skip) fail with what load returns for the stream's name.
+func runTwoStreamsLoading(t *testing.T, cfg *StreamConfig, subs Subscriber, board StatusBoard, load func(name string) error) <-chan chan struct{} {
+	t.Helper()
 	a, b := *cfg, *cfg
 	a.Def.Name, a.Def.StreamID = "a", 1
 	b.Def.Name, b.Def.StreamID = "b", 2
@@ -455,7 +492,19 @@ func runTwoStreams(t *testing.T, cfg *StreamConfig, subs Subscriber, board Statu
 			deads <- dead
 			return &Connection{Aeron: subs, Dead: dead, Err: func() error { return errors.New("driver restarted by the test") }, Close: func() error { return nil }}, nil
 		},
-		Streams:   func() ([]StreamConfig, error) { return []StreamConfig{a, b}, nil },
+		Streams: func(skip func(string) bool) ([]StreamConfig, error) {
+			var out []StreamConfig
+			for _, s := range []StreamConfig{a, b} {
+				if skip(s.Def.Name) {
+					continue
+				}
+				if err := load(s.Def.Name); err != nil {
+					return nil, err
+				}
+				out = append(out, s)
+			}
+			return out, nil
+		},
 		Board:     board,
 		Reconnect: supervisor.Backoff{Min: time.Millisecond, Max: time.Millisecond},
 	})
@@ -564,7 +613,7 @@ func TestAReconnectWaitsForTheStoppedPipelinesStoreWrite(t *testing.T) {
 			return &Connection{Archive: &oneStoppedRecording{}, Aeron: noSubscriptions{}, Dead: dead,
 				Err: func() error { return errors.New("archive restarted by the test") }, Close: func() error { return nil }}, nil
 		},
-		Streams: func() ([]StreamConfig, error) {
+		Streams: func(func(string) bool) ([]StreamConfig, error) {
 			loads.Add(1)
 			return []StreamConfig{*cfg}, nil
 		},
@@ -603,7 +652,7 @@ func TestNotConnectedSinceTheFirstAttemptBegan(t *testing.T) {
 			}
 			return nil, errors.New("no media driver")
 		},
-		Streams:   func() ([]StreamConfig, error) { return nil, nil },
+		Streams:   func(func(string) bool) ([]StreamConfig, error) { return nil, nil },
 		Board:     board,
 		Reconnect: supervisor.Backoff{Min: time.Hour, Max: time.Hour},
 	})

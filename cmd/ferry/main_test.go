@@ -446,7 +446,7 @@ func TestResetTrueRefusesDataOfANewerFerry(t *testing.T) {
 	}
 	defer st.Close()
 	reset := false
-	if _, err := streamConfigs(cfg, st, slog.New(slog.DiscardHandler), &reset); err == nil || !strings.Contains(err.Error(), "newer ferry") || !strings.Contains(err.Error(), "--force") {
+	if _, err := streamConfigs(cfg, st, slog.New(slog.DiscardHandler), &reset, nil); err == nil || !strings.Contains(err.Error(), "newer ferry") || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("a start with reset: true over a newer ferry's data: %v; want it refused, naming the newer ferry and --force", err)
 	}
 	if _, err := st.Load(def); !errors.Is(err, store.ErrUnknownVersion) {

@@ -88,7 +88,7 @@ func runLoaded(parent context.Context, path string, cfg *config.Config, warnings
 	defer stop()
 
 	var st store.Store // archive mode only
-	streams := func() ([]actors.StreamConfig, error) { return transportConfigs(cfg), nil }
+	streams := func(skip func(string) bool) ([]actors.StreamConfig, error) { return transportConfigs(cfg, skip), nil }
 	if cfg.Mode == config.ModeArchive {
 		file, _ := filepath.Abs(cfg.Store.Path)
 		_, statErr := os.Stat(file)
@@ -113,10 +113,12 @@ func runLoaded(parent context.Context, path string, cfg *config.Config, warnings
 		// Read every stream's checkpoint now, so that a damaged store stops the start at
 		// once (lessons 12, 13); every (re)start of the pipeline reads them again.
 		reset := false
-		if _, err := streamConfigs(cfg, st, log, &reset); err != nil {
+		if _, err := streamConfigs(cfg, st, log, &reset, nil); err != nil {
 			return err
 		}
-		streams = func() ([]actors.StreamConfig, error) { return streamConfigs(cfg, st, log, &reset) }
+		streams = func(skip func(string) bool) ([]actors.StreamConfig, error) {
+			return streamConfigs(cfg, st, log, &reset, skip)
+		}
 	}
 	pc, err := pulsarClient(cfg, stderr)
 	if err != nil {
@@ -308,13 +310,17 @@ func dialArchive(ctx context.Context, cfg *config.Config, log *slog.Logger) (*ae
 	return ac, arc, nil
 }
 
-// streamConfigs resets the streams that ask for it and loads every stream's stored state:
-// a read failure or corrupt data stops the start (lessons 12, 13, 15).
-// Resets happen once per process (reset marks them done), not at every reconnect.
-func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *bool) ([]actors.StreamConfig, error) {
+// streamConfigs resets the streams that ask for it and loads every stream's stored state,
+// but those skip names (nil: none): a read failure or corrupt data stops the start
+// (lessons 12, 13, 15). Resets happen once per process (reset marks them done), not at
+// every reconnect.
+func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *bool, skip func(string) bool) ([]actors.StreamConfig, error) {
 	var out []actors.StreamConfig
 	stored := storedStreams(st)
 	for _, s := range cfg.Streams {
+		if skip != nil && skip(s.Name) {
+			continue
+		}
 		def := definition(stored, s)
 		if s.Reset && !*reset {
 			// As `ferry checkpoint reset` without --force: what a newer ferry wrote is not
@@ -369,9 +375,12 @@ func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *
 }
 
 // transportConfigs are the streams of transport mode: live subscriptions, no checkpoints.
-func transportConfigs(cfg *config.Config) []actors.StreamConfig {
+func transportConfigs(cfg *config.Config, skip func(string) bool) []actors.StreamConfig {
 	var out []actors.StreamConfig
 	for _, s := range cfg.Streams {
+		if skip != nil && skip(s.Name) {
+			continue
+		}
 		out = append(out, actors.StreamConfig{
 			Def:                definition(nil, s),
 			Channel:            s.Channel,
