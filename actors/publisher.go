@@ -290,7 +290,7 @@ func (p *publisher) Receive(ctx actor.Context) {
 	case *producerLost:
 		p.lost(ctx, msg)
 	case *recordTooLarge:
-		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d (%d bytes) is larger than the broker accepts (its maxMessageSize, 5 MB unless configured): it can never be published, and ferry does not skip records; raise maxMessageSize in the broker's configuration (broker.conf or standalone.conf) and restart ferry (%w)", p.rec, msg.end, msg.size, msg.err)))
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d (a payload of %d bytes) is larger, with its metadata, than the broker accepts (its maxMessageSize, 5 MB unless configured): it can never be published, and ferry does not skip records; raise maxMessageSize in the broker's configuration (broker.conf or standalone.conf) and restart ferry (%w)", p.rec, msg.end, msg.size, msg.err)))
 	case *messages.RecordBatch:
 		p.waiting = append(p.waiting, msg)
 		p.pump(ctx)
@@ -826,6 +826,16 @@ func (p *publisher) pump(ctx actor.Context) {
 	}
 }
 
+// tooLarge matches pulsar-client-go v0.19.0's refusals of a message larger than the
+// broker's maxMessageSize: ErrMessageTooLarge, which SendAsync returns for a payload over
+// it, and the error of its internal package (not importable) for a payload under it that
+// its metadata takes over, found only as the event loop writes the message, after later
+// sends were handed to it (internal/commands.go: "encryptedPayload exceeds
+// MaxMessageSize").
+func tooLarge(err error) bool {
+	return errors.Is(err, pulsar.ErrMessageTooLarge) || strings.Contains(err.Error(), "exceeds MaxMessageSize")
+}
+
 // isProducerBusy matches the broker's ProducerBusy error: pulsar-client-go v0.19.0 has no
 // typed error for it (docs/findings.md).
 func isProducerBusy(err error) bool { return strings.Contains(err.Error(), "ProducerBusy") }
@@ -908,7 +918,7 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 				switch {
 				case lostForGood(err):
 					system.Root.Send(self, &producerLost{producer: prod, err: err})
-				case errors.Is(err, pulsar.ErrMessageTooLarge) && !p.cfg.Transport:
+				case tooLarge(err) && !p.cfg.Transport:
 					system.Root.Send(self, &recordTooLarge{end: end, size: int64(len(payload)), err: err})
 				}
 				return

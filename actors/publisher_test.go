@@ -629,6 +629,41 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 	}
 }
 
+// A record larger than the broker takes stops the stream, naming the record and the
+// broker's maxMessageSize, as pulsar-client-go v0.19.0 refuses it either way: inside
+// SendAsync for a payload over the limit (ErrMessageTooLarge), or, for a payload under it
+// that its metadata takes over, as its event loop writes it, with an error of its internal
+// package.
+func TestARecordTooLargeForTheBrokerStopsTheStream(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"the payload over the limit", pulsar.ErrMessageTooLarge},
+		{"the metadata taking it over", fmt.Errorf("%w, size: 5242970, MaxMessageSize: 5242880", errors.New("encryptedPayload exceeds MaxMessageSize"))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+			env, cfg := testEnv(t)
+			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+			system := testSystem(t)
+			_, pids := spawnNeighbours(system)
+			pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+			system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Partitions: 1})
+			system.Root.Send(pub, batch(1, 64))
+			rec.answer(t, "64", c.err)
+			select {
+			case err := <-givenUp:
+				if err == nil || !strings.Contains(err.Error(), "the record ending at 64") || !strings.Contains(err.Error(), "raise maxMessageSize") {
+					t.Fatalf("the publisher failed with %v; want the record and maxMessageSize named", err)
+				}
+			case <-time.After(waitFor):
+				t.Fatal("the publisher went on after a record too large for the broker")
+			}
+		})
+	}
+}
+
 // A producer created again (the client closed the last one for good) resumes the check the
 // first one made (lesson 21 and the rewrite check): the records it sends again up to the
 // broker's last message from the recording's producer are compared with that message, so

@@ -3,6 +3,8 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -50,6 +52,10 @@ type tracker struct {
 	draining                       bool
 	drainedSent                    bool
 	hazardSent                     bool // HazardUndecided sent (hazardUndecided)
+	// causes holds, for the last few epochs in which a send failed, the lowest failed send
+	// (not a skip) and its error: a lesson-22 stop names it, as the record may fail again
+	// for the same reason (too large for the broker, say) once it can be sent.
+	causes map[progress.Epoch]failedSend
 	// unreportedCommits counts the records committed since the last Committed sent to the
 	// checkpointer; reportQueued says a flushCommits is in the tracker's own mailbox.
 	unreportedCommits int64
@@ -61,6 +67,15 @@ type tracker struct {
 	lastAckMs int64
 	pushes    pushThrottle
 }
+
+// failedSend is a send that failed, and the client's error.
+type failedSend struct {
+	end int64
+	err string
+}
+
+// causesKept is how many epochs' failures a tracker keeps (causes).
+const causesKept = 16
 
 // statusInterval is the most often a tracker or live reader pushes its status.
 const statusInterval = 250 * time.Millisecond
@@ -252,7 +267,11 @@ func (t *tracker) acked(ctx actor.Context, a *messages.PublishAcked) {
 // id; going on would skip it silently (lessons 22, 26).
 func (t *tracker) storedAboveFailure(epoch progress.Epoch) {
 	failedEnd, storedEnd, _ := t.core.Hazard(epoch)
-	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d was stored by Pulsar after the record ending at %d of the same producer failed; with deduplication the failed record cannot be re-published and would be lost silently, so the stream stops (lesson 22). %s", t.rec, storedEnd, failedEnd, lesson22Recovery(t.cfg.Def.Name))))
+	cause := ""
+	if c, ok := t.causes[epoch]; ok && c.end == failedEnd {
+		cause = " (" + c.err + ")"
+	}
+	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d was stored by Pulsar after the record ending at %d of the same producer failed%s; with deduplication the failed record cannot be re-published and would be lost silently, so the stream stops (lesson 22). %s", t.rec, storedEnd, failedEnd, cause, lesson22Recovery(t.cfg.Def.Name))))
 }
 
 // lesson22Recovery says how to publish a record that the topic lacks and whose re-send
@@ -268,6 +287,9 @@ func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
 	}
 	out, err := t.core.Fail(progress.Epoch(f.Epoch), f.End)
 	t.must(err)
+	if !f.NotSent {
+		t.keepCause(progress.Epoch(f.Epoch), failedSend{end: f.End, err: f.Error})
+	}
 	if out == progress.FailBelowStored {
 		// A record above it stored already: the same as its acknowledgement arriving
 		// after this failure (acked), in the other order.
@@ -297,6 +319,21 @@ func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
 		t.sayCause(ctx, f)
 	}
 	t.progressed(ctx, 0, false)
+}
+
+// keepCause keeps f if it is the lowest failed send of epoch, for the last causesKept
+// epochs.
+func (t *tracker) keepCause(epoch progress.Epoch, f failedSend) {
+	if c, ok := t.causes[epoch]; ok && c.end <= f.end {
+		return
+	}
+	if t.causes == nil {
+		t.causes = map[progress.Epoch]failedSend{}
+	}
+	t.causes[epoch] = f
+	if len(t.causes) > causesKept {
+		delete(t.causes, slices.Min(slices.Collect(maps.Keys(t.causes))))
+	}
 }
 
 // sayCause puts a failed send in the status, as the cause of its epoch's re-delivery: the
