@@ -289,7 +289,7 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, fol
 			id, desc.StartPosition, from, headCutToGoOn(r.cfg.Def.Name, id)))
 		return res
 	case desc.StopPosition != archive.NullPosition && from > desc.StopPosition:
-		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d stops at %d, before the committed position %d: it was truncated, or the archive is not the one ferry published from; if it was truncated, ferry has published more of it than the archive still holds, and `%s` publishes the stream again from its configured start_position", id, desc.StopPosition, from, store.ResetCommand(r.cfg.Def.Name)))
+		res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d stops at %d, before the committed position %d: it was truncated, or the archive is not the one ferry published from; if it was truncated, ferry has published more of it than the archive still holds, and `%s` publishes the stream again from its configured start_position. If the archive was replaced: %s", id, desc.StopPosition, from, store.ResetCommand(r.cfg.Def.Name), renameToGoOn))
 		return res
 	}
 	replayFrom := from

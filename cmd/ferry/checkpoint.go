@@ -286,8 +286,8 @@ func checkpointForget(args []string, stdout io.Writer) error {
 			id, cp.Position, d.StartPosition, store.ResetCommand(stream.Name)+" publishes the stream again from its configured start_position")
 	case err == nil && d.StopPosition != archive.NullPosition && d.StopPosition < cp.Position:
 		// The stream stops on this one too (the replay's truncation check), with the same way on.
-		return fmt.Errorf("the archive has recording %d, but it stops at %d, below ferry's checkpoint at %d: it was truncated, or the archive is not the one ferry published from; forget does not apply to it: %s",
-			id, d.StopPosition, cp.Position, store.ResetCommand(stream.Name)+" publishes the stream again from its configured start_position")
+		return fmt.Errorf("the archive has recording %d, but it stops at %d, below ferry's checkpoint at %d: it was truncated, or the archive is not the one ferry published from; forget does not apply to it: if it was truncated, %s. If the archive was replaced: %s",
+			id, d.StopPosition, cp.Position, store.ResetCommand(stream.Name)+" publishes the stream again from its configured start_position", renameToGoOn)
 	case err == nil:
 		return fmt.Errorf("the archive still has recording %d (%s stream %d, from %d to %s), so there is nothing to forget: ferry publishes it from its checkpoint at %d on; "+
 			"forget applies to a recording the archive no longer has, or no longer has the start of", id, d.OriginalChannel, d.StreamID, d.StartPosition, stopText(d.StopPosition), cp.Position)

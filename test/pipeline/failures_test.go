@@ -518,10 +518,12 @@ func TestLesson14_RecordingTruncatedBelowTheCheckpointFailsLoudly(t *testing.T) 
 	if code != 1 {
 		t.Fatalf("exit status %d, want 1; log:\n%s", code, log)
 	}
-	failMustContain(t, log, "ferry's output", "it was truncated", store.ResetCommand(sc.Name))
+	// A replaced archive is told apart by a rename, not a reset: the producers' names stay
+	// with the stream's, and their deduplication would drop the new archive's records.
+	failMustContain(t, log, "ferry's output", "it was truncated", store.ResetCommand(sc.Name), "give the stream a new name")
 	code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", strconv.FormatInt(a.recordingID, 10), "--yes")
-	if code != 1 || !strings.Contains(errOut, fmt.Sprintf("stops at %d, below ferry's checkpoint at %d", pa[cut-1], pa[n-1])) || !strings.Contains(errOut, store.ResetCommand(sc.Name)) {
-		t.Fatalf("forget of a truncated recording: exit %d, stdout %q, stderr %q; want 1, saying it was truncated below the checkpoint and naming the reset", code, out, errOut)
+	if code != 1 || !strings.Contains(errOut, fmt.Sprintf("stops at %d, below ferry's checkpoint at %d", pa[cut-1], pa[n-1])) || !strings.Contains(errOut, store.ResetCommand(sc.Name)) || !strings.Contains(errOut, "give the stream a new name") {
+		t.Fatalf("forget of a truncated recording: exit %d, stdout %q, stderr %q; want 1, saying it was truncated below the checkpoint and naming the reset, and the rename for a replaced archive", code, out, errOut)
 	}
 	if in := receivedMessages(t, sc.Topic); in != before {
 		t.Fatalf("the broker received %d messages, %d before the restart", in, before)
