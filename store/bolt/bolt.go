@@ -442,7 +442,8 @@ func (s *Store) writeCopy(dst string) (err error) {
 	return syncDir(filepath.Dir(dst)) // the rename itself, to stable storage
 }
 
-// Save implements [store.Store.Save].
+// Save implements [store.Store.Save]. A stream the file records as saved whose bucket is
+// gone fails with [store.ErrCorrupt], as Load does: it is not saved anew.
 func (s *Store) Save(def store.Stream, cps []store.Checkpoint) error {
 	if err := def.Validate(); err != nil {
 		return err
@@ -461,6 +462,11 @@ func (s *Store) Save(def store.Stream, cps []store.Checkpoint) error {
 			return err
 		}
 		if sb == nil {
+			if tx.Bucket(metaBucket).Get([]byte(savedPrefix+def.Name)) != nil {
+				// Not a first save: a bucket created here would hold this batch alone, and
+				// Load would take it for all the stream has.
+				return s.lostStream(def.Name)
+			}
 			if sb, err = tx.Bucket(streamsBucket).CreateBucket([]byte(def.Name)); err != nil {
 				return err
 			}

@@ -158,6 +158,25 @@ func TestLesson13_AStreamLostFromTheFileIsDamageNotAbsence(t *testing.T) {
 	}
 }
 
+// A save does not make a lost stream's bucket anew: it would hold that batch alone, and the
+// next start would take it for all the stream has (the recordings it lost left out as
+// skipped). The bucket lost while ferry runs, the save fails as Load does, and Load still
+// reports the damage.
+func TestLesson13_ASaveDoesNotRecreateALostStream(t *testing.T) {
+	path := seeded(t)
+	editRaw(t, path, func(tx *bbolt.Tx) error { return tx.Bucket([]byte("streams")).DeleteBucket([]byte("orders")) })
+	s := openStore(t, path)
+	var ce *store.CorruptError
+	if err := s.Save(storetest.Def("orders"), []store.Checkpoint{ckpt(7, 8192)}); !errors.Is(err, store.ErrCorrupt) || !errors.As(err, &ce) || ce.Key != "stream bucket" {
+		t.Errorf("Save: %v; want a CorruptError at the stream bucket", err)
+	} else {
+		wantMentions(t, err, path, store.ResetCommand("orders"))
+	}
+	if st, err := s.Load(storetest.Def("orders")); !errors.As(err, &ce) || ce.Key != "stream bucket" {
+		t.Fatalf("Load after the save: %+v, %v; want a CorruptError at the stream bucket", st, err)
+	}
+}
+
 // Checkpoints are never deleted one by one: fewer found than were saved is damage (a
 // recording's checkpoint lost would have it published again from its start), not a
 // smaller state. A file written before the count was kept is counted at its next save.
