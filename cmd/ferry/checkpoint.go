@@ -50,8 +50,7 @@ func checkpointShow(args []string, stdout io.Writer) error {
 	if nc != nil {
 		return showStoredOnly(stdout, st, path, nc)
 	}
-	def := definition(storedStreams(st), stream)
-	state, err := st.Load(def)
+	def, state, err := load(st, stream)
 	var changed *store.StreamChangedError
 	if errors.As(err, &changed) {
 		// What a reset would delete is still shown, under the definition it was stored with;
@@ -161,7 +160,7 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	}
 	// Anything stored under the name, even what Load refuses (another definition, a corrupt
 	// value), is what a reset deletes.
-	state, lerr := st.Load(definition(storedStreams(st), stream))
+	_, state, lerr := load(st, stream)
 	var uv *store.UnknownVersionError
 	if errors.As(lerr, &uv) && !force {
 		return newerFerryRefusal(stream.Name, path, uv)
@@ -229,8 +228,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	def := definition(storedStreams(st), stream)
-	state, err := st.Load(def)
+	def, state, err := load(st, stream)
 	if err != nil {
 		return err
 	}
@@ -391,30 +389,29 @@ func checkpointTarget(name string, args []string, extra func(*flag.FlagSet)) (*c
 	return cfg, config.Stream{}, &notConfigured{cfgPath: path, name: streamName, names: names}
 }
 
-// definition is what the store keeps of configured stream s, with s's channel spelled as
-// stored spells it when a stream of s's name is stored with the same channel, its
-// parameters in another order (channel.URI.Equal): the store compares definitions as text,
-// and a channel written with its parameters reordered is the same stream, not a changed one
-// (whose offered ways on include a reset). stored is what the store lists (storedStreams),
-// nil where nothing is stored (transport mode) or it cannot be listed (Load then says what
-// is wrong).
-func definition(stored []store.Stream, s config.Stream) store.Stream {
-	def := store.Stream{Name: s.Name, Channel: s.Channel.String(), StreamID: s.StreamID, Topic: s.Topic, SchemaVersion: schemaVersion}
-	for _, o := range stored {
-		if o.Name == s.Name && o.Channel != def.Channel && sameChannel(o.Channel, s.Channel) {
-			def.Channel = o.Channel
-		}
-	}
-	return def
+// definition is what the store keeps of configured stream s, its channel spelled as
+// configured. [load] finds the spelling it is stored under.
+func definition(s config.Stream) store.Stream {
+	return store.Stream{Name: s.Name, Channel: s.Channel.String(), StreamID: s.StreamID, Topic: s.Topic, SchemaVersion: schemaVersion}
 }
 
-// storedStreams lists the streams st holds, for definition: nil if they cannot be listed.
-func storedStreams(st store.Store) []store.Stream {
-	stored, err := st.Streams()
-	if err != nil {
-		return nil
+// load loads configured stream s from st, and returns the definition it loaded it under:
+// s's (definition), its channel spelled as stored spells it when s's name is stored with
+// the same channel, its parameters in another order (channel.URI.Equal). The store compares
+// definitions as text, and a channel written with its parameters reordered is the same
+// stream, not a changed one (whose offered ways on include a reset). The stored spelling
+// comes with Load's [*store.StreamChangedError], not from the list of stored streams: that
+// fails as a whole when any stream's definition cannot be read, and another stream's damage
+// must not make this one look changed.
+func load(st store.Store, s config.Stream) (store.Stream, store.State, error) {
+	def := definition(s)
+	state, err := st.Load(def)
+	var changed *store.StreamChangedError
+	if errors.As(err, &changed) && changed.Stored.Channel != def.Channel && sameChannel(changed.Stored.Channel, s.Channel) {
+		def.Channel = changed.Stored.Channel
+		state, err = st.Load(def) // what else changed, if anything, is said under it
 	}
-	return stored
+	return def, state, err
 }
 
 // sameChannel reports whether text, a channel as the store keeps it, is channel u, its

@@ -117,9 +117,8 @@ func committedCheckpoints(cfg *config.Config) (map[string]map[int64]store.Checkp
 	}
 	defer st.Close()
 	out := map[string]map[int64]store.Checkpoint{}
-	stored := storedStreams(st)
 	for _, s := range cfg.Streams {
-		state, err := st.Load(definition(stored, s))
+		_, state, err := load(st, s)
 		if err != nil {
 			return nil, "; checkpoints unreadable (below)", fmt.Errorf("stream %s: %w", s.Name, err)
 		}

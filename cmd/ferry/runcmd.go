@@ -316,17 +316,16 @@ func dialArchive(ctx context.Context, cfg *config.Config, log *slog.Logger) (*ae
 // every reconnect.
 func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *bool, skip func(string) bool) ([]actors.StreamConfig, error) {
 	var out []actors.StreamConfig
-	stored := storedStreams(st)
 	for _, s := range cfg.Streams {
 		if skip != nil && skip(s.Name) {
 			continue
 		}
-		def := definition(stored, s)
+		def, state, err := load(st, s)
 		if s.Reset && !*reset {
 			// As `ferry checkpoint reset` without --force: what a newer ferry wrote is not
 			// this build's to delete (a downgrade with reset: true left set).
 			var uv *store.UnknownVersionError
-			if _, err := st.Load(def); errors.As(err, &uv) {
+			if errors.As(err, &uv) {
 				return nil, fmt.Errorf("stream %s: reset: true, but %s holds its checkpoint data in encoding version %d, which a newer ferry wrote (this build reads version %d), so it is not reset; "+
 					"run the ferry release that wrote it, or delete it with this build's `%s --force`", s.Name, storePath(cfg), uv.Version, uv.Supported, store.ResetCommand(s.Name))
 			}
@@ -334,8 +333,8 @@ func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *
 				return nil, err
 			}
 			log.Warn("stream checkpoint reset (reset: true); remove the setting or every start resets again", "stream", s.Name)
+			def, state, err = load(st, s)
 		}
-		state, err := st.Load(def)
 		if err != nil {
 			return nil, err
 		}
@@ -382,7 +381,7 @@ func transportConfigs(cfg *config.Config, skip func(string) bool) []actors.Strea
 			continue
 		}
 		out = append(out, actors.StreamConfig{
-			Def:                definition(nil, s),
+			Def:                definition(s),
 			Channel:            s.Channel,
 			Transport:          true,
 			Spy:                cfg.Transport.Spy,

@@ -38,7 +38,7 @@ func checkStoredStreams(cfgPath string, cfg *config.Config, st store.Store, log 
 		if s.Reset {
 			continue
 		}
-		if state, err := st.Load(definition(stored, s)); err == nil && !state.Stored {
+		if _, state, err := load(st, s); err == nil && !state.Stored {
 			fresh = append(fresh, s)
 		}
 	}
@@ -52,7 +52,7 @@ func checkStoredStreams(cfgPath string, cfg *config.Config, st store.Store, log 
 		return nil
 	}
 	for _, s := range fresh {
-		def := definition(nil, s) // nothing stored under its name
+		def := definition(s) // nothing stored under its name
 		var olds []store.Stream
 		for _, o := range stored {
 			if !configured[o.Name] && sameChannel(o.Channel, s.Channel) && o.StreamID == def.StreamID && o.Topic == def.Topic {

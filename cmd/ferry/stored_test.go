@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"log/slog"
 	"net"
 	"os"
 	"regexp"
@@ -224,26 +225,32 @@ func TestCheckpointOfAStreamNeitherConfiguredNorStoredIsAUsageError(t *testing.T
 	}
 }
 
+// storedChannel is a channel as a stream is stored with it; reorderedChannel is the same
+// channel, its parameters in another order.
+const storedChannel, reorderedChannel = "aeron:udp?endpoint=localhost:40123|term-length=64k", "aeron:udp?term-length=64k|endpoint=localhost:40123"
+
+// reordered is writeConfig's configuration (with extra), stream orders's channel
+// reorderedChannel.
+func reordered(t *testing.T, extra string) (path, storePath string) {
+	t.Helper()
+	path, storePath = writeConfig(t, extra)
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, bytes.Replace(text, []byte("channel: aeron:ipc"), []byte("channel: "+reorderedChannel), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, storePath
+}
+
 // A stream whose channel is written with its parameters in another order than the store
 // keeps it is the same stream, not a changed one (whose ways on include a reset): `checkpoint
 // show` shows its checkpoints. And a stream renamed and reordered at once is still found
 // renamed: `ferry run` refuses it, naming the old name.
 func TestAChannelWithItsParametersReorderedIsTheSameStream(t *testing.T) {
-	const stored, configured = "aeron:udp?endpoint=localhost:40123|term-length=64k", "aeron:udp?term-length=64k|endpoint=localhost:40123"
-	reordered := func(t *testing.T, extra string) (path, storePath string) {
-		t.Helper()
-		path, storePath = writeConfig(t, extra)
-		text, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, bytes.Replace(text, []byte("channel: aeron:ipc"), []byte("channel: "+configured), 1), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path, storePath
-	}
 	def := ordersDef("orders")
-	def.Channel = stored
+	def.Channel = storedChannel
 	path, storePath := reordered(t, "")
 	saved(t, storePath, def, store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
 	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
@@ -261,5 +268,51 @@ func TestAChannelWithItsParametersReorderedIsTheSameStream(t *testing.T) {
 	saved(t, storePath, def, store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
 	if code, _, errOut := ferry("run", "--config", path); code != exitFailure || !strings.Contains(errOut, "holds stream a's checkpoints for the same channel, stream id and topic") {
 		t.Fatalf("ferry run of a stream renamed, its channel reordered = %d, stderr:\n%s\nwant exit 1, naming stream a", code, errOut)
+	}
+}
+
+// A stream the configuration does not name whose definition is damaged (the list of stored
+// streams then fails) does not make a configured stream whose channel's parameters are
+// reordered look changed: `checkpoint show` shows its checkpoints, and a run's store checks
+// pass, warning that the stored streams could not be listed.
+func TestADamagedStreamElsewhereDoesNotMakeAReorderedChannelAChange(t *testing.T) {
+	path, storePath := reordered(t, "")
+	def := ordersDef("orders")
+	def.Channel = storedChannel
+	saved(t, storePath, def, store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	old := renamed()
+	old.Name, old.StreamID = "old", 2002
+	saved(t, storePath, old, store.Checkpoint{RecordingID: 3, Position: 64, UpdatedAtMs: 1795980000000})
+	editedStream(t, storePath, "old", func(sb *bbolt.Bucket) error { return sb.Put([]byte("definition"), []byte("D\x01garbage")) })
+
+	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	if code != exitOK || !strings.Contains(out, "4096") || strings.Contains(errOut, "definition changed") {
+		t.Errorf("show beside a damaged stream = %d\n%s%s; want exit 0 and recording 7 at 4096", code, out, errOut)
+	}
+
+	cfg, err := loadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var logged bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	if err := checkStoredStreams(path, cfg, st, log); err != nil {
+		t.Fatalf("checkStoredStreams: %v", err)
+	}
+	if !strings.Contains(logged.String(), "could not be listed") || !strings.Contains(logged.String(), `stream \"old\", definition is corrupt`) {
+		t.Errorf("the run's log:\n%s\nwant a warning that the stored streams could not be listed, naming old's damage", &logged)
+	}
+	reset := false
+	configs, err := streamConfigs(cfg, st, log, &reset, nil)
+	if err != nil {
+		t.Fatalf("streamConfigs: %v; want orders loaded under its stored definition", err)
+	}
+	if len(configs) != 1 || configs[0].Def != def || len(configs[0].Stored.Checkpoints) != 1 || configs[0].Stored.Checkpoints[0].Position != 4096 {
+		t.Fatalf("streamConfigs = %+v; want orders under %+v, recording 7 at 4096", configs, def)
 	}
 }
