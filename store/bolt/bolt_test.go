@@ -21,8 +21,9 @@ import (
 )
 
 func TestContract(t *testing.T) {
-	storetest.Run(t, func(t testing.TB) store.Store {
-		return openStore(t, filepath.Join(t.TempDir(), "checkpoints.db"))
+	storetest.Run(t, func(t testing.TB) (store.Store, func() store.Store) {
+		path := filepath.Join(t.TempDir(), "checkpoints.db")
+		return openStore(t, path), func() store.Store { return openStore(t, path) }
 	})
 }
 
