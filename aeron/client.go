@@ -31,6 +31,10 @@ type Client struct {
 	dead     chan struct{} // closed when the client stops serving calls (Close or a fatal error)
 	done     chan struct{} // closed when the conductor has released everything and exited
 	stopOnce sync.Once
+	// inHandler counts the user's handlers the conductor is running (0 or 1: a handler's
+	// calls back into the client are refused), so that a call checks its stack for
+	// re-entry only then (see reentrant.go).
+	inHandler atomic.Int32
 	// err is the reason the client is dead; written once by the conductor before it closes
 	// dead, so a reader that saw dead closed sees it (channel close happens-before receive).
 	err atomic.Pointer[error]
@@ -109,9 +113,13 @@ func (c *Client) Done() <-chan struct{} { return c.done }
 // Offers, and polls on other goroutines, must have stopped before Close is called, and
 // every archive client built on this one must be closed first: Close unmaps at once,
 // without a linger. A fragment handler may call it (its poll stops before the next frame;
-// its payload is gone once Close returns); an image handler or OnError must not, as Close
-// waits for the conductor that runs them. Close is idempotent.
+// its payload is gone once Close returns); from an image handler or OnError, which the
+// conductor runs, it returns [ErrReentrant] and does nothing (call it from another
+// goroutine). Close is idempotent.
 func (c *Client) Close() error {
+	if c.reentrant() {
+		return ErrReentrant
+	}
 	c.stopOnce.Do(func() { close(c.stopping) })
 	<-c.done
 	if err := c.Err(); err != nil && !errors.Is(err, ErrClientClosed) {
@@ -131,7 +139,9 @@ func (c *Client) AddExclusivePublication(ctx context.Context, channel string, st
 }
 
 // ImageHandlers are told of images joining and leaving a subscription. They run on the
-// conductor goroutine and must not block or call back into the client.
+// conductor goroutine and must not block; a call that waits for the conductor
+// ([Client.Close], the Add calls, [Subscription.Close], [ExclusivePublication.Close]) made
+// from one returns [ErrReentrant]. Polls and offers are fine.
 type ImageHandlers struct {
 	OnAvailable   func(*Image)
 	OnUnavailable func(*Image)
@@ -149,7 +159,11 @@ func (c *Client) AddSubscription(ctx context.Context, channel string, streamID i
 
 // call hands req to the conductor and waits for its answer, the client's death, or ctx.
 // If ctx ends first, the conductor is told to release the resource if it arrives later.
+// From a handler the conductor runs, it returns ErrReentrant at once.
 func (c *Client) call(ctx context.Context, req awaitable) (any, error) {
+	if c.reentrant() {
+		return nil, ErrReentrant
+	}
 	reply := make(chan answer, 1)
 	req.setReply(reply)
 	select {

@@ -370,14 +370,14 @@ func (d *conductor) onError(r command.ErrorResponse) {
 			if pub.endpoint.statusID == id {
 				err := fmt.Errorf("%w: publication %q stream %d (status counter %d): %s", ErrChannelEndpoint, pub.channel, pub.streamID, id, r.Message)
 				pub.endpoint.fail(err)
-				d.c.opts.OnError(err)
+				d.reportError(err)
 			}
 		}
 		for _, sub := range d.subscriptions {
 			if sub.endpoint.statusID == id {
 				err := fmt.Errorf("%w: subscription %q stream %d (status counter %d): %s", ErrChannelEndpoint, sub.channel, sub.streamID, id, r.Message)
 				sub.endpoint.fail(err)
-				d.c.opts.OnError(err)
+				d.reportError(err)
 			}
 		}
 		return
@@ -396,12 +396,12 @@ func (d *conductor) onAvailableImage(r command.ImageBuffersReady) {
 	}
 	img, err := d.newImage(sub, r)
 	if err != nil {
-		d.c.opts.OnError(fmt.Errorf("aeron: image %d of subscription %q stream %d: %w", r.SessionID, sub.channel, sub.streamID, err))
+		d.reportError(fmt.Errorf("aeron: image %d of subscription %q stream %d: %w", r.SessionID, sub.channel, sub.streamID, err))
 		return
 	}
 	sub.addImage(img)
 	if h := sub.handlers.OnAvailable; h != nil {
-		h(img)
+		d.callback(func() { h(img) })
 	}
 }
 
@@ -416,7 +416,7 @@ func (d *conductor) onUnavailableImage(r command.ImageMessage) {
 	}
 	d.closeImage(img, time.Now())
 	if h := sub.handlers.OnUnavailable; h != nil {
-		h(img)
+		d.callback(func() { h(img) })
 	}
 }
 
@@ -487,7 +487,7 @@ func (d *conductor) releaseSubscription(sub *Subscription, now time.Time) {
 // wait for the answer: the resource is already closed on this side.
 func (d *conductor) removeFromDriver(cmd command.Command) {
 	if err := d.write(cmd); err != nil {
-		d.c.opts.OnError(fmt.Errorf("aeron: %s: %w", cmd.Type(), err))
+		d.reportError(fmt.Errorf("aeron: %s: %w", cmd.Type(), err))
 	}
 }
 
@@ -497,7 +497,7 @@ func (d *conductor) closeImages(sub *Subscription, now time.Time) {
 	for _, img := range sub.closeAll() {
 		d.closeImage(img, now)
 		if h := sub.handlers.OnUnavailable; h != nil {
-			h(img)
+			d.callback(func() { h(img) })
 		}
 	}
 }
@@ -547,7 +547,7 @@ func (d *conductor) unref(path string) {
 	if s.refs--; s.refs == 0 {
 		delete(d.logs, path)
 		if err := s.log.Close(); err != nil {
-			d.c.opts.OnError(fmt.Errorf("aeron: unmap %s: %w", path, err))
+			d.reportError(fmt.Errorf("aeron: unmap %s: %w", path, err))
 		}
 	}
 }
@@ -582,7 +582,7 @@ func (d *conductor) stop(cause error) {
 	if !errors.Is(cause, ErrClientClosed) {
 		// Before dead closes: whatever OnError does happens-before a caller's wake-up on
 		// Dead (the channel close), so the caller sees it.
-		d.c.opts.OnError(cause)
+		d.reportError(cause)
 	}
 	close(d.c.dead)
 	if !errors.Is(cause, ErrClientClosed) {

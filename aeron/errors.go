@@ -27,6 +27,12 @@ var (
 	// [Subscription.Err] and [ExclusivePublication.Err] and passed to [Options.OnError].
 	// Close the resource and add it again once the cause is fixed.
 	ErrChannelEndpoint = errors.New("aeron: channel endpoint failed")
+	// ErrReentrant is returned by a call that waits for the client's conductor
+	// ([Client.Close], [Client.AddSubscription], [Client.AddExclusivePublication],
+	// [Subscription.Close], [ExclusivePublication.Close]) when it is made from a handler
+	// the conductor runs ([ImageHandlers], [Options.OnError]): it would wait for itself
+	// for ever. The call did nothing; make it from another goroutine (go sub.Close()).
+	ErrReentrant = errors.New("aeron: call from an image handler or OnError refused: it would wait for the conductor running that handler; make it from another goroutine")
 )
 
 // Offer results that are not a position. They are sentinels, so an Offer on the hot path

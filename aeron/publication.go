@@ -108,10 +108,15 @@ func (p *ExclusivePublication) Err() error {
 }
 
 // Close removes the publication from the driver. Offers after it return [ErrClosed].
-// It is idempotent and returns once the conductor has released the publication.
+// It is idempotent and returns once the conductor has released the publication; from an
+// image handler or OnError, which the conductor runs, it returns [ErrReentrant] and does
+// nothing (close it from another goroutine).
 func (p *ExclusivePublication) Close() error {
 	if p.closed.Load() {
 		return nil
+	}
+	if p.client.reentrant() {
+		return ErrReentrant
 	}
 	done := make(chan struct{})
 	p.client.send(&release{resource: p, done: done})

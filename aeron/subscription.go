@@ -112,10 +112,15 @@ func (s *Subscription) Err() error {
 }
 
 // Close removes the subscription from the driver and closes its images. It is idempotent
-// and returns once the conductor has released the subscription.
+// and returns once the conductor has released the subscription; from an image handler or
+// OnError, which the conductor runs, it returns [ErrReentrant] and does nothing (close it
+// from another goroutine).
 func (s *Subscription) Close() error {
 	if s.closed.Load() {
 		return nil
+	}
+	if s.client.reentrant() {
+		return ErrReentrant
 	}
 	done := make(chan struct{})
 	s.client.send(&release{resource: s, done: done})
