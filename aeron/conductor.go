@@ -83,7 +83,12 @@ type conductor struct {
 	c  *Client
 	rx *broadcast.CopyReceiver
 
-	awaiting      map[int64]*awaiting // by correlation id
+	awaiting map[int64]*awaiting // by correlation id
+	// removing holds the removes sent to the driver and not answered yet: what each
+	// removed, by correlation id. Nobody waits for them, but the driver's refusal of one
+	// goes to OnError; its answer, success or error, forgets it (the driver answers every
+	// command, so the map holds only removes in flight).
+	removing      map[int64]string
 	publications  map[int64]*ExclusivePublication
 	subscriptions map[int64]*Subscription
 	logs          map[string]*sharedLog // by log file path
@@ -100,6 +105,7 @@ func newConductor(c *Client, rx *broadcast.CopyReceiver) *conductor {
 		c:             c,
 		rx:            rx,
 		awaiting:      map[int64]*awaiting{},
+		removing:      map[int64]string{},
 		publications:  map[int64]*ExclusivePublication{},
 		subscriptions: map[int64]*Subscription{},
 		logs:          map[string]*sharedLog{},
@@ -292,6 +298,10 @@ func (d *conductor) onDriverMessage(typeID int32, payload []byte) {
 		if r, err := command.DecodeImageMessage(payload); d.decoded(err) {
 			d.onUnavailableImage(r)
 		}
+	case command.ResponseOnOperationSuccess:
+		if r, err := command.DecodeOperationSucceeded(payload); d.decoded(err) {
+			delete(d.removing, r.CorrelationID)
+		}
 	case command.ResponseOnClientTimeout:
 		if r, err := command.DecodeClientTimeout(payload); d.decoded(err) && r.ClientID == d.c.clientID {
 			d.fatal = ErrClientTimeout
@@ -325,7 +335,7 @@ func (d *conductor) onPublicationReady(r command.PublicationBuffersReady) {
 	if err != nil {
 		// The driver made it: tell it the publication is gone, or it keeps it, and its
 		// session, until the client closes.
-		d.removeFromDriver(command.RemovePublication{ClientID: d.c.clientID, CorrelationID: d.c.toDriver.NextCorrelationID(), RegistrationID: r.RegistrationID})
+		d.removePublication(r.RegistrationID, a.req.(*addPublication).channel, r.StreamID)
 		a.req.reply() <- answer{err: fmt.Errorf("aeron: %s: %w", a.what, err)}
 		return
 	}
@@ -380,6 +390,11 @@ func (d *conductor) onError(r command.ErrorResponse) {
 				d.reportError(err)
 			}
 		}
+		return
+	}
+	if what, ok := d.removing[r.OffendingCorrelationID]; ok {
+		delete(d.removing, r.OffendingCorrelationID)
+		d.reportError(&DriverError{Code: int32(r.Code), Name: r.Code.String(), Message: r.Message, Command: what})
 		return
 	}
 	a := d.take(r.OffendingCorrelationID)
@@ -470,7 +485,7 @@ func (d *conductor) releasePublication(pub *ExclusivePublication, now time.Time)
 	}
 	delete(d.publications, pub.registrationID)
 	pub.closed.Store(true)
-	d.removeFromDriver(command.RemovePublication{ClientID: d.c.clientID, CorrelationID: d.c.toDriver.NextCorrelationID(), RegistrationID: pub.registrationID})
+	d.removePublication(pub.registrationID, pub.channel, pub.streamID)
 	d.releaseLog(pub.logPath, now)
 }
 
@@ -480,15 +495,31 @@ func (d *conductor) releaseSubscription(sub *Subscription, now time.Time) {
 	}
 	delete(d.subscriptions, sub.registrationID)
 	d.closeImages(sub, now)
-	d.removeFromDriver(command.RemoveSubscription{ClientID: d.c.clientID, CorrelationID: d.c.toDriver.NextCorrelationID(), RegistrationID: sub.registrationID})
+	d.remove(fmt.Sprintf("remove subscription %q stream %d (registration id %d)", sub.channel, sub.streamID, sub.registrationID),
+		func(corr int64) command.Command {
+			return command.RemoveSubscription{ClientID: d.c.clientID, CorrelationID: corr, RegistrationID: sub.registrationID}
+		})
 }
 
-// removeFromDriver tells the driver a resource is gone. Like the Java client it does not
-// wait for the answer: the resource is already closed on this side.
-func (d *conductor) removeFromDriver(cmd command.Command) {
-	if err := d.write(cmd); err != nil {
-		d.reportError(fmt.Errorf("aeron: %s: %w", cmd.Type(), err))
+func (d *conductor) removePublication(registrationID int64, channel string, streamID int32) {
+	d.remove(fmt.Sprintf("remove publication %q stream %d (registration id %d)", channel, streamID, registrationID),
+		func(corr int64) command.Command {
+			return command.RemovePublication{ClientID: d.c.clientID, CorrelationID: corr, RegistrationID: registrationID}
+		})
+}
+
+// remove tells the driver a resource is gone. Like the Java client it does not wait for
+// the answer: the resource is already closed on this side. Unlike the Java client (1.47.3
+// files a refused remove's error under the remove's own correlation id, which no call
+// looks up), it reports a refusal to OnError: the correlation id is kept until the driver
+// answers.
+func (d *conductor) remove(what string, build func(corr int64) command.Command) {
+	corr := d.c.toDriver.NextCorrelationID()
+	if err := d.write(build(corr)); err != nil {
+		d.reportError(fmt.Errorf("aeron: %s: %w", what, err))
+		return
 	}
+	d.removing[corr] = what
 }
 
 // closeImages closes a closing subscription's images and tells its handler, as for images
@@ -577,7 +608,9 @@ func (d *conductor) stop(cause error) {
 	// client held (a late answer to an unanswered command included) now rather than at its
 	// client liveness timeout; a driver whose heartbeat stopped cannot hear it.
 	if !errors.Is(cause, ErrDriverTimeout) || d.c.cnc.CheckDriverActive(now, d.c.opts.DriverTimeout) == nil {
-		d.removeFromDriver(command.ClientClose{ClientID: d.c.clientID})
+		if err := d.write(command.ClientClose{ClientID: d.c.clientID}); err != nil {
+			d.reportError(fmt.Errorf("aeron: %s: %w", command.CommandClientClose, err))
+		}
 	}
 	if !errors.Is(cause, ErrClientClosed) {
 		// Before dead closes: whatever OnError does happens-before a caller's wake-up on

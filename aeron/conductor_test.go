@@ -378,3 +378,64 @@ func TestAChannelEndpointErrorIsReportedOnlyForTheClientsOwnEndpoint(t *testing.
 		t.Fatalf("reported %v; want the error of counter 42 only, naming the subscription", reported)
 	}
 }
+
+// The client does not wait for the driver's answer to a remove (the resource is closed on
+// its side already), but a refusal is its error all the same: it reaches OnError as a
+// *DriverError naming the resource, once. An answered remove is forgotten.
+func TestADriverErrorForARemoveReachesOnError(t *testing.T) {
+	d := newFakeDriver(t)
+	reported := make(chan error, 8)
+	c := d.client(Options{OnError: func(err error) { reported <- err }})
+	refused := d.subscribe(c, "aeron:ipc", -1)
+	if err := refused.Close(); err != nil {
+		t.Fatal(err)
+	}
+	remove := d.awaitCommand(command.CommandRemoveSubscription)
+	refusal := command.ErrorResponse{OffendingCorrelationID: remove.correlationID, Code: command.ErrorCodeUnknownSubscription,
+		Message: fmt.Sprintf("unknown subscription: %d", remove.registrationID)}.AppendTo(nil)
+	d.send(command.ResponseOnError, refusal)
+	select {
+	case err := <-reported:
+		var de *DriverError
+		if !errors.As(err, &de) || de.Name != "UNKNOWN_SUBSCRIPTION" || !strings.Contains(de.Command, fmt.Sprintf("remove subscription \"aeron:ipc\" stream 7 (registration id %d)", refused.RegistrationID())) {
+			t.Fatalf("OnError got %v; want a *DriverError UNKNOWN_SUBSCRIPTION naming the subscription removed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the driver's error for REMOVE_SUBSCRIPTION did not reach OnError within 5 s")
+	}
+	pub := d.publish(c)
+	if err := pub.Close(); err != nil {
+		t.Fatal(err)
+	}
+	remove = d.awaitCommand(command.CommandRemovePublication)
+	d.send(command.ResponseOnError, command.ErrorResponse{OffendingCorrelationID: remove.correlationID, Code: command.ErrorCodeUnknownPublication,
+		Message: fmt.Sprintf("unknown publication: %d", remove.registrationID)}.AppendTo(nil))
+	select {
+	case err := <-reported:
+		var de *DriverError
+		if !errors.As(err, &de) || de.Name != "UNKNOWN_PUBLICATION" || !strings.Contains(de.Command, fmt.Sprintf("remove publication \"aeron:ipc\" stream 7 (registration id %d)", pub.RegistrationID())) {
+			t.Fatalf("OnError got %v; want a *DriverError UNKNOWN_PUBLICATION naming the publication removed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the driver's error for REMOVE_PUBLICATION did not reach OnError within 5 s")
+	}
+
+	// Answered, a remove is forgotten: a second error for the same id (a driver's repeat),
+	// or an error for a remove that succeeded, is not reported.
+	answered := d.subscribe(c, "aeron:ipc", -1)
+	if err := answered.Close(); err != nil {
+		t.Fatal(err)
+	}
+	remove = d.awaitCommand(command.CommandRemoveSubscription)
+	d.send(command.ResponseOnOperationSuccess, command.OperationSucceeded{CorrelationID: remove.correlationID}.AppendTo(nil))
+	d.send(command.ResponseOnError, command.ErrorResponse{OffendingCorrelationID: remove.correlationID, Code: command.ErrorCodeUnknownSubscription, Message: "after success"}.AppendTo(nil))
+	d.send(command.ResponseOnError, refusal)
+	if err := d.barrier(c); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-reported:
+		t.Fatalf("OnError got %v for a remove already answered", err)
+	default:
+	}
+}

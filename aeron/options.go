@@ -29,7 +29,8 @@ type Options struct {
 	Logger *slog.Logger
 	// OnError is called on the conductor goroutine for errors that belong to no call:
 	// a driver timeout, the driver timing this client out, an error for a channel
-	// endpoint. It must not block; a call that waits for the conductor made from it returns
+	// endpoint, the driver refusing to remove a closed publication or subscription (a
+	// [*DriverError]). It must not block; a call that waits for the conductor made from it returns
 	// [ErrReentrant]. The error that ends the client is passed to it before [Client.Dead]
 	// is closed. Default: log at error level.
 	OnError func(error)
