@@ -221,6 +221,44 @@ func TestHeartbeatCounterIsRefreshed(t *testing.T) {
 	waitFor(t, func() bool { d.beat(time.Now()); return values.Load() >= before })
 }
 
+// The driver frees the heartbeat counter of a client it timed out, and may give its id to
+// another counter: a client that finds its counter freed or taken has been timed out (the
+// ON_CLIENT_TIMEOUT may not have reached it), holds nothing at the driver any more, and
+// ends with ErrClientTimeout (Java's ClientConductor.checkLiveness ends the client too).
+func TestAHeartbeatCounterFreedOrReusedIsAClientTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(d *fakeDriver, id counters.CounterID, clientID int64)
+	}{
+		{"freed", func(d *fakeDriver, id counters.CounterID, _ int64) { d.freeCounter(id) }},
+		{"reused by another client", func(d *fakeDriver, id counters.CounterID, clientID int64) {
+			d.freeCounter(id)
+			d.allocateCounter(id, counters.TypeClientHeartbeat, binary.LittleEndian.AppendUint64(nil, uint64(clientID+1)))
+		}},
+		{"reused as another type", func(d *fakeDriver, id counters.CounterID, clientID int64) {
+			d.freeCounter(id)
+			d.allocateCounter(id, counters.TypeSubscriberPosition, binary.LittleEndian.AppendUint64(nil, uint64(clientID)))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newFakeDriver(t)
+			c := d.client(Options{KeepaliveInterval: 10 * time.Millisecond})
+			const id = 0
+			d.allocateCounter(id, counters.TypeClientHeartbeat, binary.LittleEndian.AppendUint64(nil, uint64(c.ClientID())))
+			values, err := c.counters.Value(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := time.Now().UnixMilli()
+			waitFor(t, func() bool { return values.Load() >= before }) // the client found its counter
+			tc.change(d, id, c.ClientID())
+			if err := waitDead(t, c); !errors.Is(err, ErrClientTimeout) {
+				t.Fatalf("heartbeat counter %s: client error %v, want ErrClientTimeout", tc.name, err)
+			}
+		})
+	}
+}
+
 // waitFor is this package's eventually-helper (package aeron imports nothing of ferry, its
 // tests included): it polls cond every millisecond and fails the test if it does not hold
 // within 5 s.

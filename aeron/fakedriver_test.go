@@ -194,6 +194,11 @@ func (d *fakeDriver) allocateCounter(id counters.CounterID, typ counters.TypeID,
 	rec.StoreInt32(counters.StateOffset, int32(counters.StateAllocated))
 }
 
+// freeCounter reclaims counter id, as the driver does when its owner goes.
+func (d *fakeDriver) freeCounter(id counters.CounterID) {
+	d.meta.StoreInt32(int(id)*counters.MetadataLength+counters.StateOffset, int32(counters.StateReclaimed))
+}
+
 // newFakeLog creates a log buffer file initialised as the driver would (64 KiB terms) and
 // returns its path.
 func newFakeLog(t testing.TB) string {
