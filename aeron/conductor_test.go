@@ -292,6 +292,34 @@ func TestAnswerNobodyTookIsReleased(t *testing.T) {
 	}
 }
 
+// A caller that gives up before the driver answers leaves a subscription the driver makes
+// anyway: when its SUBSCRIPTION_READY comes, the conductor removes it from the driver, or
+// an unpolled subscription would hold back its publishers for good.
+func TestASubscriptionAnsweredAfterItsCallerGaveUpIsRemoved(t *testing.T) {
+	d := newFakeDriver(t)
+	c := d.client(Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.AddSubscription(ctx, "aeron:ipc", 7, ImageHandlers{})
+		done <- err
+	}()
+	add := d.awaitCommand(command.CommandAddSubscription)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("AddSubscription after its context was cancelled = %v, want context.Canceled", err)
+	}
+	// The caller queued its abandon before it returned; the barrier's request, queued
+	// after it, is served after it: the answer below comes to an abandoned command.
+	if err := d.barrier(c); err != nil {
+		t.Fatal(err)
+	}
+	d.send(command.ResponseOnSubscriptionReady, command.SubscriptionReady{CorrelationID: add.correlationID, ChannelStatusCounterID: -1}.AppendTo(nil))
+	if got := d.awaitCommand(command.CommandRemoveSubscription); got.registrationID != add.correlationID || got.clientID != c.ClientID() {
+		t.Fatalf("REMOVE_SUBSCRIPTION of registration %d by client %d; want %d by %d", got.registrationID, got.clientID, add.correlationID, c.ClientID())
+	}
+}
+
 // A publication the driver made but the client cannot set up (its log does not map) fails
 // its caller, and the driver is told to remove it rather than keep it, and its session,
 // until the client closes.
