@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ferry-bridge/ferry/aeron/internal/broadcast"
 	"github.com/ferry-bridge/ferry/aeron/internal/command"
 	"github.com/ferry-bridge/ferry/aeron/internal/counters"
 )
@@ -201,8 +202,8 @@ func TestLappedBroadcastIsFatal(t *testing.T) {
 	}
 	// Any request wakes the conductor, which then reads the lapped buffer.
 	go func() { _, _ = c.AddSubscription(context.Background(), "aeron:ipc", 1, ImageHandlers{}) }()
-	if err := waitDead(t, c); err == nil || errors.Is(err, ErrDriverTimeout) {
-		t.Fatalf("lapped broadcast: client error %v, want a broadcast error", err)
+	if err := waitDead(t, c); !errors.Is(err, broadcast.ErrLapped) {
+		t.Fatalf("lapped broadcast: client error %v, want broadcast.ErrLapped", err)
 	}
 }
 
