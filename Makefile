@@ -46,7 +46,12 @@ check: ## gofmt, go vet, buf lint, and generated code up to date
 	            <(find messages -name '*.pb.go' -exec sha256sum {} + | sort -k2); then \
 	    echo "messages/ is stale: run 'make proto' and commit the result"; exit 1; fi
 
-test: deps check $(PEERS) ## everything CI runs: checks, all tests against the real peers, fuzz smoke
+test: deps check $(PEERS) ## everything CI runs: checks, aeron's tests without -race, all tests against the real peers, fuzz smoke
+	@# Without -race first (no peers, seconds): -race builds aeron/internal/shm's portable
+	@# release stores, not the amd64 assembly that `ferry run` ships, and leaves out the tests
+	@# of that assembly (release_amd64*.go are `amd64 && !race`). ./aeron/... is the Aeron
+	@# client the assembly is part of, whose tests need no peers.
+	$(GO) test -count=1 ./aeron/...
 	$(PEERS) run -- $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
