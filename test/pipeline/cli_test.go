@@ -15,7 +15,8 @@ import (
 )
 
 // ferryCommand runs a one-shot ferry command (not `ferry run`) and returns its exit status
-// and output.
+// and output. A race reported in its output fails the test, whatever its exit status
+// (checkRaceReports).
 func ferryCommand(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -25,6 +26,7 @@ func ferryCommand(t *testing.T, args ...string) (code int, stdout, stderr string
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	cmd.Env = withoutFerryVars(cmd.Environ())
 	err := cmd.Run()
+	checkRaceReports(t, "ferry "+strings.Join(args, " "), errOut.String())
 	if ctx.Err() != nil {
 		t.Fatalf("ferry %s did not finish within a minute", strings.Join(args, " "))
 	}

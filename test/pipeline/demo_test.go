@@ -156,8 +156,10 @@ func TestADemoWhoseFerryCannotStartSaysWhyAndEnds(t *testing.T) {
 			case <-time.After(time.Minute):
 				_ = cmd.Process.Kill()
 				<-done
+				checkRaceReports(t, "ferry demo", out.String())
 				t.Fatalf("ferry demo still ran a minute after its ferry could not start:\n%s", out.String())
 			}
+			checkRaceReports(t, "ferry demo", out.String())
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(out.String(), c.want) {
 				t.Fatalf("ferry demo = %v; want exit 1 saying %q:\n%s", err, c.want, out.String())

@@ -31,6 +31,7 @@ const schemaVersion = 1
 // ferryProc is one `ferry run` process. Its stdout and stderr go to a log file of the test.
 type ferryProc struct {
 	t       testing.TB
+	n       int64 // its number among the test binary's ferry processes
 	cmd     *exec.Cmd
 	logPath string
 	done    chan struct{} // closed when the process has exited and err is set
@@ -44,28 +45,35 @@ var starts atomic.Int64
 // environment without its FERRY_* variables: infra names the shared peers with
 // FERRY_ARCHIVE_CONTROL_CHANNEL and FERRY_AERON_DIR, which ferry would read as overrides of
 // archive.control_channel and aeron.dir; the configuration file is what the tests mean.
-// When the test ends ferry is killed if it still runs; if the test failed the tail of its
-// log is printed.
+// When the test ends ferry is killed if it still runs, its log is checked for race reports
+// (checkRaces), and if the test failed the tail of its log is printed.
 func startFerry(t testing.TB, cfgPath string) *ferryProc {
 	t.Helper()
 	if ferryBin == "" {
 		t.Fatal("the ferry binary was not built (see TestMain)")
 	}
+	cmd := exec.Command(ferryBin, "run", "--config", cfgPath)
+	cmd.Env = withoutFerryVars(os.Environ())
+	return startProc(t, cmd)
+}
+
+// startProc is startFerry for any command: it starts cmd with its stdout and stderr in a
+// log file of the test, and ends it as startFerry says.
+func startProc(t testing.TB, cmd *exec.Cmd) *ferryProc {
+	t.Helper()
 	n := starts.Add(1)
 	logPath := filepath.Join(t.TempDir(), fmt.Sprintf("ferry-%d.log", n))
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(ferryBin, "run", "--config", cfgPath)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.Env = withoutFerryVars(os.Environ())
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		t.Fatalf("start ferry: %v", err)
 	}
-	f := &ferryProc{t: t, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	f := &ferryProc{t: t, n: n, cmd: cmd, logPath: logPath, done: make(chan struct{})}
 	go func() {
 		f.err = cmd.Wait()
 		logFile.Close()
@@ -77,11 +85,27 @@ func startFerry(t testing.TB, cfgPath string) *ferryProc {
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			<-f.done
 		}
+		f.checkRaces(t)
 		if t.Failed() {
 			t.Logf("ferry #%d (pid %d) exited: %v; last lines of %s:\n%s", n, cmd.Process.Pid, f.err, logPath, f.LogTail(8000))
 		}
 	})
 	return f
+}
+
+// checkRaces fails the test unless every race the race detector reported in the log of
+// the process, which has exited, is a known race inside a dependency
+// (checkRaceReports). However it ended: the race detector turns only an exit status 0
+// into its own (raceExitStatus), so a race reported before an exit 1, a kill -9 or the
+// SIGKILL at the test's end shows in the log alone.
+func (f *ferryProc) checkRaces(t testing.TB) {
+	t.Helper()
+	log, err := os.ReadFile(f.logPath)
+	if err != nil {
+		t.Errorf("ferry #%d (pid %d): its log cannot be checked for race reports: %v", f.n, f.Pid(), err)
+		return
+	}
+	checkRaceReports(t, fmt.Sprintf("ferry #%d (pid %d, exited: %v)", f.n, f.Pid(), f.err), string(log))
 }
 
 func withoutFerryVars(env []string) []string {
@@ -196,27 +220,51 @@ func onlyKnownLibraryRaces(exitErr error, log string) ([]string, bool) {
 	if !errors.As(exitErr, &ee) || ee.ExitCode() != raceExitStatus {
 		return nil, false
 	}
-	reports := strings.Split(log, "WARNING: DATA RACE")[1:]
-	if len(reports) == 0 {
+	known, unknown := raceReports(log)
+	if len(known) == 0 || len(unknown) > 0 {
 		return nil, false
 	}
-	var names []string
-	for _, r := range reports {
+	return known, true
+}
+
+// raceHeader begins each report of the race detector; a line of "=" ends it.
+const raceHeader = "WARNING: DATA RACE"
+
+// raceReports sorts the race detector's reports in log: the names of those that are one of
+// knownLibraryRaces, and the text of the others.
+func raceReports(log string) (known, unknown []string) {
+	for _, r := range strings.Split(log, raceHeader)[1:] {
 		r, _, _ = strings.Cut(r, "==================")
-		known := ""
+		name := ""
 		for _, k := range knownLibraryRaces {
 			if write, read, ok := strings.Cut(r, "Previous "); ok && strings.Contains(write, k.write) && strings.Contains(read, k.read) ||
 				ok && strings.Contains(write, k.read) && strings.Contains(read, k.write) {
-				known = k.name
+				name = k.name
 				break
 			}
 		}
-		if known == "" {
-			return nil, false
+		if name == "" {
+			unknown = append(unknown, raceHeader+r)
+			continue
 		}
-		names = append(names, known)
+		known = append(known, name)
 	}
-	return names, true
+	return known, unknown
+}
+
+// checkRaceReports fails the test (Errorf: the caller goes on) unless every race the race
+// detector reported in log, the output of a ferry process that has ended (what names it),
+// is one of knownLibraryRaces; it logs those.
+func checkRaceReports(t testing.TB, what, log string) {
+	t.Helper()
+	known, unknown := raceReports(log)
+	if len(known) > 0 {
+		t.Logf("%s: the race detector reported %d known race(s) inside a dependency: %s", what, len(known), strings.Join(known, "; "))
+	}
+	if len(unknown) > 0 {
+		t.Errorf("%s: the race detector reported %d race(s) that are not known races inside a dependency (knownLibraryRaces); fix the race, or, only if it lies in a dependency, add it there:\n%s",
+			what, len(unknown), strings.Join(unknown, "\n"))
+	}
 }
 
 // Log is everything ferry wrote so far.

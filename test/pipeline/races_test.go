@@ -2,10 +2,16 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
 // knownRaceReport is the race detector's report of the pulsar-client-go race in
@@ -84,4 +90,66 @@ func exitWith(t *testing.T, code int) error {
 		t.Fatalf("sh exit %d: %v", code, err)
 	}
 	return err
+}
+
+// A race the race detector reported in ferry's log fails the test however ferry ended —
+// exit 1, kill -9, the SIGKILL at the test's end — unless it is a known race inside a
+// dependency: the detector turns only an exit status 0 into its own, so mustStop alone
+// misses the others. The process here is a shell that prints the log ferry would have.
+func TestARaceInTheLogFailsTheTestWhateverTheExit(t *testing.T) {
+	exit1 := func(t *testing.T, f *ferryProc) {
+		exitErr, ok := f.WaitExit(10 * time.Second)
+		if !ok || failExitCode(exitErr) != 1 {
+			t.Fatalf("the process: exited %v (%v), want exit status 1", ok, exitErr)
+		}
+	}
+	logged := func(t *testing.T, f *ferryProc) {
+		eventually.NoError(t, 10*time.Second, func() error {
+			if !strings.Contains(f.Log(), raceHeader) {
+				return errors.New("the race report is not in the log yet")
+			}
+			return nil
+		})
+	}
+	for _, tc := range []struct {
+		name  string
+		then  string                       // what the shell does after it printed log
+		end   func(*testing.T, *ferryProc) // how the test ends it (the test's end: SIGKILL)
+		log   string
+		fails bool
+	}{
+		{"ferry's race, exit 1", "exit 1", exit1, ferryRaceReport, true},
+		{"the known race, exit 1", "exit 1", exit1, knownRaceReport, false},
+		{"the known race and ferry's, exit 1", "exit 1", exit1, knownRaceReport + ferryRaceReport, true},
+		{"no race, exit 1", "exit 1", exit1, "level=ERROR msg=\"cannot start\"\n", false},
+		{"ferry's race, kill -9", "exec sleep 300", func(t *testing.T, f *ferryProc) { logged(t, f); f.Kill() }, ferryRaceReport, true},
+		{"ferry's race, killed at the test's end", "exec sleep 300", logged, ferryRaceReport, true},
+		{"the known race, killed at the test's end", "exec sleep 300", logged, knownRaceReport, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &errorRecorder{TB: t}
+			// Registered before startProc's: runs after it, once the log has been checked.
+			t.Cleanup(func() {
+				if failed := len(rec.errors) > 0; failed != tc.fails {
+					t.Errorf("the test failed: %v (%q), want %v", failed, rec.errors, tc.fails)
+				}
+			})
+			cmd := exec.Command("sh", "-c", `printf '%s' "$FERRYTEST_LOG" >&2; `+tc.then)
+			cmd.Env = append(os.Environ(), "FERRYTEST_LOG="+tc.log)
+			tc.end(t, startProc(rec, cmd))
+		})
+	}
+}
+
+// errorRecorder is a testing.TB whose Errorf records the error rather than fail the test.
+type errorRecorder struct {
+	testing.TB
+	mu     sync.Mutex
+	errors []string
+}
+
+func (r *errorRecorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
