@@ -45,7 +45,8 @@ func startJava(t *testing.T, mainClass string, props map[string]string) *infra.J
 // TestJavaPublisherToGoSubscriber: Aeron's own BasicPublisher (Java) publishes over UDP; our
 // subscription receives exactly what it says it offered, in order.
 func TestJavaPublisherToGoSubscriber(t *testing.T) {
-	const stream, messages = 3001, 3
+	const messages = 3
+	stream := uniqueStreamID()
 	channel := "aeron:udp?endpoint=" + freeUDPEndpoint(t)
 	c := connect(t)
 	sub, err := c.AddSubscription(context.Background(), channel, stream, aeron.ImageHandlers{})
@@ -89,7 +90,8 @@ func TestJavaPublisherToGoSubscriber(t *testing.T) {
 // TestGoPublisherToJavaSubscriber: our exclusive publication sends over UDP; Aeron's own
 // BasicSubscriber (Java) prints every message, in order, intact.
 func TestGoPublisherToJavaSubscriber(t *testing.T) {
-	const stream, messages = 3002, 20
+	const messages = 20
+	stream := uniqueStreamID()
 	channel := "aeron:udp?endpoint=" + freeUDPEndpoint(t)
 	java := startJava(t, "io.aeron.samples.BasicSubscriber", javaSampleProps(channel, stream, 0))
 	c := connect(t)
@@ -115,7 +117,7 @@ func TestGoPublisherToJavaSubscriber(t *testing.T) {
 		}
 		for i, l := range lines {
 			want := fmt.Sprintf("from go %d", i)
-			if l[5] != want || l[1] != strconv.Itoa(stream) || l[2] != strconv.Itoa(int(pub.SessionID())) || l[3] != strconv.Itoa(len(want)) {
+			if l[5] != want || l[1] != strconv.Itoa(int(stream)) || l[2] != strconv.Itoa(int(pub.SessionID())) || l[3] != strconv.Itoa(len(want)) {
 				t.Fatalf("BasicSubscriber line %d: %q; want stream %d, session %d, %d bytes, <<%s>>",
 					i, l[0], stream, pub.SessionID(), len(want), want)
 			}

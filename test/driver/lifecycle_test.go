@@ -30,7 +30,8 @@ func TestClosedPublicationEndsTheStreamAndLogsAreUnmappedAfterLinger(t *testing.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	const channel, stream = "aeron:ipc?term-length=64k", 7001
+	const channel = "aeron:ipc?term-length=64k"
+	stream := uniqueStreamID()
 	sub, err := c.AddSubscription(ctx, channel, stream, aeron.ImageHandlers{
 		OnUnavailable: func(img *aeron.Image) { unavailable.Store(img) },
 	})

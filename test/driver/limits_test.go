@@ -16,7 +16,7 @@ import (
 // position then arrives, and none that was refused does.
 func TestBackPressureLosesNothing(t *testing.T) {
 	c := connect(t)
-	sub, pub := pair(t, c, "aeron:ipc?term-length=64k", 5001)
+	sub, pub := pair(t, c, "aeron:ipc?term-length=64k", uniqueStreamID())
 	payload := make([]byte, 200)
 	accepted := 0
 	for {
@@ -67,7 +67,7 @@ func TestBackPressureLosesNothing(t *testing.T) {
 // arrives byte-identical through the fragment assembler; one byte more is refused.
 func TestOneMebibyteMessagesReassembled(t *testing.T) {
 	c := connect(t)
-	sub, pub := pair(t, c, "aeron:ipc?term-length=8m", 5002)
+	sub, pub := pair(t, c, "aeron:ipc?term-length=8m", uniqueStreamID())
 	if pub.MaxMessageLength() != 1<<20 {
 		t.Fatalf("max message length = %d with an 8 MiB term, want 1 MiB", pub.MaxMessageLength())
 	}
@@ -110,7 +110,7 @@ func TestOneMebibyteMessagesReassembled(t *testing.T) {
 // the next term; the subscriber's position passes over the padding.
 func TestMessageThatDoesNotFitTheTermGoesToTheNext(t *testing.T) {
 	c := connect(t)
-	sub, pub := pair(t, c, "aeron:ipc?term-length=64k", 5003)
+	sub, pub := pair(t, c, "aeron:ipc?term-length=64k", uniqueStreamID())
 	term := int64(pub.TermLength())
 	small := make([]byte, 100) // 160-byte frames
 	big := bytes.Repeat([]byte("straddle"), 4*pub.MaxPayloadLength()/8)

@@ -30,7 +30,8 @@ func connect(t *testing.T) *aeron.Client {
 func TestSmokeIPC(t *testing.T) {
 	c := connect(t)
 	ctx := context.Background()
-	const channel, stream = "aeron:ipc?term-length=64k", 1001
+	const channel = "aeron:ipc?term-length=64k"
+	stream := uniqueStreamID()
 	sub, err := c.AddSubscription(ctx, channel, stream, aeron.ImageHandlers{})
 	if err != nil {
 		t.Fatal(err)

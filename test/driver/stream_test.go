@@ -71,7 +71,7 @@ func TestMillionMessagesExactlyOnceInOrder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := connect(t)
-			sub, pub := pair(t, c, tc.channel(t), 2001)
+			sub, pub := pair(t, c, tc.channel(t), uniqueStreamID())
 			streamMessages(t, pub, sub, total)
 		})
 	}
