@@ -39,7 +39,12 @@ func TestMakeDemoDeliversAndStopsEverything(t *testing.T) {
 	cmd.Env = infra.WithoutPeerVariables(os.Environ())
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, for the Ctrl-C and the SIGKILL below. Should the test binary
+	// die first, make gets SIGTERM, which it passes on to the recipe it runs (GNU make does
+	// so for SIGTERM, not SIGINT): `peers run` then passes it to the demo and stops its
+	// archive and broker. A SIGKILL would end make alone and leave all of them running.
+	// (The death signal is make's alone and leaves its process group as it is.)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +150,7 @@ func TestADemoWhoseFerryCannotStartSaysWhyAndEnds(t *testing.T) {
 				"--pulsar-admin", peers.Pulsar.AdminURL, "--dir", dir, "--rate", "10", "--listen", listen)
 			out := &syncBuffer{}
 			cmd.Stdout, cmd.Stderr = out, out
+			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the test binary
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}

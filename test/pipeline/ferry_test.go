@@ -46,7 +46,9 @@ var starts atomic.Int64
 // FERRY_ARCHIVE_CONTROL_CHANNEL and FERRY_AERON_DIR, which ferry would read as overrides of
 // archive.control_channel and aeron.dir; the configuration file is what the tests mean.
 // When the test ends ferry is killed if it still runs, its log is checked for race reports
-// (checkRaces), and if the test failed the tail of its log is printed.
+// (checkRaces), and if the test failed the tail of its log is printed. Should the test
+// binary die first (killed, or timed out), the kernel kills ferry: it must not run on
+// against the shared peers.
 func startFerry(t testing.TB, cfgPath string) *ferryProc {
 	t.Helper()
 	if ferryBin == "" {
@@ -69,6 +71,14 @@ func startProc(t testing.TB, cmd *exec.Cmd) *ferryProc {
 	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
+	// The kernel sends the signal when the thread that started the process ends (prctl(2),
+	// PR_SET_PDEATHSIG), as all do when the test binary dies. Go ends a thread of a running
+	// process only when a goroutine locked to it (runtime.LockOSThread) exits, which only
+	// TestAFerryProcessDiesWithWhatStartedIt does, on purpose.
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		t.Fatalf("start ferry: %v", err)
