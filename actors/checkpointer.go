@@ -40,6 +40,9 @@ type checkpointer struct {
 	// recording: each goes with a save of its recording's committed position.
 	lastRecords map[int64]store.RecordMark
 	persisted   map[int64]store.Checkpoint
+	// earlier are the recordings whose checkpoints the store held when the pipeline
+	// started (Watermark.earlier).
+	earlier map[int64]bool
 	// origins are the recordings as listed, stored with every checkpoint so that a reused
 	// recording id is recognised (stream.go, checkOrigin).
 	origins map[int64]origin
@@ -94,6 +97,7 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 			policies:     map[int64]*progress.CheckpointPolicy{},
 			lastRecords:  map[int64]store.RecordMark{},
 			persisted:    map[int64]store.Checkpoint{},
+			earlier:      map[int64]bool{},
 			origins:      map[int64]origin{},
 			fromStart:    map[int64]bool{},
 			takingOn:     map[int64][]takeOnWaiter{},
@@ -103,6 +107,7 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 		}
 		for _, cp := range cfg.Stored.Checkpoints {
 			c.persisted[cp.RecordingID] = cp
+			c.earlier[cp.RecordingID] = true
 			if cp.Partitions > 0 {
 				c.routes[cp.RecordingID] = cp.Partitions
 			}
@@ -132,7 +137,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		}
 		cp, ok := c.persisted[msg.RecordingId]
 		w := &messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed, FromStart: cp.FromStart,
-			Partitions: cp.Partitions}
+			Partitions: cp.Partitions, Earlier: c.earlier[msg.RecordingId], StoredAtMs: cp.UpdatedAtMs}
 		if m := cp.LastRecord; m.Known() {
 			w.LastRecord = &messages.RecordMark{Start: m.Start, End: m.End, Checksum: m.Checksum}
 		}

@@ -112,6 +112,9 @@ type StoredMessage struct {
 	// them (lesson 22). Ends[0] is at or below the from given to the read, or the earliest
 	// the read reached (the start of the partition's last ledger, or its bounds).
 	Ends []int64
+	// EarliestMs is the publish time (Unix epoch milliseconds, the producer's clock) of the
+	// earliest message the read went through, every message after it read; 0: none.
+	EarliestMs int64
 }
 
 // Env is what every actor of the pipeline shares. Each field is safe for concurrent use.
@@ -385,6 +388,8 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		newest StoredMessage
 		own    *StoredMessage
 		marks  []ownMark // the recording's messages read, in the order stored
+		// earliestMs is the publish time of the first message of the earliest span read.
+		earliestMs int64
 	)
 	// Reading on back takes the first half of the time left; what was found stands.
 	read := ctx
@@ -397,7 +402,7 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		span, err := readSpan(read, client, topic, last, lo, hi, strconv.FormatInt(rec, 10), budget)
 		switch {
 		case err != nil && own != nil:
-			own.Ends = endsOf(marks, own.Producer) // reading on back: what was read stands
+			own.Ends, own.EarliestMs = endsOf(marks, own.Producer), earliestMs // reading on back: what was read stands
 			return *own, true, nil
 		case err != nil:
 			return StoredMessage{}, false, err
@@ -408,7 +413,7 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		switch {
 		case span.overBudget && own != nil:
 			// The span's last entries were not read: its messages would leave a gap.
-			own.Ends = endsOf(marks, own.Producer)
+			own.Ends, own.EarliestMs = endsOf(marks, own.Producer), earliestMs
 			return *own, true, nil
 		case span.overBudget:
 			// The recording's last message may be in what was not read: an older one would
@@ -416,6 +421,9 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 			return StoredMessage{}, false, fmt.Errorf("no message of recording %d among the last %d MiB of other producers' messages in %s: not searched further back", rec, scanBytes>>20, topic)
 		}
 		marks = append(span.marks, marks...)
+		if span.firstMs > 0 {
+			earliestMs = span.firstMs
+		}
 		if own == nil && len(span.marks) > 0 {
 			m := span.marks[len(span.marks)-1].msg
 			own = &m
@@ -438,7 +446,7 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 	if own == nil {
 		return newest, true, nil
 	}
-	own.Ends = endsOf(marks, own.Producer)
+	own.Ends, own.EarliestMs = endsOf(marks, own.Producer), earliestMs
 	return *own, true, nil
 }
 
@@ -460,11 +468,13 @@ func endsOf(marks []ownMark, producer string) []int64 {
 	return ends
 }
 
-// span is what readSpan found: the messages of the recording, in the order stored, the last
-// message read (the partition's last, if the span ends there), the payload bytes read, and
-// whether it stopped there, over its budget.
+// span is what readSpan found: the messages of the recording, in the order stored, the
+// publish time of its first message (Unix epoch milliseconds; 0: none), the last message
+// read (the partition's last, if the span ends there), the payload bytes read, and whether
+// it stopped there, over its budget.
 type span struct {
 	marks      []ownMark
+	firstMs    int64
 	last       StoredMessage
 	bytes      int64
 	overBudget bool
@@ -505,6 +515,9 @@ func readSpan(ctx context.Context, client pulsar.Client, topic string, last puls
 			return out, nil // the span read, up to the first message after it
 		}
 		out.last = StoredMessage{Producer: m.ProducerName(), Properties: m.Properties(), Checksum: crc32.Checksum(m.Payload(), castagnoli)}
+		if out.firstMs == 0 {
+			out.firstMs = m.PublishTime().UnixMilli()
+		}
 		if out.last.Properties[PropRecordingID] == rec {
 			end, err := strconv.ParseInt(out.last.Properties[PropPosition], 10, 64)
 			if err != nil {

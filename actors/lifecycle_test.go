@@ -763,6 +763,39 @@ func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
 	gate.release <- struct{}{}
 }
 
+// A watermark says whether its checkpoint was in the store when the pipeline started
+// (a run before may have sent records above it: lesson 22), and when it was written; a
+// seed stored by this pipeline was not.
+func TestAWatermarkSaysWhetherItsCheckpointIsOfAnEarlierRun(t *testing.T) {
+	env, cfg := testEnv(t)
+	gate := newGatedStore(t)
+	env.Store = gate
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 10, RetryMaxMs: 10}
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 8, Position: 64, Seed: true, UpdatedAtMs: 123, StartMs: 2, SessionID: 2}}}
+	system := testSystem(t)
+	checkpointer, _ := spawnSupervised(t, system, env, cfg, newCheckpointer(env, cfg))
+	watermark := func(rec int64) *messages.Watermark {
+		t.Helper()
+		res, err := system.Root.RequestFuture(checkpointer, &messages.WatermarkRequest{RecordingId: rec, Generation: 1}, waitFor).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.(*messages.Watermark)
+	}
+	if w := watermark(8); !w.Seed || !w.Earlier || w.StoredAtMs != 123 {
+		t.Fatalf("recording 8's watermark %v; want its stored seed, of an earlier run, written at 123", w)
+	}
+	system.Root.Send(checkpointer, &messages.SeedCheckpoint{RecordingId: 9, Position: 128, StartMs: 3, SessionId: 3})
+	gate.next(t)
+	gate.release <- struct{}{}
+	eventually.NoError(t, waitFor, func() error {
+		if w := watermark(9); !w.Stored || !w.Seed || w.Earlier || w.StoredAtMs == 0 {
+			return fmt.Errorf("recording 9's watermark %v; want its seed, of this run, with the time it was written", w)
+		}
+		return nil
+	})
+}
+
 // The partitions a recording is routed by are stored before its publisher sends: asked
 // (RouteRecording), the checkpointer stores the count with the recording's checkpoint — the
 // next save of it, or the stored checkpoint written again with the count if none is due, or

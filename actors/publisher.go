@@ -101,10 +101,13 @@ type publisher struct {
 	verifyGen    uint64 // numbers the reads, so that an earlier read's answer is ignored
 	verifyTimer  *time.Timer
 	verifyUpTo   *atomic.Int64
-	// storedEnds (shared with the callbacks; nil: not read) is what the read of the
-	// broker's last message found of the producer's messages of the recording: a record
-	// sent again among them that the broker answers as a duplicate must be one of them.
-	storedEnds *atomic.Pointer[storedEnds]
+	// mustHold: the broker must hold records of the recording (brokerMustHold), which the
+	// read of its last message checks (lesson 21); else the read is for lesson 22 only
+	// (sentBefore). readBack (shared with the callbacks; nil: not read) is what that read
+	// found of the producer's messages of the recording: a record sent again among them
+	// that the broker answers as a duplicate must be one of them.
+	mustHold bool
+	readBack *atomic.Pointer[storedEnds]
 	// stored is the broker's last message from the producer when it lies past the
 	// checkpoint (end -1: none, or checked): the record the archive holds ending there must
 	// be the same, or the records re-sent up to it are other records the broker answers as
@@ -153,26 +156,30 @@ type lastStoredRead struct {
 }
 
 // storedEnds are the positions of the messages of the producer and recording that a read
-// of the broker's last message found, sorted: every one the partition holds above the
-// first of them (StoredMessage.Ends).
-type storedEnds []int64
+// of the broker's last message found, sorted (StoredMessage.Ends): every one the partition
+// holds above floor, the first of them or, when the read went back past the producer's
+// first message, the seed.
+type storedEnds struct {
+	floor int64
+	ends  []int64
+}
 
 // lacks reports whether the record ending at end, answered as a duplicate, is not stored:
-// it lies above the first message read and not above the last, and is none of them. The
+// it lies above the floor and not above the last message read, and is none of them. The
 // broker keeps only the producer's highest sequence id, so a later record stored while
 // this one was not makes its re-send a duplicate (lesson 22).
 func (s *storedEnds) lacks(end int64) bool {
-	if s == nil || len(*s) == 0 || end <= (*s)[0] || end > (*s)[len(*s)-1] {
+	if s == nil || end <= s.floor || end > s.ends[len(s.ends)-1] {
 		return false
 	}
-	_, found := slices.BinarySearch(*s, end)
+	_, found := slices.BinarySearch(s.ends, end)
 	return !found
 }
 
 // duplicateNotStored is a callback's news that the broker answered the record ending at
 // end, sent again, as a duplicate although the topic does not hold it (storedEnds.lacks):
-// the messages read back end at first to last, and none at end.
-type duplicateNotStored struct{ end, first, last int64 }
+// the messages read back above floor end up to last, and none at end.
+type duplicateNotStored struct{ end, floor, last int64 }
 
 // storedAgain is a callback's news that a record at or below verifyUpTo was stored, not
 // recognised as a duplicate: the broker does not deduplicate what ferry published.
@@ -240,7 +247,7 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 	return func() actor.Actor {
 		incarnations++
 		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, failedEpoch: new(atomic.Uint64),
-			verifyUpTo: new(atomic.Int64), storedEnds: new(atomic.Pointer[storedEnds]), acked: new(atomic.Int64), storedAgainSent: new(atomic.Bool), routedBy: new(atomic.Int64),
+			verifyUpTo: new(atomic.Int64), readBack: new(atomic.Pointer[storedEnds]), acked: new(atomic.Int64), storedAgainSent: new(atomic.Bool), routedBy: new(atomic.Int64),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations,
 			stored: storedMark{end: -1}, sentEnd: -1}
 		p.verifyUpTo.Store(-1)
@@ -290,7 +297,7 @@ func (p *publisher) Receive(ctx actor.Context) {
 	case *producerLost:
 		p.lost(ctx, msg)
 	case *recordTooLarge:
-		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d (a payload of %d bytes) is larger, with its metadata, than the broker accepts (its maxMessageSize, 5 MB unless configured): it can never be published, and ferry does not skip records; raise maxMessageSize in the broker's configuration (broker.conf or standalone.conf) and restart ferry (%w)", p.rec, msg.end, msg.size, msg.err)))
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d (a payload of %d bytes) is larger, with its metadata, than the broker accepts (its maxMessageSize, 5 MB unless configured): it can never be published, and ferry does not skip records; raise maxMessageSize in the broker's configuration (broker.conf or standalone.conf) and restart ferry. (If the client found it too large only with its metadata, as it wrote it, Pulsar may have stored later records already: the restart then finds its re-send answered as a duplicate of them and stops again, naming the way on (lesson 22).) (%w)", p.rec, msg.end, msg.size, msg.err)))
 	case *messages.RecordBatch:
 		p.waiting = append(p.waiting, msg)
 		p.pump(ctx)
@@ -672,6 +679,14 @@ func (p *publisher) brokerMustHold() (acknowledgedUpTo, bool) {
 	return from, ok
 }
 
+// sentBefore reports whether records of the recording may have been sent above its seed
+// before this pipeline started, their outcomes read by no commit tracker: a seed is stored
+// before anything of the recording is sent, and replaced by its first commit.
+func (p *publisher) sentBefore() bool {
+	w := p.watermark
+	return w.Stored && w.Seed && w.Earlier
+}
+
 // checkDedupState begins the check of the broker's deduplication state for a producer that
 // resumes where Pulsar acknowledged records of the recording (lesson 21, brokerMustHold): it reads the last message the broker stored
 // in the recording's partition, holding the sends back meanwhile. pulsar-client-go v0.19.0
@@ -683,11 +698,10 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	}
 	p.dedupChecked = true
 	p.verifyUpTo.Store(-1)
-	p.storedEnds.Store(nil)
+	p.readBack.Store(nil)
 	p.stored.end = -1
-	var ok bool
-	if p.checkedUpTo, ok = p.brokerMustHold(); !ok {
-		return // nothing acknowledged: nothing the broker must hold
+	if p.checkedUpTo, p.mustHold = p.brokerMustHold(); !p.mustHold && !p.sentBefore() {
+		return // nothing acknowledged, nor sent before this pipeline: nothing to check
 	}
 	p.verifying = true
 	p.verifyGen++
@@ -731,7 +745,7 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		p.env.Logger.Warn("cannot read what the broker stored last, to check that it deduplicates the records ferry sends again from its checkpoint; going on unchecked",
 			"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
 		return
-	case !r.ok && !p.checkedUpTo.stop:
+	case !r.ok && p.mustHold && !p.checkedUpTo.stop:
 		// Pulsar acknowledged records of the recording: an empty partition lost them, the
 		// extreme of a last message below them (below). (A completed checkpoint may be an
 		// empty recording's.)
@@ -741,6 +755,8 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		return
 	case !r.ok:
 		return // nothing stored, and nothing needed to be
+	case (r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr) && !p.mustHold:
+		return // nothing of the recording sent before, as usual
 	case r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr:
 		// The search reads back 4,096 entries at most, in the partition's last ledger (a
 		// topic reloaded since, which loses a deduplication state not snapshotted, opens
@@ -765,12 +781,7 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		// compared (checkStored), and must come back as duplicates. So too below a loss
 		// said above: what the topic kept of the records sent again is checked still.
 		p.verifyUpTo.Store(last)
-		ends := storedEnds(slices.Clone(r.msg.Ends))
-		slices.Sort(ends)
-		p.storedEnds.Store(&ends)
-		if len(ends) > 0 && ends[0] > p.watermark.Position {
-			p.env.Logger.Info("what the topic holds of the recording was read back to a message past the checkpoint only (the partition's last ledger begins there, or the read's bounds): the records sent again below it are not checked to be stored when answered as duplicates", "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position, "read_back_to", ends[0])
-		}
+		p.readBack.Store(p.storedEnds(r.msg))
 		if p.sentEnd < last {
 			p.stored = storedMark{end: last, checksum: r.msg.Checksum}
 		} else {
@@ -780,13 +791,35 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 	}
 }
 
+// storedEnds is what a read of the broker's last message, msg, tells of the recording's
+// messages above the checkpoint (nil: nothing). Its floor is the first message read, or,
+// for a seed, the seed if the read went back past a message published before the seed was
+// stored (give or take clockTolerance): nothing of the recording is sent before that.
+// Records sent again below the floor are not checked, which is said.
+func (p *publisher) storedEnds(msg StoredMessage) *storedEnds {
+	if len(msg.Ends) == 0 {
+		return nil
+	}
+	s := &storedEnds{ends: slices.Sorted(slices.Values(msg.Ends))}
+	s.floor = s.ends[0]
+	w := p.watermark
+	if w.Seed && msg.EarliestMs > 0 && msg.EarliestMs < w.StoredAtMs-clockTolerance.Milliseconds() {
+		s.floor = w.Position
+	}
+	if s.floor > w.Position {
+		p.env.Logger.Warn("what the topic holds of the recording was read back to a message past the checkpoint only (the partition's last ledger begins there, or the read's bounds): the records sent again below it are not checked to be stored when answered as duplicates (lesson 22)",
+			"stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", w.Position, "read_back_to", s.floor)
+	}
+	return s
+}
+
 // notStored stops the stream: the broker answered a record sent again as a duplicate,
 // though the topic does not hold it.
 func (p *publisher) notStored(n *duplicateNotStored) {
-	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the broker answered the record ending at %d, sent again from ferry's checkpoint at %d, as a duplicate, though the topic does not hold it: "+
-		"of producer %s's messages, read back from the one ending at %d to its last, ending at %d, none ends there. "+
+	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the broker answered the record ending at %d, sent again, as a duplicate, though the topic does not hold it: "+
+		"of producer %s's messages of the recording above %d (read back as the producer was created, ferry's checkpoint at %d), up to its last, ending at %d, none ends there. "+
 		"Pulsar stored later records of the producer while this one was not stored (lesson 22), before ferry stopped or restarted the stream; the topic's deduplication drops its re-send, so the stream stops rather than count it as published. %s",
-		p.rec, n.end, p.watermark.Position, p.name, n.first, n.last, lesson22Recovery(p.cfg.Def.Name))))
+		p.rec, n.end, p.name, n.floor, p.watermark.Position, n.last, lesson22Recovery(p.cfg.Def.Name))))
 }
 
 // reportStoredAgain says that the broker stored a record again (once per publisher).
@@ -842,7 +875,7 @@ func isProducerBusy(err error) bool { return strings.Contains(err.Error(), "Prod
 
 func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	system, self, tracker, payloads := ctx.ActorSystem(), ctx.Self(), p.pids.tracker, p.env.Payloads
-	outstanding, parked, failedEpoch, verifyUpTo, storedAgainSent, acked, stored := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo, p.storedAgainSent, p.acked, p.storedEnds
+	outstanding, parked, failedEpoch, verifyUpTo, storedAgainSent, acked, readBack := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo, p.storedAgainSent, p.acked, p.readBack
 	prod := p.producer
 	stopped := func() bool { return b.Epoch < failedEpoch.Load() }
 	// skip reports records of a failed epoch as not sent: every record handed to the
@@ -931,12 +964,12 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			// buffer given back and compare the topics byte for byte (ferry_scribble).
 			payloads.Put(payload)
 			dup := id != nil && id.LedgerID() == -1 && id.EntryID() == -1
-			if ends := stored.Load(); dup && ends.lacks(end) {
+			if rb := readBack.Load(); dup && rb.lacks(end) {
 				// Not stored, and never will be under this sequence id: a failure, which
 				// keeps the checkpoint below it, and the stream stops.
 				raise(failedEpoch, epoch+1)
 				system.Root.Send(tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: epoch, End: end, Error: "answered as a duplicate, though the topic does not hold it (lesson 22)"})
-				system.Root.Send(self, &duplicateNotStored{end: end, first: (*ends)[0], last: (*ends)[len(*ends)-1]})
+				system.Root.Send(self, &duplicateNotStored{end: end, floor: rb.floor, last: rb.ends[len(rb.ends)-1]})
 				return
 			}
 			raiseInt(acked, end)

@@ -563,31 +563,47 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 // was not, before ferry stopped) is not counted as published: the tracker is told it
 // failed, and the stream stops, naming it. A record the topic holds, or one below where the
 // read reached (the partition's last ledger began after the checkpoint), answered as a
-// duplicate, is published.
+// duplicate, is published. Above a seed stored before the pipeline started (an earlier run
+// may have sent records that no commit was made of) the read is made too, and reaches the
+// seed when it went back past a message published before the seed was stored: nothing of
+// the recording is sent before that. Above a seed of this pipeline nothing was sent before,
+// and nothing is read.
 func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
+	const storedAtMs = 1_800_000_000_000
+	checkpoint := &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1}
+	seed := &messages.Watermark{RecordingId: 7, Stored: true, Seed: true, Earlier: true, Position: 64, Partitions: 1, StoredAtMs: storedAtMs}
+	seedOfThisRun := &messages.Watermark{RecordingId: 7, Stored: true, Seed: true, Position: 64, Partitions: 1, StoredAtMs: storedAtMs}
 	for _, c := range []struct {
-		name    string
-		ends    []int64 // of the producer's messages of the recording, read back
-		lacking int64   // the record the stream stops at; -1: none
+		name       string
+		w          *messages.Watermark
+		ends       []int64 // of the producer's messages of the recording, read back
+		earliestMs int64   // the publish time of the earliest message read
+		lacking    int64   // the record the stream stops at; -1: none
+		reads      int32
 	}{
-		{"the topic holds every record sent again", []int64{64, 128, 192, 256}, -1},
-		{"the topic lacks one", []int64{64, 128, 256}, 192},
-		{"read back to past the checkpoint only", []int64{200, 256}, -1},
+		{"the topic holds every record sent again", checkpoint, []int64{64, 128, 192, 256}, 0, -1, 1},
+		{"the topic lacks one", checkpoint, []int64{64, 128, 256}, 0, 192, 1},
+		{"read back to past the checkpoint only", checkpoint, []int64{200, 256}, 0, -1, 1},
+		{"a seed of an earlier run, read back past it", seed, []int64{192, 256}, storedAtMs - 2*time.Minute.Milliseconds(), 128, 1},
+		{"a seed of an earlier run, not read back past it", seed, []int64{192, 256}, storedAtMs, -1, 1},
+		{"a seed of this run", seedOfThisRun, []int64{192, 256}, storedAtMs - 2*time.Minute.Milliseconds(), -1, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
 			env, cfg := testEnv(t)
 			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+			var reads atomic.Int32
 			env.LastStored = func(_ context.Context, _ string, _ int64, _ int, from int64) (StoredMessage, bool, error) {
+				reads.Add(1)
 				if from != 64 {
 					return StoredMessage{}, false, fmt.Errorf("read back to %d; want the checkpoint, 64", from)
 				}
-				return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "256"}, Ends: c.ends}, true, nil
+				return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "256"}, Ends: c.ends, EarliestMs: c.earliestMs}, true, nil
 			}
 			system := testSystem(t)
 			nb, pids := spawnNeighbours(system)
 			pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
-			system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1})
+			system.Root.Send(pub, c.w)
 			b := batch(1, 128, 192, 256)
 			b.Records[0].Start = 64
 			system.Root.Send(pub, b)
@@ -608,6 +624,9 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 					t.Fatalf("the tracker was told %T %v; want the outcome of the record ending at %d", m, m, end)
 				}
 			}
+			if n := reads.Load(); n != c.reads {
+				t.Fatalf("%d reads of what the broker stored last; want %d", n, c.reads)
+			}
 			if c.lacking < 0 {
 				select {
 				case err := <-givenUp:
@@ -618,7 +637,7 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 			}
 			select {
 			case err := <-givenUp:
-				want := fmt.Sprintf("the broker answered the record ending at %d, sent again from ferry's checkpoint at 64, as a duplicate, though the topic does not hold it", c.lacking)
+				want := fmt.Sprintf("the broker answered the record ending at %d, sent again, as a duplicate, though the topic does not hold it", c.lacking)
 				if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "lesson 22") {
 					t.Fatalf("the publisher failed with %v; want %q", err, want)
 				}

@@ -1036,7 +1036,14 @@ type Watermark struct {
 	FromStart bool `protobuf:"varint,8,opt,name=from_start,json=fromStart,proto3" json:"from_start,omitempty"`
 	// How many partitions the recording is routed by (see Checkpoint.partitions), as stored;
 	// 0: not stored yet (the publisher asks for it to be: RouteRecording).
-	Partitions    int32 `protobuf:"varint,9,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	Partitions int32 `protobuf:"varint,9,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	// The stored checkpoint was in the store when the pipeline started: a run before this
+	// one (or before a reconnect) may have sent records above it whose outcomes no commit
+	// tracker read, also above a seed (lesson 22).
+	Earlier bool `protobuf:"varint,10,opt,name=earlier,proto3" json:"earlier,omitempty"`
+	// When the stored checkpoint was written, in Unix epoch milliseconds (Checkpoint's
+	// updated_at_ms). Nothing of a recording is sent before its seed is stored.
+	StoredAtMs    int64 `protobuf:"varint,11,opt,name=stored_at_ms,json=storedAtMs,proto3" json:"stored_at_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1130,6 +1137,20 @@ func (x *Watermark) GetFromStart() bool {
 func (x *Watermark) GetPartitions() int32 {
 	if x != nil {
 		return x.Partitions
+	}
+	return 0
+}
+
+func (x *Watermark) GetEarlier() bool {
+	if x != nil {
+		return x.Earlier
+	}
+	return false
+}
+
+func (x *Watermark) GetStoredAtMs() int64 {
+	if x != nil {
+		return x.StoredAtMs
 	}
 	return 0
 }
@@ -1877,7 +1898,7 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x02 \x01(\x04R\n" +
-	"generation\"\xaa\x02\n" +
+	"generation\"\xe6\x02\n" +
 	"\tWatermark\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x16\n" +
 	"\x06stored\x18\x02 \x01(\bR\x06stored\x12\x1a\n" +
@@ -1893,7 +1914,11 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"from_start\x18\b \x01(\bR\tfromStart\x12\x1e\n" +
 	"\n" +
 	"partitions\x18\t \x01(\x05R\n" +
-	"partitions\"S\n" +
+	"partitions\x12\x18\n" +
+	"\aearlier\x18\n" +
+	" \x01(\bR\aearlier\x12 \n" +
+	"\fstored_at_ms\x18\v \x01(\x03R\n" +
+	"storedAtMs\"S\n" +
 	"\x0eRouteRecording\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +

@@ -1075,45 +1075,82 @@ func TestLesson21_ATopicThatLostAcknowledgedMessagesIsReported(t *testing.T) {
 	assertExactlyOnceInOrder(t, msgs, append(payloads(0, kept), payloads(checkpointed, n)...))
 }
 
-// TestLesson22_AResumeFindsARecordTheTopicLacks: ferry's checkpoint says Pulsar
-// acknowledged messages 0–49 of a recording, and the topic holds, from the recording's
-// producer, messages 0–99 but 70: a later message was stored while 70 was not, before
-// ferry stopped (lesson 22). Sent again from the checkpoint, message 70 is answered as a
-// duplicate of message 99 and dropped. ferry reads back what the topic holds as it resumes,
-// so it does not count that answer as published: the stream stops, naming message 70, and
-// its checkpoint stays below it. (Until session 29 the resume took the answer for
-// published and checkpointed to the end: message 70 was lost without a word.)
+// TestLesson22_AResumeFindsARecordTheTopicLacks: the topic holds, from the recording's
+// producer, messages 0–99 but one, before which ferry's checkpoint stands: a later message
+// was stored while that one was not, before ferry stopped (lesson 22). Sent again from the
+// checkpoint, the lacking message is answered as a duplicate of message 99 and dropped.
+// ferry reads back what the topic holds as it resumes, so it does not count that answer as
+// published: the stream stops, naming the message, and its checkpoint stays below it. So
+// too above a seed stored by an earlier run (nothing of the recording committed yet, its
+// first message lacking): the read goes back past a message published before the seed was
+// stored, before which nothing of the recording can be. (Until session 29 the resume took
+// the answer for published and checkpointed to the end: the message was lost without a
+// word.)
 func TestLesson22_AResumeFindsARecordTheTopicLacks(t *testing.T) {
-	const n, checkpointed, lacking = 100, 50, 70
-	sc := newStreamConfig(t, "")
-	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
-	pos := pub.publish(t, 0, n)
-	watchTopic(t, sc.Topic)
-	stored := slices.Concat(seq(0, lacking), seq(lacking+1, n))
-	storeAsFerry(t, sc, pub.recordingID, pos, stored)
-	storePath := seedCheckpoint(t, sc, store.Checkpoint{RecordingID: pub.recordingID, Position: pos[checkpointed-1], UpdatedAtMs: time.Now().UnixMilli()})
+	const n = 100
+	for _, c := range []struct {
+		name                  string
+		checkpointed, lacking int // the checkpoint is message checkpointed-1's end; 0: a seed at the recording's start
+	}{
+		{"above a checkpoint", 50, 70},
+		{"above a seed of an earlier run", 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := newStreamConfig(t, "")
+			_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+			pos := pub.publish(t, 0, n)
+			watchTopic(t, sc.Topic)
+			cp := store.Checkpoint{RecordingID: pub.recordingID, UpdatedAtMs: time.Now().UnixMilli()}
+			if c.checkpointed > 0 {
+				cp.Position = pos[c.checkpointed-1]
+			} else {
+				// A message of another producer before the seed was stored (two minutes
+				// later, as the seed says), before the recording's first.
+				storeAsOther(t, sc.Topic)
+				cp.Seed, cp.UpdatedAtMs = true, time.Now().Add(2*time.Minute).UnixMilli()
+			}
+			stored := slices.Concat(seq(0, c.lacking), seq(c.lacking+1, n))
+			storeAsFerry(t, sc, pub.recordingID, pos, stored)
+			storePath := seedCheckpoint(t, sc, cp)
 
-	ip := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
-	select {
-	case f := <-ip.p.Failures():
-		want := fmt.Sprintf("the broker answered the record ending at %d, sent again from ferry's checkpoint at %d, as a duplicate, though the topic does not hold it", pos[lacking], pos[checkpointed-1])
-		if !strings.Contains(f.Err.Error(), want) {
-			t.Fatalf("stream failed with %v; want %q", f.Err, want)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the stream went on after the broker answered a record the topic lacks as a duplicate; checkpoint %+v", ip.checkpoint(sc, pub.recordingID))
+			ip := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
+			select {
+			case f := <-ip.p.Failures():
+				want := fmt.Sprintf("the broker answered the record ending at %d, sent again, as a duplicate, though the topic does not hold it", pos[c.lacking])
+				if !strings.Contains(f.Err.Error(), want) {
+					t.Fatalf("stream failed with %v; want %q", f.Err, want)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatalf("the stream went on after the broker answered a record the topic lacks as a duplicate; checkpoint %+v", ip.checkpoint(sc, pub.recordingID))
+			}
+			eventually.Always(t, time.Second, func() error {
+				if got := ip.checkpoint(sc, pub.recordingID); !got.Seed && got.Position >= pos[c.lacking] {
+					return fmt.Errorf("checkpoint %d passed the message the topic lacks (ending at %d)", got.Position, pos[c.lacking])
+				}
+				return nil
+			})
+			var want [][]byte
+			for _, i := range stored {
+				want = append(want, payloadFor(i))
+			}
+			msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, len(stored), 30*time.Second)
+			assertExactlyOnceInOrder(t, byRecording(msgs)[pub.recordingID], want)
+		})
 	}
-	eventually.Always(t, time.Second, func() error {
-		if c := ip.checkpoint(sc, pub.recordingID); c.Position >= pos[lacking] {
-			return fmt.Errorf("checkpoint %d passed the message the topic lacks, %d (ending at %d)", c.Position, lacking, pos[lacking])
-		}
-		return nil
-	})
-	var want [][]byte
-	for _, i := range stored {
-		want = append(want, payloadFor(i))
+}
+
+// storeAsOther publishes a message to topic as another producer would: a recording of
+// another publisher, say.
+func storeAsOther(t *testing.T, topic string) {
+	t.Helper()
+	prod, err := newPulsarClient(t, peers.Pulsar.ServiceURL).CreateProducer(pulsar.ProducerOptions{Topic: topic, Name: "another-publisher", DisableBatching: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, len(stored), 30*time.Second), want)
+	defer prod.Close()
+	if _, err := prod.Send(context.Background(), &pulsar.ProducerMessage{Payload: []byte("another's"), Properties: map[string]string{propRecordingID: "999999"}}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // seq is the numbers from lo up to hi, hi not included.
