@@ -162,6 +162,10 @@ type lastStoredRead struct {
 type storedEnds struct {
 	floor int64
 	ends  []int64
+	// from is where the sends started again (the checkpoint); unchecked is set by the first
+	// callback that finds a duplicate between from and floor, which is said once.
+	from      int64
+	unchecked atomic.Bool
 }
 
 // lacks reports whether the record ending at end, answered as a duplicate, is not stored:
@@ -174,6 +178,20 @@ func (s *storedEnds) lacks(end int64) bool {
 	}
 	_, found := slices.BinarySearch(s.ends, end)
 	return !found
+}
+
+// beyondReach reports whether the record ending at end, answered as a duplicate, lies
+// between where the sends started again and the floor (the first message read, or the
+// seed), where what the topic holds was not read: it is not checked.
+func (s *storedEnds) beyondReach(end int64) bool {
+	return s != nil && end > s.from && end < s.floor
+}
+
+// duplicateUnchecked is a callback's news that a record answered as a duplicate is below
+// where the read-back reached (storedEnds.beyondReach), once per read.
+type duplicateUnchecked struct {
+	end   int64
+	floor int64
 }
 
 // duplicateNotStored is a callback's news that the broker answered the record ending at
@@ -280,6 +298,9 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.reportStoredAgain(ctx, msg.end)
 	case *duplicateNotStored:
 		p.notStored(msg)
+	case *duplicateUnchecked:
+		p.env.Logger.Warn("a record sent again was answered as a duplicate below where what the topic holds was read back to (the partition's last ledger begins after it, or the read's bounds): whether the topic holds it is not checked (lesson 22)",
+			"stream", p.cfg.Def.Name, "recording", p.rec, "record_end", msg.end, "checkpoint", p.watermark.Position, "read_back_to", msg.floor)
 	case *producerCreated:
 		p.created(ctx, msg)
 	case *deduplicationRead:
@@ -795,20 +816,17 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 // messages above the checkpoint (nil: nothing). Its floor is the first message read, or,
 // for a seed, the seed if the read went back past a message published before the seed was
 // stored (give or take clockTolerance): nothing of the recording is sent before that.
-// Records sent again below the floor are not checked, which is said.
+// Records sent again below the floor are not checked, which is said when one is answered
+// as a duplicate.
 func (p *publisher) storedEnds(msg StoredMessage) *storedEnds {
 	if len(msg.Ends) == 0 {
 		return nil
 	}
-	s := &storedEnds{ends: slices.Sorted(slices.Values(msg.Ends))}
-	s.floor = s.ends[0]
 	w := p.watermark
+	s := &storedEnds{ends: slices.Sorted(slices.Values(msg.Ends)), from: w.Position}
+	s.floor = s.ends[0]
 	if w.Seed && msg.EarliestMs > 0 && msg.EarliestMs < w.StoredAtMs-clockTolerance.Milliseconds() {
 		s.floor = w.Position
-	}
-	if s.floor > w.Position {
-		p.env.Logger.Warn("what the topic holds of the recording was read back to a message past the checkpoint only (the partition's last ledger begins there, or the read's bounds): the records sent again below it are not checked to be stored when answered as duplicates (lesson 22)",
-			"stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", w.Position, "read_back_to", s.floor)
 	}
 	return s
 }
@@ -964,7 +982,11 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			// buffer given back and compare the topics byte for byte (ferry_scribble).
 			payloads.Put(payload)
 			dup := id != nil && id.LedgerID() == -1 && id.EntryID() == -1
-			if rb := readBack.Load(); dup && rb.lacks(end) {
+			rb := readBack.Load()
+			if dup && rb.beyondReach(end) && rb.unchecked.CompareAndSwap(false, true) {
+				system.Root.Send(self, &duplicateUnchecked{end: end, floor: rb.floor})
+			}
+			if dup && rb.lacks(end) {
 				// Not stored, and never will be under this sequence id: a failure, which
 				// keeps the checkpoint below it, and the stream stops.
 				raise(failedEpoch, epoch+1)
