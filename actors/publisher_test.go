@@ -50,23 +50,20 @@ func (r *sendRecorder) SendAsync(_ context.Context, m *pulsar.ProducerMessage, c
 // answer calls back the send of the record ending at end with err.
 func (r *sendRecorder) answer(t *testing.T, end string, err error) {
 	t.Helper()
-	var cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)
-	eventually.NoError(t, waitFor, func() error {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if cb = r.held[end]; cb == nil {
-			return errors.New("the record ending at " + end + " was not sent")
-		}
-		delete(r.held, end)
-		return nil
-	})
-	cb(nil, nil, err)
+	r.take(t, end)(nil, nil, err)
 }
 
 // answerDuplicate calls back the send of the record ending at end as pulsar-client-go
 // v0.19.0 does for a message the broker's deduplication answered as a duplicate: no error,
 // a message id of ledger and entry -1.
 func (r *sendRecorder) answerDuplicate(t *testing.T, end string) {
+	t.Helper()
+	r.take(t, end)(pulsar.NewMessageID(-1, -1, -1, 0), nil, nil)
+}
+
+// take waits until the record ending at end was sent, and returns its callback, no longer
+// held.
+func (r *sendRecorder) take(t *testing.T, end string) func(pulsar.MessageID, *pulsar.ProducerMessage, error) {
 	t.Helper()
 	var cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)
 	eventually.NoError(t, waitFor, func() error {
@@ -78,7 +75,7 @@ func (r *sendRecorder) answerDuplicate(t *testing.T, end string) {
 		delete(r.held, end)
 		return nil
 	})
-	cb(pulsar.NewMessageID(-1, -1, -1, 0), nil, nil)
+	return cb
 }
 
 func (r *sendRecorder) sent() []string {

@@ -436,15 +436,7 @@ func TestResetTrueRefusesDataOfANewerFerry(t *testing.T) {
 	def := ordersDef("orders")
 	saved(t, storePath, def, store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
 	edited(t, storePath, definitionOfANewerFerry)
-	cfg, err := loadConfig(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := bolt.Open(storePath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	cfg, st := configAndStore(t, path, storePath)
 	reset := false
 	if _, err := streamConfigs(cfg, st, slog.New(slog.DiscardHandler), &reset, nil); err == nil || !strings.Contains(err.Error(), "newer ferry") || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("a start with reset: true over a newer ferry's data: %v; want it refused, naming the newer ferry and --force", err)
@@ -460,15 +452,7 @@ func TestStreamConfigsDoesNotLoadAStreamSkipped(t *testing.T) {
 	path, storePath := writeConfig(t, "")
 	saved(t, storePath, ordersDef("orders"), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
 	edited(t, storePath, definitionOfANewerFerry)
-	cfg, err := loadConfig(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := bolt.Open(storePath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	cfg, st := configAndStore(t, path, storePath)
 	reset := true // done: as at a reconnect
 	if _, err := streamConfigs(cfg, st, slog.New(slog.DiscardHandler), &reset, nil); err == nil {
 		t.Fatal("orders loaded with a newer ferry's data; want the load's error (the test's premise)")
@@ -477,6 +461,22 @@ func TestStreamConfigsDoesNotLoadAStreamSkipped(t *testing.T) {
 	if err != nil || len(configs) != 0 {
 		t.Fatalf("with orders skipped: %d streams, %v; want none, and no error", len(configs), err)
 	}
+}
+
+// configAndStore loads the configuration at path and opens the store at storePath, closed
+// when the test ends.
+func configAndStore(t *testing.T, path, storePath string) (*config.Config, *bolt.Store) {
+	t.Helper()
+	cfg, err := loadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return cfg, st
 }
 
 func TestUsageErrors(t *testing.T) {

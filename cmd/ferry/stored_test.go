@@ -290,15 +290,7 @@ func TestADamagedStreamElsewhereDoesNotMakeAReorderedChannelAChange(t *testing.T
 		t.Errorf("show beside a damaged stream = %d\n%s%s; want exit 0 and recording 7 at 4096", code, out, errOut)
 	}
 
-	cfg, err := loadConfig(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := bolt.Open(storePath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	cfg, st := configAndStore(t, path, storePath)
 	var logged bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logged, nil))
 	if err := checkStoredStreams(path, cfg, st, log); err != nil {
