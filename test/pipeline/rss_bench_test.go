@@ -3,8 +3,11 @@ package pipeline
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/ferry-bridge/ferry/messages"
 )
 
 // BenchmarkPeakRSSByRecordingSize runs the ferry binary on a stopped recording of 100 MB
@@ -111,6 +114,16 @@ func replayForRSS(b *testing.B, sc streamConfig, recordingID int64, n int, last 
 		}
 		if stats.MsgInCounter < int64(n) {
 			return fmt.Errorf("the broker received %d of %d", stats.MsgInCounter, n)
+		}
+		// And the recording's final checkpoint persisted: the replay tells its end apart
+		// (an archive call) after it read the last record, which can come after the last
+		// acknowledgement; a stop before that drains to the end, but not completed.
+		st, err := findStream(b, "http://"+cfg.HTTP.Listen, sc.Name)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(st.Recordings, func(r *messages.RecordingStatus) bool { return r.RecordingId == recordingID && r.Completed }) {
+			return fmt.Errorf("recording %d not completed yet", recordingID)
 		}
 		return nil
 	})

@@ -341,7 +341,7 @@ func streamStatusOf(t *testing.T, url, name string) *messages.StreamStatus {
 
 // findStream reads /status and returns the stream's part; ferry may not serve it yet, or
 // the stream may not have pushed its first status yet (an error, not a failure).
-func findStream(t *testing.T, url, name string) (*messages.StreamStatus, error) {
+func findStream(t testing.TB, url, name string) (*messages.StreamStatus, error) {
 	t.Helper()
 	// Bounded: a ferry that stopped answering must fail the wait, not hang the suite.
 	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(url + "/status")
