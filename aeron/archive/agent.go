@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive/internal/codec"
+	"github.com/ferry-bridge/ferry/aeron/internal/reentry"
 )
 
 // errAbandoned answers a call its caller gave up on before it was sent (nobody reads it but
@@ -255,7 +256,7 @@ func (a *agent) onControlResponse(m codec.ControlResponse) {
 			if !ok {
 				what = fmt.Sprintf("request %d", m.CorrelationID)
 			}
-			a.c.opts.OnError(&Error{Request: what + " (after the archive had accepted it)", Code: m.RelevantID, Message: m.ErrorMessage})
+			a.onError(&Error{Request: what + " (after the archive had accepted it)", Code: m.RelevantID, Message: m.ErrorMessage})
 		}
 		return
 	}
@@ -312,6 +313,22 @@ func (a *agent) probe() {
 		request: &codec.ArchiveIDRequest{ControlSessionID: a.c.controlSessionID, CorrelationID: corr}, reply: make(chan result, 1)})
 }
 
+// onError passes an error that belongs to no call to the user's OnError, marked as run by
+// the agent so that a call back into the client from it is refused (Client.reentrant).
+func (a *agent) onError(err error) {
+	a.c.inOnError.Add(1)
+	defer a.c.inOnError.Add(-1)
+	reentry.Run(func() { a.c.opts.OnError(err) })
+}
+
+// reentrant reports whether the caller is OnError run by this client's agent (or a
+// handler of another client while this agent runs OnError; package reentry says why):
+// a call that waits for the agent must then return ErrReentrant. Other calls pay one
+// atomic load.
+func (c *Client) reentrant() bool {
+	return c.inOnError.Load() > 0 && reentry.OnStack()
+}
+
 func (a *agent) remember(corr int64, what string) {
 	if len(a.accepted) >= acceptedMemory {
 		clear(a.accepted)
@@ -334,7 +351,7 @@ func (a *agent) stop(cause error) {
 		// response publication disconnect.
 		_ = a.offer(&codec.CloseSessionRequest{ControlSessionID: a.c.controlSessionID})
 	} else {
-		a.c.opts.OnError(cause)
+		a.onError(cause)
 	}
 	a.c.err.Store(&cause)
 	close(a.c.dead)

@@ -46,8 +46,9 @@ type Options struct {
 	// [Client.Signals] before newer ones are dropped (and counted in the next). 1024.
 	SignalBuffer int
 	// OnError receives errors that belong to no waiting call, such as a replay failing
-	// after the archive accepted it. It runs on the agent goroutine and must not block or
-	// call back into the client.
+	// after the archive accepted it. It runs on the agent goroutine and must not block. A
+	// call into the client made from it would wait for the agent running it: Close and the
+	// requests return [ErrReentrant] there instead.
 	// Default: log at warn level.
 	OnError func(error)
 	// Logger for the default OnError. Default slog.Default().
@@ -104,6 +105,9 @@ type Client struct {
 	dead     chan struct{} // closed when the client stops serving calls
 	done     chan struct{} // closed when the agent has exited
 	stopOnce sync.Once
+	// inOnError counts the OnError calls the agent is running (0 or 1), so that a call
+	// checks its stack for re-entry only then (package reentry).
+	inOnError atomic.Int32
 	// err is why the client is dead; stored by the agent before it closes dead.
 	err atomic.Pointer[error]
 }
@@ -202,9 +206,12 @@ func (c *Client) Err() error {
 // The archive does not stop the session's replays then (ControlSession.close, 1.47.3): a
 // replay ends when it is stopped, reaches its end, or loses its subscriber, or, never
 // subscribed to, after the archive's connect timeout. Close it before the Aeron client it was built
-// on. It must not be called from OnError (it waits for the agent that runs OnError). It is
-// idempotent.
+// on. It is idempotent. It waits for the agent that runs OnError, so from OnError it
+// returns [ErrReentrant] and does nothing (close from another goroutine).
 func (c *Client) Close() error {
+	if c.reentrant() {
+		return ErrReentrant
+	}
 	c.stopOnce.Do(func() { close(c.stopping) })
 	<-c.done
 	err := errors.Join(c.pub.Close(), c.sub.Close())
@@ -448,6 +455,9 @@ func (c *Client) started(ctx context.Context, what string, corr int64, req codec
 
 // do hands a call to the agent and waits for its result, the client's death, or ctx.
 func (c *Client) do(ctx context.Context, cl *call) (result, error) {
+	if c.reentrant() {
+		return result{}, ErrReentrant
+	}
 	cl.reply = make(chan result, 1)
 	select {
 	case c.requests <- cl:

@@ -21,6 +21,9 @@ var (
 	// ErrArchive is wrapped by every refusal from the archive; errors.As with *Error gives
 	// its code and message.
 	ErrArchive = errors.New("archive: request refused")
+	// ErrReentrant is returned by Close or a request made from OnError, which the agent
+	// that would serve it runs: it would wait for itself for ever.
+	ErrReentrant = errors.New("archive: call from OnError refused: it would wait for the agent running OnError; make it from another goroutine")
 	// ErrRecordingUnknown is wrapped when the archive does not know a recording id (it was
 	// never made, or was purged).
 	ErrRecordingUnknown = errors.New("archive: unknown recording")
