@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // TestLesson06_ListingPagesAcrossGapsWiderThanAPage: our stream's recordings are interleaved with
@@ -21,7 +22,7 @@ func TestLesson06_ListingPagesAcrossGapsWiderThanAPage(t *testing.T) {
 	s := connect(t, shared, archive.Options{})
 	ctx := context.Background()
 	const ch = "aeron:ipc?term-length=64k"
-	mine, theirs := uniqueStream(), uniqueStream()
+	mine, theirs := infra.UniqueStreamID(), infra.UniqueStreamID()
 	for _, stream := range []int32{mine, theirs} {
 		if _, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false); err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // TestArchiveKilledThenRestarted: the archive process (media driver included) is killed
@@ -97,7 +98,7 @@ func TestReplayFailingAfterItWasAcceptedIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := s.archive.StartReplay(ctx, id, archive.NullPosition, archive.ReplayToEnd, "aeron:ipc", uniqueStream()); err != nil {
+	if _, err := s.archive.StartReplay(ctx, id, archive.NullPosition, archive.ReplayToEnd, "aeron:ipc", infra.UniqueStreamID()); err != nil {
 		t.Fatalf("the archive refused the replay outright: %v", err)
 	}
 	var refusal *archive.Error

@@ -28,7 +28,7 @@ func javaArchiveSampleProps(channel string, stream int32, messages int) map[stri
 // published, in order.
 func TestJavaRecordingReplaysInGo(t *testing.T) {
 	const messages = 3
-	stream := uniqueStream()
+	stream := infra.UniqueStreamID()
 	out, err := infra.RunJava(context.Background(), time.Minute, "io.aeron.samples.archive.RecordedBasicPublisher",
 		javaArchiveSampleProps("aeron:ipc", stream, messages))
 	if err != nil {
@@ -69,7 +69,7 @@ func TestGoRecordingReplaysInJava(t *testing.T) {
 	const messages = 10
 	s := connect(t, shared, archive.Options{})
 	ctx := context.Background()
-	stream := uniqueStream()
+	stream := infra.UniqueStreamID()
 	subID, err := s.archive.StartRecording(ctx, "aeron:ipc", stream, archive.SourceLocal, false)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ package archiving
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,10 +34,6 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
-
-// uniqueStream returns a stream id no other test (or earlier run against the same archive)
-// used, so that recordings and lingering publications of one never show up in another.
-func uniqueStream() int32 { return 1<<20 + rand.Int32N(1<<29) }
 
 // session is an Aeron client and an archive control session on an archive's media driver.
 type session struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // TestRecordListDescribeStop records a Go publication through StartRecording, then lists,
@@ -20,7 +21,7 @@ func TestRecordListDescribeStop(t *testing.T) {
 	s := connect(t, shared, archive.Options{})
 	ctx := context.Background()
 	const ch = "aeron:ipc?term-length=64k|alias=rec"
-	stream := uniqueStream()
+	stream := infra.UniqueStreamID()
 	if s.archive.ArchiveID() != 1 {
 		t.Errorf("archive id = %d, want the configured 1", s.archive.ArchiveID())
 	}
@@ -119,7 +120,7 @@ func TestRecordListDescribeStop(t *testing.T) {
 func recorded(t testing.TB, s session, ch string) (stream int32, subID int64, pub *aeron.ExclusivePublication, id int64) {
 	t.Helper()
 	ctx := context.Background()
-	stream = uniqueStream()
+	stream = infra.UniqueStreamID()
 	subID, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +157,7 @@ func nextSignal(t testing.TB, c *archive.Client, kind archive.SignalKind) archiv
 func TestRecordingsOfChannelSkipsRecordingsOfOtherChannels(t *testing.T) {
 	s := connect(t, shared, archive.Options{})
 	ctx := context.Background()
-	stream := uniqueStream()
+	stream := infra.UniqueStreamID()
 	// One recording per channel, one after the other: the archive keys a recording
 	// subscription by its stripped channel, "aeron:ipc" for both.
 	record := func(ch string) int64 {

@@ -170,7 +170,7 @@ func recordForReplay(b *testing.B, s session, size, messages int) replayRecordin
 func (r replayRecording) replay(b *testing.B, s session) float64 {
 	b.Helper()
 	ctx := context.Background()
-	stream := uniqueStream()
+	stream := infra.UniqueStreamID()
 	began := time.Now()
 	replaySession, err := s.archive.StartReplay(ctx, r.id, 0, r.length, "aeron:ipc", stream)
 	if err != nil {

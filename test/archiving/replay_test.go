@@ -12,6 +12,7 @@ import (
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // replayed is one message read back through a replay, with the position after it.
@@ -55,7 +56,7 @@ func offerAll(t *testing.T, pub *aeron.ExclusivePublication, from, to int, meanw
 func startReplay(t *testing.T, s session, id, position, length int64) *aeron.Image {
 	t.Helper()
 	ctx := context.Background()
-	stream := uniqueStream()
+	stream := infra.UniqueStreamID()
 	replaySession, err := s.archive.StartReplay(ctx, id, position, length, "aeron:ipc", stream)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestReplayOfARecordingThatStartsMidStream(t *testing.T) {
 	s := connect(t, shared, archive.Options{})
 	ctx := context.Background()
 	const ch = "aeron:ipc?term-length=64k"
-	stream := uniqueStream()
+	stream := infra.UniqueStreamID()
 	// A plain subscriber keeps the publication connected before the recording starts.
 	keep, err := s.aeron.AddSubscription(ctx, ch, stream, aeron.ImageHandlers{})
 	if err != nil {
@@ -216,7 +217,7 @@ func TestReplayFollowsALiveRecordingToItsStop(t *testing.T) {
 	s := connect(t, shared, archive.Options{})
 	ctx := context.Background()
 	const ch, total = "aeron:ipc?term-length=64k", 400
-	stream := uniqueStream()
+	stream := infra.UniqueStreamID()
 	subID, err := s.archive.StartRecording(ctx, ch, stream, archive.SourceLocal, false)
 	if err != nil {
 		t.Fatal(err)
@@ -328,7 +329,7 @@ func waitRecorded(t *testing.T, s session, id, position int64) {
 func TestAReplayItsCallerGaveUpOnIsStopped(t *testing.T) {
 	s := connect(t, shared, archive.Options{})
 	ctx := context.Background()
-	stream := uniqueStream()
+	stream := infra.UniqueStreamID()
 	sub, err := s.archive.StartRecording(ctx, "aeron:ipc", stream, archive.SourceLocal, false)
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +345,7 @@ func TestAReplayItsCallerGaveUpOnIsStopped(t *testing.T) {
 	id := nextSignal(t, s.archive, archive.SignalStart).RecordingID
 	offerAll(t, pub, 0, 10, nil)
 
-	replayStream := uniqueStream()
+	replayStream := infra.UniqueStreamID()
 	var joined atomic.Int32
 	replays, err := s.aeron.AddSubscription(ctx, "aeron:ipc", replayStream, aeron.ImageHandlers{OnAvailable: func(*aeron.Image) { joined.Add(1) }})
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 func TestProbeDriverAgreesWithAeronStat(t *testing.T) {
 	// A publication of ours adds stream counters (pub-lmt, pub-pos …) to compare too.
 	c := connect(t)
-	pair(t, c, "aeron:ipc?term-length=64k", uniqueStreamID())
+	pair(t, c, "aeron:ipc?term-length=64k", infra.UniqueStreamID())
 
 	info, err := aeron.ProbeDriver(archive.AeronDir, 10*time.Second)
 	if err != nil {

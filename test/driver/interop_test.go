@@ -46,7 +46,7 @@ func startJava(t *testing.T, mainClass string, props map[string]string) *infra.J
 // subscription receives exactly what it says it offered, in order.
 func TestJavaPublisherToGoSubscriber(t *testing.T) {
 	const messages = 3
-	stream := uniqueStreamID()
+	stream := infra.UniqueStreamID()
 	channel := "aeron:udp?endpoint=" + freeUDPEndpoint(t)
 	c := connect(t)
 	sub, err := c.AddSubscription(context.Background(), channel, stream, aeron.ImageHandlers{})
@@ -91,7 +91,7 @@ func TestJavaPublisherToGoSubscriber(t *testing.T) {
 // BasicSubscriber (Java) prints every message, in order, intact.
 func TestGoPublisherToJavaSubscriber(t *testing.T) {
 	const messages = 20
-	stream := uniqueStreamID()
+	stream := infra.UniqueStreamID()
 	channel := "aeron:udp?endpoint=" + freeUDPEndpoint(t)
 	java := startJava(t, "io.aeron.samples.BasicSubscriber", javaSampleProps(channel, stream, 0))
 	c := connect(t)

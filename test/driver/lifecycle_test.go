@@ -14,6 +14,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // TestClosedPublicationEndsTheStreamAndLogsAreUnmappedAfterLinger: when an IPC publisher
@@ -31,7 +32,7 @@ func TestClosedPublicationEndsTheStreamAndLogsAreUnmappedAfterLinger(t *testing.
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	const channel = "aeron:ipc?term-length=64k"
-	stream := uniqueStreamID()
+	stream := infra.UniqueStreamID()
 	sub, err := c.AddSubscription(ctx, channel, stream, aeron.ImageHandlers{
 		OnUnavailable: func(img *aeron.Image) { unavailable.Store(img) },
 	})

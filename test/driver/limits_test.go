@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // TestBackPressureLosesNothing: a subscriber that does not poll makes the publication
@@ -16,7 +17,7 @@ import (
 // position then arrives, and none that was refused does.
 func TestBackPressureLosesNothing(t *testing.T) {
 	c := connect(t)
-	sub, pub := pair(t, c, "aeron:ipc?term-length=64k", uniqueStreamID())
+	sub, pub := pair(t, c, "aeron:ipc?term-length=64k", infra.UniqueStreamID())
 	payload := make([]byte, 200)
 	accepted := 0
 	for {
@@ -67,7 +68,7 @@ func TestBackPressureLosesNothing(t *testing.T) {
 // arrives byte-identical through the fragment assembler; one byte more is refused.
 func TestOneMebibyteMessagesReassembled(t *testing.T) {
 	c := connect(t)
-	sub, pub := pair(t, c, "aeron:ipc?term-length=8m", uniqueStreamID())
+	sub, pub := pair(t, c, "aeron:ipc?term-length=8m", infra.UniqueStreamID())
 	if pub.MaxMessageLength() != 1<<20 {
 		t.Fatalf("max message length = %d with an 8 MiB term, want 1 MiB", pub.MaxMessageLength())
 	}
@@ -110,7 +111,7 @@ func TestOneMebibyteMessagesReassembled(t *testing.T) {
 // the next term; the subscriber's position passes over the padding.
 func TestMessageThatDoesNotFitTheTermGoesToTheNext(t *testing.T) {
 	c := connect(t)
-	sub, pub := pair(t, c, "aeron:ipc?term-length=64k", uniqueStreamID())
+	sub, pub := pair(t, c, "aeron:ipc?term-length=64k", infra.UniqueStreamID())
 	term := int64(pub.TermLength())
 	small := make([]byte, 100) // 160-byte frames
 	big := bytes.Repeat([]byte("straddle"), 4*pub.MaxPayloadLength()/8)

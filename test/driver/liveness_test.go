@@ -41,7 +41,7 @@ func TestDriverKilledIsReportedAndNothingLeaks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, pub := pair(t, c, "aeron:ipc?term-length=64k", uniqueStreamID())
+	sub, pub := pair(t, c, "aeron:ipc?term-length=64k", infra.UniqueStreamID())
 
 	killed := time.Now()
 	if err := own.Kill(); err != nil {
@@ -62,7 +62,7 @@ func TestDriverKilledIsReportedAndNothingLeaks(t *testing.T) {
 	if n, err := sub.Poll(func([]byte, aeron.Header) {}, 10); n != 0 || !errors.Is(err, aeron.ErrClosed) || !errors.Is(err, aeron.ErrDriverTimeout) {
 		t.Errorf("poll after driver death = %d, %v; want 0 and ErrClosed caused by the driver timeout", n, err)
 	}
-	if _, err := c.AddSubscription(ctx, "aeron:ipc", uniqueStreamID(), aeron.ImageHandlers{}); !errors.Is(err, aeron.ErrDriverTimeout) {
+	if _, err := c.AddSubscription(ctx, "aeron:ipc", infra.UniqueStreamID(), aeron.ImageHandlers{}); !errors.Is(err, aeron.ErrDriverTimeout) {
 		t.Errorf("AddSubscription after driver death = %v, want ErrDriverTimeout", err)
 	}
 	select {

@@ -5,7 +5,6 @@ package driver
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -31,11 +30,3 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
-
-// uniqueStreamID is a stream id no other test (or earlier run against the same driver)
-// used. The driver is shared with the other test packages, whose tests run at the same
-// time as these: test/pipeline's run `ferry demo` on it, on the demo's fixed stream ids
-// (1001, and 2001 for its archive's responses). A publication or subscription of another's
-// on the same channel and stream would join this test's. (test/pipeline and
-// test/archiving have the same helper.)
-func uniqueStreamID() int32 { return 1<<20 + rand.Int32N(1<<29) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 func connect(t *testing.T) *aeron.Client {
@@ -31,7 +32,7 @@ func TestSmokeIPC(t *testing.T) {
 	c := connect(t)
 	ctx := context.Background()
 	const channel = "aeron:ipc?term-length=64k"
-	stream := uniqueStreamID()
+	stream := infra.UniqueStreamID()
 	sub, err := c.AddSubscription(ctx, channel, stream, aeron.ImageHandlers{})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // A test message: sequence number (8 bytes), CRC-32 of the rest (4 bytes), then filler
@@ -71,7 +72,7 @@ func TestMillionMessagesExactlyOnceInOrder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := connect(t)
-			sub, pub := pair(t, c, tc.channel(t), uniqueStreamID())
+			sub, pub := pair(t, c, tc.channel(t), infra.UniqueStreamID())
 			streamMessages(t, pub, sub, total)
 		})
 	}

@@ -33,7 +33,7 @@ func BenchmarkIPCThroughput(b *testing.B) {
 	for _, size := range []int{32, 1024} {
 		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) {
 			c := connectB(b)
-			sub, pub := pairB(b, c, "aeron:ipc?term-length=64m", uniqueStreamID())
+			sub, pub := pairB(b, c, "aeron:ipc?term-length=64m", infra.UniqueStreamID())
 			var javaRounds, goRounds []ipcRound
 			var ratios []float64
 			for i := range ipcRounds {

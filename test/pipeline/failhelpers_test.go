@@ -234,7 +234,7 @@ func failConnectArchiveAt(t testing.TB, aeronDir string) aeronSession {
 		t.Fatalf("aeron connect to %s: %v", aeronDir, err)
 	}
 	t.Cleanup(func() { _ = ac.Close() })
-	arc, err := archive.Connect(ctx, ac, archive.Options{ResponseStreamID: uniqueStreamID(), OnError: func(error) {}})
+	arc, err := archive.Connect(ctx, ac, archive.Options{ResponseStreamID: infra.UniqueStreamID(), OnError: func(error) {}})
 	if err != nil {
 		t.Fatalf("archive connect in %s: %v", aeronDir, err)
 	}

@@ -406,9 +406,9 @@ func newFerryConfig(t testing.TB, streams ...streamConfig) *ferryConfig {
 			ControlChannel:   "aeron:ipc?term-length=64k",
 			ControlStreamID:  10,
 			ResponseChannel:  "aeron:ipc?term-length=64k",
-			ResponseStreamID: uniqueStreamID(),
+			ResponseStreamID: infra.UniqueStreamID(),
 		},
-		Replay:     replaySection{Channel: "aeron:ipc", StreamID: uniqueStreamID()},
+		Replay:     replaySection{Channel: "aeron:ipc", StreamID: infra.UniqueStreamID()},
 		Pulsar:     pulsarSection{ServiceURL: peers.Pulsar.ServiceURL, AdminURL: peers.Pulsar.AdminURL},
 		Store:      storeSection{Path: filepath.Join(dir, "checkpoints.db")},
 		Checkpoint: checkpointConfig{EveryRecords: 100, EveryMs: 200},
@@ -438,7 +438,7 @@ func newStreamConfig(t testing.TB, suffix string) streamConfig {
 	return streamConfig{
 		Name:          name,
 		Channel:       "aeron:ipc?alias=" + name,
-		StreamID:      uniqueStreamID(),
+		StreamID:      infra.UniqueStreamID(),
 		Topic:         fmt.Sprintf("persistent://public/default/%s-%d", name, time.Now().UnixNano()),
 		StartPosition: "earliest",
 	}
@@ -465,10 +465,6 @@ func streamName(t testing.TB, suffix string) string {
 	}
 	return fmt.Sprintf("%s-%06x", name, rand.IntN(1<<24))
 }
-
-// uniqueStreamID is a stream id no other test (or earlier run against the same archive)
-// used, so that recordings and lingering publications of one never show up in another.
-func uniqueStreamID() int32 { return 1<<20 + rand.Int32N(1<<29) }
 
 // freePort is a loopback TCP port that was free a moment ago, below the kernel's ephemeral
 // range (infra.FreePort): a port handed to ferry or a broker later (the test's broker, tens

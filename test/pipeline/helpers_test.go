@@ -14,6 +14,7 @@ import (
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // Tests of the helpers themselves, against the real archive and broker. They need no
@@ -143,7 +144,7 @@ func replayFragments(t *testing.T, s aeronSession, recordingID int64, handler fu
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	stream := uniqueStreamID()
+	stream := infra.UniqueStreamID()
 	replaySession, err := s.archive.StartReplay(ctx, recordingID, archive.NullPosition, archive.ReplayToEnd, "aeron:ipc", stream)
 	if err != nil {
 		t.Fatalf("replay recording %d: %v", recordingID, err)

@@ -28,6 +28,7 @@ import (
 	"github.com/ferry-bridge/ferry/supervisor"
 	"github.com/ferry-bridge/ferry/test/eventually"
 	"github.com/ferry-bridge/ferry/test/harness"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // inProcess is ferry's pipeline (package actors) run inside the test on the shared archive
@@ -161,7 +162,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 		}
 		cfgs = append(cfgs, actors.StreamConfig{
 			Def: sc.definition(), Channel: ch, Start: o.start, Stored: state,
-			ReplayChannel: replay, ReplayStreamID: uniqueStreamID(),
+			ReplayChannel: replay, ReplayStreamID: infra.UniqueStreamID(),
 			Checkpoint:         o.checkpoint,
 			MaxInflightRecords: o.maxInflightRecords, MaxInflightBytes: o.maxInflightBytes,
 			DiscoveryInterval: o.discovery, CallTimeout: 10 * time.Second,

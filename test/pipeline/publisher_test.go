@@ -16,6 +16,7 @@ import (
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/test/eventually"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // The archive's default MTU; a message longer than maxPayload is fragmented.
@@ -95,7 +96,7 @@ func connectArchive(t testing.TB) aeronSession {
 		t.Fatalf("aeron connect: %v", err)
 	}
 	t.Cleanup(func() { _ = ac.Close() })
-	arc, err := archive.Connect(ctx, ac, archive.Options{ResponseStreamID: uniqueStreamID()})
+	arc, err := archive.Connect(ctx, ac, archive.Options{ResponseStreamID: infra.UniqueStreamID()})
 	if err != nil {
 		t.Fatalf("archive connect: %v", err)
 	}
