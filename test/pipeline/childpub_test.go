@@ -2,9 +2,11 @@ package pipeline
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -85,6 +87,9 @@ const childPublisherLifetime = 5 * time.Minute
 type childPublisher struct {
 	cmd       *exec.Cmd
 	published published
+	// stderr is what the child wrote to its stderr: exec's copying goroutine writes it until
+	// the child ends, and only kill reads it, after cmd.Wait, which waits for that goroutine.
+	stderr bytes.Buffer
 }
 
 // startChildPublisher runs a child that publishes payloadFor(from…to-1) on rs, which must
@@ -93,21 +98,7 @@ func startChildPublisher(t *testing.T, rs *recordedStream, from, to int) *childP
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d|%d|%d", childPublisherEnv, peers.Archive.AeronDir, rs.channel, rs.streamID, from, to))
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the test binary
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the child publisher: %v", err)
-	}
-	c := &childPublisher{cmd: cmd}
-	t.Cleanup(func() { c.kill(t) })
-	line, err := bufio.NewReader(stdout).ReadBytes('\n')
-	if err != nil {
-		t.Fatalf("the child publisher's report: %v (%q)", err, line)
-	}
+	c, line := startChild(t, cmd, os.Stderr)
 	var out childPublished
 	if err := json.Unmarshal(line, &out); err != nil || len(out.Positions) != to-from {
 		t.Fatalf("the child publisher's report %q: %v", line, err)
@@ -124,14 +115,44 @@ func startChildPublisher(t *testing.T, rs *recordedStream, from, to int) *childP
 	return c
 }
 
+// startChild starts cmd, the child publisher (a stand-in for it in the tests of this), and
+// returns the line it reports on its stdout. Its stderr goes to echo as it comes, and is
+// kept: the child is this test binary, race-instrumented under -race, and runs ferry's
+// Aeron client, so a race report in it must fail the test as one in ferry's log does.
+// It is checked when the child ends (kill: by the test, or at the test's end at the
+// latest).
+func startChild(t testing.TB, cmd *exec.Cmd, echo io.Writer) (*childPublisher, []byte) {
+	t.Helper()
+	c := &childPublisher{cmd: cmd}
+	cmd.Stderr = io.MultiWriter(echo, &c.stderr)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the test binary
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start the child publisher: %v", err)
+	}
+	t.Cleanup(func() { c.kill(t) })
+	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("the child publisher's report: %v (%q)", err, line)
+	}
+	return c, line
+}
+
 // asPublisher is the child's recording as a publisher of the test's own, for the helpers
 // that wait on a recording (it has no publication: that is in the child).
 func (c *childPublisher) asPublisher(rs *recordedStream) *publisher {
 	return &publisher{rs: rs, recordingID: c.published.recordingID}
 }
 
-// kill sends SIGKILL: the publisher's client dies without closing anything.
+// kill sends SIGKILL: the publisher's client dies without closing anything. Then it fails
+// the test (Errorf) unless every race the race detector reported on the child's stderr is
+// a known race inside a dependency (checkRaceReports): however the child ended, as for a
+// ferry process, a report shows in its output alone.
 func (c *childPublisher) kill(t testing.TB) {
+	t.Helper()
 	if c.cmd.ProcessState != nil {
 		return
 	}
@@ -139,6 +160,7 @@ func (c *childPublisher) kill(t testing.TB) {
 		t.Errorf("kill the child publisher: %v", err)
 	}
 	_ = c.cmd.Wait()
+	checkRaceReports(t, fmt.Sprintf("the child publisher (pid %d, %v)", c.cmd.Process.Pid, c.cmd.ProcessState), c.stderr.String())
 }
 
 // recordingOfSession is the recording of rs that session made.

@@ -263,8 +263,8 @@ func raceReports(log string) (known, unknown []string) {
 }
 
 // checkRaceReports fails the test (Errorf: the caller goes on) unless every race the race
-// detector reported in log, the output of a ferry process that has ended (what names it),
-// is one of knownLibraryRaces; it logs those.
+// detector reported in log, the output of a process of the test's that has ended (ferry or
+// the child publisher; what names it), is one of knownLibraryRaces; it logs those.
 func checkRaceReports(t testing.TB, what, log string) {
 	t.Helper()
 	known, unknown := raceReports(log)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -137,6 +138,48 @@ func TestARaceInTheLogFailsTheTestWhateverTheExit(t *testing.T) {
 			cmd := exec.Command("sh", "-c", `printf '%s' "$FERRYTEST_LOG" >&2; `+tc.then)
 			cmd.Env = append(os.Environ(), "FERRYTEST_LOG="+tc.log)
 			tc.end(t, startProc(rec, cmd))
+		})
+	}
+}
+
+// The child publisher (startChildPublisher) is this test binary, race-instrumented under
+// -race and running ferry's Aeron client: a race it reports on its stderr fails the test
+// once it ends, as one in ferry's log does, whether the test kills it or the test's end
+// does, and its stderr is still echoed. The child here is a shell that prints what the
+// child publisher would have, reports, and waits to be killed.
+func TestARaceOnTheChildPublishersStderrFailsTheTest(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		kill   bool // the test kills it; otherwise the test's end does
+		stderr string
+		fails  bool
+	}{
+		{"ferry's race, killed by the test", true, ferryRaceReport, true},
+		{"ferry's race, killed at the test's end", false, ferryRaceReport, true},
+		{"the known race, killed at the test's end", false, knownRaceReport, false},
+		{"no race, killed by the test", true, "child publisher: something it says\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &errorRecorder{TB: t}
+			var echoed bytes.Buffer
+			// Registered before startChild's: runs after it, once the child has ended.
+			t.Cleanup(func() {
+				if failed := len(rec.errors) > 0; failed != tc.fails {
+					t.Errorf("the test failed: %v (%q), want %v", failed, rec.errors, tc.fails)
+				}
+				if echoed.String() != tc.stderr {
+					t.Errorf("the child's stderr was echoed as %q, want %q", echoed.String(), tc.stderr)
+				}
+			})
+			cmd := exec.Command("sh", "-c", `printf '%s' "$FERRYTEST_LOG" >&2; echo '{}'; exec sleep 300`)
+			cmd.Env = append(os.Environ(), "FERRYTEST_LOG="+tc.stderr)
+			c, line := startChild(rec, cmd, &echoed)
+			if string(line) != "{}\n" {
+				t.Fatalf("the child's report: %q, want %q", line, "{}\n")
+			}
+			if tc.kill {
+				c.kill(rec)
+			}
 		})
 	}
 }
