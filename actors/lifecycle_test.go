@@ -273,6 +273,44 @@ func spawnSupervised(t *testing.T, system *actor.ActorSystem, env *Env, cfg *Str
 	return pid, givenUp
 }
 
+// wentOnFor is how long wentOn watches an actor go on: long enough for a failure on its
+// way (through the actor's mailbox, its supervisor's and the restart strategy) to arrive.
+const wentOnFor = 200 * time.Millisecond
+
+// wentOn fails the test if the actor whose failures givenUp has (spawnSupervised) is
+// given up within wentOnFor. It watches for that while, not once: a look at once passes
+// whenever the failure is still on its way.
+func wentOn(t *testing.T, givenUp <-chan error) {
+	t.Helper()
+	eventually.Always(t, wentOnFor, func() error {
+		select {
+		case err := <-givenUp:
+			return fmt.Errorf("given up: %v", err)
+		default:
+			return nil
+		}
+	})
+}
+
+// stoppedWith waits up to waitFor for the actor whose failures givenUp has
+// (spawnSupervised) to be given up, fails the test unless the error says each of wants,
+// and returns it.
+func stoppedWith(t *testing.T, givenUp <-chan error, wants ...string) error {
+	t.Helper()
+	select {
+	case err := <-givenUp:
+		for _, want := range wants {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("given up with %v; want an error saying %q", err, wants)
+			}
+		}
+		return err
+	case <-time.After(waitFor):
+		t.Fatalf("not given up within %s; want it to stop with an error saying %q", waitFor, wants)
+		return nil
+	}
+}
+
 // spawnWatched is spawnSupervised, and also returns what the child sends its parent.
 func spawnWatched(t *testing.T, system *actor.ActorSystem, env *Env, cfg *StreamConfig, child actor.Producer) (*actor.PID, <-chan error, probe) {
 	t.Helper()
@@ -299,14 +337,7 @@ func TestARestartedCheckpointerFailsTheStreamLoudly(t *testing.T) {
 
 	// A commit for a recording whose replay never started: a bug, restarted like one.
 	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 9, Position: 64, Records: 1})
-	select {
-	case err := <-givenUp:
-		if err == nil || !strings.Contains(err.Error(), "the checkpointer failed and cannot be restarted in place") {
-			t.Fatalf("given up with %v, want the checkpointer's refusal to restart", err)
-		}
-	case <-time.After(waitFor):
-		t.Fatalf("the checkpointer was restarted after a bug and the stream was not told within %s", waitFor)
-	}
+	stoppedWith(t, givenUp, "the checkpointer failed and cannot be restarted in place")
 }
 
 // Commits are reported to the checkpointer per burst of acknowledgements: every committed
@@ -580,13 +611,8 @@ func TestASaveTheStoreRefusesAsItStandsFailsTheStream(t *testing.T) {
 	system := testSystem(t)
 	checkpointer, givenUp := spawnSupervised(t, system, env, cfg, newCheckpointer(env, cfg))
 	system.Root.Send(checkpointer, &messages.SeedCheckpoint{RecordingId: 7, Position: 0, StartMs: 1})
-	select {
-	case err := <-givenUp:
-		if !errors.Is(err, store.ErrPositionRegressed) {
-			t.Fatalf("the stream failed with %v; want the store's refusal", err)
-		}
-	case <-time.After(waitFor):
-		t.Fatalf("the store refused every save and the stream did not fail within %s", waitFor)
+	if err := stoppedWith(t, givenUp); !errors.Is(err, store.ErrPositionRegressed) {
+		t.Fatalf("the stream failed with %v; want the store's refusal", err)
 	}
 }
 
@@ -1130,24 +1156,10 @@ func TestARecordStoredAboveAFailureStopsTheStreamInEitherOrder(t *testing.T) {
 						t.Fatalf("re-delivery for %q; want the failed send's", r.Reason)
 					}
 				}
-				eventually.Always(t, 200*time.Millisecond, func() error {
-					select {
-					case err := <-givenUp:
-						return fmt.Errorf("the stream stopped: %v", err)
-					default:
-						return nil
-					}
-				})
+				wentOn(t, givenUp)
 				return
 			}
-			select {
-			case err := <-givenUp:
-				if err == nil || !strings.Contains(err.Error(), "lesson 22") || !strings.Contains(err.Error(), "ending at 128 was stored by Pulsar after the record ending at 64 of the same producer failed (broker said no)") {
-					t.Fatalf("stopped with %v; want lesson 22's stop naming both records and the failure's cause", err)
-				}
-			case <-time.After(waitFor):
-				t.Fatalf("a record stored above a failed one did not stop the stream within %s", waitFor)
-			}
+			stoppedWith(t, givenUp, "lesson 22", "ending at 128 was stored by Pulsar after the record ending at 64 of the same producer failed (broker said no)")
 		})
 	}
 }
@@ -1334,11 +1346,7 @@ func TestARecordingLetGoOfTakesARepeatOfItsEnd(t *testing.T) {
 	if _, err := system.Root.RequestFuture(checkpointer, &messages.WatermarkRequest{RecordingId: 7}, waitFor).Result(); err != nil {
 		t.Fatalf("the checkpointer does not answer after the repeated end: %v", err)
 	}
-	select {
-	case err := <-givenUp:
-		t.Fatalf("the checkpointer was given up: %v", err)
-	default:
-	}
+	wentOn(t, givenUp)
 }
 
 // StartDecided has the checkpointer store the stream's definition, with no checkpoint if
@@ -1419,11 +1427,7 @@ func TestACommitTrackerFailingWithABugReportsWhatWasCommitted(t *testing.T) {
 			sent := next[*messages.RecordBatch](t, nb.publisher)
 			system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: 64})
 			system.Root.Send(tracker, c.fail)
-			select {
-			case <-givenUp:
-			case <-time.After(waitFor):
-				t.Fatalf("the tracker was not given up within %s", waitFor)
-			}
+			stoppedWith(t, givenUp)
 			if c := next[*messages.Committed](t, nb.checkpointer); c.Position != 64 {
 				t.Fatalf("committed %d reported; want 64", c.Position)
 			}

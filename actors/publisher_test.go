@@ -464,14 +464,7 @@ func TestFewerPartitionsThanTheRecordingIsRoutedByFailThePublisherBeforeItSends(
 				b.Records[0].Start = 256
 			}
 			system.Root.Send(pub, b)
-			select {
-			case err := <-givenUp:
-				if err == nil || !strings.Contains(err.Error(), "fewer than the 4 recording 7 is routed by") {
-					t.Fatalf("the publisher failed with %v; want the partitions it is routed by named", err)
-				}
-			case <-time.After(waitFor):
-				t.Fatal("the publisher went on with fewer partitions than the recording is routed by")
-			}
+			stoppedWith(t, givenUp, "fewer than the 4 recording 7 is routed by")
 			if s := rp.sent(); len(s) > before {
 				t.Fatalf("sent %v; the records after the first %d went to a topic with fewer partitions than the recording is routed by", s, before)
 			}
@@ -641,22 +634,10 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 			}
 			eventually.Always(t, 200*time.Millisecond, warned)
 			if c.lacking < 0 {
-				select {
-				case err := <-givenUp:
-					t.Fatalf("the publisher failed: %v", err)
-				default:
-				}
+				wentOn(t, givenUp)
 				return
 			}
-			select {
-			case err := <-givenUp:
-				want := fmt.Sprintf("the broker answered the record ending at %d, sent again, as a duplicate, though the topic does not hold it", c.lacking)
-				if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "lesson 22") {
-					t.Fatalf("the publisher failed with %v; want %q", err, want)
-				}
-			case <-time.After(waitFor):
-				t.Fatal("the publisher went on; want it to stop at the record the topic lacks")
-			}
+			stoppedWith(t, givenUp, fmt.Sprintf("the broker answered the record ending at %d, sent again, as a duplicate, though the topic does not hold it", c.lacking), "lesson 22")
 		})
 	}
 }
@@ -684,14 +665,7 @@ func TestARecordTooLargeForTheBrokerStopsTheStream(t *testing.T) {
 			system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Partitions: 1})
 			system.Root.Send(pub, batch(1, 64))
 			rec.answer(t, "64", c.err)
-			select {
-			case err := <-givenUp:
-				if err == nil || !strings.Contains(err.Error(), "the record ending at 64") || !strings.Contains(err.Error(), "raise maxMessageSize") {
-					t.Fatalf("the publisher failed with %v; want the record and maxMessageSize named", err)
-				}
-			case <-time.After(waitFor):
-				t.Fatal("the publisher went on after a record too large for the broker")
-			}
+			stoppedWith(t, givenUp, "the record ending at 64", "raise maxMessageSize")
 		})
 	}
 }
@@ -754,21 +728,10 @@ func TestAProducerCreatedAgainChecksWhatItSendsAgain(t *testing.T) {
 			system.Root.Send(pub, c.resend)
 			if !c.fails {
 				rec.answer(t, "256", nil)
-				select {
-				case err := <-givenUp:
-					t.Fatalf("the publisher failed: %v", err)
-				default:
-				}
+				wentOn(t, givenUp)
 				return
 			}
-			select {
-			case err := <-givenUp:
-				if err == nil || !strings.Contains(err.Error(), "recording 7 changed below what the topic stored") {
-					t.Fatalf("the publisher failed with %v; want the rewrite named", err)
-				}
-			case <-time.After(waitFor):
-				t.Fatalf("the publisher went on (sent %v); want it to stop at the rewritten record", rec.sent()[before:])
-			}
+			stoppedWith(t, givenUp, "recording 7 changed below what the topic stored")
 			if s := rec.sent()[before:]; slices.Contains(s, "192") {
 				t.Fatalf("sent %v again; the rewritten record ending at 192 went out", s)
 			}
@@ -874,14 +837,7 @@ func TestAProducerCreatedAgainThatFindsALossStillChecksWhatItSendsAgain(t *testi
 	again := batch(2, 128)
 	again.Records[0].Checksum = 0xdead
 	system.Root.Send(pub, again)
-	select {
-	case err := <-givenUp:
-		if err == nil || !strings.Contains(err.Error(), "recording 7 changed below what the topic stored") {
-			t.Fatalf("the publisher failed with %v; want the rewrite named", err)
-		}
-	case <-time.After(waitFor):
-		t.Fatalf("the publisher went on (sent %v); want it to stop at the rewritten record", rec.sent())
-	}
+	stoppedWith(t, givenUp, "recording 7 changed below what the topic stored")
 }
 
 // The records sent again from the checkpoint must reach the broker's last message exactly
@@ -903,14 +859,7 @@ func TestARecordPassingOverTheBrokersLastMessageStopsTheStream(t *testing.T) {
 	b.Records[0].Start = 64
 	b.Records[1].Start = 200 // [128, 200) padding
 	system.Root.Send(pub, b)
-	select {
-	case err := <-givenUp:
-		if err == nil || !strings.Contains(err.Error(), "recording 7 changed below what the topic stored") {
-			t.Fatalf("the publisher failed with %v; want the rewrite named", err)
-		}
-	case <-time.After(waitFor):
-		t.Fatalf("the publisher went on (sent %v); want it to stop at the record passing over 192", rec.sent())
-	}
+	stoppedWith(t, givenUp, "recording 7 changed below what the topic stored")
 	if s := rec.sent(); slices.Contains(s, "256") {
 		t.Fatalf("sent %v; the record passing over the broker's last message went out", s)
 	}
