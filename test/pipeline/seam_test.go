@@ -556,6 +556,7 @@ func TestCheckpointStoreFailingIsUnhealthyWhilePublishingGoesOn(t *testing.T) {
 	first := pub.publish(t, 0, 10)
 	ip.waitCheckpoint(sc, pub.recordingID, first[9], 30*time.Second)
 
+	failedFrom := time.Now().UnixMilli()
 	fs.failNext(1 << 30)
 	pos := pub.publish(t, 10, n)
 	health := func() (*messages.StreamStatus, error) { return ip.status(sc.Name) }
@@ -588,6 +589,11 @@ func TestCheckpointStoreFailingIsUnhealthyWhilePublishingGoesOn(t *testing.T) {
 		}
 		if !s.Healthy {
 			return fmt.Errorf("the store works again, checkpointed to the end: unhealthy, %q", s.Reason)
+		}
+		// Lesson 24: the failure stays listed, with its time, until one of its kind
+		// supersedes it; recovering does not clear it.
+		if cp := failureOf(s, "checkpoint"); cp == nil || cp.AtMs < failedFrom || cp.AtMs > time.Now().UnixMilli() {
+			return fmt.Errorf("the store works again: checkpoint failure %v, want the failed saves' still listed (at or after %d)", cp, failedFrom)
 		}
 		return nil
 	})
@@ -630,6 +636,9 @@ func TestCheckpointSaveThatHangsIsUnhealthy(t *testing.T) {
 		}
 		if !s.Healthy {
 			return fmt.Errorf("the save returned, checkpointed to the end: unhealthy, %q", s.Reason)
+		}
+		if cp := failureOf(s, "checkpoint"); cp == nil || !strings.Contains(cp.Message, "has not returned") {
+			return fmt.Errorf("the save returned: checkpoint failure %v, want the hung save still listed (lesson 24)", cp)
 		}
 		return nil
 	})
@@ -1331,11 +1340,16 @@ func extendedBeforeCompleted(t *testing.T, window int64, said []string) {
 		}
 		return nil
 	})
-	select {
-	case <-sends.sent:
-		t.Fatalf("B was sent while A's extension was live")
-	default:
-	}
+	// A's checkpoint has reached its old stop, its extension is still live: B's producer
+	// would be made and sent to within a window of this length if the schedule let it go.
+	eventually.Always(t, time.Second, func() error {
+		select {
+		case <-sends.sent:
+			return errors.New("B was sent while A's extension was live")
+		default:
+			return nil
+		}
+	})
 	e.close(t)
 	ip.waitDone(sc, a.recordingID, pe[nE-1], 60*time.Second)
 	ip.waitCheckpoint(sc, b.recordingID, pb[nB-1], 60*time.Second)
