@@ -3,11 +3,14 @@ package actors
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/messages"
 )
 
@@ -45,14 +48,29 @@ type discovery struct {
 	// recordedFailing: the last listing could not read a live recording's recorded position
 	// (warned once a streak).
 	recordedFailing bool
+	// unselected is the last warned set of channels of the stream id's recordings the
+	// configured channel selects none of (unselectedNote), "" when it selects some or there
+	// are none: warned once a distinct set.
+	unselected string
+}
+
+// channelRecordings is an Archive that also returns the recordings of the stream id its
+// channel does not select (*archive.Client: [archive.Client.ChannelRecordings]). With one,
+// discovery says when the configured channel selects none of the stream's recordings;
+// without one (a test's archive) it lists the selected only.
+type channelRecordings interface {
+	ChannelRecordings(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) (selected, others []archive.RecordingDescriptor, err error)
 }
 
 // listResult and listAgain name the incarnation that asked for them (by). Mailbox and PID
 // survive a restart, and an earlier incarnation's, handled by the next, would run a listing
 // loop of their own beside the new one's.
 type listResult struct {
-	by       *discovery
-	descs    []archive.RecordingDescriptor
+	by    *discovery
+	descs []archive.RecordingDescriptor
+	// others are the recordings of the stream id on the channel's media the channel does
+	// not select.
+	others   []archive.RecordingDescriptor
 	recorded map[int64]int64 // live recordings' recorded positions
 	err      error
 	// recordedErr is the first failure to read a live recording's recorded position: the
@@ -85,6 +103,9 @@ func (d *discovery) Receive(ctx actor.Context) {
 		} else {
 			ctx.Send(ctx.Parent(), listed(msg.descs, msg.recorded, msg.atMs))
 		}
+		if msg.err == nil {
+			d.noteUnselected(ctx, msg)
+		}
 		if msg.recordedErr != nil {
 			// The one thing that shows lag behind a live recording whose replay stopped
 			// reading: its failure is said, not taken for a recording that stopped growing.
@@ -116,7 +137,13 @@ func (d *discovery) list(ctx actor.Context) {
 		defer cancel()
 		began := time.Now()
 		listCtx, cancelList := context.WithTimeout(base, d.cfg.CallTimeout)
-		descs, err := d.env.Archive.RecordingsOfChannel(listCtx, d.cfg.Channel, d.cfg.Def.StreamID, discoveryPageSize)
+		var descs, others []archive.RecordingDescriptor
+		var err error
+		if a, ok := d.env.Archive.(channelRecordings); ok {
+			descs, others, err = a.ChannelRecordings(listCtx, d.cfg.Channel, d.cfg.Def.StreamID, discoveryPageSize)
+		} else {
+			descs, err = d.env.Archive.RecordingsOfChannel(listCtx, d.cfg.Channel, d.cfg.Def.StreamID, discoveryPageSize)
+		}
 		cancelList()
 		recorded := map[int64]int64{}
 		var recordedErr error
@@ -139,10 +166,54 @@ func (d *discovery) list(ctx actor.Context) {
 				recorded[desc.RecordingID] = pos
 			}
 		}
-		system.Root.Send(self, &listResult{by: d, descs: descs, recorded: recorded, err: err, recordedErr: recordedErr, atMs: d.env.nowMs(), took: time.Since(began)})
+		system.Root.Send(self, &listResult{by: d, descs: descs, others: others, recorded: recorded, err: err, recordedErr: recordedErr, atMs: d.env.nowMs(), took: time.Since(began)})
 	}) {
 		cancel()
 	}
+}
+
+// noteUnselected warns, once a distinct set, when the configured channel selects none of
+// the archive's recordings of the stream id and its media while there are some: the stream
+// would show caught-up for ever with nothing to replay. They may be another stream's, so
+// the stream goes on; the warning is also its status's "channel" failure.
+func (d *discovery) noteUnselected(ctx actor.Context, msg *listResult) {
+	note := ""
+	if len(msg.descs) == 0 {
+		note = unselectedNote(d.cfg.Channel, d.cfg.Def.StreamID, msg.others)
+	}
+	if note == "" || note == d.unselected {
+		d.unselected = note
+		return
+	}
+	d.unselected = note
+	d.env.Logger.Warn(note, "stream", d.cfg.Def.Name)
+	ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: msg.atMs, Kind: "channel", Message: note}})
+}
+
+// unselectedChannelsShown is how many of the unselected recordings' channels a note names.
+const unselectedChannelsShown = 3
+
+// unselectedNote says that uri selects none of others, the recordings of streamID on its
+// media, naming a few of their distinct channels; "" when there are none.
+func unselectedNote(uri channel.URI, streamID int32, others []archive.RecordingDescriptor) string {
+	var chans []string
+	for _, o := range others {
+		if !slices.Contains(chans, o.OriginalChannel) {
+			chans = append(chans, o.OriginalChannel)
+		}
+	}
+	if len(chans) == 0 {
+		return ""
+	}
+	shown := chans[:min(len(chans), unselectedChannelsShown)]
+	more := ""
+	if n := len(chans) - len(shown); n > 0 {
+		more = fmt.Sprintf(" and %d more channel(s)", n)
+	}
+	return fmt.Sprintf("the configured channel %s selects none of the archive's %d recording(s) of stream id %d, made on %s%s: "+
+		"if they are this stream's, configure a channel they were made on (its endpoint spelt as theirs, localhost is not 127.0.0.1, "+
+		"and no parameter they lack); if they are another stream's, this one has none yet",
+		uri, len(others), streamID, strings.Join(shown, ", "), more)
 }
 
 func listed(descs []archive.RecordingDescriptor, recorded map[int64]int64, atMs int64) *messages.RecordingsListed {

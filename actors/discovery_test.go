@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -221,4 +222,63 @@ func TestARestartedDiscoveryListsInOneLoop(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// otherChannels is an archive whose recordings of the stream id are all on channels the
+// configured one does not select; it counts the listings.
+type otherChannels struct {
+	replayCounter
+	listings atomic.Int32
+}
+
+func (a *otherChannels) ChannelRecordings(context.Context, channel.URI, int32, int32) (selected, others []archive.RecordingDescriptor, err error) {
+	a.listings.Add(1)
+	return nil, []archive.RecordingDescriptor{
+		{RecordingID: 1, StopPosition: 64, OriginalChannel: "aeron:udp?endpoint=127.0.0.1:40123"},
+		{RecordingID: 2, StopPosition: 64, OriginalChannel: "aeron:udp?endpoint=127.0.0.1:40123"},
+		{RecordingID: 3, StopPosition: 64, OriginalChannel: "aeron:udp?endpoint=localhost:40124"},
+	}, nil
+}
+
+// A configured channel that selects none of the archive's recordings of its stream id
+// (localhost for the 127.0.0.1 they were made on) is said once, in the log and as the
+// stream's "channel" failure naming the channels the recordings were made on, not taken
+// silently for a stream with nothing to replay; the listings go on.
+func TestAChannelThatSelectsNoneOfTheStreamsRecordingsIsSaid(t *testing.T) {
+	env, cfg := testEnv(t)
+	logged := &lockedBuffer{}
+	env.Logger = slog.New(slog.NewTextHandler(logged, nil))
+	arc := &otherChannels{}
+	env.Archive = arc
+	uri, err := channel.Parse("aeron:udp?endpoint=localhost:40123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Channel, cfg.Def.StreamID = uri, 1001
+	cfg.DiscoveryInterval = 5 * time.Millisecond
+	system := testSystem(t)
+	_, _, got := spawnWatched(t, system, env, cfg, newDiscovery(env, cfg))
+	eventually.NoError(t, waitFor, func() error {
+		if n := arc.listings.Load(); n < 5 {
+			return fmt.Errorf("%d listings; want 5", n)
+		}
+		return nil
+	})
+	var failures []*messages.Failure
+	for len(got) > 0 {
+		if m, ok := (<-got).(*messages.FailureObserved); ok {
+			failures = append(failures, m.Failure)
+		}
+	}
+	if len(failures) != 1 || failures[0].Kind != "channel" {
+		t.Fatalf("%d failures (the first %v); want one channel failure, for 5 listings of the same recordings", len(failures), failures[:min(len(failures), 1)])
+	}
+	for _, want := range []string{"aeron:udp?endpoint=localhost:40123", "stream id 1001", "3 recording(s)", "aeron:udp?endpoint=127.0.0.1:40123, aeron:udp?endpoint=localhost:40124"} {
+		if !strings.Contains(failures[0].Message, want) {
+			t.Errorf("failure %q; want it to say %q", failures[0].Message, want)
+		}
+	}
+	if n := strings.Count(logged.String(), "selects none"); n != 1 {
+		t.Errorf("%d warnings in the log:\n%s\nwant one", n, logged.String())
+	}
 }

@@ -269,15 +269,34 @@ func (c *Client) RecordingsForURI(ctx context.Context, channelFragment string, s
 // matches a channel fragment as a substring (RecordingsForURI), which would take
 // endpoint=h:40123 for endpoint=h:4012 and miss a channel whose parameters are in another
 // order; this lists the recordings of uri's media and keeps those uri selects.
+// [Client.ChannelRecordings] also returns the others.
 func (c *Client) RecordingsOfChannel(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) ([]RecordingDescriptor, error) {
+	selected, _, err := c.ChannelRecordings(ctx, uri, streamID, pageSize)
+	return selected, err
+}
+
+// ChannelRecordings lists the recordings of streamID on uri's media, as RecordingsOfChannel
+// does, and splits them: selected are those uri selects, others those it does not (made on
+// another host spelling, another port, without one of uri's parameters: another stream's,
+// or this one's under a channel misconfigured). Both are in id order; on an error both hold
+// what was listed before it.
+func (c *Client) ChannelRecordings(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) (selected, others []RecordingDescriptor, err error) {
 	all, err := c.RecordingsForURI(ctx, "aeron:"+uri.Media().String(), streamID, pageSize)
-	kept := all[:0]
-	for _, d := range all {
+	selected, others = splitSelected(uri, all)
+	return selected, others, err
+}
+
+// splitSelected splits descs into those whose original channel uri selects and the others,
+// each in descs's order.
+func splitSelected(uri channel.URI, descs []RecordingDescriptor) (selected, others []RecordingDescriptor) {
+	for _, d := range descs {
 		if uri.Selects(d.OriginalChannel) {
-			kept = append(kept, d)
+			selected = append(selected, d)
+		} else {
+			others = append(others, d)
 		}
 	}
-	return kept, err
+	return selected, others
 }
 
 // Recording returns one recording's descriptor, or an error wrapping
