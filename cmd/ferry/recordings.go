@@ -46,7 +46,7 @@ func recordings(args []string, stdout io.Writer) error {
 	ctx := context.Background()
 	committed, storeNote, storeErr := committedCheckpoints(cfg)
 	for _, s := range cfg.Streams {
-		descs, err := arc.RecordingsOfChannel(ctx, s.Channel, s.StreamID, 100)
+		descs, others, err := arc.ChannelRecordings(ctx, s.Channel, s.StreamID, 100)
 		if err != nil {
 			return fmt.Errorf("stream %s: list recordings: %w", s.Name, err)
 		}
@@ -68,8 +68,45 @@ func recordings(args []string, stdout io.Writer) error {
 		if err := w.Flush(); err != nil {
 			return err
 		}
+		printUnselected(stdout, s.Channel.String(), s.StreamID, len(descs), others)
 	}
 	return storeErr
+}
+
+// unselectedChannelsShown is how many of the unselected recordings' channels
+// printUnselected names.
+const unselectedChannelsShown = 5
+
+// printUnselected prints the channels of others, the recordings of the stream's stream id
+// and media that its configured channel does not select, a few with how many recordings
+// each, and a hint: all of them, when the channel selects none (selected 0), may be the
+// stream's own, made on a channel spelt otherwise. Nothing when there are none.
+func printUnselected(w io.Writer, configured string, streamID int32, selected int, others []archive.RecordingDescriptor) {
+	if len(others) == 0 {
+		return
+	}
+	var chans []string
+	count := map[string]int{}
+	for _, o := range others {
+		if count[o.OriginalChannel] == 0 {
+			chans = append(chans, o.OriginalChannel)
+		}
+		count[o.OriginalChannel]++
+	}
+	fmt.Fprintf(w, "  not selected by %s: %d recording(s) of stream id %d on other channels:\n", configured, len(others), streamID)
+	for _, c := range chans[:min(len(chans), unselectedChannelsShown)] {
+		fmt.Fprintf(w, "    %s: %d recording(s)\n", c, count[c])
+	}
+	if n := len(chans) - unselectedChannelsShown; n > 0 {
+		fmt.Fprintf(w, "    and %d more channel(s)\n", n)
+	}
+	if selected == 0 {
+		fmt.Fprintf(w, "  hint: the configured channel selects none of the stream id's recordings; if these are this stream's, "+
+			"configure a channel they were made on (its endpoint spelt as theirs, localhost is not 127.0.0.1, and no parameter they lack); "+
+			"if they are another stream's, this one has none yet\n")
+		return
+	}
+	fmt.Fprintf(w, "  hint: these are another stream's, or this one's recorded on a channel spelt otherwise, which ferry does not replay\n")
 }
 
 // recordingArchive is what recordingEnd asks the archive.

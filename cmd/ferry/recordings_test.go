@@ -80,3 +80,31 @@ func TestARecordingThatStopsAfterItIsListedIsShownStopped(t *testing.T) {
 		t.Errorf("recording position failed: demo says %q; want the failure and no bytes behind", line)
 	}
 }
+
+// The recordings of the stream id that the configured channel does not select (localhost
+// for the 127.0.0.1 they were made on) are shown under the stream, their channels with a
+// count and a hint, not left out of a listing of "0 recording(s)".
+func TestRecordingsTheChannelDoesNotSelectAreShown(t *testing.T) {
+	others := []archive.RecordingDescriptor{
+		{RecordingID: 1, OriginalChannel: "aeron:udp?endpoint=127.0.0.1:40123"},
+		{RecordingID: 2, OriginalChannel: "aeron:udp?endpoint=127.0.0.1:40123"},
+		{RecordingID: 3, OriginalChannel: "aeron:udp?endpoint=localhost:40124"},
+	}
+	var out strings.Builder
+	printUnselected(&out, "aeron:udp?endpoint=localhost:40123", 1001, 0, others)
+	for _, want := range []string{
+		"not selected by aeron:udp?endpoint=localhost:40123: 3 recording(s) of stream id 1001",
+		"    aeron:udp?endpoint=127.0.0.1:40123: 2 recording(s)\n",
+		"    aeron:udp?endpoint=localhost:40124: 1 recording(s)\n",
+		"hint: the configured channel selects none",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("ferry recordings prints\n%s\nwant it to say %q", out.String(), want)
+		}
+	}
+	out.Reset()
+	printUnselected(&out, "aeron:udp?endpoint=localhost:40123", 1001, 2, nil)
+	if out.Len() != 0 {
+		t.Errorf("with no unselected recordings ferry recordings prints\n%s\nwant nothing", out.String())
+	}
+}
