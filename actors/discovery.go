@@ -54,14 +54,6 @@ type discovery struct {
 	unselected string
 }
 
-// channelRecordings is an Archive that also returns the recordings of the stream id its
-// channel does not select (*archive.Client: [archive.Client.ChannelRecordings]). With one,
-// discovery says when the configured channel selects none of the stream's recordings;
-// without one (a test's archive) it lists the selected only.
-type channelRecordings interface {
-	ChannelRecordings(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) (selected, others []archive.RecordingDescriptor, err error)
-}
-
 // listResult and listAgain name the incarnation that asked for them (by). Mailbox and PID
 // survive a restart, and an earlier incarnation's, handled by the next, would run a listing
 // loop of their own beside the new one's.
@@ -137,13 +129,7 @@ func (d *discovery) list(ctx actor.Context) {
 		defer cancel()
 		began := time.Now()
 		listCtx, cancelList := context.WithTimeout(base, d.cfg.CallTimeout)
-		var descs, others []archive.RecordingDescriptor
-		var err error
-		if a, ok := d.env.Archive.(channelRecordings); ok {
-			descs, others, err = a.ChannelRecordings(listCtx, d.cfg.Channel, d.cfg.Def.StreamID, discoveryPageSize)
-		} else {
-			descs, err = d.env.Archive.RecordingsOfChannel(listCtx, d.cfg.Channel, d.cfg.Def.StreamID, discoveryPageSize)
-		}
+		descs, others, err := d.env.Archive.ChannelRecordings(listCtx, d.cfg.Channel, d.cfg.Def.StreamID, discoveryPageSize)
 		cancelList()
 		recorded := map[int64]int64{}
 		var recordedErr error

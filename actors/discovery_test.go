@@ -39,6 +39,13 @@ func (a *slowListings) RecordingsOfChannel(ctx context.Context, _ channel.URI, _
 	return nil, nil
 }
 
+// ChannelRecordings is RecordingsOfChannel's listing, with no recordings the channel does
+// not select.
+func (a *slowListings) ChannelRecordings(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) (selected, others []archive.RecordingDescriptor, err error) {
+	selected, err = a.RecordingsOfChannel(ctx, uri, streamID, pageSize)
+	return selected, nil, err
+}
+
 // Listings that take long come further apart than the discovery interval: at most a fifth
 // of the time goes to them (a catalog grown to thousands of recordings would otherwise hold
 // the archive's control session, shared by every replay, all the time), and the pause is
@@ -106,6 +113,13 @@ type positionsFailing struct {
 func (a *positionsFailing) RecordingsOfChannel(context.Context, channel.URI, int32, int32) ([]archive.RecordingDescriptor, error) {
 	<-time.After(a.spend) // a catalog of many pages
 	return []archive.RecordingDescriptor{{RecordingID: 3, StopPosition: archive.NullPosition}, {RecordingID: 4, StopPosition: archive.NullPosition}, {RecordingID: 5, StopPosition: archive.NullPosition}}, nil
+}
+
+// ChannelRecordings is RecordingsOfChannel's listing, with no recordings the channel does
+// not select.
+func (a *positionsFailing) ChannelRecordings(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) (selected, others []archive.RecordingDescriptor, err error) {
+	selected, err = a.RecordingsOfChannel(ctx, uri, streamID, pageSize)
+	return selected, nil, err
 }
 
 func (a *positionsFailing) MaxRecordedPosition(ctx context.Context, id int64) (int64, error) {
@@ -176,6 +190,13 @@ func (a *overlapping) RecordingsOfChannel(ctx context.Context, _ channel.URI, _ 
 	case <-ctx.Done():
 	}
 	return nil, nil
+}
+
+// ChannelRecordings is RecordingsOfChannel's listing, with no recordings the channel does
+// not select.
+func (a *overlapping) ChannelRecordings(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) (selected, others []archive.RecordingDescriptor, err error) {
+	selected, err = a.RecordingsOfChannel(ctx, uri, streamID, pageSize)
+	return selected, nil, err
 }
 
 // A discovery restarted (a bug, restarted once) while a listing is in flight, and with the

@@ -26,7 +26,9 @@ import (
 // Archive is what the pipeline asks of the Aeron Archive. *archive.Client implements it.
 // Every method blocks; actors call them only from their own goroutines.
 type Archive interface {
-	RecordingsOfChannel(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) ([]archive.RecordingDescriptor, error)
+	// ChannelRecordings lists the recordings of streamID on uri's media: those uri
+	// selects, and the others (a configured channel that selects none of them is said).
+	ChannelRecordings(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) (selected, others []archive.RecordingDescriptor, err error)
 	Recording(ctx context.Context, recordingID int64) (archive.RecordingDescriptor, error)
 	MaxRecordedPosition(ctx context.Context, recordingID int64) (int64, error)
 	StartReplay(ctx context.Context, recordingID, position, length int64, replayChannel string, replayStreamID int32) (int64, error)

@@ -144,6 +144,13 @@ type replayCounter struct{ started, stopped atomic.Int32 }
 func (a *replayCounter) RecordingsOfChannel(context.Context, channel.URI, int32, int32) ([]archive.RecordingDescriptor, error) {
 	return nil, nil
 }
+
+// ChannelRecordings is RecordingsOfChannel's listing, with no recordings the channel does
+// not select.
+func (a *replayCounter) ChannelRecordings(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) (selected, others []archive.RecordingDescriptor, err error) {
+	selected, err = a.RecordingsOfChannel(ctx, uri, streamID, pageSize)
+	return selected, nil, err
+}
 func (a *replayCounter) Recording(context.Context, int64) (archive.RecordingDescriptor, error) {
 	return archive.RecordingDescriptor{RecordingID: 7, StopPosition: archive.NullPosition}, nil
 }

@@ -572,6 +572,13 @@ func (*oneStoppedRecording) RecordingsOfChannel(context.Context, channel.URI, in
 	return []archive.RecordingDescriptor{{RecordingID: 7, StartTimestampMs: 1, StopTimestampMs: 2, StopPosition: 64, SessionID: 1}}, nil
 }
 
+// ChannelRecordings is RecordingsOfChannel's listing, with no recordings the channel does
+// not select.
+func (o *oneStoppedRecording) ChannelRecordings(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) (selected, others []archive.RecordingDescriptor, err error) {
+	selected, err = o.RecordingsOfChannel(ctx, uri, streamID, pageSize)
+	return selected, nil, err
+}
+
 // A checkpoint store write that Pipeline.Stop stopped waiting for (a hung disk) may still
 // land: a reconnect does not load the store, and start a pipeline from it, before it has.
 // Loaded before, the new pipeline would resume from checkpoints the write then overwrites,

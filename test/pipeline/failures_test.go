@@ -1048,7 +1048,7 @@ func (h *heldListings) release() {
 	}
 }
 
-func (h *heldListings) RecordingsOfChannel(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) ([]archive.RecordingDescriptor, error) {
+func (h *heldListings) ChannelRecordings(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) (selected, others []archive.RecordingDescriptor, err error) {
 	h.mu.Lock()
 	gate := h.gate
 	h.mu.Unlock()
@@ -1058,10 +1058,10 @@ func (h *heldListings) RecordingsOfChannel(ctx context.Context, uri channel.URI,
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 	}
-	return h.Archive.RecordingsOfChannel(ctx, uri, streamID, pageSize)
+	return h.Archive.ChannelRecordings(ctx, uri, streamID, pageSize)
 }
 
 // TestLesson14_HeadOfAWaitingRecordingPurgedFailsLoudly: recording B waits for A, whose

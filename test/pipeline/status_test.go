@@ -302,6 +302,13 @@ func (h hangingArchive) RecordingsOfChannel(ctx context.Context, _ channel.URI, 
 	return nil, h.hang(ctx)
 }
 
+// ChannelRecordings is RecordingsOfChannel's listing, with no recordings the channel does
+// not select.
+func (h hangingArchive) ChannelRecordings(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) (selected, others []archive.RecordingDescriptor, err error) {
+	selected, err = h.RecordingsOfChannel(ctx, uri, streamID, pageSize)
+	return selected, nil, err
+}
+
 func (h hangingArchive) Recording(ctx context.Context, _ int64) (archive.RecordingDescriptor, error) {
 	return archive.RecordingDescriptor{}, h.hang(ctx)
 }
