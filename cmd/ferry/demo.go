@@ -86,7 +86,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	// may come before ferry's own handler (runLoaded's) is there to see it. A second signal
 	// must reach Go's default once ferry lets it, so the demo lets go of the signals as soon
 	// as the first comes.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	// A Ctrl-C before ferry starts ends the demo there: ferry is not started after it.
 	interrupted := func(err error) error {

@@ -1,6 +1,6 @@
 // Command ferry replays Aeron Archive recordings into Apache Pulsar.
 //
-//	ferry run        --config FILE                     replay the archive into Pulsar until SIGTERM
+//	ferry run        --config FILE                     replay the archive into Pulsar until SIGTERM/SIGINT/SIGHUP
 //	ferry validate   --config FILE                     check a configuration, print its warnings
 //	ferry status     --config FILE [--json] [--watch] what a running ferry serves on /status
 //	ferry recordings --config FILE                     each stream's recordings, positions and commits

@@ -55,7 +55,7 @@ var restartPolicy = supervisor.Policy{
 }
 
 // runPipeline is `ferry run`: it connects to the media driver, the archive, Pulsar and the
-// store, starts the pipeline and runs until SIGINT or SIGTERM, then drains.
+// store, starts the pipeline and runs until SIGINT, SIGTERM or SIGHUP, then drains.
 func runPipeline(args []string, stderr io.Writer) error {
 	var path string
 	if err := flags("run", args, func(fs *flag.FlagSet) { fs.StringVar(&path, "config", "", "configuration file") }); err != nil {
@@ -151,10 +151,11 @@ func runLoaded(parent context.Context, path string, cfg *config.Config, warnings
 	return err
 }
 
-// drainOnSignal returns a context that the first SIGINT or SIGTERM ends, or the end of
+// drainOnSignal returns a context that the first SIGINT, SIGTERM or SIGHUP ends (a closing
+// terminal, or a wrapper forwarding its hangup, asks for the drain too), or the end of
 // parent (a signal its owner took), which starts the drain (up to drainTimeout), and a
 // function that ends it when the run ends. A second signal
-// ends the process at once, Go's default for both signals, once a second has passed since
+// ends the process at once, Go's default for these signals, once a second has passed since
 // the first signal or the run's end, whichever came first: a signal within it is taken for
 // the same request (a wrapper forwarding the terminal's Ctrl-C to its process group delivers
 // two), also when the run has ended meanwhile — a drain with nothing in flight ends within
@@ -163,7 +164,7 @@ func runLoaded(parent context.Context, path string, cfg *config.Config, warnings
 func drainOnSignal(parent context.Context, log *slog.Logger, after string) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{}) // the run ended
 	go func() {
 		select {

@@ -23,6 +23,8 @@ func TestMain(m *testing.M) {
 		aCopyOfTheSignalAfterAQuickDrain()
 	case "copy as the run ends":
 		aCopyOfTheSignalAsTheRunEnds()
+	case "hangup":
+		aHangupDrains()
 	}
 	os.Exit(m.Run())
 }
@@ -45,6 +47,17 @@ func aCopyOfTheSignalAsTheRunEnds() {
 	_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
 	stop() // the run ended meanwhile, before the signal was taken
 	cleanUpThroughACopy()
+}
+
+// aHangupDrains is the child of the test below: a hangup (the terminal closed, or peers
+// forwarded its own) starts the drain like SIGTERM instead of killing the process.
+func aHangupDrains() {
+	ctx, stop := drainOnSignal(context.Background(), slog.New(slog.DiscardHandler), "")
+	_ = syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	<-ctx.Done()
+	stop()
+	fmt.Println("cleaned up")
+	os.Exit(0)
 }
 
 // cleanUpThroughACopy sends the process the signal's copy, cleans up (`ferry demo`'s: its
@@ -72,6 +85,12 @@ func TestACopyOfTheSignalAsTheRunEndsIsTheSameRequest(t *testing.T) {
 	for range 10 { // the signal and the run's end race: each run may go either way
 		survives(t, "copy as the run ends")
 	}
+}
+
+// TestAHangupDrains: SIGHUP starts the drain as SIGTERM does; Go's default for it killed
+// ferry with its messages in flight when the terminal running it closed.
+func TestAHangupDrains(t *testing.T) {
+	survives(t, "hangup")
 }
 
 // survives runs the test binary as the signalled process of scenario and fails unless it
