@@ -160,34 +160,61 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	}
 	// Anything stored under the name, even what Load refuses (another definition, a corrupt
 	// value), is what a reset deletes.
-	_, state, lerr := load(st, stream)
+	def, state, lerr := load(st, stream)
 	var uv *store.UnknownVersionError
 	if errors.As(lerr, &uv) && !force {
 		return newerFerryRefusal(stream.Name, path, uv)
 	}
 	stored := state.Stored || lerr != nil
+	if stored {
+		// Said before the deletion, which a pasted advice with --yes does at once: the
+		// positions are the only record of where the stream stood.
+		if err := listDeleted(stdout, stream.Name, def, state, path, lerr); err != nil {
+			return err
+		}
+	}
 	if err := st.Reset(stream.Name); err != nil {
 		return err
 	}
 	if !stored {
-		fmt.Fprintf(stdout, "stream %s: nothing stored in %s, nothing deleted; ferry starts at its configured start position\n", stream.Name, path)
+		fmt.Fprintf(stdout, "stream %s: nothing stored in %s, nothing deleted; ferry's next run %s\n", stream.Name, path, afterReset(stream.Start))
 		return nil
 	}
 	fmt.Fprintf(stdout, "stream %s: checkpoint deleted from %s (verified by reading back); ferry's next run %s\n", stream.Name, path, afterReset(stream.Start))
 	return nil
 }
 
+// listDeleted prints, before a reset deletes them, the checkpoints of stream name that path
+// holds (or that they cannot be read, lerr), so that the operator can set a start_position
+// from where the stream stood.
+func listDeleted(stdout io.Writer, name string, def store.Stream, state store.State, path string, lerr error) error {
+	switch {
+	case lerr != nil:
+		fmt.Fprintf(stdout, "stream %s: deleting what %s stores of it; its checkpoints cannot be read (%v), so they are not listed\n", name, path, lerr)
+		return nil
+	case len(state.Checkpoints) == 0:
+		fmt.Fprintf(stdout, "stream %s: deleting its definition from %s; no checkpoint of a recording is stored\n", name, path)
+		return nil
+	}
+	fmt.Fprintf(stdout, "stream %s: deleting these checkpoints; to publish on from where one stood, set start_recording_id and start_position to its RECORDING and POSITION (the recordings below it are then left out):\n", name)
+	return printCheckpoints(stdout, def, state, path)
+}
+
+// dedupCaveat is what a record published again becomes: the topic's deduplication drops it
+// only while the broker remembers the producer that published it first.
+const dedupCaveat = "stored twice unless the topic's deduplication still remembers the recording's producer (Pulsar forgets a producer idle for brokerDeduplicationProducerInactivityTimeoutMinutes, 6 hours by default)"
+
 // afterReset says what a run does with no checkpoint stored: where the configured start
-// position begins, and what it leaves out — with latest or a later recording, what was
-// recorded after the deleted checkpoint and not yet published is never published.
+// position begins, and what it leaves out — with latest, nothing the archive holds now;
+// with a later recording, the recordings below it.
 func afterReset(start config.StartPosition) string {
 	switch start.Kind {
 	case config.StartLatest:
-		return "starts at start_position latest: each live recording at its live end, every stopped one left out, so what the archive recorded beyond the deleted checkpoint and ferry had not published yet is never published (set start_position to earliest, or to a position in a recording, to publish it)"
+		return "starts at start_position latest: nothing the archive holds now is published — each live recording is taken up at its live end, every stopped one is left out — so what ferry had not published yet of them is never published (set start_position to earliest, or to a position in a recording, to publish it)"
 	case config.StartAt:
-		return fmt.Sprintf("starts at position %d of recording %d (start_position, start_recording_id): the recordings below it are left out, and what is published again from there is stored twice unless Pulsar deduplicates it", start.Position, start.RecordingID)
+		return fmt.Sprintf("starts at position %d of recording %d (start_position, start_recording_id): the recordings below it are left out, and what is published again from there is %s", start.Position, start.RecordingID, dedupCaveat)
 	}
-	return "publishes every recording in the archive again from its start: stored twice unless Pulsar deduplicates it"
+	return "publishes every recording in the archive again from its start: what was published before is " + dedupCaveat
 }
 
 // checkpointForget completes the checkpoint of a recording that vanished from the archive

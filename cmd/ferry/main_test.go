@@ -317,8 +317,10 @@ func TestCheckpointShowAndReset(t *testing.T) {
 func TestCheckpointResetSaysWhatTheStartPositionLeavesOut(t *testing.T) {
 	for _, c := range []struct{ extra, want string }{
 		{"", "publishes every recording in the archive again from its start"},
+		{"", "brokerDeduplicationProducerInactivityTimeoutMinutes, 6 hours by default"},
 		{"    start_position: latest\n", "never published"},
 		{"    start_position: 4096\n    start_recording_id: 9\n", "starts at position 4096 of recording 9"},
+		{"    start_position: 4096\n    start_recording_id: 9\n", "still remembers the recording's producer (Pulsar forgets a producer idle"},
 	} {
 		path, storePath := writeConfig(t, c.extra)
 		def := ordersDef("orders")
@@ -329,6 +331,40 @@ func TestCheckpointResetSaysWhatTheStartPositionLeavesOut(t *testing.T) {
 		if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes"); code != exitOK || !strings.Contains(out, c.want) {
 			t.Errorf("%q: reset = %d\n%s%s; want %q", c.extra, code, out, errOut, c.want)
 		}
+	}
+}
+
+// A reset lists, before it deletes them, the checkpoints it deletes — recording, position,
+// completed or not — and says what start_position latest leaves out, also with --yes and
+// with nothing stored: an advice pasted with --yes otherwise dropped the only record of
+// where the stream stood, and latest skips the stopped recordings the archive still holds.
+func TestCheckpointResetListsWhatItDeletesAndWhatLatestLeavesOut(t *testing.T) {
+	path, storePath := writeConfig(t, "    start_position: latest\n")
+	def := ordersDef("orders")
+	saved(t, storePath, def,
+		store.Checkpoint{RecordingID: 5, Position: 128, Completed: true, UpdatedAtMs: 1},
+		store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1})
+	code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
+	if code != exitOK {
+		t.Fatalf("reset = %d\n%s%s", code, out, errOut)
+	}
+	deleted := strings.Index(out, "checkpoint deleted")
+	for _, want := range []string{"start_recording_id and start_position", "RECORDING", "4096", "acknowledged up to POSITION", "completed"} {
+		if i := strings.Index(out, want); i < 0 || i > deleted {
+			t.Errorf("reset printed %q at %d, the deletion at %d; want it before:\n%s", want, i, deleted, out)
+		}
+	}
+	for _, row := range [][]string{{"5", "128", "completed"}, {"7", "4096", "acknowledged"}} {
+		if !regexp.MustCompile(`(?m)^` + strings.Join(row, `\s+`)).MatchString(out) {
+			t.Errorf("reset lists no row %v:\n%s", row, out)
+		}
+	}
+	if !strings.Contains(out, "nothing the archive holds now is published") {
+		t.Errorf("reset = %q; want what latest leaves out", out)
+	}
+	code, out, errOut = ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
+	if code != exitOK || !strings.Contains(out, "nothing deleted") || !strings.Contains(out, "nothing the archive holds now is published") {
+		t.Fatalf("reset with nothing stored = %d\n%s%s; want what latest leaves out", code, out, errOut)
 	}
 }
 

@@ -202,12 +202,16 @@ func resetStoredOnly(stdout io.Writer, st store.Store, path string, nc *notConfi
 		return usageError{fmt.Sprintf("checkpoint reset deletes what ferry has committed for stream %s, which %s does not name (if a configured stream is stream %s renamed, it is what that stream resumes from under its old name); add --yes to do it",
 			nc.name, nc.cfgPath, nc.name)}
 	}
+	var state store.State
 	if err == nil {
-		_, err = st.Load(def) // what a newer ferry wrote among its checkpoints
+		state, err = st.Load(def) // what a newer ferry wrote among its checkpoints
 	}
 	var uv *store.UnknownVersionError
 	if errors.As(err, &uv) && !force {
 		return newerFerryRefusal(nc.name, path, uv)
+	}
+	if err := listDeleted(stdout, nc.name, def, state, path, err); err != nil {
+		return err
 	}
 	if err := st.Reset(nc.name); err != nil {
 		return err

@@ -155,6 +155,9 @@ func TestCheckpointShowAndResetOfAStreamOnlyTheStoreHolds(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "stream a: checkpoint deleted from "+storePath+" (verified by reading back)") {
 		t.Fatalf("reset of a stream only the store holds = %d\n%s%s; want exit 0, deleted and verified", code, out, errOut)
 	}
+	if listed := strings.Index(out, "4096"); listed < 0 || listed > strings.Index(out, "checkpoint deleted") {
+		t.Fatalf("reset of a stream only the store holds:\n%s\nwant the checkpoint it deletes (recording 7 at 4096) listed before the deletion", out)
+	}
 	if got := storedNames(t, storePath); !slices.Equal(got, []string{"orders"}) {
 		t.Fatalf("after the reset the store holds %q; want orders alone", got)
 	}
