@@ -221,19 +221,9 @@ func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int, stdou
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w (`make demo` starts an ArchivingMediaDriver)", err)
 	}
-	// Not auto-stopped: the publisher restarts mid-demo, and its new session must be
-	// recorded too (a new recording, so a rotation).
-	subID, err := arc.StartRecording(ctx, demoChannel, demoStreamID, archive.SourceLocal, false)
-	var refused *archive.Error
-	switch {
-	case errors.As(err, &refused) && refused.Code == archiveActiveSubscription:
-		subID = -1 // an earlier demo's recording subscription on this archive records it already
-	case err != nil:
-		_ = arc.Close()
-		_ = ac.Close()
-		return nil, fmt.Errorf("demo: start recording: %w", err)
-	}
-	pub, err := ac.AddExclusivePublication(ctx, demoChannel, demoStreamID)
+	subID, pub, err := recordAndPublish(ctx, arc, func(ctx context.Context) (*aeron.ExclusivePublication, error) {
+		return ac.AddExclusivePublication(ctx, demoChannel, demoStreamID)
+	})
 	if err != nil {
 		_ = arc.Close()
 		_ = ac.Close()
@@ -266,6 +256,45 @@ func startDemoPublisher(ctx context.Context, cfg *config.Config, rate int, stdou
 		l.run(ctx)
 	}()
 	return p, nil
+}
+
+// demoRecorder is what the demo asks of the archive for its stream's recording: an
+// [*archive.Client], or a test's stand-in.
+type demoRecorder interface {
+	StartRecording(ctx context.Context, ch string, streamID int32, source archive.SourceLocation, autoStop bool) (int64, error)
+	StopRecordingSubscription(ctx context.Context, subscriptionID int64) error
+}
+
+// recordAndPublish starts the archive's recording of the demo stream, then its publication
+// (addPub). It returns the recording subscription it started, -1 if an earlier demo's
+// records the stream already. When the publication fails, it stops the subscription it
+// started: left behind, it records the stream on and every later demo on the archive would
+// find it there (ACTIVE_SUBSCRIPTION) with no one to stop it.
+func recordAndPublish[P any](ctx context.Context, arc demoRecorder, addPub func(context.Context) (P, error)) (int64, P, error) {
+	var none P
+	// Not auto-stopped: the publisher restarts mid-demo, and its new session must be
+	// recorded too (a new recording, so a rotation).
+	subID, err := arc.StartRecording(ctx, demoChannel, demoStreamID, archive.SourceLocal, false)
+	var refused *archive.Error
+	switch {
+	case errors.As(err, &refused) && refused.Code == archiveActiveSubscription:
+		subID = -1 // an earlier demo's recording subscription on this archive records it already
+	case err != nil:
+		return -1, none, fmt.Errorf("demo: start recording: %w", err)
+	}
+	pub, err := addPub(ctx)
+	if err != nil {
+		if subID >= 0 {
+			// Not ctx: a Ctrl-C may be what failed the publication.
+			stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if serr := arc.StopRecordingSubscription(stopCtx, subID); serr != nil {
+				err = fmt.Errorf("%w (and the demo's recording subscription %d could not be stopped: %v; a later demo on this archive finds it recording the stream already)", err, subID, serr)
+			}
+			cancel()
+		}
+		return -1, none, err
+	}
+	return subID, pub, nil
 }
 
 // offerRetryFor is how long the sample publisher offers one message again while the

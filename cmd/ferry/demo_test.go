@@ -15,6 +15,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/aeron"
+	"github.com/ferry-bridge/ferry/aeron/archive"
 )
 
 // standInPublication is an offerer that refuses the offers of the messages numbered in
@@ -224,5 +225,54 @@ func TestTheDemosReaderCountsMessagesThatAreNotFerrysApart(t *testing.T) {
 	}
 	if _, pos0, _ := r.get(0); pos0 != 0 {
 		t.Errorf("recording 0 has position %d: a foreign message was taken for ferry's", pos0)
+	}
+}
+
+// fakeRecorder is the archive as recordAndPublish asks it: StartRecording answers startErr
+// or subscription 42, and the subscriptions stopped are kept.
+type fakeRecorder struct {
+	startErr error
+	stopped  []int64
+}
+
+func (f *fakeRecorder) StartRecording(context.Context, string, int32, archive.SourceLocation, bool) (int64, error) {
+	if f.startErr != nil {
+		return 0, f.startErr
+	}
+	return 42, nil
+}
+
+func (f *fakeRecorder) StopRecordingSubscription(_ context.Context, id int64) error {
+	f.stopped = append(f.stopped, id)
+	return nil
+}
+
+// The demo stops the recording subscription it started when its publication then fails:
+// left behind, it recorded on and every later demo on that archive found it
+// (ACTIVE_SUBSCRIPTION) with no one to stop it. One an earlier demo started is not its own
+// to stop; one that started with the publication is stopped at the demo's close.
+func TestTheDemoStopsTheRecordingItStartedWhenItsPublicationFails(t *testing.T) {
+	failed := errors.New("no publication")
+	for _, c := range []struct {
+		name     string
+		startErr error
+		pubErr   error
+		stopped  []int64
+	}{
+		{"publication fails", nil, failed, []int64{42}},
+		{"an earlier demo's subscription, publication fails", &archive.Error{Code: archiveActiveSubscription}, failed, nil},
+		{"publication added", nil, nil, nil},
+	} {
+		arc := &fakeRecorder{startErr: c.startErr}
+		subID, _, err := recordAndPublish(context.Background(), arc, func(context.Context) (int, error) { return 1, c.pubErr })
+		if !errors.Is(err, c.pubErr) || (err == nil) != (c.pubErr == nil) {
+			t.Errorf("%s: err %v; want %v", c.name, err, c.pubErr)
+		}
+		if !slices.Equal(arc.stopped, c.stopped) {
+			t.Errorf("%s: subscriptions stopped %v; want %v", c.name, arc.stopped, c.stopped)
+		}
+		if c.pubErr == nil && subID != 42 {
+			t.Errorf("%s: subscription %d; want 42, for the demo's close to stop", c.name, subID)
+		}
 	}
 }
