@@ -408,5 +408,5 @@ func headCutToGoOn(stream string, id int64) string {
 // resetToGoOn is the way on for a stream stopped over records the archive no longer has:
 // accept the loss, and publish the stream again from its start position.
 func resetToGoOn(stream string) string {
-	return fmt.Sprintf("to go on without them, run `%s`: the stream then publishes again from its configured start_position, and what it had published is stored again unless the topic's deduplication still remembers its producers", store.ResetCommand(stream))
+	return fmt.Sprintf("to go on without them, run `%s`: the stream then publishes again from its configured start_position, and what it had published is %s", store.ResetCommand(stream), store.StoredTwice)
 }

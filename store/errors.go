@@ -59,6 +59,12 @@ func ResetCommand(stream string) string {
 	return "ferry checkpoint reset --config FILE --stream " + stream + " --yes"
 }
 
+// StoredTwice is what becomes of a record that a stream publishes again after a reset: the
+// topic's deduplication drops it only while the broker remembers the producer that published
+// it first, and the broker forgets an idle one.
+const StoredTwice = "stored twice unless the topic's deduplication still remembers the recording's producer " +
+	"(Pulsar forgets a producer idle for brokerDeduplicationProducerInactivityTimeoutMinutes, 6 hours by default)"
+
 // ForgetCommand is the command line that completes the checkpoint of recording id of stream
 // where it stands, after the archive lost the recording (`ferry checkpoint forget`).
 func ForgetCommand(stream string, id int64) string {
@@ -92,8 +98,8 @@ func (e *CorruptError) Error() string {
 			e.File, e.Reason, why)
 	}
 	return fmt.Sprintf("checkpoint store %s: stream %q, %s is corrupt: %s; %s, then run `%s` "+
-		"(the stream replays from its configured start position) or restore the file from a backup",
-		e.File, e.Stream, e.Key, e.Reason, why, ResetCommand(e.Stream))
+		"(the stream replays from its configured start position; what it published before is %s) or restore the file from a backup",
+		e.File, e.Stream, e.Key, e.Reason, why, ResetCommand(e.Stream), StoredTwice)
 }
 
 // Is reports whether target is [ErrCorrupt].
@@ -162,8 +168,8 @@ func (e *StreamChangedError) Changes() []string {
 func (e *StreamChangedError) Error() string {
 	return fmt.Sprintf("checkpoint store %s: stream %q definition changed (%s): its checkpoints are "+
 		"positions in recordings of the stored definition; restore the stored definition, or run `%s` "+
-		"to start the stream again from its configured start position",
-		e.File, e.Configured.Name, strings.Join(e.Changes(), ", "), ResetCommand(e.Configured.Name))
+		"to start the stream again from its configured start position (what it published before is then %s)",
+		e.File, e.Configured.Name, strings.Join(e.Changes(), ", "), ResetCommand(e.Configured.Name), StoredTwice)
 }
 
 // Is reports whether target is [ErrStreamChanged].

@@ -200,10 +200,6 @@ func listDeleted(stdout io.Writer, name string, def store.Stream, state store.St
 	return printCheckpoints(stdout, def, state, path)
 }
 
-// dedupCaveat is what a record published again becomes: the topic's deduplication drops it
-// only while the broker remembers the producer that published it first.
-const dedupCaveat = "stored twice unless the topic's deduplication still remembers the recording's producer (Pulsar forgets a producer idle for brokerDeduplicationProducerInactivityTimeoutMinutes, 6 hours by default)"
-
 // afterReset says what a run does with no checkpoint stored: where the configured start
 // position begins, and what it leaves out — with latest, nothing the archive holds now;
 // with a later recording, the recordings below it.
@@ -212,9 +208,9 @@ func afterReset(start config.StartPosition) string {
 	case config.StartLatest:
 		return "starts at start_position latest: nothing the archive holds now is published — each live recording is taken up at its live end, every stopped one is left out — so what ferry had not published yet of them is never published (set start_position to earliest, or to a position in a recording, to publish it)"
 	case config.StartAt:
-		return fmt.Sprintf("starts at position %d of recording %d (start_position, start_recording_id): the recordings below it are left out, and what is published again from there is %s", start.Position, start.RecordingID, dedupCaveat)
+		return fmt.Sprintf("starts at position %d of recording %d (start_position, start_recording_id): the recordings below it are left out, and what is published again from there is %s", start.Position, start.RecordingID, store.StoredTwice)
 	}
-	return "publishes every recording in the archive again from its start: what was published before is " + dedupCaveat
+	return "publishes every recording in the archive again from its start: what was published before is " + store.StoredTwice
 }
 
 // checkpointForget completes the checkpoint of a recording that vanished from the archive
