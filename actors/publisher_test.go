@@ -864,3 +864,31 @@ func TestARecordPassingOverTheBrokersLastMessageStopsTheStream(t *testing.T) {
 		t.Fatalf("sent %v; the record passing over the broker's last message went out", s)
 	}
 }
+
+// A re-delivery waits until every send of the failed epoch has its outcome: a re-send
+// that overtook an unanswered send of the failed epoch would have the broker answer
+// receipts out of the client's order, and pulsar-client-go v0.19.0 drops the connection
+// for that (docs/findings.md).
+func TestAReDeliveryWaitsForTheOutcomesOfTheFailedEpoch(t *testing.T) {
+	rec := &sendRecorder{}
+	system, nb, pub := startPublisher(t, rec)
+	system.Root.Send(pub, batch(0, 64, 128))
+	rec.answer(t, "64", errors.New("broker said no"))
+	if f := next[*messages.PublishFailed](t, nb.tracker); f.End != 64 || f.NotSent {
+		t.Fatalf("outcome %+v; want the record ending at 64 failed", f)
+	}
+	system.Root.Send(pub, batch(1, 64, 128))
+	eventually.Always(t, 200*time.Millisecond, func() error {
+		if s := rec.sent(); !slices.Equal(s, []string{"64", "128"}) {
+			return fmt.Errorf("sent %v while the send of 128 of the failed epoch has no outcome; want only 64 and 128 of epoch 0", s)
+		}
+		return nil
+	})
+	rec.answer(t, "128", nil)
+	eventually.NoError(t, waitFor, func() error {
+		if s := rec.sent(); !slices.Equal(s, []string{"64", "128", "64", "128"}) {
+			return fmt.Errorf("sent %v; want epoch 0's 64 and 128, then their re-delivery", s)
+		}
+		return nil
+	})
+}
