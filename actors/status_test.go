@@ -673,3 +673,26 @@ func TestATransportStreamIsLiveOnlyWhileSubscribed(t *testing.T) {
 		t.Errorf("subscription lost, past stall_after: %s, healthy %v, %q; want stalled, not healthy, saying the subscription closed", st.State, st.Healthy, st.Reason)
 	}
 }
+
+// A checkpoint failure stays listed, with its time, after a save succeeds (lesson 24:
+// failures persist until superseded by one of their kind): the success ends the
+// unhealthiness the failing saves caused, not the record of them.
+func TestACheckpointFailureOutlivesTheSaveThatSucceedsAfterIt(t *testing.T) {
+	const stall = time.Minute
+	s := newStreamStatus(0)
+	s.listed = true
+	s.written(&messages.StoreWritten{Failed: true}, 1_000)
+	s.failure(&messages.Failure{AtMs: 1_000, Kind: "checkpoint", Message: "disk full"})
+	now := 1_000 + stall.Milliseconds() + 1
+	if st := s.build("orders", "archive", nil, nil, stall, now); st.Healthy {
+		t.Fatalf("every save failed for longer than the threshold: healthy; want stalled")
+	}
+	s.written(&messages.StoreWritten{}, now+1)
+	st := s.build("orders", "archive", nil, nil, stall, now+1)
+	if !st.Healthy {
+		t.Fatalf("after a save that succeeded: unhealthy (%q); want healthy", st.Reason)
+	}
+	if len(st.Failures) != 1 || st.Failures[0].Kind != "checkpoint" || st.Failures[0].AtMs != 1_000 || st.Failures[0].Message != "disk full" {
+		t.Fatalf("failures after a save that succeeded: %v; want the checkpoint failure at 1000 ms, disk full", st.Failures)
+	}
+}
