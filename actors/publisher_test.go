@@ -892,3 +892,25 @@ func TestAReDeliveryWaitsForTheOutcomesOfTheFailedEpoch(t *testing.T) {
 		return nil
 	})
 }
+
+// A failure's time is the wall clock's, in milliseconds since the epoch, as the status
+// shows it (lesson 25).
+func TestAFailureIsTimedByTheWallClockInMilliseconds(t *testing.T) {
+	before := time.Now().UnixMilli()
+	_, nb, _ := startPublisherWith(t, &sendRecorder{}, func(env *Env, _ *StreamConfig) {
+		env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) {
+			return nil, errors.New("connection refused")
+		}
+	})
+	for {
+		m, ok := next[any](t, nb.stream).(*messages.FailureObserved)
+		if !ok || m.Failure.Kind != "producer" {
+			continue
+		}
+		after := time.Now().UnixMilli()
+		if at := m.Failure.AtMs; at < before || at > after {
+			t.Fatalf("the failure of the producer's creation is at %d; want the wall clock in milliseconds, between %d and %d", at, before, after)
+		}
+		return
+	}
+}
