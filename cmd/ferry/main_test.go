@@ -959,3 +959,29 @@ func TestLesson14_ForgetOfACompletedRecordingChangesNothingAndSaysToGoOn(t *test
 		t.Errorf("checkpoints after forget of a completed recording: %+v; want it unchanged, %+v", state.Checkpoints, cp)
 	}
 }
+
+// failingLoad is a checkpoint store whose every Load fails as the storage itself would (a
+// read error of the disk): neither damage nor another ferry's data nor a changed stream.
+type failingLoad struct {
+	store.Store
+	err error
+}
+
+func (f failingLoad) Load(store.Stream) (store.State, error) { return store.State{}, f.err }
+
+// A load that fails for any reason stops the start (lesson 12): a read error of the
+// storage is not "no checkpoint", which would start the stream at its start position and
+// publish again what its checkpoint covers.
+func TestAStoreThatCannotBeReadStopsTheStart(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	saved(t, storePath, ordersDef("orders"), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	cfg, st := configAndStore(t, path, storePath)
+	ioErr := errors.New("i/o error")
+	for _, done := range []bool{false, true} { // the start, then a reconnect
+		reset := done
+		configs, err := streamConfigs(cfg, failingLoad{st, ioErr}, slog.New(slog.DiscardHandler), &reset, nil)
+		if !errors.Is(err, ioErr) || len(configs) != 0 {
+			t.Fatalf("streams loaded from a store that cannot be read (resets done before: %t): %d streams, error %v; want none, the read error", done, len(configs), err)
+		}
+	}
+}
