@@ -7,10 +7,12 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -272,4 +274,82 @@ func TestAnEndOfStreamIsToldFromTheRecordingAsItIsNow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// imagelessSubscription is a subscription as the client makes one that never gets an
+// image, already closed (so that closing it again asks nothing of a client). The aeron
+// package has no constructor for it outside itself: its empty image list and closed flag
+// are set through reflection.
+func imagelessSubscription(t *testing.T) *aeron.Subscription {
+	t.Helper()
+	sub := &aeron.Subscription{}
+	v := reflect.ValueOf(sub).Elem()
+	images := v.FieldByName("images")
+	closed := v.FieldByName("closed")
+	if !images.IsValid() || !closed.IsValid() {
+		t.Fatal("aeron.Subscription has no images or closed field: imagelessSubscription needs updating")
+	}
+	(*atomic.Pointer[[]*aeron.Image])(unsafe.Pointer(images.UnsafeAddr())).Store(&[]*aeron.Image{})
+	(*atomic.Bool)(unsafe.Pointer(closed.UnsafeAddr())).Store(true)
+	return sub
+}
+
+// imagelessSubscriber makes subscriptions that never get an image.
+type imagelessSubscriber struct{ t *testing.T }
+
+func (s imagelessSubscriber) AddSubscription(context.Context, string, int32, aeron.ImageHandlers) (*aeron.Subscription, error) {
+	return imagelessSubscription(s.t), nil
+}
+
+// A replay whose image never joins (the archive started it, and nothing arrives) does not
+// poll for ever: after imageJoinTimeout it fails with a read failure the stream's status
+// shows, and its next incarnation starts the replay again (lesson 16).
+func TestAReplayWhoseImageNeverJoinsIsStartedAgain(t *testing.T) {
+	env, cfg := testEnv(t)
+	arc := &replayCounter{}
+	env.Archive, env.Aeron = arc, imagelessSubscriber{t}
+	ch, err := channel.Parse("aeron:ipc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReplayChannel, cfg.ReplayStreamID = ch, 99
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	began := time.Now()
+	replay, _ := spawnSupervised(t, system, env, cfg, newReplay(env, cfg, &messages.RecordingInfo{RecordingId: 7}, pids, -1, -1))
+	// The checkpointer's part, for every incarnation: the watermark, then taken on.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case m := <-nb.checkpointer:
+				switch m := m.(type) {
+				case *messages.WatermarkRequest:
+					system.Root.Send(replay, &messages.Watermark{RecordingId: 7, Generation: m.Generation, Stored: true, Position: 0})
+				case *messages.ReplayStarted:
+					system.Root.Send(replay, &messages.TakenOn{RecordingId: 7, Generation: m.Generation})
+				}
+			}
+		}
+	}()
+	var read *messages.Failure
+	eventually.NoError(t, imageJoinTimeout+waitFor, func() error {
+		if fs := failuresOf(nb.stream, "read"); len(fs) > 0 {
+			read = fs[0]
+			return nil
+		}
+		return fmt.Errorf("no read failure %s after the replay was started", time.Since(began).Round(time.Second))
+	})
+	if !strings.Contains(read.Message, "did not join") {
+		t.Errorf("the read failure says %q; want that the replay image did not join", read.Message)
+	}
+	eventually.NoError(t, waitFor, func() error {
+		if n := arc.started.Load(); n < 2 {
+			return fmt.Errorf("replays started %d; want the replay started again", n)
+		}
+		return nil
+	})
 }
