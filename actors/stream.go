@@ -377,6 +377,15 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		s.known[r.RecordingId] = r
 		s.status.known(r, l.ListedAtMs)
 	}
+	// A recording whose replay reached its end, but which a listing since showed recorded or
+	// stopped beyond it (extended before its final checkpoint was persisted, so checkEnd saw
+	// nothing), and which the archive then deleted, vanished with records ferry never
+	// published: completed at its old end, or waited for, it would lose them without a word
+	// (lesson 14).
+	if err := s.finishedShort(present); err != nil {
+		s.fail(ctx, supervisor.Poison, err)
+		return
+	}
 	// A recording ferry published to its end (its final checkpoint persisted) that the
 	// archive deleted before a listing showed it stopped did not vanish unpublished: it
 	// stopped, and is done (completeFinished, below), not waited for as live.
@@ -428,6 +437,47 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		return
 	}
 	s.completeFinished(ctx)
+}
+
+// finishedShort returns the stream's failure if a recording ferry finished (its final
+// checkpoint persisted, its completion not yet taken) is gone from the listing (present)
+// although the listing before had it recorded or stopped beyond where ferry finished it:
+// the records in between were never published and the archive no longer has them.
+func (s *streamSupervisor) finishedShort(present map[int64]bool) error {
+	var lost []string
+	var ids []int64
+	for _, id := range slices.Sorted(maps.Keys(s.finished)) {
+		k := s.known[id]
+		if present[id] || k == nil {
+			continue
+		}
+		end, how := k.StopPosition, "stopped at"
+		if k.Live {
+			end, how = k.RecordedPosition, "recorded to"
+		}
+		if final := s.finalAt[id]; end > final {
+			lost = append(lost, fmt.Sprintf("recording %d, published to %d where its replay ended, was %s %d at the listing before (the archive extended it)", id, final, how, end))
+			ids = append(ids, id)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	ranges := make([]string, len(ids))
+	for i, id := range ids {
+		k, end := s.known[id], s.known[id].StopPosition
+		if k.Live {
+			end = k.RecordedPosition
+		}
+		ranges[i] = fmt.Sprintf("recording %d's records from %d to %d", id, s.finalAt[id], end)
+	}
+	gone := "it is no longer in the archive"
+	if len(ids) > 1 {
+		gone = "none of them is in the archive any more"
+	}
+	return fmt.Errorf("%s; %s (purged by retention, or another archive): %s were never published and are lost. "+
+		"Its checkpoint is completed where its replay ended, so ferry, started again, goes on with the recordings after it without those records; or, %s",
+		strings.Join(lost, "; "), gone, strings.Join(ranges, ", "), resetToGoOn(s.cfg.Def.Name))
 }
 
 // leftOutLive says, once per recording, that the start position leaves out a recording that

@@ -318,6 +318,45 @@ func TestARecordingFinishedThenDeletedBeforeItsStopWasListedIsDone(t *testing.T)
 	}
 }
 
+// A recording whose replay ended (its final checkpoint persisted) after a listing showed it
+// extended beyond that end, and that the archive deleted before the next listing, vanished
+// with records ferry never published: the stream stops, naming them, whether the listing
+// had it live or stopped beyond the end — not completed at the old end without a word, nor
+// waited for for ever (lesson 14).
+func TestAFinishedRecordingExtendedThenDeletedStopsTheStream(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		extended *messages.RecordingInfo
+	}{
+		{"live", &messages.RecordingInfo{RecordingId: 5, StartMs: 500, Live: true, StopPosition: -1, RecordedPosition: 300}},
+		{"stopped", &messages.RecordingInfo{RecordingId: 5, StartMs: 500, StopMs: 1_800, StopPosition: 300, RecordedPosition: 300}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, cfg := testEnv(t)
+			s, nobody, failed, run := bareStream(t, env, cfg)
+			six := &messages.RecordingInfo{RecordingId: 6, StartMs: 2_500, StopMs: 2_800, StopPosition: 64, RecordedPosition: 64}
+			run(func(ctx actor.Context) {
+				for _, id := range []int64{5, 6} { // as if spawned: the test runs no recording's actors
+					s.running[id] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody}
+				}
+				s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{{RecordingId: 5, StartMs: 500, StopMs: 900, StopPosition: 200, RecordedPosition: 200}}})
+				s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{tc.extended}})
+				s.recordingCompleted(ctx, &messages.CheckpointPersisted{RecordingId: 5, Position: 200, Completed: true})
+				for _, at := range []int64{3_000, 4_000} { // retention deleted it
+					s.listed(ctx, &messages.RecordingsListed{ListedAtMs: at, Recordings: []*messages.RecordingInfo{six}})
+				}
+			})
+			err := failed()
+			if err == nil || !strings.Contains(err.Error(), "recording 5's records from 200 to 300 were never published and are lost") {
+				t.Fatalf("the stream failed with %v (completed %v, finished %v, waiting %v); want the records lost named", err, s.completed, s.finished, s.schedule.Waiting())
+			}
+			if s.completed[5] {
+				t.Fatalf("recording 5 completed at 200; want it not completed")
+			}
+		})
+	}
+}
+
 // A recording ferry has not published to its end that the archive truncates between two
 // listings (waiting behind a live one, or between two replays of it) stops the stream:
 // replayed to its new stop, it would count as completed with the records cut off never
