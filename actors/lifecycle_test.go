@@ -1164,6 +1164,31 @@ func TestARecordStoredAboveAFailureStopsTheStreamInEitherOrder(t *testing.T) {
 	}
 }
 
+// A replay started again from the persisted checkpoint (a send failed after the first replay
+// had reached the end) that reaches an end below what was acknowledged found the recording
+// truncated in the archive: the stream stops as over the other truncations, naming the
+// records the archive no longer holds, not as over a bug of ferry's.
+func TestAReplayEndingBelowWhatWasAcknowledgedStopsAsATruncation(t *testing.T) {
+	env, cfg := testEnv(t)
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	tracker, givenUp := spawnSupervised(t, system, env, cfg, newTracker(env, cfg, 7, pids))
+	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{
+		{Start: 0, End: 64, Payload: []byte("x")}, {Start: 64, End: 128, Payload: []byte("y")}}})
+	next[*messages.RecordBatch](t, nb.publisher)
+	system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: 0, End: 64})
+	system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: 0, End: 128})
+	// Started again from the checkpoint persisted at 0; the archive now stops it at 64.
+	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 2})
+	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 2, Records: []*messages.Record{{Start: 0, End: 64, Payload: []byte("x")}}})
+	system.Root.Send(tracker, &messages.ReplayEnded{RecordingId: 7, Generation: 2, StopPosition: 64})
+	err := stoppedWith(t, givenUp, "recording 7 ends at 64, below 128, which ferry had already seen acknowledged: it was truncated in the archive", "records from 64 to 128")
+	if c := supervisor.Classify(err); c != supervisor.Poison {
+		t.Fatalf("the truncation is classed %s; want %s", c, supervisor.Poison)
+	}
+}
+
 // steppedClock is the time of day, stepped by offset (an NTP correction, an operator).
 type steppedClock struct{ offset atomic.Int64 }
 

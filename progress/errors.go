@@ -25,6 +25,13 @@ var (
 	// a silent dedup drop.
 	ErrStalled = errors.New("progress: stalled by a publish failure; reset required")
 
+	// ErrFinishBelowCommitted: [CommitTracker.Finish] was given a stop below the
+	// committed position, which a replay started again from an older persisted
+	// position reaches when the archive truncated the recording below records
+	// already acknowledged. Not a bug: the archive changed the recording under
+	// ferry, whose acknowledged records past the stop it no longer holds.
+	ErrFinishBelowCommitted = errors.New("progress: recording ends below its committed position")
+
 	// ErrFinished: a record was emitted after [CommitTracker.Finish].
 	ErrFinished = errors.New("progress: recording already finished")
 

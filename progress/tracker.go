@@ -554,14 +554,19 @@ func (t *CommitTracker) answeredEarlier(epoch Epoch) {
 
 // Finish records that the replay reached the end of the stopped recording at
 // stop, the recording's stop position. No record may be emitted afterwards in
-// this epoch, nor another stop given (the same one again changes nothing).
+// this epoch, nor another stop given (the same one again changes nothing). A stop
+// below the committed position returns [ErrFinishBelowCommitted]: the recording was
+// truncated below records already acknowledged.
 // Once every record is acknowledged, Committed becomes stop.
 func (t *CommitTracker) Finish(stop int64) error {
 	if t.finished && stop != t.stop {
 		return fmt.Errorf("finish recording %d at %d, finished at %d in this epoch: %w", t.recordingID, stop, t.stop, ErrRecordOrder)
 	}
-	if stop < t.lastEnd || stop < t.committed {
-		return fmt.Errorf("finish recording %d at %d below last end %d or committed %d: %w", t.recordingID, stop, t.lastEnd, t.committed, ErrRecordOrder)
+	if stop < t.lastEnd {
+		return fmt.Errorf("finish recording %d at %d below last end %d: %w", t.recordingID, stop, t.lastEnd, ErrRecordOrder)
+	}
+	if stop < t.committed {
+		return fmt.Errorf("finish recording %d at %d below committed %d: %w", t.recordingID, stop, t.committed, ErrFinishBelowCommitted)
 	}
 	t.finished = true
 	t.stop = stop

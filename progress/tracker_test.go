@@ -15,6 +15,7 @@ var sentinels = []error{
 	ErrUnknownEpoch, ErrResetBeyondCommitted, ErrCommittedRegressed, ErrSaveBeyondCommitted,
 	ErrInvalidConfig, ErrUnknownRecording, ErrRecordingOrder, ErrRecordingConflict,
 	ErrNotRunnable, ErrInvalidStreamName, ErrInvalidRecordingID, ErrInvalidProducerName,
+	ErrFinishBelowCommitted,
 }
 
 func errName(err error) string {
@@ -486,6 +487,16 @@ func TestCommitTracker_ContractViolationsAreErrors(t *testing.T) {
 			emit 100 110
 			finish 105 => err:record out of order`},
 		{"finish below committed", `finish 99 => err:record out of order`},
+		// A replay started again from an older checkpoint that ends below what was
+		// acknowledged: the archive truncated the recording, not a bug of the caller.
+		{"finish below committed after a reset", `
+			emit 100 110
+			emit 110 120
+			ack 0 120 => buffered committed=100 new=0
+			ack 0 110 => advanced committed=120 new=2
+			reset 100 => epoch=1
+			emit 100 110
+			finish 115 => err:recording ends below its committed position`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { runTracker(t, newTracker(t, 100), tt.script) })
