@@ -983,5 +983,10 @@ func TestAStoreThatCannotBeReadStopsTheStart(t *testing.T) {
 		if !errors.Is(err, ioErr) || len(configs) != 0 {
 			t.Fatalf("streams loaded from a store that cannot be read (resets done before: %t): %d streams, error %v; want none, the read error", done, len(configs), err)
 		}
+		for _, want := range []string{"stream orders: its checkpoints could not be read from " + storePath, "ferry does not start without them"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("the read error says %q; want it to say %q", err, want)
+			}
+		}
 	}
 }

@@ -311,6 +311,20 @@ func dialArchive(ctx context.Context, cfg *config.Config, log *slog.Logger) (*ae
 	return ac, arc, nil
 }
 
+// readError is err, from loading stream's checkpoints, as the user is told it. The store's
+// own errors (damaged data, a newer ferry's encoding, a changed definition) name the file
+// and the way on; any other is a failure to read it (lesson 12): it is not "no checkpoint",
+// and ferry does not start.
+func readError(cfg *config.Config, stream string, err error) error {
+	var corrupt *store.CorruptError
+	var uv *store.UnknownVersionError
+	var changed *store.StreamChangedError
+	if errors.As(err, &corrupt) || errors.As(err, &uv) || errors.As(err, &changed) {
+		return err
+	}
+	return fmt.Errorf("stream %s: its checkpoints could not be read from %s: %w; ferry does not start without them, as it would publish again what they say is done: fix what keeps the file from being read (its disk, file system or permissions) and start again", stream, storePath(cfg), err)
+}
+
 // streamConfigs resets the streams that ask for it and loads every stream's stored state,
 // but those skip names (nil: none): a read failure or corrupt data stops the start
 // (lessons 12, 13, 15). Resets happen once per process (reset marks them done), not at
@@ -337,7 +351,7 @@ func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *
 			def, state, err = load(st, s)
 		}
 		if err != nil {
-			return nil, err
+			return nil, readError(cfg, s.Name, err)
 		}
 		switch first := !*reset; {
 		case !first:
