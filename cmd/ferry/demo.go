@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/apache/pulsar-client-go/pulsar"
@@ -86,7 +85,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	// may come before ferry's own handler (runLoaded's) is there to see it. A second signal
 	// must reach Go's default once ferry lets it, so the demo lets go of the signals as soon
 	// as the first comes.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	// A Ctrl-C before ferry starts ends the demo there: ferry is not started after it.
 	interrupted := func(err error) error {

@@ -151,6 +151,17 @@ func runLoaded(parent context.Context, path string, cfg *config.Config, warnings
 	return err
 }
 
+// stopSignals are the signals that ask ferry to drain and stop: SIGINT, SIGTERM, and SIGHUP
+// unless ferry was started with it ignored (nohup): asking for it would end the ignoring
+// (os/signal's Notify installs a handler), and a terminal closing would then stop a ferry
+// meant to outlive it.
+func stopSignals() []os.Signal {
+	if signal.Ignored(syscall.SIGHUP) {
+		return []os.Signal{os.Interrupt, syscall.SIGTERM}
+	}
+	return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+}
+
 // drainOnSignal returns a context that the first SIGINT, SIGTERM or SIGHUP ends (a closing
 // terminal, or a wrapper forwarding its hangup, asks for the drain too), or the end of
 // parent (a signal its owner took), which starts the drain (up to drainTimeout), and a
@@ -164,7 +175,7 @@ func runLoaded(parent context.Context, path string, cfg *config.Config, warnings
 func drainOnSignal(parent context.Context, log *slog.Logger, after string) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(signals, stopSignals()...)
 	done := make(chan struct{}) // the run ended
 	go func() {
 		select {

@@ -25,6 +25,8 @@ func TestMain(m *testing.M) {
 		aCopyOfTheSignalAsTheRunEnds()
 	case "hangup":
 		aHangupDrains()
+	case "hangup ignored":
+		aHangupIgnoredIsNotTaken()
 	}
 	os.Exit(m.Run())
 }
@@ -55,6 +57,22 @@ func aHangupDrains() {
 	ctx, stop := drainOnSignal(context.Background(), slog.New(slog.DiscardHandler), "")
 	_ = syscall.Kill(os.Getpid(), syscall.SIGHUP)
 	<-ctx.Done()
+	stop()
+	fmt.Println("cleaned up")
+	os.Exit(0)
+}
+
+// aHangupIgnoredIsNotTaken is the child of the test below, started with SIGHUP ignored
+// (nohup): a hangup then neither drains nor kills it.
+func aHangupIgnoredIsNotTaken() {
+	ctx, stop := drainOnSignal(context.Background(), slog.New(slog.DiscardHandler), "")
+	_ = syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	select {
+	case <-ctx.Done():
+		fmt.Println("drained on a hangup started ignored")
+		os.Exit(1)
+	case <-time.After(300 * time.Millisecond): // a taken signal ends ctx within microseconds
+	}
 	stop()
 	fmt.Println("cleaned up")
 	os.Exit(0)
@@ -93,15 +111,22 @@ func TestAHangupDrains(t *testing.T) {
 	survives(t, "hangup")
 }
 
-// survives runs the test binary as the signalled process of scenario and fails unless it
-// exits 0 after its clean-up.
-func survives(t *testing.T, scenario string) {
+// TestAHangupIgnoredAtTheStartStaysIgnored: under nohup (SIGHUP ignored when ferry starts)
+// the terminal closing must not stop ferry; asking for SIGHUP would end the ignoring.
+func TestAHangupIgnoredAtTheStartStaysIgnored(t *testing.T) {
+	survives(t, "hangup ignored", "nohup")
+}
+
+// survives runs the test binary (through wrapper, a command such as nohup, if given) as the
+// signalled process of scenario and fails unless it exits 0 after its clean-up.
+func survives(t *testing.T, scenario string, wrapper ...string) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(self, "-test.run=^$")
+	argv := append(wrapper, self, "-test.run=^$")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), signalChildEnv+"="+scenario)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, io.Discard
