@@ -49,7 +49,7 @@ type discovery struct {
 	// (warned once a streak).
 	recordedFailing bool
 	// unselected is the last warned set of channels of the stream id's recordings the
-	// configured channel selects none of (unselectedNote), "" when it selects some or there
+	// configured channel selects none of (noteUnselected), "" when it selects some or there
 	// are none: warned once a distinct set.
 	unselected string
 }
@@ -158,48 +158,55 @@ func (d *discovery) list(ctx actor.Context) {
 	}
 }
 
-// noteUnselected warns, once a distinct set, when the configured channel selects none of
-// the archive's recordings of the stream id and its media while there are some: the stream
-// would show caught-up for ever with nothing to replay. They may be another stream's, so
-// the stream goes on; the warning is also its status's "channel" failure.
+// noteUnselected warns, once a distinct set of channels, when the configured channel
+// selects none of the archive's recordings of the stream id and its media while there are
+// some: the stream would show caught-up for ever with nothing to replay. They may be
+// another stream's (sharing the stream id on another endpoint), so the stream goes on; the
+// warning is also its status's "channel" failure. More recordings on the same channels
+// (that other stream going on) are not warned of again.
 func (d *discovery) noteUnselected(ctx actor.Context, msg *listResult) {
-	note := ""
+	var chans []string
 	if len(msg.descs) == 0 {
-		note = unselectedNote(d.cfg.Channel, d.cfg.Def.StreamID, msg.others)
+		chans = channelsOf(msg.others)
 	}
-	if note == "" || note == d.unselected {
-		d.unselected = note
+	key := strings.Join(chans, "\n")
+	if key == d.unselected {
 		return
 	}
-	d.unselected = note
+	d.unselected = key
+	if key == "" {
+		return
+	}
+	note := unselectedNote(d.cfg.Channel, d.cfg.Def.StreamID, len(msg.others), chans)
 	d.env.Logger.Warn(note, "stream", d.cfg.Def.Name)
 	ctx.Send(ctx.Parent(), &messages.FailureObserved{Failure: &messages.Failure{AtMs: msg.atMs, Kind: "channel", Message: note}})
+}
+
+// channelsOf is the distinct channels recs were made on, sorted.
+func channelsOf(recs []archive.RecordingDescriptor) []string {
+	var chans []string
+	for _, r := range recs {
+		chans = append(chans, r.OriginalChannel)
+	}
+	slices.Sort(chans)
+	return slices.Compact(chans)
 }
 
 // unselectedChannelsShown is how many of the unselected recordings' channels a note names.
 const unselectedChannelsShown = 3
 
-// unselectedNote says that uri selects none of others, the recordings of streamID on its
-// media, naming a few of their distinct channels; "" when there are none.
-func unselectedNote(uri channel.URI, streamID int32, others []archive.RecordingDescriptor) string {
-	var chans []string
-	for _, o := range others {
-		if !slices.Contains(chans, o.OriginalChannel) {
-			chans = append(chans, o.OriginalChannel)
-		}
-	}
-	if len(chans) == 0 {
-		return ""
-	}
+// unselectedNote says that uri selects none of the n recordings of streamID on its media,
+// made on chans (distinct), naming a few of them.
+func unselectedNote(uri channel.URI, streamID int32, n int, chans []string) string {
 	shown := chans[:min(len(chans), unselectedChannelsShown)]
 	more := ""
-	if n := len(chans) - len(shown); n > 0 {
-		more = fmt.Sprintf(" and %d more channel(s)", n)
+	if k := len(chans) - len(shown); k > 0 {
+		more = fmt.Sprintf(" and %d more channel(s)", k)
 	}
 	return fmt.Sprintf("the configured channel %s selects none of the archive's %d recording(s) of stream id %d, made on %s%s: "+
 		"if they are this stream's, configure a channel they were made on (its endpoint spelt as theirs, localhost is not 127.0.0.1, "+
 		"and no parameter they lack); if they are another stream's, this one has none yet",
-		uri, len(others), streamID, strings.Join(shown, ", "), more)
+		uri, n, streamID, strings.Join(shown, ", "), more)
 }
 
 func listed(descs []archive.RecordingDescriptor, recorded map[int64]int64, atMs int64) *messages.RecordingsListed {

@@ -246,25 +246,27 @@ func TestARestartedDiscoveryListsInOneLoop(t *testing.T) {
 }
 
 // otherChannels is an archive whose recordings of the stream id are all on channels the
-// configured one does not select; it counts the listings.
+// configured one does not select, one more of them at each listing (another stream's
+// publisher going on); it counts the listings.
 type otherChannels struct {
 	replayCounter
 	listings atomic.Int32
 }
 
 func (a *otherChannels) ChannelRecordings(context.Context, channel.URI, int32, int32) (selected, others []archive.RecordingDescriptor, err error) {
-	a.listings.Add(1)
-	return nil, []archive.RecordingDescriptor{
-		{RecordingID: 1, StopPosition: 64, OriginalChannel: "aeron:udp?endpoint=127.0.0.1:40123"},
-		{RecordingID: 2, StopPosition: 64, OriginalChannel: "aeron:udp?endpoint=127.0.0.1:40123"},
-		{RecordingID: 3, StopPosition: 64, OriginalChannel: "aeron:udp?endpoint=localhost:40124"},
-	}, nil
+	n := a.listings.Add(1)
+	others = []archive.RecordingDescriptor{{RecordingID: 1, StopPosition: 64, OriginalChannel: "aeron:udp?endpoint=localhost:40124"}}
+	for id := range int64(n) + 1 {
+		others = append(others, archive.RecordingDescriptor{RecordingID: 2 + id, StopPosition: 64, OriginalChannel: "aeron:udp?endpoint=127.0.0.1:40123"})
+	}
+	return nil, others, nil
 }
 
 // A configured channel that selects none of the archive's recordings of its stream id
 // (localhost for the 127.0.0.1 they were made on) is said once, in the log and as the
 // stream's "channel" failure naming the channels the recordings were made on, not taken
-// silently for a stream with nothing to replay; the listings go on.
+// silently for a stream with nothing to replay; the listings go on, and more recordings on
+// the same channels are not said again.
 func TestAChannelThatSelectsNoneOfTheStreamsRecordingsIsSaid(t *testing.T) {
 	env, cfg := testEnv(t)
 	logged := &lockedBuffer{}
@@ -292,7 +294,7 @@ func TestAChannelThatSelectsNoneOfTheStreamsRecordingsIsSaid(t *testing.T) {
 		}
 	}
 	if len(failures) != 1 || failures[0].Kind != "channel" {
-		t.Fatalf("%d failures (the first %v); want one channel failure, for 5 listings of the same recordings", len(failures), failures[:min(len(failures), 1)])
+		t.Fatalf("%d failures (the first %v); want one channel failure, for 5 listings of recordings on the same channels", len(failures), failures[:min(len(failures), 1)])
 	}
 	for _, want := range []string{"aeron:udp?endpoint=localhost:40123", "stream id 1001", "3 recording(s)", "aeron:udp?endpoint=127.0.0.1:40123, aeron:udp?endpoint=localhost:40124"} {
 		if !strings.Contains(failures[0].Message, want) {

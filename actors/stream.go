@@ -444,8 +444,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 // although the listing before had it recorded or stopped beyond where ferry finished it:
 // the records in between were never published and the archive no longer has them.
 func (s *streamSupervisor) finishedShort(present map[int64]bool) error {
-	var lost []string
-	var ids []int64
+	var lost, ranges []string
 	for _, id := range slices.Sorted(maps.Keys(s.finished)) {
 		k := s.known[id]
 		if present[id] || k == nil {
@@ -456,23 +455,15 @@ func (s *streamSupervisor) finishedShort(present map[int64]bool) error {
 			end, how = k.RecordedPosition, "recorded to"
 		}
 		if final := s.finalAt[id]; end > final {
-			lost = append(lost, fmt.Sprintf("recording %d, published to %d where its replay ended, was %s %d at the listing before (the archive extended it)", id, final, how, end))
-			ids = append(ids, id)
+			lost = append(lost, fmt.Sprintf("recording %d, published to %d where its replay ended, was %s %d at the listing before (the archive extended it, or truncated it since)", id, final, how, end))
+			ranges = append(ranges, fmt.Sprintf("recording %d's records from %d to %d", id, final, end))
 		}
 	}
 	if len(lost) == 0 {
 		return nil
 	}
-	ranges := make([]string, len(ids))
-	for i, id := range ids {
-		k, end := s.known[id], s.known[id].StopPosition
-		if k.Live {
-			end = k.RecordedPosition
-		}
-		ranges[i] = fmt.Sprintf("recording %d's records from %d to %d", id, s.finalAt[id], end)
-	}
 	gone := "it is no longer in the archive"
-	if len(ids) > 1 {
+	if len(lost) > 1 {
 		gone = "none of them is in the archive any more"
 	}
 	return fmt.Errorf("%s; %s (purged by retention, or another archive): %s were never published and are lost. "+

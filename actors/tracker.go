@@ -465,17 +465,16 @@ func (t *tracker) pushStatus(ctx actor.Context, force bool) {
 	ctx.Request(t.pids.stream, &messages.RecordingProgress{RecordingId: t.rec, Status: st})
 }
 
-// must turns an error of the core, which is always a bug in the caller, into a failure
-// of the stream: a commit tracker is never restarted in place (neverRestarted).
 // finish takes the replay's end at stop. A replay started again from a persisted checkpoint
 // below what was acknowledged (a send failed after the first replay had reached the end) can
-// reach an end below it: the archive truncated the recording in between, and the stream
+// reach an end below it: the archive truncated the recording in between (or is not the one
+// ferry published from), and the stream
 // stops, as for the other truncations (archivechanges.go, checkEnd), not as for a bug.
 func (t *tracker) finish(stop int64) {
 	err := t.core.Finish(stop)
 	if errors.Is(err, progress.ErrFinishBelowCommitted) {
 		acked := t.core.Committed()
-		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d ends at %d, below %d, which ferry had already seen acknowledged: it was truncated in the archive (TruncateRecording), and its records from %d to %d, which the topic holds, are no longer in the archive. "+
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d ends at %d, below %d, which ferry had already seen acknowledged: it was truncated in the archive (TruncateRecording), or the archive is not the one ferry published from, and its records from %d to %d, which the topic holds, are no longer in the archive. "+
 			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
 			"Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position), "+dropOldName,
 			t.rec, stop, acked, stop, acked, acked)))
@@ -483,6 +482,8 @@ func (t *tracker) finish(stop int64) {
 	t.must(err)
 }
 
+// must turns an error of the core, which is always a bug in the caller, into a failure
+// of the stream: a commit tracker is never restarted in place (neverRestarted).
 func (t *tracker) must(err error) {
 	if err != nil {
 		panic(supervisor.Fail(supervisor.Bug, fmt.Errorf("recording %d: commit tracker: %w (a bug: the stream stops rather than risk its checkpoint)", t.rec, err)))
