@@ -1127,14 +1127,7 @@ func TestARecordStoredAboveAFailureStopsTheStreamInEitherOrder(t *testing.T) {
 		{"a duplicate receipt, a replay restart, failure", true, true, restartBetween, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			env, cfg := testEnv(t)
-			system := testSystem(t)
-			nb, pids := spawnNeighbours(system)
-			tracker, givenUp := spawnSupervised(t, system, env, cfg, newTracker(env, cfg, 7, pids))
-			system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
-			system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{
-				{Start: 0, End: 64, Payload: []byte("x")}, {Start: 64, End: 128, Payload: []byte("y")}}})
-			next[*messages.RecordBatch](t, nb.publisher)
+			system, nb, tracker, givenUp := trackerOfTwoRecords(t)
 			fail := &messages.PublishFailed{RecordingId: 7, End: 64, Error: "broker said no"}
 			ack := &messages.PublishAcked{RecordingId: 7, End: 128, Duplicate: c.duplicate}
 			first, second := proto.Message(fail), proto.Message(ack)
@@ -1169,14 +1162,7 @@ func TestARecordStoredAboveAFailureStopsTheStreamInEitherOrder(t *testing.T) {
 // truncated in the archive: the stream stops as over the other truncations, naming the
 // records the archive no longer holds, not as over a bug of ferry's.
 func TestAReplayEndingBelowWhatWasAcknowledgedStopsAsATruncation(t *testing.T) {
-	env, cfg := testEnv(t)
-	system := testSystem(t)
-	nb, pids := spawnNeighbours(system)
-	tracker, givenUp := spawnSupervised(t, system, env, cfg, newTracker(env, cfg, 7, pids))
-	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
-	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{
-		{Start: 0, End: 64, Payload: []byte("x")}, {Start: 64, End: 128, Payload: []byte("y")}}})
-	next[*messages.RecordBatch](t, nb.publisher)
+	system, _, tracker, givenUp := trackerOfTwoRecords(t)
 	system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: 0, End: 64})
 	system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: 0, End: 128})
 	// Started again from the checkpoint persisted at 0; the archive now stops it at 64.
@@ -1606,4 +1592,20 @@ func TestACommitTrackerWithAFullMailboxStillCommits(t *testing.T) {
 	case <-time.After(waitFor):
 		t.Fatalf("no commit within %s of the acknowledgement: the tracker waits for room in its own full mailbox", waitFor)
 	}
+}
+
+// trackerOfTwoRecords is a supervised commit tracker of recording 7 whose first replay
+// (generation 1) read two records, [0, 64) and [64, 128), which it passed on to the
+// publisher: the start of the tests of what their outcomes do.
+func trackerOfTwoRecords(t *testing.T) (*actor.ActorSystem, neighbours, *actor.PID, <-chan error) {
+	t.Helper()
+	env, cfg := testEnv(t)
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	tracker, givenUp := spawnSupervised(t, system, env, cfg, newTracker(env, cfg, 7, pids))
+	system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+	system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{
+		{Start: 0, End: 64, Payload: []byte("x")}, {Start: 64, End: 128, Payload: []byte("y")}}})
+	next[*messages.RecordBatch](t, nb.publisher)
+	return system, nb, tracker, givenUp
 }
