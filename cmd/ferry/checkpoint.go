@@ -28,7 +28,7 @@ const schemaVersion = 1
 // checkpointShow prints what ferry has committed for one stream: a configured one, or one
 // only the store holds (renamed in the configuration, or removed from it).
 func checkpointShow(args []string, stdout io.Writer) error {
-	cfg, stream, err := checkpointTarget("checkpoint show", args, nil)
+	cfgPath, cfg, stream, err := checkpointTarget("checkpoint show", args, nil)
 	var nc *notConfigured
 	if err != nil && !errors.As(err, &nc) {
 		return err
@@ -72,6 +72,13 @@ func checkpointShow(args []string, stdout io.Writer) error {
 		return err
 	}
 	if !state.Stored {
+		// Nothing under the name, but what `ferry run` makes of that: it refuses the start of a
+		// stream stored under another name (renamed), as it does when that cannot be told.
+		stored, listErr := st.Streams()
+		if refusal := freshStartRefusal(cfgPath, cfg, stream, stored, listErr); refusal != nil {
+			fmt.Fprintf(stdout, "stream %s: no checkpoint in %s under that name: %v\n", stream.Name, path, refusal)
+			return nil
+		}
 		fmt.Fprintf(stdout, "stream %s: no checkpoint in %s; ferry starts at its configured start position\n", stream.Name, path)
 		return nil
 	}
@@ -130,7 +137,7 @@ func checkpointState(c store.Checkpoint) string {
 // before --yes is asked for, so that a name stored nowhere is told as such.
 func checkpointReset(args []string, stdout io.Writer) error {
 	var yes, force bool
-	cfg, stream, err := checkpointTarget("checkpoint reset", args, func(fs *flag.FlagSet) {
+	cfgPath, cfg, stream, err := checkpointTarget("checkpoint reset", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&yes, "yes", false, "really delete")
 		fs.BoolVar(&force, "force", false, "delete even checkpoint data that a newer ferry wrote")
 	})
@@ -166,6 +173,14 @@ func checkpointReset(args []string, stdout io.Writer) error {
 		return newerFerryRefusal(stream.Name, path, uv)
 	}
 	stored := state.Stored || lerr != nil
+	if !stored {
+		// Nothing to delete; but a run, which refuses the start of a stream stored under
+		// another name (renamed), would still refuse it: that is said, and is an error.
+		list, listErr := st.Streams()
+		if refusal := freshStartRefusal(cfgPath, cfg, stream, list, listErr); refusal != nil {
+			return fmt.Errorf("stream %s: nothing stored in %s under that name, so nothing deleted: %w", stream.Name, path, refusal)
+		}
+	}
 	if stored {
 		// Said before the deletion, which a pasted advice with --yes does at once: the
 		// positions are the only record of where the stream stood.
@@ -224,7 +239,7 @@ func afterReset(start config.StartPosition) string {
 func checkpointForget(args []string, stdout io.Writer) error {
 	var yes bool
 	var id int64 = -1
-	cfg, stream, err := checkpointTarget("checkpoint forget", args, func(fs *flag.FlagSet) {
+	_, cfg, stream, err := checkpointTarget("checkpoint forget", args, func(fs *flag.FlagSet) {
 		fs.Int64Var(&id, "recording", -1, "the recording id, as the stream's failure names it")
 		fs.BoolVar(&yes, "yes", false, "really forget")
 	})
@@ -377,39 +392,40 @@ func openStopped(path, instead string, readOnly bool) (*bolt.Store, error) {
 }
 
 // checkpointTarget parses --config and --stream (plus extra flags) and finds the stream in
-// the configuration. A name it does not have is a [*notConfigured] error, returned with the
-// configuration: a usage error, unless the command looks for the name in the store too.
-func checkpointTarget(name string, args []string, extra func(*flag.FlagSet)) (*config.Config, config.Stream, error) {
-	var path, streamName string
-	err := flags(name, args, func(fs *flag.FlagSet) {
-		fs.StringVar(&path, "config", "", "configuration file")
+// the configuration, returned with the configuration file's path (cfgPath), which the
+// commands' advice names. A name it does not have is a [*notConfigured] error, returned with
+// the configuration: a usage error, unless the command looks for the name in the store too.
+func checkpointTarget(name string, args []string, extra func(*flag.FlagSet)) (cfgPath string, cfg *config.Config, s config.Stream, err error) {
+	var streamName string
+	err = flags(name, args, func(fs *flag.FlagSet) {
+		fs.StringVar(&cfgPath, "config", "", "configuration file")
 		fs.StringVar(&streamName, "stream", "", "stream name")
 		if extra != nil {
 			extra(fs)
 		}
 	})
 	if err != nil {
-		return nil, config.Stream{}, err
+		return "", nil, config.Stream{}, err
 	}
 	if streamName == "" {
-		return nil, config.Stream{}, usageError{"--stream is required"}
+		return "", nil, config.Stream{}, usageError{"--stream is required"}
 	}
-	cfg, err := loadConfig(path)
+	cfg, err = loadConfig(cfgPath)
 	if err != nil {
-		return nil, config.Stream{}, err
+		return "", nil, config.Stream{}, err
 	}
 	if cfg.Mode != config.ModeArchive {
-		return nil, config.Stream{}, fmt.Errorf("%s is in %s mode, which keeps no checkpoints; "+
-			"ferry checkpoint applies to archive mode configurations (mode: archive)", path, cfg.Mode)
+		return "", nil, config.Stream{}, fmt.Errorf("%s is in %s mode, which keeps no checkpoints; "+
+			"ferry checkpoint applies to archive mode configurations (mode: archive)", cfgPath, cfg.Mode)
 	}
 	names := make([]string, len(cfg.Streams))
-	for i, s := range cfg.Streams {
-		if s.Name == streamName {
-			return cfg, s, nil
+	for i, c := range cfg.Streams {
+		if c.Name == streamName {
+			return cfgPath, cfg, c, nil
 		}
-		names[i] = s.Name
+		names[i] = c.Name
 	}
-	return cfg, config.Stream{}, &notConfigured{cfgPath: path, name: streamName, names: names}
+	return cfgPath, cfg, config.Stream{}, &notConfigured{cfgPath: cfgPath, name: streamName, names: names}
 }
 
 // definition is what the store keeps of configured stream s, its channel spelled as

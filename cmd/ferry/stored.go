@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/ferry-bridge/ferry/config"
@@ -28,44 +29,26 @@ import (
 // A stream with reset: true is left out: it starts again at its start_position, as asked. A
 // configured stream whose load fails counts as stored; streamConfigs reports the failure.
 func checkStoredStreams(cfgPath string, cfg *config.Config, st store.Store, log *slog.Logger) error {
-	configured := make(map[string]bool, len(cfg.Streams))
-	for _, s := range cfg.Streams {
-		configured[s.Name] = true
-	}
 	stored, listErr := st.Streams()
-	var fresh []config.Stream
 	for _, s := range cfg.Streams {
 		if s.Reset {
 			continue
 		}
 		if _, state, err := load(st, s); err == nil && !state.Stored {
-			fresh = append(fresh, s)
+			if err := freshStartRefusal(cfgPath, cfg, s, stored, listErr); err != nil {
+				return err
+			}
 		}
 	}
 	if err := listErr; err != nil {
-		if len(fresh) > 0 {
-			return fmt.Errorf("stream %s has no checkpoint, and whether the checkpoint store holds its checkpoints under another name (the stream renamed in the configuration) cannot be told, so ferry does not start: %w", fresh[0].Name, err)
-		}
 		// Every configured stream resumes from its own checkpoints: what cannot be read is
 		// another stream's, which nothing runs.
 		log.Warn("the streams the checkpoint store holds could not be listed; every configured stream has its own checkpoints, so ferry starts", "error", err)
 		return nil
 	}
-	for _, s := range fresh {
-		def := definition(s) // nothing stored under its name
-		var olds []store.Stream
-		for _, o := range stored {
-			if !configured[o.Name] && sameChannel(o.Channel, s.Channel) && o.StreamID == def.StreamID && o.Topic == def.Topic {
-				olds = append(olds, o)
-			}
-		}
-		if len(olds) > 0 {
-			return renamedError(cfgPath, storePath(cfg), s, olds)
-		}
-	}
 	var others []string
 	for _, o := range stored {
-		if !configured[o.Name] {
+		if !configured(cfg, o.Name) {
 			others = append(others, o.Name)
 		}
 	}
@@ -74,6 +57,37 @@ func checkStoredStreams(cfgPath string, cfg *config.Config, st store.Store, log 
 			resetCommand(cfgPath, "NAME")+"` drops one", "streams", strings.Join(others, ", "), "path", storePath(cfg))
 	}
 	return nil
+}
+
+// freshStartRefusal is why `ferry run` refuses to start configured stream s, which has
+// nothing stored under its name, given the streams the store holds (stored, or listErr, the
+// failure to list them); nil when s starts at its start_position. It is s stored under an
+// old name (renamed in the configuration): a stream the configuration does not name stored
+// with s's channel (its parameters in any order), stream id and topic, or that this cannot
+// be told. The checkpoint commands say the same of s as the run does.
+func freshStartRefusal(cfgPath string, cfg *config.Config, s config.Stream, stored []store.Stream, listErr error) error {
+	if s.Reset {
+		return nil // starts again at its start_position, as asked
+	}
+	if listErr != nil {
+		return fmt.Errorf("stream %s has no checkpoint, and whether the checkpoint store holds its checkpoints under another name (the stream renamed in the configuration) cannot be told, so ferry does not start: %w", s.Name, listErr)
+	}
+	def := definition(s)
+	var olds []store.Stream
+	for _, o := range stored {
+		if !configured(cfg, o.Name) && sameChannel(o.Channel, s.Channel) && o.StreamID == def.StreamID && o.Topic == def.Topic {
+			olds = append(olds, o)
+		}
+	}
+	if len(olds) > 0 {
+		return renamedError(cfgPath, storePath(cfg), s, olds)
+	}
+	return nil
+}
+
+// configured reports whether cfg has a stream called name.
+func configured(cfg *config.Config, name string) bool {
+	return slices.ContainsFunc(cfg.Streams, func(s config.Stream) bool { return s.Name == name })
 }
 
 // renamedError refuses the start of configured stream s, which has no checkpoint, whose

@@ -311,3 +311,56 @@ func TestADamagedStreamElsewhereDoesNotMakeAReorderedChannelAChange(t *testing.T
 		t.Fatalf("streamConfigs = %+v; want orders under %+v, recording 7 at 4096", configs, def)
 	}
 }
+
+// `ferry checkpoint show` and `reset` of a configured stream with nothing stored under its
+// name, but its channel, stream id and topic stored under an old name (renamed in the
+// configuration), say what `ferry run` does: it refuses the start, naming the old name and
+// the ways on. show does not say the stream starts at its start position; reset deletes
+// nothing, says so, and fails, as the run still refuses.
+func TestCheckpointShowAndResetOfARenamedStreamSayTheRunRefusesIt(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	saved(t, storePath, renamed(), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	refusal := []string{
+		"stream orders has no checkpoint, but the checkpoint store " + storePath + " holds stream a's checkpoints for the same channel, stream id and topic",
+		"ferry does not start", "give the stream its old name back (name: a, in " + path + ")",
+		"`ferry checkpoint reset --config " + path + " --stream a --yes`",
+	}
+
+	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
+	for _, want := range refusal {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("show of a renamed stream = %d\n%s%s\nwant exit 0 and %q", code, out, errOut, want)
+		}
+	}
+	if strings.Contains(out, "ferry starts at its configured start position") {
+		t.Errorf("show of a renamed stream said it starts at its start position, which the run refuses:\n%s", out)
+	}
+
+	code, out, errOut = ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
+	for _, want := range append(refusal, "nothing stored in "+storePath+" under that name, so nothing deleted") {
+		if code != exitFailure || !strings.Contains(errOut, want) {
+			t.Errorf("reset of a renamed stream = %d\n%s%s\nwant exit 1 and %q", code, out, errOut, want)
+		}
+	}
+	if strings.Contains(out, "next run") {
+		t.Errorf("reset of a renamed stream said what the next run does, which the run refuses:\n%s", out)
+	}
+	if got := storedNames(t, storePath); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("after the reset the store holds %q; want a's checkpoints alone, untouched", got)
+	}
+
+	// Whether orders is a renamed stream cannot be told, another stream's definition damaged:
+	// the run refuses the start, and show and reset say so too.
+	path, storePath = writeConfig(t, "")
+	old := renamed()
+	old.Name, old.StreamID = "old", 2002
+	saved(t, storePath, old)
+	editedStream(t, storePath, "old", func(sb *bbolt.Bucket) error { return sb.Put([]byte("definition"), []byte("D\x01garbage")) })
+	const untold = "stream orders has no checkpoint, and whether the checkpoint store holds its checkpoints under another name (the stream renamed in the configuration) cannot be told, so ferry does not start"
+	if code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders"); code != exitOK || !strings.Contains(out, untold) || !strings.Contains(out, `stream "old", definition is corrupt`) {
+		t.Errorf("show beside a damaged stream = %d\n%s%s\nwant exit 0 and %q, naming old's damage", code, out, errOut, untold)
+	}
+	if code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes"); code != exitFailure || !strings.Contains(errOut, "nothing deleted") || !strings.Contains(errOut, untold) {
+		t.Errorf("reset beside a damaged stream = %d\n%s%s\nwant exit 1, nothing deleted, and %q", code, out, errOut, untold)
+	}
+}
