@@ -203,11 +203,15 @@ func unselectedNote(uri channel.URI, streamID int32, n int, chans []string) stri
 	if k := len(chans) - len(shown); k > 0 {
 		more = fmt.Sprintf(" and %d more channel(s)", k)
 	}
-	return fmt.Sprintf("the configured channel %s selects none of the archive's %d recording(s) of stream id %d, made on %s%s: "+
-		"if they are this stream's, configure a channel they were made on (its endpoint spelt as theirs, localhost is not 127.0.0.1, "+
-		"and no parameter they lack); if they are another stream's, this one has none yet",
-		uri, n, streamID, strings.Join(shown, ", "), more)
+	return fmt.Sprintf("the configured channel %s selects none of the archive's %d recording(s) of stream id %d, made on %s%s: %s",
+		uri, n, streamID, strings.Join(shown, ", "), more, UnselectedHint)
 }
+
+// UnselectedHint is what to do when a stream's configured channel selects none of the
+// archive's recordings of its stream id and media: said by discovery, and by `ferry
+// recordings`.
+const UnselectedHint = "if they are this stream's, configure a channel they were made on (its endpoint spelt as theirs, localhost is not 127.0.0.1, " +
+	"and no parameter they lack); if they are another stream's, this one has none yet"
 
 func listed(descs []archive.RecordingDescriptor, recorded map[int64]int64, atMs int64) *messages.RecordingsListed {
 	out := &messages.RecordingsListed{ListedAtMs: atMs, Recordings: make([]*messages.RecordingInfo, 0, len(descs))}

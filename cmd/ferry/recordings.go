@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/store"
@@ -101,9 +102,7 @@ func printUnselected(w io.Writer, configured string, streamID int32, selected in
 		fmt.Fprintf(w, "    and %d more channel(s)\n", n)
 	}
 	if selected == 0 {
-		fmt.Fprintf(w, "  hint: the configured channel selects none of the stream id's recordings; if these are this stream's, "+
-			"configure a channel they were made on (its endpoint spelt as theirs, localhost is not 127.0.0.1, and no parameter they lack); "+
-			"if they are another stream's, this one has none yet\n")
+		fmt.Fprintf(w, "  hint: the configured channel selects none of the stream id's recordings; %s\n", actors.UnselectedHint)
 		return
 	}
 	fmt.Fprintf(w, "  hint: these are another stream's, or this one's recorded on a channel spelt otherwise, which ferry does not replay\n")
