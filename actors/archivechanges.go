@@ -95,11 +95,29 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 // it. Replayed as it now is, it would end at the new stop and count as completed, its records
 // after that never published, without a word (lessons 14 and 26). One published to its end is
 // checkEnd's; one taken up at latest, whose earlier records ferry leaves out, is not checked.
+//
+// At a run's first listing no listing of this run came before: the stop its checkpoint keeps
+// (listedStops, written when a listing first showed it stopped) stands for one, and a
+// recording stopped below it was truncated while ferry was down, or was when this run's
+// predecessor stopped the stream over it. A checkpoint of an older ferry keeps no stop, and
+// nothing is checked; nor here is a stop below the checkpoint, which the recording's replay
+// refuses with its own way on (replay.go, openReplay).
+//
+// Either way on keeps what the archive still has: `ferry checkpoint forget` lowers the stop
+// the checkpoint keeps to the new one, and ferry then publishes the recording to its new end.
 func (s *streamSupervisor) checkTail(r *messages.RecordingInfo) error {
 	id := r.RecordingId
 	k := s.known[id]
-	if k == nil || r.Live || s.completed[id] || s.storedCompleted[id] || s.atLatest(id) {
+	if r.Live || s.completed[id] || s.storedCompleted[id] || s.atLatest(id) {
 		return nil
+	}
+	if k == nil {
+		before, ok := s.listedStops[id]
+		if !ok || r.StopPosition >= before || r.StopPosition < s.storedCheckpoint(id).Position {
+			return nil
+		}
+		return fmt.Errorf("recording %d now stops at %d, before %d, where a listing had it stop before this run of ferry (its checkpoint keeps that stop): the archive truncated it (TruncateRecording) before ferry published it to its end, and its records from %d to %d, which ferry had not all published, are gone. %s",
+			id, r.StopPosition, before, r.StopPosition, before, truncatedToGoOn(s.cfg.Def.Name, id))
 	}
 	before, how := k.StopPosition, "stop"
 	if k.Live {
@@ -108,9 +126,29 @@ func (s *streamSupervisor) checkTail(r *messages.RecordingInfo) error {
 	if r.StopPosition >= before {
 		return nil
 	}
-	return fmt.Errorf("recording %d now stops at %d, before %d, where an earlier listing had it %s: the archive truncated it (TruncateRecording) before ferry published it to its end, and its records from %d to %d, which ferry had not all published, are gone. "+
-		"To go on without them, start ferry again: it publishes the recording to its new end; or, %s",
-		id, r.StopPosition, before, how, r.StopPosition, before, resetToGoOn(s.cfg.Def.Name))
+	return fmt.Errorf("recording %d now stops at %d, before %d, where an earlier listing had it %s: the archive truncated it (TruncateRecording) before ferry published it to its end, and its records from %d to %d, which ferry had not all published, are gone. %s",
+		id, r.StopPosition, before, how, r.StopPosition, before, truncatedToGoOn(s.cfg.Def.Name, id))
+}
+
+// truncatedToGoOn is the way on after the archive truncated recording id above where ferry
+// had published it to: accept the loss and publish the recording to its new end, or publish
+// the whole stream again.
+func truncatedToGoOn(stream string, id int64) string {
+	return fmt.Sprintf("To go on without them, stop ferry and run `%s`: ferry then publishes the recording to its new end (when forget finds no stop above the new one in the checkpoint, or no checkpoint of it, it changes nothing, and ferry does so anyway); or %s",
+		store.ForgetCommand(stream, id), resetAgain(stream))
+}
+
+// noteStop has the checkpointer store where a listing shows recording r stopped, when that
+// is not the stop its checkpoint keeps or the checkpointer was last told: once when it is
+// first listed stopped, and again when it stops elsewhere (extended). A recording with a
+// stored checkpoint has it written at once; one without has it written with its seed.
+func (s *streamSupervisor) noteStop(ctx actor.Context, r *messages.RecordingInfo) {
+	id := r.RecordingId
+	if r.Live || r.StopPosition <= 0 || s.listedStops[id] == r.StopPosition {
+		return
+	}
+	s.listedStops[id] = r.StopPosition
+	ctx.Send(s.checkpointer, &messages.RecordingListedStopped{RecordingId: id, StopPosition: r.StopPosition})
 }
 
 // endUnmoved reports whether r is a recording the schedule has completed, listed stopped at
@@ -407,6 +445,10 @@ func headCutToGoOn(stream string, id int64) string {
 
 // resetToGoOn is the way on for a stream stopped over records the archive no longer has:
 // accept the loss, and publish the stream again from its start position.
-func resetToGoOn(stream string) string {
-	return fmt.Sprintf("to go on without them, run `%s`: the stream then publishes again from its configured start_position, and what it had published is %s", store.ResetCommand(stream), store.StoredTwice)
+func resetToGoOn(stream string) string { return "to go on without them, " + resetAgain(stream) }
+
+// resetAgain is the command that publishes a stream again from its start position, and
+// what that costs.
+func resetAgain(stream string) string {
+	return fmt.Sprintf("run `%s`: the stream then publishes again from its configured start_position, and what it had published is %s", store.ResetCommand(stream), store.StoredTwice)
 }

@@ -58,13 +58,21 @@ type checkpointer struct {
 	// routes are how many partitions each recording is routed by, as stored or as its
 	// first publisher asked for it to be (RouteRecording): every save of the recording
 	// stores it. routeWaiters are the publishers waiting for theirs to be stored
-	// (RecordingRouted); routeFailure paces the saves made for that alone when they fail.
+	// (RecordingRouted).
 	routes       map[int64]int32
 	routeWaiters map[int64][]*actor.PID
-	routeFailure routeFailure
+	// listedStops is where each recording stopped when a listing last showed it stopped
+	// somewhere new (RecordingListedStopped), as stored or to be: every save of the
+	// recording stores it (store.Checkpoint.ListedStop). stopsDue are the stored
+	// checkpoints that do not keep theirs yet.
+	listedStops map[int64]int64
+	stopsDue    map[int64]bool
+	// amendFailure paces the writes made for routes, listed stops or the definition alone
+	// (amendSaves) when they fail.
+	amendFailure amendFailure
 	// defined: the store holds the stream's definition (it did at start, or a write of
 	// this incarnation succeeded); defining: it is to, for StartDecided, by a write of the
-	// definition alone if no other goes first (paced by routeFailure when it fails).
+	// definition alone if no other goes first (paced by amendFailure when it fails).
 	defined, defining bool
 	writing           bool
 	// writeStartMs is when the write in flight began; hungReported, that it was reported as
@@ -80,7 +88,7 @@ type checkpointer struct {
 type saveResult struct {
 	saves  []progress.Save
 	cps    []store.Checkpoint // what was written of each save
-	routes []store.Checkpoint // checkpoints written again for their routes (routeSaves)
+	amends []store.Checkpoint // checkpoints written again as stored, amended (amendSaves)
 	define bool               // written for StartDecided, alone if nothing else
 	err    error
 	took   time.Duration
@@ -104,12 +112,17 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 			reopened:     map[int64]bool{},
 			routes:       map[int64]int32{},
 			routeWaiters: map[int64][]*actor.PID{},
+			listedStops:  map[int64]int64{},
+			stopsDue:     map[int64]bool{},
 		}
 		for _, cp := range cfg.Stored.Checkpoints {
 			c.persisted[cp.RecordingID] = cp
 			c.earlier[cp.RecordingID] = true
 			if cp.Partitions > 0 {
 				c.routes[cp.RecordingID] = cp.Partitions
+			}
+			if cp.ListedStop > 0 {
+				c.listedStops[cp.RecordingID] = cp.ListedStop
 			}
 		}
 		return c
@@ -152,6 +165,12 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 		c.track(ctx, msg.RecordingId, msg.Position, origin{msg.StartMs, msg.SessionId})
 	case *messages.RecordingReopened:
 		c.reopened[msg.RecordingId] = true
+	case *messages.RecordingListedStopped:
+		c.listedStops[msg.RecordingId] = msg.StopPosition
+		if cp, stored := c.persisted[msg.RecordingId]; stored && !cp.Completed {
+			c.stopsDue[msg.RecordingId] = true // one not stored yet has it with its seed
+			c.flush(ctx, c.env.elapsedMs())
+		}
 	case *messages.ReplayStarted:
 		// The stream seeds a recording before it spawns the replay; one it did not seed
 		// has a stored checkpoint, or has its seed here.
@@ -259,42 +278,56 @@ func (c *checkpointer) routeStored(ctx actor.Context, id int64) {
 	delete(c.routeWaiters, id)
 }
 
-// routeSaves are the checkpoints to write again, as stored, with the count of partitions
-// their recording is routed by, for the publishers waiting for it: those of recordings
-// whose count no save of this write (saves) carries, and whose checkpoint the store holds
-// (a seed not yet stored carries the count when it is). Not while the last of them failed
+// amendSaves are the checkpoints to write again, as stored, with what no save of this write
+// (saves) carries: the count of partitions their recording is routed by, for the publishers
+// waiting for it (routeWaiters), and the stop a listing showed it at (stopsDue), which the
+// next run checks the recording against (actors, checkTail). Only checkpoints the store
+// holds: a seed not yet stored carries both when it is. Not while the last of them failed
 // less than its back-off ago, unless the write goes out anyway.
-func (c *checkpointer) routeSaves(saves []progress.Save, now int64) []store.Checkpoint {
-	if len(c.routeWaiters) == 0 || len(saves) == 0 && now < c.routeFailure.retryAtMs {
+func (c *checkpointer) amendSaves(saves []progress.Save, now int64) []store.Checkpoint {
+	if len(c.routeWaiters) == 0 && len(c.stopsDue) == 0 || len(saves) == 0 && now < c.amendFailure.retryAtMs {
 		return nil
 	}
 	var cps []store.Checkpoint
 	for id := range c.routeWaiters {
-		cp, stored := c.persisted[id]
-		if !stored || len(c.takingOn[id]) > 0 || slices.ContainsFunc(saves, func(s progress.Save) bool { return s.RecordingID == id }) {
-			continue
+		if !c.stopsDue[id] {
+			cps = c.amend(cps, saves, id)
 		}
-		cp.Partitions, cp.UpdatedAtMs = c.routes[id], c.env.nowMs()
-		cps = append(cps, cp)
+	}
+	for id := range c.stopsDue {
+		cps = c.amend(cps, saves, id)
 	}
 	slices.SortFunc(cps, func(a, b store.Checkpoint) int { return cmp.Compare(a.RecordingID, b.RecordingID) })
 	return cps
 }
 
-// routeFailure is the back-off of saves made for routes, or the definition, alone that failed.
-type routeFailure struct {
+// amend appends recording id's checkpoint as stored, with its route and listed stop, to cps,
+// unless the store holds none, a save of this write carries them, or its seed is being
+// saved again (takeOn).
+func (c *checkpointer) amend(cps []store.Checkpoint, saves []progress.Save, id int64) []store.Checkpoint {
+	cp, stored := c.persisted[id]
+	if !stored || len(c.takingOn[id]) > 0 || slices.ContainsFunc(saves, func(s progress.Save) bool { return s.RecordingID == id }) {
+		return cps
+	}
+	cp.Partitions, cp.ListedStop, cp.UpdatedAtMs = c.routes[id], c.listedStops[id], c.env.nowMs()
+	return append(cps, cp)
+}
+
+// amendFailure is the back-off of writes made for routes, listed stops or the definition
+// alone that failed.
+type amendFailure struct {
 	consecutive int
 	retryAtMs   int64
 }
 
-// routeFailed counts a failed write that carried route saves or the definition (define),
+// amendFailed counts a failed write that carried amended checkpoints or the definition (define),
 // and returns how many failed in a row and when the next may go: checkpoint.retry_min_ms,
 // doubled at each further failure up to checkpoint.retry_max_ms, as for any save.
-func (c *checkpointer) routeFailed(res *saveResult, now int64) (consecutive int, retryAtMs int64) {
-	if len(res.routes) == 0 && !res.define {
-		return c.routeFailure.consecutive, c.routeFailure.retryAtMs
+func (c *checkpointer) amendFailed(res *saveResult, now int64) (consecutive int, retryAtMs int64) {
+	if len(res.amends) == 0 && !res.define {
+		return c.amendFailure.consecutive, c.amendFailure.retryAtMs
 	}
-	f := &c.routeFailure
+	f := &c.amendFailure
 	f.consecutive++
 	wait := c.cfg.Checkpoint.RetryMinMs
 	for i := 1; i < f.consecutive && wait < c.cfg.Checkpoint.RetryMaxMs; i++ {
@@ -356,7 +389,7 @@ func (c *checkpointer) takenOn(ctx actor.Context, cp store.Checkpoint) {
 func (c *checkpointer) checkpoint(s progress.Save) store.Checkpoint {
 	o := c.origins[s.RecordingID] // a save follows the recording's seed or replay start
 	cp := store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: c.env.nowMs(),
-		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed, FromStart: s.Seed && c.fromStart[s.RecordingID], Partitions: c.routes[s.RecordingID]}
+		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed, FromStart: s.Seed && c.fromStart[s.RecordingID], Partitions: c.routes[s.RecordingID], ListedStop: c.listedStops[s.RecordingID]}
 	// A save is of the committed position the last mark came with (Tick saves the latest,
 	// and a recording's end only adds padding): a mark beyond it is a bug, which would store
 	// a checkpoint the next start cannot check.
@@ -440,9 +473,9 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 			}
 		}
 	}
-	routes := c.routeSaves(saves, now)
-	define := c.defining && (len(saves) > 0 || len(routes) > 0 || now >= c.routeFailure.retryAtMs)
-	if len(saves) == 0 && len(routes) == 0 && !define {
+	amends := c.amendSaves(saves, now)
+	define := c.defining && (len(saves) > 0 || len(amends) > 0 || now >= c.amendFailure.retryAtMs)
+	if len(saves) == 0 && len(amends) == 0 && !define {
 		c.reportFlushed(ctx)
 		return
 	}
@@ -454,8 +487,8 @@ func (c *checkpointer) flush(ctx actor.Context, now int64) {
 	self, system, def, st := ctx.Self(), ctx.ActorSystem(), c.cfg.Def, c.env.Store
 	if !c.env.tasks().Go(func() {
 		start := time.Now()
-		err := st.Save(def, slices.Concat(cps, routes))
-		system.Root.Send(self, &saveResult{saves: saves, cps: cps, routes: routes, define: define, err: err, took: time.Since(start)})
+		err := st.Save(def, slices.Concat(cps, amends))
+		system.Root.Send(self, &saveResult{saves: saves, cps: cps, amends: amends, define: define, err: err, took: time.Since(start)})
 	}) {
 		c.writing = false
 	}
@@ -488,10 +521,15 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 	}
 	if res.err == nil {
 		c.defined, c.defining = true, false // every write stores the definition
-		c.routeFailure = routeFailure{}
-		for _, cp := range res.routes {
+		c.amendFailure = amendFailure{}
+		for _, cp := range res.amends {
 			c.persisted[cp.RecordingID] = cp
 			c.routeStored(ctx, cp.RecordingID)
+		}
+		for id := range c.stopsDue {
+			if cp, stored := c.persisted[id]; !stored || cp.Completed || cp.ListedStop == c.listedStops[id] {
+				delete(c.stopsDue, id)
+			}
 		}
 	}
 	if res.err != nil {
@@ -501,7 +539,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 		if class := supervisor.Classify(res.err); class != supervisor.Transient {
 			panic(supervisor.Fail(class, res.err))
 		}
-		consecutive, retryAt := c.routeFailed(res, now)
+		consecutive, retryAt := c.amendFailed(res, now)
 		if len(res.saves) > 0 {
 			f := c.policies[res.saves[0].RecordingID].Failure()
 			consecutive, retryAt = f.Consecutive, f.RetryAtMs
@@ -531,10 +569,10 @@ func (c *checkpointer) checkHung(ctx actor.Context) {
 
 // reportFlushed tells the stream, while it drains, once everything its policies were
 // given is persisted: every commit, every completion (a position persisted is not yet the
-// recording done, which the next recording waits for), every seed, and the definition
-// StartDecided asked for.
+// recording done, which the next recording waits for), every seed, every listed stop, and
+// the definition StartDecided asked for.
 func (c *checkpointer) reportFlushed(ctx actor.Context) {
-	if !c.flushing || c.writing || c.defining {
+	if !c.flushing || c.writing || c.defining || len(c.stopsDue) > 0 {
 		return
 	}
 	for _, p := range c.policies {

@@ -1326,6 +1326,60 @@ func TestACompletedRecordingIsLetGoUntilItIsReopened(t *testing.T) {
 	}
 }
 
+// Where a listing showed a recording stopped is written at once for a recording whose
+// checkpoint is stored, as it is stored (not moved, not a save of the recording), and again
+// after a failed write; for one not stored yet it goes with its seed, and a completed one has
+// none written. Later saves keep it, as they keep the stop a loaded checkpoint has.
+func TestAListedStopIsWrittenAtOnceAndKept(t *testing.T) {
+	env, cfg := testEnv(t)
+	saves := &saveLog{saves: make(chan []store.Checkpoint, 16), failFirst: 1}
+	env.Store = saves
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 60_000, RetryMinMs: 100, RetryMaxMs: 1000}
+	acked := store.Checkpoint{RecordingID: 7, Position: 1000, StartMs: 5, SessionID: 9, Partitions: 2, LastRecord: store.RecordMark{Start: 936, End: 1000, Checksum: 3}}
+	loaded := store.Checkpoint{RecordingID: 8, Position: 2000, StartMs: 6, SessionID: 9, ListedStop: 4000}
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 6, Position: 500, Completed: true, StartMs: 4, SessionID: 9}, acked, loaded}}
+	system := testSystem(t)
+	checkpointer, _, _ := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
+	next := func(what string) store.Checkpoint {
+		t.Helper()
+		select {
+		case cps := <-saves.saves:
+			if len(cps) != 1 {
+				t.Fatalf("saved %+v; want %s alone", cps, what)
+			}
+			return cps[0]
+		case <-time.After(waitFor):
+			t.Fatalf("nothing saved; want %s", what)
+		}
+		return store.Checkpoint{}
+	}
+	amended := func(cp store.Checkpoint, stop int64) store.Checkpoint { cp.ListedStop = stop; return cp }
+	asStored := func(c store.Checkpoint) store.Checkpoint { c.UpdatedAtMs = 0; return c }
+
+	system.Root.Send(checkpointer, &messages.RecordingListedStopped{RecordingId: 7, StopPosition: 5000})
+	for i, how := range []string{"failed", "written again after the failure"} {
+		if c := next("recording 7's checkpoint listed stopped at 5000"); asStored(c) != amended(acked, 5000) {
+			t.Fatalf("write %d (%s): saved %+v; want recording 7 as stored, listed stopped at 5000", i+1, how, c)
+		}
+	}
+	// Neither of these writes anything: the next write is the seed's.
+	system.Root.Send(checkpointer, &messages.RecordingListedStopped{RecordingId: 6, StopPosition: 600})
+	system.Root.Send(checkpointer, &messages.RecordingListedStopped{RecordingId: 10, StopPosition: 7000})
+	system.Root.Send(checkpointer, &messages.SeedCheckpoint{RecordingId: 10, Position: 0, StartMs: 8, SessionId: 9})
+	if c := next("recording 10's seed"); c.RecordingID != 10 || !c.Seed || c.ListedStop != 7000 {
+		t.Fatalf("saved %+v; want recording 10's seed, listed stopped at 7000", c)
+	}
+	for _, cp := range []store.Checkpoint{acked, loaded} {
+		id, pos := cp.RecordingID, cp.Position+64
+		system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: id, Generation: 1, FromPosition: cp.Position, StartMs: cp.StartMs, SessionId: 9})
+		system.Root.Send(checkpointer, &messages.Committed{RecordingId: id, Position: pos, Records: 1, LastRecord: &messages.RecordMark{Start: pos - 64, End: pos, Checksum: 1}})
+		want := map[int64]int64{7: 5000, 8: 4000}[id]
+		if c := next(fmt.Sprintf("recording %d's commit", id)); c.RecordingID != id || c.Position != pos || c.ListedStop != want {
+			t.Fatalf("saved %+v; want recording %d at %d, listed stopped at %d", c, id, pos, want)
+		}
+	}
+}
+
 // A recording let go of at its completed checkpoint takes a repeat of its end as its
 // completed policy took it — nothing to save — rather than as a bug that fails the stream:
 // here a replay start that came while the completed save was being written (so it made no

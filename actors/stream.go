@@ -51,6 +51,11 @@ type streamSupervisor struct {
 	// leftOut: the live recordings the start position leaves out, each said once.
 	leftOut         map[int64]bool
 	storedCompleted map[int64]bool
+	// listedStops is where each recording stopped when a listing first showed it stopped
+	// (or, extended, stopped again further on), as its checkpoint keeps it or the
+	// checkpointer was told (RecordingListedStopped) to store: at a run's first listing,
+	// what tells a recording the archive truncated while ferry was down (checkTail).
+	listedStops map[int64]int64
 	// finalAt is where each recording ferry published to its end ended: its final
 	// checkpoint, stored (storedCompleted) or persisted in this run (finished, completed).
 	finalAt map[int64]int64
@@ -247,8 +252,12 @@ func (s *streamSupervisor) initState() {
 	s.ending = map[string]bool{}
 	s.running = map[int64]*recordingPIDs{}
 	s.latestFrom = map[int64]int64{}
+	s.listedStops = map[int64]int64{}
 	for _, cp := range s.cfg.Stored.Checkpoints {
 		s.stored[cp.RecordingID] = true
+		if cp.ListedStop > 0 {
+			s.listedStops[cp.RecordingID] = cp.ListedStop
+		}
 		if cp.Completed {
 			s.storedCompleted[cp.RecordingID] = true
 			s.finalAt[cp.RecordingID] = cp.Position
@@ -351,6 +360,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			s.fail(ctx, supervisor.Poison, err)
 			return
 		}
+		s.noteStop(ctx, r)
 		if s.endUnmoved(r) {
 			s.known[r.RecordingId] = r
 			s.status.known(r, l.ListedAtMs)

@@ -378,8 +378,81 @@ func TestARecordingTruncatedBetweenTwoListingsStopsTheStream(t *testing.T) {
 		}
 		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{live, waiting(1000)}})
 	})
-	if err := failed(); err == nil || !strings.Contains(err.Error(), "recording 5 now stops at 1000, before 2000") {
-		t.Fatalf("the stream failed with %v; want the truncation of recording 5 said", err)
+	if err := failed(); err == nil || !strings.Contains(err.Error(), "recording 5 now stops at 1000, before 2000") || !strings.Contains(err.Error(), store.ForgetCommand("s", 5)) {
+		t.Fatalf("the stream failed with %v; want the truncation of recording 5 said, and forget as the way on", err)
+	}
+}
+
+// A recording the archive truncated while ferry was down, below the stop a listing had shown
+// before, and above its checkpoint, would be replayed to its new stop and completed, its
+// records after that never published, without a word: at the first listing no listing of
+// this run came before, so the stop its checkpoint keeps stands for one. A checkpoint of an
+// older ferry keeps none, and nothing is checked; a stop below the checkpoint is the replay's
+// to refuse, with its own way on. The way on names forget, which lowers the stop kept.
+func TestARecordingTruncatedWhileFerryWasDownStopsTheStream(t *testing.T) {
+	for _, tt := range []struct {
+		name             string
+		listedStop, stop int64
+		want             string // in the stream's failure; "" for none
+	}{
+		{"truncated", 5000, 3000, "recording 5 now stops at 3000, before 5000, where a listing had it stop before this run of ferry"},
+		{"truncated below the checkpoint", 5000, 800, ""},
+		{"as listed before", 5000, 5000, ""},
+		{"extended", 5000, 6000, ""},
+		{"checkpoint of an older ferry", 0, 3000, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env, cfg := testEnv(t)
+			cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 5, Position: 1000, StartMs: 200, ListedStop: tt.listedStop}}}
+			s, nobody, failed, run := bareStream(t, env, cfg)
+			run(func(ctx actor.Context) {
+				s.running[5] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned
+				s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{
+					{RecordingId: 5, StartMs: 200, StopMs: 300, StopPosition: tt.stop, RecordedPosition: tt.stop}}})
+			})
+			err := failed()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("the stream failed: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "records from 3000 to 5000") ||
+				!strings.Contains(err.Error(), "run `"+store.ForgetCommand("s", 5)+"`: ferry then publishes the recording to its new end")):
+				t.Fatalf("the stream failed with %v; want the truncation of recording 5 while ferry was down said (%q)", err, tt.want)
+			}
+		})
+	}
+}
+
+// Where a listing first shows a recording stopped goes to the checkpointer, to be stored:
+// once, not at every listing, and not at all when its checkpoint keeps that stop already.
+func TestARecordingListedStoppedHasItsStopStoredOnce(t *testing.T) {
+	env, cfg := testEnv(t)
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 4, Position: 1000, StartMs: 100, ListedStop: 2000}}}
+	s, nobody, failed, run := bareStream(t, env, cfg)
+	told := make(probe, 16)
+	stopped := &messages.RecordingInfo{RecordingId: 4, StartMs: 100, StopMs: 150, StopPosition: 2000, RecordedPosition: 2000}
+	live := &messages.RecordingInfo{RecordingId: 5, StartMs: 200, Live: true, StopPosition: -1, RecordedPosition: 4096}
+	ended := &messages.RecordingInfo{RecordingId: 5, StartMs: 200, StopMs: 300, StopPosition: 5000, RecordedPosition: 5000}
+	run(func(ctx actor.Context) {
+		s.checkpointer = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return told }))
+		for _, id := range []int64{4, 5} { // as if spawned: the test runs no recording's actors
+			s.running[id] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody}
+		}
+		for i, l := range [][]*messages.RecordingInfo{{stopped, live}, {stopped, ended}, {stopped, ended}} {
+			s.listed(ctx, &messages.RecordingsListed{ListedAtMs: int64(i+1) * 1_000, Recordings: l})
+		}
+		ctx.Send(s.checkpointer, "done")
+	})
+	if err := failed(); err != nil {
+		t.Fatalf("the stream failed: %v", err)
+	}
+	var stops []string
+	for m := next[any](t, told); m != "done"; m = next[any](t, told) {
+		if l, ok := m.(*messages.RecordingListedStopped); ok {
+			stops = append(stops, fmt.Sprintf("%d at %d", l.RecordingId, l.StopPosition))
+		}
+	}
+	if want := []string{"5 at 5000"}; !slices.Equal(stops, want) {
+		t.Fatalf("the checkpointer was told of stops %q; want %q", stops, want)
 	}
 }
 

@@ -65,7 +65,12 @@ type Checkpoint struct {
 	// partitions grew keeps it in the partition it began in (order, and the broker's
 	// deduplication of its producer, are per partition). 0: not known (nothing sent yet, or
 	// written before ferry stored it).
-	Partitions    int32 `protobuf:"varint,11,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	Partitions int32 `protobuf:"varint,11,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	// The position the recording stopped at when a listing first showed it stopped (or, once
+	// extended, stopped again further on), so that a restart tells a recording the archive
+	// truncated while ferry was down (TruncateRecording) from one that always stopped there.
+	// 0: not known (not listed stopped yet, or written before ferry stored it).
+	ListedStop    int64 `protobuf:"varint,12,opt,name=listed_stop,json=listedStop,proto3" json:"listed_stop,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -177,6 +182,13 @@ func (x *Checkpoint) GetPartitions() int32 {
 	return 0
 }
 
+func (x *Checkpoint) GetListedStop() int64 {
+	if x != nil {
+		return x.ListedStop
+	}
+	return 0
+}
+
 // RecordMark is one record of a recording as ferry published it: where it starts and ends
 // and the CRC-32C (Castagnoli) of its payload. A replay resumed from a checkpoint reads the
 // record again and compares: an archive recording truncated below the checkpoint and
@@ -245,7 +257,7 @@ var File_ferry_v1_checkpoint_proto protoreflect.FileDescriptor
 
 const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\n" +
-	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xef\x02\n" +
+	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\x90\x03\n" +
 	"\n" +
 	"Checkpoint\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
@@ -264,7 +276,9 @@ const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	" \x01(\bR\tfromStart\x12\x1e\n" +
 	"\n" +
 	"partitions\x18\v \x01(\x05R\n" +
-	"partitions\"P\n" +
+	"partitions\x12\x1f\n" +
+	"\vlisted_stop\x18\f \x01(\x03R\n" +
+	"listedStop\"P\n" +
 	"\n" +
 	"RecordMark\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +

@@ -960,6 +960,61 @@ func (x *RecordingReopened) GetRecordingId() int64 {
 	return 0
 }
 
+// RecordingListedStopped tells the checkpointer where a listing showed a recording stopped,
+// when that is not what its checkpoint keeps (Checkpoint.listed_stop): a stored checkpoint
+// is written again with it at once, a seed not yet stored carries it.
+type RecordingListedStopped struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	StopPosition  int64                  `protobuf:"varint,2,opt,name=stop_position,json=stopPosition,proto3" json:"stop_position,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordingListedStopped) Reset() {
+	*x = RecordingListedStopped{}
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordingListedStopped) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordingListedStopped) ProtoMessage() {}
+
+func (x *RecordingListedStopped) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordingListedStopped.ProtoReflect.Descriptor instead.
+func (*RecordingListedStopped) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RecordingListedStopped) GetRecordingId() int64 {
+	if x != nil {
+		return x.RecordingId
+	}
+	return 0
+}
+
+func (x *RecordingListedStopped) GetStopPosition() int64 {
+	if x != nil {
+		return x.StopPosition
+	}
+	return 0
+}
+
 // WatermarkRequest asks the checkpointer for a recording's persisted watermark.
 type WatermarkRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -972,7 +1027,7 @@ type WatermarkRequest struct {
 
 func (x *WatermarkRequest) Reset() {
 	*x = WatermarkRequest{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -984,7 +1039,7 @@ func (x *WatermarkRequest) String() string {
 func (*WatermarkRequest) ProtoMessage() {}
 
 func (x *WatermarkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -997,7 +1052,7 @@ func (x *WatermarkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatermarkRequest.ProtoReflect.Descriptor instead.
 func (*WatermarkRequest) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{14}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WatermarkRequest) GetRecordingId() int64 {
@@ -1050,7 +1105,7 @@ type Watermark struct {
 
 func (x *Watermark) Reset() {
 	*x = Watermark{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1062,7 +1117,7 @@ func (x *Watermark) String() string {
 func (*Watermark) ProtoMessage() {}
 
 func (x *Watermark) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1075,7 +1130,7 @@ func (x *Watermark) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Watermark.ProtoReflect.Descriptor instead.
 func (*Watermark) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Watermark) GetRecordingId() int64 {
@@ -1171,7 +1226,7 @@ type RouteRecording struct {
 
 func (x *RouteRecording) Reset() {
 	*x = RouteRecording{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1238,7 @@ func (x *RouteRecording) String() string {
 func (*RouteRecording) ProtoMessage() {}
 
 func (x *RouteRecording) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1251,7 @@ func (x *RouteRecording) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RouteRecording.ProtoReflect.Descriptor instead.
 func (*RouteRecording) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RouteRecording) GetRecordingId() int64 {
@@ -1224,7 +1279,7 @@ type RecordingRouted struct {
 
 func (x *RecordingRouted) Reset() {
 	*x = RecordingRouted{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1236,7 +1291,7 @@ func (x *RecordingRouted) String() string {
 func (*RecordingRouted) ProtoMessage() {}
 
 func (x *RecordingRouted) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1249,7 +1304,7 @@ func (x *RecordingRouted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingRouted.ProtoReflect.Descriptor instead.
 func (*RecordingRouted) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RecordingRouted) GetRecordingId() int64 {
@@ -1278,7 +1333,7 @@ type CheckpointPersisted struct {
 
 func (x *CheckpointPersisted) Reset() {
 	*x = CheckpointPersisted{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1345,7 @@ func (x *CheckpointPersisted) String() string {
 func (*CheckpointPersisted) ProtoMessage() {}
 
 func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1358,7 @@ func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointPersisted.ProtoReflect.Descriptor instead.
 func (*CheckpointPersisted) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CheckpointPersisted) GetRecordingId() int64 {
@@ -1347,7 +1402,7 @@ type RecordingInfo struct {
 
 func (x *RecordingInfo) Reset() {
 	*x = RecordingInfo{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1414,7 @@ func (x *RecordingInfo) String() string {
 func (*RecordingInfo) ProtoMessage() {}
 
 func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1427,7 @@ func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingInfo.ProtoReflect.Descriptor instead.
 func (*RecordingInfo) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RecordingInfo) GetRecordingId() int64 {
@@ -1442,7 +1497,7 @@ type RecordingsListed struct {
 
 func (x *RecordingsListed) Reset() {
 	*x = RecordingsListed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1454,7 +1509,7 @@ func (x *RecordingsListed) String() string {
 func (*RecordingsListed) ProtoMessage() {}
 
 func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1467,7 +1522,7 @@ func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingsListed.ProtoReflect.Descriptor instead.
 func (*RecordingsListed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RecordingsListed) GetRecordings() []*RecordingInfo {
@@ -1495,7 +1550,7 @@ type DiscoveryFailed struct {
 
 func (x *DiscoveryFailed) Reset() {
 	*x = DiscoveryFailed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1507,7 +1562,7 @@ func (x *DiscoveryFailed) String() string {
 func (*DiscoveryFailed) ProtoMessage() {}
 
 func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1520,7 +1575,7 @@ func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscoveryFailed.ProtoReflect.Descriptor instead.
 func (*DiscoveryFailed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{21}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DiscoveryFailed) GetError() string {
@@ -1552,7 +1607,7 @@ type Drain struct {
 
 func (x *Drain) Reset() {
 	*x = Drain{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1564,7 +1619,7 @@ func (x *Drain) String() string {
 func (*Drain) ProtoMessage() {}
 
 func (x *Drain) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1577,7 +1632,7 @@ func (x *Drain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drain.ProtoReflect.Descriptor instead.
 func (*Drain) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{22}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Drain) GetDeadlineMs() int64 {
@@ -1608,7 +1663,7 @@ type RecordingDrained struct {
 
 func (x *RecordingDrained) Reset() {
 	*x = RecordingDrained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +1675,7 @@ func (x *RecordingDrained) String() string {
 func (*RecordingDrained) ProtoMessage() {}
 
 func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +1688,7 @@ func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingDrained.ProtoReflect.Descriptor instead.
 func (*RecordingDrained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{23}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RecordingDrained) GetRecordingId() int64 {
@@ -1659,7 +1714,7 @@ type CheckpointsFlushed struct {
 
 func (x *CheckpointsFlushed) Reset() {
 	*x = CheckpointsFlushed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1671,7 +1726,7 @@ func (x *CheckpointsFlushed) String() string {
 func (*CheckpointsFlushed) ProtoMessage() {}
 
 func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1684,7 +1739,7 @@ func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsFlushed.ProtoReflect.Descriptor instead.
 func (*CheckpointsFlushed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{24}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{25}
 }
 
 // Drained answers Drain for a whole stream.
@@ -1702,7 +1757,7 @@ type Drained struct {
 
 func (x *Drained) Reset() {
 	*x = Drained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1714,7 +1769,7 @@ func (x *Drained) String() string {
 func (*Drained) ProtoMessage() {}
 
 func (x *Drained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1727,7 +1782,7 @@ func (x *Drained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drained.ProtoReflect.Descriptor instead.
 func (*Drained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{25}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Drained) GetStream() string {
@@ -1762,7 +1817,7 @@ type HazardUndecided struct {
 
 func (x *HazardUndecided) Reset() {
 	*x = HazardUndecided{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +1829,7 @@ func (x *HazardUndecided) String() string {
 func (*HazardUndecided) ProtoMessage() {}
 
 func (x *HazardUndecided) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +1842,7 @@ func (x *HazardUndecided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HazardUndecided.ProtoReflect.Descriptor instead.
 func (*HazardUndecided) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{26}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HazardUndecided) GetRecordingId() int64 {
@@ -1893,7 +1948,10 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12%\n" +
 	"\x0efinal_position\x18\x02 \x01(\x03R\rfinalPosition\"6\n" +
 	"\x11RecordingReopened\x12!\n" +
-	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\"U\n" +
+	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\"`\n" +
+	"\x16RecordingListedStopped\x12!\n" +
+	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12#\n" +
+	"\rstop_position\x18\x02 \x01(\x03R\fstopPosition\"U\n" +
 	"\x10WatermarkRequest\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
@@ -1983,42 +2041,43 @@ func file_ferry_v1_pipeline_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_pipeline_proto_rawDescData
 }
 
-var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_ferry_v1_pipeline_proto_goTypes = []any{
-	(*Record)(nil),              // 0: ferry.v1.Record
-	(*RecordBatch)(nil),         // 1: ferry.v1.RecordBatch
-	(*ReplayStarted)(nil),       // 2: ferry.v1.ReplayStarted
-	(*TakenOn)(nil),             // 3: ferry.v1.TakenOn
-	(*SeedCheckpoint)(nil),      // 4: ferry.v1.SeedCheckpoint
-	(*StartDecided)(nil),        // 5: ferry.v1.StartDecided
-	(*ReplayEnded)(nil),         // 6: ferry.v1.ReplayEnded
-	(*Credits)(nil),             // 7: ferry.v1.Credits
-	(*PublishAcked)(nil),        // 8: ferry.v1.PublishAcked
-	(*PublishFailed)(nil),       // 9: ferry.v1.PublishFailed
-	(*RedeliveryRequired)(nil),  // 10: ferry.v1.RedeliveryRequired
-	(*Committed)(nil),           // 11: ferry.v1.Committed
-	(*RecordingFinished)(nil),   // 12: ferry.v1.RecordingFinished
-	(*RecordingReopened)(nil),   // 13: ferry.v1.RecordingReopened
-	(*WatermarkRequest)(nil),    // 14: ferry.v1.WatermarkRequest
-	(*Watermark)(nil),           // 15: ferry.v1.Watermark
-	(*RouteRecording)(nil),      // 16: ferry.v1.RouteRecording
-	(*RecordingRouted)(nil),     // 17: ferry.v1.RecordingRouted
-	(*CheckpointPersisted)(nil), // 18: ferry.v1.CheckpointPersisted
-	(*RecordingInfo)(nil),       // 19: ferry.v1.RecordingInfo
-	(*RecordingsListed)(nil),    // 20: ferry.v1.RecordingsListed
-	(*DiscoveryFailed)(nil),     // 21: ferry.v1.DiscoveryFailed
-	(*Drain)(nil),               // 22: ferry.v1.Drain
-	(*RecordingDrained)(nil),    // 23: ferry.v1.RecordingDrained
-	(*CheckpointsFlushed)(nil),  // 24: ferry.v1.CheckpointsFlushed
-	(*Drained)(nil),             // 25: ferry.v1.Drained
-	(*HazardUndecided)(nil),     // 26: ferry.v1.HazardUndecided
-	(*RecordMark)(nil),          // 27: ferry.v1.RecordMark
+	(*Record)(nil),                 // 0: ferry.v1.Record
+	(*RecordBatch)(nil),            // 1: ferry.v1.RecordBatch
+	(*ReplayStarted)(nil),          // 2: ferry.v1.ReplayStarted
+	(*TakenOn)(nil),                // 3: ferry.v1.TakenOn
+	(*SeedCheckpoint)(nil),         // 4: ferry.v1.SeedCheckpoint
+	(*StartDecided)(nil),           // 5: ferry.v1.StartDecided
+	(*ReplayEnded)(nil),            // 6: ferry.v1.ReplayEnded
+	(*Credits)(nil),                // 7: ferry.v1.Credits
+	(*PublishAcked)(nil),           // 8: ferry.v1.PublishAcked
+	(*PublishFailed)(nil),          // 9: ferry.v1.PublishFailed
+	(*RedeliveryRequired)(nil),     // 10: ferry.v1.RedeliveryRequired
+	(*Committed)(nil),              // 11: ferry.v1.Committed
+	(*RecordingFinished)(nil),      // 12: ferry.v1.RecordingFinished
+	(*RecordingReopened)(nil),      // 13: ferry.v1.RecordingReopened
+	(*RecordingListedStopped)(nil), // 14: ferry.v1.RecordingListedStopped
+	(*WatermarkRequest)(nil),       // 15: ferry.v1.WatermarkRequest
+	(*Watermark)(nil),              // 16: ferry.v1.Watermark
+	(*RouteRecording)(nil),         // 17: ferry.v1.RouteRecording
+	(*RecordingRouted)(nil),        // 18: ferry.v1.RecordingRouted
+	(*CheckpointPersisted)(nil),    // 19: ferry.v1.CheckpointPersisted
+	(*RecordingInfo)(nil),          // 20: ferry.v1.RecordingInfo
+	(*RecordingsListed)(nil),       // 21: ferry.v1.RecordingsListed
+	(*DiscoveryFailed)(nil),        // 22: ferry.v1.DiscoveryFailed
+	(*Drain)(nil),                  // 23: ferry.v1.Drain
+	(*RecordingDrained)(nil),       // 24: ferry.v1.RecordingDrained
+	(*CheckpointsFlushed)(nil),     // 25: ferry.v1.CheckpointsFlushed
+	(*Drained)(nil),                // 26: ferry.v1.Drained
+	(*HazardUndecided)(nil),        // 27: ferry.v1.HazardUndecided
+	(*RecordMark)(nil),             // 28: ferry.v1.RecordMark
 }
 var file_ferry_v1_pipeline_proto_depIdxs = []int32{
 	0,  // 0: ferry.v1.RecordBatch.records:type_name -> ferry.v1.Record
-	27, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
-	27, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
-	19, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
+	28, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
+	28, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
+	20, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
 	4,  // [4:4] is the sub-list for method output_type
 	4,  // [4:4] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
@@ -2038,7 +2097,7 @@ func file_ferry_v1_pipeline_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_pipeline_proto_rawDesc), len(file_ferry_v1_pipeline_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

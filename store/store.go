@@ -113,6 +113,11 @@ type Checkpoint struct {
 	// per partition. 0: not known (nothing of it sent yet, or written before ferry stored
 	// it); the recording is then routed by the topic's partitions as they are.
 	Partitions int32
+	// ListedStop is the position the recording stopped at when a listing first showed it
+	// stopped (or, extended, stopped again further on): a restart that lists it stopped
+	// below it tells that the archive truncated it while ferry was down (TruncateRecording).
+	// 0: not known (not listed stopped yet, or written before ferry stored it).
+	ListedStop int64
 }
 
 // RecordMark is one record of a recording as ferry published it: its start and end
@@ -175,6 +180,8 @@ func (c Checkpoint) Validate() error {
 		return invalidf("recording %d: taken on from its start but not a seed", c.RecordingID)
 	case c.Partitions < 0:
 		return invalidf("recording %d: routed by %d partitions", c.RecordingID, c.Partitions)
+	case c.ListedStop < 0:
+		return invalidf("recording %d: listed stopped at %d", c.RecordingID, c.ListedStop)
 	}
 	return nil
 }

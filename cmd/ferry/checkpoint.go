@@ -99,9 +99,9 @@ func checkpointShow(args []string, stdout io.Writer) error {
 func printCheckpoints(stdout io.Writer, def store.Stream, state store.State, path string) error {
 	fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s), %s\n", def.Name, def.Channel, def.StreamID, def.Topic, path)
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "RECORDING\tPOSITION\tSTATE\tRECORDING STARTED\tSESSION\tLAST RECORD (CRC-32C)\tPARTITION\tUPDATED")
+	fmt.Fprintln(w, "RECORDING\tPOSITION\tSTATE\tRECORDING STARTED\tSESSION\tLAST RECORD (CRC-32C)\tPARTITION\tLISTED STOP\tUPDATED")
 	for _, c := range state.Checkpoints {
-		started, session, last, partition := "-", "-", "-", "-"
+		started, session, last, partition, listedStop := "-", "-", "-", "-", "-"
 		if c.StartMs != 0 {
 			started, session = time.UnixMilli(c.StartMs).UTC().Format(time.RFC3339Nano), fmt.Sprint(c.SessionID)
 		}
@@ -111,7 +111,10 @@ func printCheckpoints(stdout io.Writer, def store.Stream, state store.State, pat
 		if c.Partitions > 0 {
 			partition = fmt.Sprintf("%d (of %d)", c.RecordingID%int64(c.Partitions), c.Partitions)
 		}
-		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.RecordingID, c.Position, checkpointState(c), started, session, last, partition, time.UnixMilli(c.UpdatedAtMs).UTC().Format(time.RFC3339Nano))
+		if c.ListedStop > 0 {
+			listedStop = fmt.Sprint(c.ListedStop)
+		}
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.RecordingID, c.Position, checkpointState(c), started, session, last, partition, listedStop, time.UnixMilli(c.UpdatedAtMs).UTC().Format(time.RFC3339Nano))
 	}
 	return w.Flush()
 }
@@ -236,6 +239,11 @@ func afterReset(start config.StartPosition) string {
 // retention cut is taken up at its new start instead. It asks for --yes, needs ferry
 // stopped, and refuses a recording the archive still has whole from the checkpoint on: that
 // one ferry publishes on from its checkpoint.
+//
+// A recording the archive truncated (TruncateRecording) above the checkpoint, below the stop
+// the checkpoint keeps from a listing (store.Checkpoint.ListedStop), on which the stream
+// stops, has that stop lowered to the new one: ferry then publishes the recording to its new
+// end, and its records after it, which the archive no longer holds, are never published.
 func checkpointForget(args []string, stdout io.Writer) error {
 	var yes bool
 	var id int64 = -1
@@ -254,8 +262,9 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		return usageError{"--recording is required: the id of the recording the archive no longer has, as the stream's failure names it"}
 	}
 	if !yes {
-		return usageError{fmt.Sprintf("checkpoint forget marks recording %d of stream %s done where its checkpoint stands, so that ferry goes on with the recordings after it; "+
-			"its records after the checkpoint, which the archive no longer holds, are then never published. Add --yes to do it", id, stream.Name)}
+		return usageError{fmt.Sprintf("checkpoint forget accepts that the archive lost records of recording %d of stream %s that ferry had not published: "+
+			"a recording the archive no longer has is marked done where its checkpoint stands, so that ferry goes on with the recordings after it; "+
+			"one the archive truncated is published to its new end. Its records the archive no longer holds are then never published. Add --yes to do it", id, stream.Name)}
 	}
 	path := storePath(cfg)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -324,9 +333,20 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		// The stream stops on this one too (the replay's truncation check), with the same way on.
 		return fmt.Errorf("the archive has recording %d, but it stops at %d, below ferry's checkpoint at %d: it was truncated, or the archive is not the one ferry published from; forget does not apply to it: if it was truncated, %s. If the archive was replaced: %s",
 			id, d.StopPosition, cp.Position, store.ResetCommand(stream.Name)+" publishes the stream again from its configured start_position", renameToGoOn)
+	case err == nil && d.StopPosition != archive.NullPosition && cp.ListedStop > d.StopPosition:
+		// Truncated above the checkpoint (the stream stops on it: actors, checkTail): what
+		// the archive still has of it is published; the stop it keeps is the new one.
+		was := cp.ListedStop
+		cp.ListedStop, cp.UpdatedAtMs = d.StopPosition, time.Now().UnixMilli()
+		if err := st.Save(def, []store.Checkpoint{cp}); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "stream %s: recording %d's records from position %d to %d forgotten (the archive truncated them away before ferry published them): ferry publishes it from its checkpoint at %d to its new end at %d\n",
+			stream.Name, id, d.StopPosition, was, cp.Position, d.StopPosition)
+		return nil
 	case err == nil:
 		return fmt.Errorf("the archive still has recording %d (%s stream %d, from %d to %s), so there is nothing to forget: ferry publishes it from its checkpoint at %d on; "+
-			"forget applies to a recording the archive no longer has, or no longer has the start of", id, d.OriginalChannel, d.StreamID, d.StartPosition, stopText(d.StopPosition), cp.Position)
+			"forget applies to a recording the archive no longer has, no longer has the start of, or truncated below the stop ferry's checkpoint keeps (`ferry checkpoint show`, LISTED STOP)", id, d.OriginalChannel, d.StreamID, d.StartPosition, stopText(d.StopPosition), cp.Position)
 	case !errors.Is(err, archive.ErrRecordingUnknown):
 		return fmt.Errorf("ask the archive whether it still has recording %d: %w", id, err)
 	}

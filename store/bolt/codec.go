@@ -120,6 +120,7 @@ func encodeCheckpoint(c store.Checkpoint) ([]byte, error) {
 		FromStart:   c.FromStart,
 		LastRecord:  encodeMark(c.LastRecord),
 		Partitions:  c.Partitions,
+		ListedStop:  c.ListedStop,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode checkpoint of recording %d: %w", c.RecordingID, err)
@@ -156,6 +157,7 @@ func decodeCheckpoint(want int64, b []byte) (store.Checkpoint, error) {
 		Forgotten:   m.GetForgotten(),
 		FromStart:   m.GetFromStart(),
 		Partitions:  m.GetPartitions(),
+		ListedStop:  m.GetListedStop(),
 	}
 	if l := m.GetLastRecord(); l != nil {
 		c.LastRecord = store.RecordMark{Start: l.GetStart(), End: l.GetEnd(), Checksum: l.GetChecksum()}

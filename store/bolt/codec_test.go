@@ -18,6 +18,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		{RecordingID: 1<<63 - 1, Position: 1<<63 - 1, UpdatedAtMs: -1},
 		{RecordingID: 3, Position: 64, StartMs: 1_700_000_000_123, SessionID: -2_000_000_000},
 		{RecordingID: 4, Position: 32, StartMs: 1_700_000_000_124, Seed: true},
+		{RecordingID: 5, Position: 1000, Partitions: 2, ListedStop: 5000},
 	} {
 		b, err := encodeCheckpoint(c)
 		if err != nil {
@@ -27,6 +28,22 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		if err != nil || got != c {
 			t.Errorf("decode(encode(%+v)) = %+v, %v", c, got, err)
 		}
+	}
+}
+
+// A checkpoint written before ferry stored where a listing showed its recording stopped
+// decodes with ListedStop 0: not known.
+func TestCheckpointWithoutListedStopDecodesWithNone(t *testing.T) {
+	payload, err := proto.Marshal(&messages.Checkpoint{RecordingId: 7, Position: 1000, UpdatedAtMs: 1, StartMs: 1_700_000_000_000, Partitions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := decodeCheckpoint(7, seal(kindCheckpoint, payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (store.Checkpoint{RecordingID: 7, Position: 1000, UpdatedAtMs: 1, StartMs: 1_700_000_000_000, Partitions: 2}); c != want {
+		t.Fatalf("decoded %+v, want %+v (ListedStop 0: not known)", c, want)
 	}
 }
 

@@ -146,6 +146,10 @@ func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
 	routed.Partitions = 3
 	MustSave(t, s, def, routed)
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), forgotten, routed)
+	listed := cp(9, 128, false)
+	listed.Partitions, listed.ListedStop = 3, 5000 // listed stopped at 5000
+	MustSave(t, s, def, listed)
+	WantCheckpoints(t, s, def, cp(3, 1<<40, true), forgotten, listed)
 	notDone := cp(11, 64, false)
 	notDone.Forgotten = true
 	if err := s.Save(def, []store.Checkpoint{notDone}); !errors.Is(err, store.ErrInvalid) {
@@ -155,6 +159,11 @@ func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
 	negative.Partitions = -1
 	if err := s.Save(def, []store.Checkpoint{negative}); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("Save of a checkpoint routed by -1 partitions: err = %v, want ErrInvalid", err)
+	}
+	listedBelow := cp(11, 64, false)
+	listedBelow.ListedStop = -1
+	if err := s.Save(def, []store.Checkpoint{listedBelow}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("Save of a checkpoint listed stopped at -1: err = %v, want ErrInvalid", err)
 	}
 	notSeed := cp(11, 64, false)
 	notSeed.FromStart = true

@@ -531,6 +531,69 @@ func TestLesson14_RecordingTruncatedBelowTheCheckpointFailsLoudly(t *testing.T) 
 	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], false)
 }
 
+// TestATruncationAboveTheCheckpointIsForgottenToGoOn: ferry publishes a live recording of
+// 300 messages, but the acknowledgement of message 30 is lost, so its checkpoint stays at
+// message 29; the recording stops, and the listing that shows it stopped has its stop stored
+// with the checkpoint. While ferry is down, the archive truncates the recording after message
+// 199, above the checkpoint. Replayed as it now is, the recording would end at message 199
+// and count as published, messages 200–299 gone without a word: the next start stops the
+// stream instead, naming the truncation and `ferry checkpoint forget`. Forget lowers the stop
+// the checkpoint keeps to the new one, and the next start publishes the recording to its new
+// end.
+func TestATruncationAboveTheCheckpointIsForgottenToGoOn(t *testing.T) {
+	const n, lost, cut = 300, 30, 200
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, n)
+	watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	cfg.write(t)
+	plan, answered := loseAck(lost)
+	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: cfg.Store.Path}, sc)
+	ip.waitCheckpoint(sc, a.recordingID, pa[lost-1], 30*time.Second)
+	answered.wait(t, n, 30*time.Second)
+	rs.stopRecording(t, a)
+	a.close(t)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if c := ip.checkpoint(sc, a.recordingID); c.ListedStop != pa[n-1] || c.Position != pa[lost-1] {
+			return fmt.Errorf("checkpoint %+v; want it at %d, listed stopped at %d", c, pa[lost-1], pa[n-1])
+		}
+		return nil
+	})
+	if _, err := ip.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
+		t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
+	}
+	again := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
+	again.waitFailed(sc.Name, 60*time.Second, fmt.Sprintf("recording %d now stops at %d, before %d, where a listing had it stop before this run", a.recordingID, pa[cut-1], pa[n-1]),
+		fmt.Sprintf("records from %d to %d", pa[cut-1], pa[n-1]), store.ForgetCommand(sc.Name, a.recordingID))
+	if c := again.checkpoint(sc, a.recordingID); c.Position != pa[lost-1] || c.Completed {
+		t.Fatalf("checkpoint %+v after the stream stopped; want it where it was, at %d", c, pa[lost-1])
+	}
+	if _, err := again.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	recording := strconv.FormatInt(a.recordingID, 10)
+	code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", recording, "--yes")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("recording %d's records from position %d to %d forgotten", a.recordingID, pa[cut-1], pa[n-1])) {
+		t.Fatalf("forget of the truncated recording: exit %d, stdout %q, stderr %q; want 0, naming the records forgotten", code, out, errOut)
+	}
+	if c := cfg.checkpoint(t, sc, a.recordingID); c.ListedStop != pa[cut-1] || c.Position != pa[lost-1] {
+		t.Fatalf("checkpoint %+v after forget; want it at %d still, listed stopped at %d", c, pa[lost-1], pa[cut-1])
+	}
+	last := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
+	last.waitDone(sc, a.recordingID, pa[cut-1], 60*time.Second)
+	if _, err := last.notFailed(t, sc.Name); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // rewritten is messages from..to-1 with other bytes: payloadFor's, each byte flipped, and
 // with longer, 100 bytes longer (by three or four frame alignments).
 func rewritten(from, to int, longer bool) [][]byte {
