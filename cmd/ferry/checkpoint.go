@@ -149,6 +149,11 @@ func checkpointReset(args []string, stdout io.Writer) error {
 		return err
 	}
 	if !yes && nc == nil {
+		// A name the run refuses (renamed) has nothing to delete, and no next run from the
+		// start position to tell of: said as the reset with --yes says it.
+		if refusal := renamedRefusal(cfgPath, cfg, stream); refusal != nil {
+			return fmt.Errorf("stream %s: nothing stored in %s under that name, so a reset would delete nothing: %w", stream.Name, storePath(cfg), refusal)
+		}
 		return usageError{fmt.Sprintf("checkpoint reset deletes what ferry has committed for stream %s; its next run %s; add --yes to do it", stream.Name, afterReset(stream.Start))}
 	}
 	path := storePath(cfg)
@@ -200,6 +205,27 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "stream %s: checkpoint deleted from %s (verified by reading back); ferry's next run %s\n", stream.Name, path, afterReset(stream.Start))
 	return nil
+}
+
+// renamedRefusal is the refusal `ferry run` gives configured stream s when the store holds
+// nothing under its name but another stream's checkpoints for its channel, stream id and
+// topic (renamed), or cannot tell; nil when it gives none, or when the store cannot be
+// looked at here (missing, or held by a running ferry: the commands that need it say so).
+func renamedRefusal(cfgPath string, cfg *config.Config, s config.Stream) error {
+	path := storePath(cfg)
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	st, err := openStopped(path, "", true)
+	if err != nil {
+		return nil
+	}
+	defer st.Close()
+	if _, state, err := load(st, s); err != nil || state.Stored {
+		return nil
+	}
+	list, listErr := st.Streams()
+	return freshStartRefusal(cfgPath, cfg, s, list, listErr)
 }
 
 // listDeleted prints, before a reset deletes them, the checkpoints of stream name that path

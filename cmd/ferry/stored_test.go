@@ -336,6 +336,16 @@ func TestCheckpointShowAndResetOfARenamedStreamSayTheRunRefusesIt(t *testing.T) 
 		t.Errorf("show of a renamed stream said it starts at its start position, which the run refuses:\n%s", out)
 	}
 
+	code, out, errOut = ferry("checkpoint", "reset", "--config", path, "--stream", "orders")
+	for _, want := range append(refusal, "nothing stored in "+storePath+" under that name, so a reset would delete nothing") {
+		if code != exitFailure || !strings.Contains(errOut, want) {
+			t.Errorf("reset of a renamed stream without --yes = %d\n%s%s\nwant exit 1 and %q", code, out, errOut, want)
+		}
+	}
+	if strings.Contains(out+errOut, "next run") {
+		t.Errorf("reset of a renamed stream without --yes said what the next run does, which the run refuses:\n%s%s", out, errOut)
+	}
+
 	code, out, errOut = ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
 	for _, want := range append(refusal, "nothing stored in "+storePath+" under that name, so nothing deleted") {
 		if code != exitFailure || !strings.Contains(errOut, want) {
