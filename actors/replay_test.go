@@ -172,6 +172,16 @@ func (s heldSubscriber) AddSubscription(context.Context, string, int32, aeron.Im
 	return nil, nil // made (stillSubscriber's stand-in)
 }
 
+// replayOnIPC has cfg's replays made on an IPC channel, stream 99.
+func replayOnIPC(t *testing.T, cfg *StreamConfig) {
+	t.Helper()
+	ch, err := channel.Parse("aeron:ipc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReplayChannel, cfg.ReplayStreamID = ch, 99
+}
+
 // A replay actor stopped while its open is under way — its stream failed, or its recording
 // was stopped, while the process goes on — does not leave the archive replaying to a
 // subscription nobody reads (a live recording's replay would follow it for ever, holding
@@ -180,11 +190,7 @@ func TestAReplayStoppedWhileItOpensLeavesNoArchiveReplayBehind(t *testing.T) {
 	env, cfg := testEnv(t)
 	arc, sub := &replayCounter{}, heldSubscriber{entered: make(chan struct{}), release: make(chan struct{})}
 	env.Archive, env.Aeron = arc, sub
-	ch, err := channel.Parse("aeron:ipc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ReplayChannel, cfg.ReplayStreamID = ch, 99
+	replayOnIPC(t, cfg)
 	system := testSystem(t)
 	nb, pids := spawnNeighbours(system)
 	pid := system.Root.Spawn(actor.PropsFromProducer(newReplay(env, cfg, &messages.RecordingInfo{RecordingId: 7}, pids, -1, -1)))
@@ -308,11 +314,7 @@ func TestAReplayWhoseImageNeverJoinsIsStartedAgain(t *testing.T) {
 	env, cfg := testEnv(t)
 	arc := &replayCounter{}
 	env.Archive, env.Aeron = arc, imagelessSubscriber{t}
-	ch, err := channel.Parse("aeron:ipc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ReplayChannel, cfg.ReplayStreamID = ch, 99
+	replayOnIPC(t, cfg)
 	system := testSystem(t)
 	nb, pids := spawnNeighbours(system)
 	began := time.Now()
