@@ -96,45 +96,54 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 // after that never published, without a word (lessons 14 and 26). One published to its end is
 // checkEnd's; one taken up at latest, whose earlier records ferry leaves out, is not checked.
 //
-// At a run's first listing no listing of this run came before: the stop its checkpoint keeps
-// (listedStops, written when a listing first showed it stopped) stands for one, and a
-// recording stopped below it was truncated while ferry was down, or was when this run's
-// predecessor stopped the stream over it. A checkpoint of an older ferry keeps no stop, and
-// nothing is checked; nor here is a stop below the checkpoint, which the recording's replay
-// refuses with its own way on (replay.go, openReplay).
+// The stop its checkpoint keeps (listedStops, written when a listing shows a new one) stands
+// for a listing before this run's first: a recording stopped below it was truncated while
+// ferry was down, or was when this run's predecessor stopped the stream over it. So does a
+// recording live again, recorded to below it: the archive extends a recording only from its
+// stop, so it was truncated, then extended (the way on is then a new name: the extension's
+// records would be taken for the old ones the topic may hold). A checkpoint of an older ferry keeps no stop; a
+// live recording whose recorded position was not read is not checked; nor is, at the first
+// listing, a stop below the checkpoint, which the recording's replay refuses with its own
+// way on (replay.go, openReplay).
 //
 // Either way on keeps what the archive still has: `ferry checkpoint forget` lowers the stop
-// the checkpoint keeps to the new one, and ferry then publishes the recording to its new end.
+// the checkpoint keeps, and ferry then publishes what the archive still has of the recording.
 func (s *streamSupervisor) checkTail(r *messages.RecordingInfo) error {
 	id := r.RecordingId
+	if s.completed[id] || s.storedCompleted[id] || s.atLatest(id) {
+		return nil
+	}
+	now, nowHow, from, toGoOn := r.StopPosition, "stops at", fmt.Sprint(r.StopPosition), truncatedToGoOn(s.cfg.Def.Name, id)
+	if r.Live {
+		now, nowHow = r.RecordedPosition, "is recorded again (extended), recorded to" // -1: not read
+		from = fmt.Sprintf("where it was truncated (at most %d)", now)
+		// Its new records take the positions, so the sequence ids, of the old ones: those
+		// the topic holds from the recording's producer would be dropped as duplicates.
+		toGoOn = "Its new records have the positions of the old ones, which are the sequence ids of the recording's producer: the topic's deduplication would drop those it holds old records for as already stored. " +
+			"Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position), " + dropOldName
+	}
+	before, where := s.listedStops[id], "where a listing had it stop before this run of ferry (its checkpoint keeps that stop)"
 	k := s.known[id]
-	if r.Live || s.completed[id] || s.storedCompleted[id] || s.atLatest(id) {
+	switch {
+	case k == nil && now < s.storedCheckpoint(id).Position:
+		return nil
+	case k != nil && !r.Live && !k.Live && k.StopPosition >= before:
+		before, where = k.StopPosition, "where an earlier listing had it stop"
+	case k != nil && !r.Live && k.Live && k.RecordedPosition >= before:
+		before, where = k.RecordedPosition, "where an earlier listing had it recorded to" // -1: not read
+	}
+	if now < 0 || now >= before {
 		return nil
 	}
-	if k == nil {
-		before, ok := s.listedStops[id]
-		if !ok || r.StopPosition >= before || r.StopPosition < s.storedCheckpoint(id).Position {
-			return nil
-		}
-		return fmt.Errorf("recording %d now stops at %d, before %d, where a listing had it stop before this run of ferry (its checkpoint keeps that stop): the archive truncated it (TruncateRecording) before ferry published it to its end, and its records from %d to %d, which ferry had not all published, are gone. %s",
-			id, r.StopPosition, before, r.StopPosition, before, truncatedToGoOn(s.cfg.Def.Name, id))
-	}
-	before, how := k.StopPosition, "stop"
-	if k.Live {
-		before, how = k.RecordedPosition, "recorded to" // -1: not read
-	}
-	if r.StopPosition >= before {
-		return nil
-	}
-	return fmt.Errorf("recording %d now stops at %d, before %d, where an earlier listing had it %s: the archive truncated it (TruncateRecording) before ferry published it to its end, and its records from %d to %d, which ferry had not all published, are gone. %s",
-		id, r.StopPosition, before, how, r.StopPosition, before, truncatedToGoOn(s.cfg.Def.Name, id))
+	return fmt.Errorf("recording %d now %s %d, before %d, %s: the archive truncated it (TruncateRecording) before ferry published it to its end, and its records from %s to %d, which ferry had not all published, are gone. %s",
+		id, nowHow, now, before, where, from, before, toGoOn)
 }
 
 // truncatedToGoOn is the way on after the archive truncated recording id above where ferry
 // had published it to: accept the loss and publish the recording to its new end, or publish
 // the whole stream again.
 func truncatedToGoOn(stream string, id int64) string {
-	return fmt.Sprintf("To go on without them, stop ferry and run `%s`: ferry then publishes the recording to its new end (when forget finds no stop above the new one in the checkpoint, or no checkpoint of it, it changes nothing, and ferry does so anyway); or %s",
+	return fmt.Sprintf("To go on without them, stop ferry and run `%s`: ferry then publishes what the archive still has of the recording (when forget finds no stop above the new one in the checkpoint, or no checkpoint of it, it changes nothing, and ferry does so anyway); or %s",
 		store.ForgetCommand(stream, id), resetAgain(stream))
 }
 

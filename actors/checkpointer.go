@@ -166,8 +166,10 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 	case *messages.RecordingReopened:
 		c.reopened[msg.RecordingId] = true
 	case *messages.RecordingListedStopped:
+		// A completed one too: extended since (reopened), it is checked against its stop
+		// until a save of the extension is stored.
 		c.listedStops[msg.RecordingId] = msg.StopPosition
-		if cp, stored := c.persisted[msg.RecordingId]; stored && !cp.Completed {
+		if _, stored := c.persisted[msg.RecordingId]; stored {
 			c.stopsDue[msg.RecordingId] = true // one not stored yet has it with its seed
 			c.flush(ctx, c.env.elapsedMs())
 		}
@@ -302,14 +304,19 @@ func (c *checkpointer) amendSaves(saves []progress.Save, now int64) []store.Chec
 }
 
 // amend appends recording id's checkpoint as stored, with its route and listed stop, to cps,
-// unless the store holds none, a save of this write carries them, or its seed is being
-// saved again (takeOn).
+// unless the store holds none, a save of this write carries them, its seed is being saved
+// again (takeOn), or a save of it is due or failed: that save carries them, under the
+// recording's back-off, and a failed write may have reached the store after all (bbolt
+// writes the meta page before the fsync that fails), which the checkpoint as persisted here
+// would then move back. Its time stays when it was taken: for a seed, the publisher reads
+// it as the time before which nothing of the recording was sent.
 func (c *checkpointer) amend(cps []store.Checkpoint, saves []progress.Save, id int64) []store.Checkpoint {
 	cp, stored := c.persisted[id]
-	if !stored || len(c.takingOn[id]) > 0 || slices.ContainsFunc(saves, func(s progress.Save) bool { return s.RecordingID == id }) {
+	if p, tracked := c.policies[id]; !stored || tracked && p.Unsaved() || len(c.takingOn[id]) > 0 ||
+		slices.ContainsFunc(saves, func(s progress.Save) bool { return s.RecordingID == id }) {
 		return cps
 	}
-	cp.Partitions, cp.ListedStop, cp.UpdatedAtMs = c.routes[id], c.listedStops[id], c.env.nowMs()
+	cp.Partitions, cp.ListedStop = c.routes[id], c.listedStops[id]
 	return append(cps, cp)
 }
 
@@ -509,6 +516,9 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
 		c.persisted[s.RecordingID] = res.cps[i] // as written: marks may have moved on since
+		if res.cps[i].ListedStop != c.listedStops[s.RecordingID] {
+			c.stopsDue[s.RecordingID] = true // listed while this write was under way
+		}
 		if void {
 			continue
 		}
@@ -527,7 +537,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 			c.routeStored(ctx, cp.RecordingID)
 		}
 		for id := range c.stopsDue {
-			if cp, stored := c.persisted[id]; !stored || cp.Completed || cp.ListedStop == c.listedStops[id] {
+			if cp, stored := c.persisted[id]; !stored || cp.ListedStop == c.listedStops[id] {
 				delete(c.stopsDue, id)
 			}
 		}

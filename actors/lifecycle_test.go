@@ -576,6 +576,22 @@ func TestADrainWaitsForTheCompletedCheckpoint(t *testing.T) {
 	notFlushed(t, parent, 300*time.Millisecond, "the drain reported the checkpoints flushed while the recording's completion is not saved")
 }
 
+// A drain waits for a listed stop whose write failed, as for any save: the next run checks
+// the recording against it.
+func TestADrainWaitsForAListedStop(t *testing.T) {
+	env, cfg := testEnv(t)
+	saves := &saveLog{saves: make(chan []store.Checkpoint, 16), failFirst: 1}
+	env.Store = saves
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 60_000, RetryMaxMs: 60_000}
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 7, Position: 128, StartMs: 5, SessionID: 9}}}
+	system := testSystem(t)
+	checkpointer, _, parent := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
+	system.Root.Send(checkpointer, &messages.RecordingListedStopped{RecordingId: 7, StopPosition: 4096})
+	next[*messages.FailureObserved](t, parent) // its write failed: back-off of a minute
+	system.Root.Send(checkpointer, &messages.Drain{})
+	notFlushed(t, parent, 300*time.Millisecond, "the drain reported the checkpoints flushed while a listed stop is not written")
+}
+
 // notFlushed fails the test if the checkpointer reports its checkpoints flushed to parent
 // within d (what else it sends is dropped): why says what that would mean.
 func notFlushed(t *testing.T, parent probe, d time.Duration, why string) {
@@ -1327,17 +1343,19 @@ func TestACompletedRecordingIsLetGoUntilItIsReopened(t *testing.T) {
 }
 
 // Where a listing showed a recording stopped is written at once for a recording whose
-// checkpoint is stored, as it is stored (not moved, not a save of the recording), and again
-// after a failed write; for one not stored yet it goes with its seed, and a completed one has
-// none written. Later saves keep it, as they keep the stop a loaded checkpoint has.
+// checkpoint is stored, as it is stored (not moved, its time kept: a seed's is when nothing
+// of the recording had been sent), completed ones included (extended since, they are checked
+// against it), and again after a failed write; for one not stored yet it goes with its seed.
+// Later saves keep it, as they keep the stop a loaded checkpoint has.
 func TestAListedStopIsWrittenAtOnceAndKept(t *testing.T) {
 	env, cfg := testEnv(t)
 	saves := &saveLog{saves: make(chan []store.Checkpoint, 16), failFirst: 1}
 	env.Store = saves
 	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 60_000, RetryMinMs: 100, RetryMaxMs: 1000}
-	acked := store.Checkpoint{RecordingID: 7, Position: 1000, StartMs: 5, SessionID: 9, Partitions: 2, LastRecord: store.RecordMark{Start: 936, End: 1000, Checksum: 3}}
-	loaded := store.Checkpoint{RecordingID: 8, Position: 2000, StartMs: 6, SessionID: 9, ListedStop: 4000}
-	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 6, Position: 500, Completed: true, StartMs: 4, SessionID: 9}, acked, loaded}}
+	acked := store.Checkpoint{RecordingID: 7, Position: 1000, UpdatedAtMs: 1_700_000_000_000, StartMs: 5, SessionID: 9, Partitions: 2, LastRecord: store.RecordMark{Start: 936, End: 1000, Checksum: 3}}
+	loaded := store.Checkpoint{RecordingID: 8, Position: 2000, UpdatedAtMs: 1_700_000_000_000, StartMs: 6, SessionID: 9, ListedStop: 4000}
+	completed := store.Checkpoint{RecordingID: 6, Position: 500, Completed: true, UpdatedAtMs: 1_700_000_000_000, StartMs: 4, SessionID: 9, ListedStop: 500}
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{completed, acked, loaded}}
 	system := testSystem(t)
 	checkpointer, _, _ := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
 	next := func(what string) store.Checkpoint {
@@ -1354,16 +1372,18 @@ func TestAListedStopIsWrittenAtOnceAndKept(t *testing.T) {
 		return store.Checkpoint{}
 	}
 	amended := func(cp store.Checkpoint, stop int64) store.Checkpoint { cp.ListedStop = stop; return cp }
-	asStored := func(c store.Checkpoint) store.Checkpoint { c.UpdatedAtMs = 0; return c }
 
 	system.Root.Send(checkpointer, &messages.RecordingListedStopped{RecordingId: 7, StopPosition: 5000})
 	for i, how := range []string{"failed", "written again after the failure"} {
-		if c := next("recording 7's checkpoint listed stopped at 5000"); asStored(c) != amended(acked, 5000) {
+		if c := next("recording 7's checkpoint listed stopped at 5000"); c != amended(acked, 5000) {
 			t.Fatalf("write %d (%s): saved %+v; want recording 7 as stored, listed stopped at 5000", i+1, how, c)
 		}
 	}
-	// Neither of these writes anything: the next write is the seed's.
-	system.Root.Send(checkpointer, &messages.RecordingListedStopped{RecordingId: 6, StopPosition: 600})
+	system.Root.Send(checkpointer, &messages.RecordingListedStopped{RecordingId: 6, StopPosition: 800})
+	if c := next("recording 6's completed checkpoint listed stopped at 800"); c != amended(completed, 800) {
+		t.Fatalf("saved %+v; want recording 6 as stored, listed stopped at 800", c)
+	}
+	// This one writes nothing: the next write is its seed's.
 	system.Root.Send(checkpointer, &messages.RecordingListedStopped{RecordingId: 10, StopPosition: 7000})
 	system.Root.Send(checkpointer, &messages.SeedCheckpoint{RecordingId: 10, Position: 0, StartMs: 8, SessionId: 9})
 	if c := next("recording 10's seed"); c.RecordingID != 10 || !c.Seed || c.ListedStop != 7000 {
@@ -1378,6 +1398,82 @@ func TestAListedStopIsWrittenAtOnceAndKept(t *testing.T) {
 			t.Fatalf("saved %+v; want recording %d at %d, listed stopped at %d", c, id, pos, want)
 		}
 	}
+}
+
+// answeredStore is a store whose every Save is handed to the test and returns what the
+// test answers it with, or nil once the test has ended.
+type answeredStore struct {
+	store.Store // not called: the checkpointer only saves
+	saves       chan []store.Checkpoint
+	answers     chan error
+	done        chan struct{}
+}
+
+func (s *answeredStore) Save(_ store.Stream, cps []store.Checkpoint) error {
+	select {
+	case s.saves <- cps:
+	case <-s.done:
+		return nil
+	}
+	select {
+	case err := <-s.answers:
+		return err
+	case <-s.done:
+		return nil
+	}
+}
+
+// A stop listed while a save of its recording is under way is written after it, not lost
+// with a seed that left without it; and one listed while a save of its recording fails goes
+// with that save when it is retried, after its back-off, not at once in a write of the
+// checkpoint as last stored, which a failed write may have moved on after all (bbolt writes
+// the meta page before the fsync that fails) and which would then move back.
+func TestAListedStopWaitsForTheSaveUnderWay(t *testing.T) {
+	env, cfg := testEnv(t)
+	st := &answeredStore{saves: make(chan []store.Checkpoint), answers: make(chan error), done: make(chan struct{})}
+	t.Cleanup(func() { close(st.done) })
+	env.Store = st
+	const retryMs = 300
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 60_000, RetryMinMs: retryMs, RetryMaxMs: retryMs}
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 7, Position: 64, UpdatedAtMs: 1_700_000_000_000, StartMs: 5, SessionID: 9}}}
+	system := testSystem(t)
+	checkpointer, _, _ := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
+	next := func(what string) store.Checkpoint {
+		t.Helper()
+		select {
+		case cps := <-st.saves:
+			if len(cps) != 1 {
+				t.Fatalf("saved %+v; want %s alone", cps, what)
+			}
+			return cps[0]
+		case <-time.After(waitFor):
+			t.Fatalf("nothing saved; want %s", what)
+		}
+		return store.Checkpoint{}
+	}
+
+	system.Root.Send(checkpointer, &messages.SeedCheckpoint{RecordingId: 10, Position: 0, StartMs: 8, SessionId: 9})
+	seed := next("recording 10's seed")
+	system.Root.Send(checkpointer, &messages.RecordingListedStopped{RecordingId: 10, StopPosition: 7000})
+	st.answers <- nil
+	if c := next("recording 10's seed, listed stopped at 7000"); c.RecordingID != 10 || !c.Seed || c.ListedStop != 7000 || c.UpdatedAtMs != seed.UpdatedAtMs {
+		t.Fatalf("saved %+v; want recording 10's seed as stored (%+v), listed stopped at 7000", c, seed)
+	}
+	st.answers <- nil
+
+	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 1, FromPosition: 64, StartMs: 5, SessionId: 9})
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 128, Records: 1, LastRecord: &messages.RecordMark{Start: 64, End: 128, Checksum: 1}})
+	if c := next("recording 7 at 128"); c.Position != 128 {
+		t.Fatalf("saved %+v; want recording 7 at 128", c)
+	}
+	system.Root.Send(checkpointer, &messages.RecordingListedStopped{RecordingId: 7, StopPosition: 4096})
+	failed := time.Now()
+	st.answers <- errors.New("injected: fsync failed")
+	c := next("recording 7 at 128 again, listed stopped at 4096")
+	if took := time.Since(failed); c.Position != 128 || c.ListedStop != 4096 || took < (retryMs-20)*time.Millisecond {
+		t.Fatalf("saved %+v %s after the failed save; want recording 7 at 128, listed stopped at 4096, after its back-off of %d ms", c, took.Round(time.Millisecond), retryMs)
+	}
+	st.answers <- nil
 }
 
 // A recording let go of at its completed checkpoint takes a repeat of its end as its

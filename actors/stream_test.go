@@ -360,26 +360,37 @@ func TestAFinishedRecordingExtendedThenDeletedStopsTheStream(t *testing.T) {
 // A recording ferry has not published to its end that the archive truncates between two
 // listings (waiting behind a live one, or between two replays of it) stops the stream:
 // replayed to its new stop, it would count as completed with the records cut off never
-// published, and nothing said.
+// published, and nothing said. So does one truncated and then extended (live again,
+// recorded to below the stop listed before: the archive extends only from the stop).
 func TestARecordingTruncatedBetweenTwoListingsStopsTheStream(t *testing.T) {
-	env, cfg := testEnv(t)
-	s, nobody, failed, run := bareStream(t, env, cfg)
-	live := &messages.RecordingInfo{RecordingId: 4, StartMs: 100, Live: true, StopPosition: -1, RecordedPosition: 4096}
-	waiting := func(stop int64) *messages.RecordingInfo {
-		return &messages.RecordingInfo{RecordingId: 5, StartMs: 200, StopMs: 300, StopPosition: stop, RecordedPosition: stop}
-	}
-	run(func(ctx actor.Context) {
-		for _, id := range []int64{4, 5} { // as if spawned: the test runs no recording's actors
-			s.running[id] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody}
-		}
-		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{live, waiting(2000)}})
-		if err := failed(); err != nil {
-			t.Errorf("the first listing failed the stream: %v", err)
-		}
-		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{live, waiting(1000)}})
-	})
-	if err := failed(); err == nil || !strings.Contains(err.Error(), "recording 5 now stops at 1000, before 2000") || !strings.Contains(err.Error(), store.ForgetCommand("s", 5)) {
-		t.Fatalf("the stream failed with %v; want the truncation of recording 5 said, and forget as the way on", err)
+	for _, tt := range []struct {
+		name        string
+		again       *messages.RecordingInfo
+		want, wayOn string
+	}{
+		{"stopped", &messages.RecordingInfo{RecordingId: 5, StartMs: 200, StopMs: 300, StopPosition: 1000, RecordedPosition: 1000}, "recording 5 now stops at 1000, before 2000", store.ForgetCommand("s", 5)},
+		{"extended", &messages.RecordingInfo{RecordingId: 5, StartMs: 200, Live: true, StopPosition: -1, RecordedPosition: 1500}, "recording 5 now is recorded again (extended), recorded to 1500, before 2000",
+			"would drop those it holds old records for as already stored"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env, cfg := testEnv(t)
+			s, nobody, failed, run := bareStream(t, env, cfg)
+			live := &messages.RecordingInfo{RecordingId: 4, StartMs: 100, Live: true, StopPosition: -1, RecordedPosition: 4096}
+			waiting := &messages.RecordingInfo{RecordingId: 5, StartMs: 200, StopMs: 300, StopPosition: 2000, RecordedPosition: 2000}
+			run(func(ctx actor.Context) {
+				for _, id := range []int64{4, 5} { // as if spawned: the test runs no recording's actors
+					s.running[id] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody}
+				}
+				s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{live, waiting}})
+				if err := failed(); err != nil {
+					t.Errorf("the first listing failed the stream: %v", err)
+				}
+				s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{live, tt.again}})
+			})
+			if err := failed(); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.wayOn) {
+				t.Fatalf("the stream failed with %v; want the truncation of recording 5 said (%q), and the way on (%q)", err, tt.want, tt.wayOn)
+			}
+		})
 	}
 }
 
@@ -400,6 +411,9 @@ func TestARecordingTruncatedWhileFerryWasDownStopsTheStream(t *testing.T) {
 		{"as listed before", 5000, 5000, ""},
 		{"extended", 5000, 6000, ""},
 		{"checkpoint of an older ferry", 0, 3000, ""},
+		// Live: stop is the recorded position (the archive extends a recording only from its stop).
+		{"truncated, then extended", 5000, -3000, "recording 5 now is recorded again (extended), recorded to 3000, before 5000, where a listing had it stop before this run of ferry"},
+		{"extended, recording", 5000, -5500, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			env, cfg := testEnv(t)
@@ -407,15 +421,23 @@ func TestARecordingTruncatedWhileFerryWasDownStopsTheStream(t *testing.T) {
 			s, nobody, failed, run := bareStream(t, env, cfg)
 			run(func(ctx actor.Context) {
 				s.running[5] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned
-				s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{
-					{RecordingId: 5, StartMs: 200, StopMs: 300, StopPosition: tt.stop, RecordedPosition: tt.stop}}})
+				r := &messages.RecordingInfo{RecordingId: 5, StartMs: 200, StopMs: 300, StopPosition: tt.stop, RecordedPosition: tt.stop}
+				if tt.stop < 0 {
+					r = &messages.RecordingInfo{RecordingId: 5, StartMs: 200, Live: true, StopPosition: -1, RecordedPosition: -tt.stop}
+				}
+				s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{r}})
 			})
 			err := failed()
+			// Extended, its new records take the old ones' sequence ids: a new name goes on.
+			wayOn := "run `" + store.ForgetCommand("s", 5) + "`: ferry then publishes what the archive still has of the recording"
+			if tt.stop < 0 {
+				wayOn = "give the stream a new name in the configuration"
+			}
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatalf("the stream failed: %v", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "records from 3000 to 5000") ||
-				!strings.Contains(err.Error(), "run `"+store.ForgetCommand("s", 5)+"`: ferry then publishes the recording to its new end")):
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "to 5000, which ferry had not all published, are gone") ||
+				!strings.Contains(err.Error(), wayOn)):
 				t.Fatalf("the stream failed with %v; want the truncation of recording 5 while ferry was down said (%q)", err, tt.want)
 			}
 		})

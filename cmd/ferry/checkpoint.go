@@ -318,12 +318,8 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	case cp.Forgotten:
 		fmt.Fprintf(stdout, "stream %s: recording %d is forgotten already, at position %d; nothing changed\n", stream.Name, id, cp.Position)
 		return nil
-	case cp.Completed:
-		// Also the way on after a stream failed over a completed recording that the archive
-		// extended and then lost before ferry stored any of the extension (the failure
-		// advises forget for every recording it had not finished): ferry goes on without it.
-		fmt.Fprintf(stdout, "stream %s: recording %d is completed: ferry published it to its end, at %d, and needs nothing more of it, whether the archive still has it or not; nothing to forget, nothing changed. "+
-			"Had the archive extended it past %d before it lost it, ferry had stored no checkpoint of those records (some may have reached the topic), and what it had not published is gone with it. Start ferry again\n", stream.Name, id, cp.Position, cp.Position)
+	case cp.Completed && cp.ListedStop <= cp.Position:
+		completedUnchanged(stdout, stream.Name, cp)
 		return nil
 	}
 	// Only a recording the archive no longer has: one it still has, ferry publishes on from
@@ -337,8 +333,35 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	defer ac.Close()
 	defer arc.Close()
 	d, err := arc.Recording(ctx, id)
+	// Where it ends now: its stop, or for one recorded again (extended), how far it is
+	// recorded (NullPosition: not known).
+	end := d.StopPosition
+	if err == nil && end == archive.NullPosition && cp.ListedStop > 0 {
+		if end, err = arc.RecordingPosition(ctx, id); err != nil {
+			return fmt.Errorf("ask the archive how far recording %d is recorded: %w", id, err)
+		}
+	}
+	// The recording ferry checkpointed, as the stream tells it (actors, checkOrigin): an
+	// extension may record it in another session, keeping its start.
+	same := err == nil && stream.Channel.Selects(d.OriginalChannel) && d.StreamID == stream.StreamID && (cp.StartMs == 0 || cp.StartMs == d.StartTimestampMs)
+	truncated := same && end != archive.NullPosition && end >= cp.Position && end < cp.ListedStop
+	if truncated && d.StopPosition == archive.NullPosition {
+		// Truncated, then extended: the extension's records take the old ones' positions,
+		// which are the sequence ids of the recording's producer.
+		return fmt.Errorf("the archive records recording %d again, recorded to %d, below %d, where a listing had it stop: it truncated it and extended it from there, and the new records have the positions of the old ones, which are the sequence ids of the recording's producer; "+
+			"the topic's deduplication would drop those it holds old records for as already stored, so forget does not apply. Record a continuation as a new recording instead; %s", id, end, cp.ListedStop, renameToGoOn)
+	}
+	if cp.Completed {
+		// Extended since ferry completed it (the stream publishes on from its end), then
+		// truncated within the extension: the stream stops on it until the stop is lowered.
+		if !truncated {
+			completedUnchanged(stdout, stream.Name, cp)
+			return nil
+		}
+		return lowerListedStop(stdout, st, def, stream.Name, cp, end)
+	}
 	switch {
-	case err == nil && (d.StreamID != stream.StreamID || !stream.Channel.Selects(d.OriginalChannel) || !cp.SameRecording(d.StartTimestampMs, d.SessionID)):
+	case err == nil && !same:
 		return fmt.Errorf("the archive has a recording %d, but not the one ferry checkpointed (%s stream %d, started %s, session %d): the archive's catalog was replaced, and forgetting is not the way on; %s",
 			id, d.OriginalChannel, d.StreamID, time.UnixMilli(d.StartTimestampMs).UTC().Format(time.RFC3339), d.SessionID, renameToGoOn)
 	case err == nil && d.StartPosition > cp.Position && cp.Seed:
@@ -359,17 +382,8 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		// The stream stops on this one too (the replay's truncation check), with the same way on.
 		return fmt.Errorf("the archive has recording %d, but it stops at %d, below ferry's checkpoint at %d: it was truncated, or the archive is not the one ferry published from; forget does not apply to it: if it was truncated, %s. If the archive was replaced: %s",
 			id, d.StopPosition, cp.Position, store.ResetCommand(stream.Name)+" publishes the stream again from its configured start_position", renameToGoOn)
-	case err == nil && d.StopPosition != archive.NullPosition && cp.ListedStop > d.StopPosition:
-		// Truncated above the checkpoint (the stream stops on it: actors, checkTail): what
-		// the archive still has of it is published; the stop it keeps is the new one.
-		was := cp.ListedStop
-		cp.ListedStop, cp.UpdatedAtMs = d.StopPosition, time.Now().UnixMilli()
-		if err := st.Save(def, []store.Checkpoint{cp}); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "stream %s: recording %d's records from position %d to %d forgotten (the archive truncated them away before ferry published them): ferry publishes it from its checkpoint at %d to its new end at %d\n",
-			stream.Name, id, d.StopPosition, was, cp.Position, d.StopPosition)
-		return nil
+	case truncated:
+		return lowerListedStop(stdout, st, def, stream.Name, cp, end)
 	case err == nil:
 		return fmt.Errorf("the archive still has recording %d (%s stream %d, from %d to %s), so there is nothing to forget: ferry publishes it from its checkpoint at %d on; "+
 			"forget applies to a recording the archive no longer has, no longer has the start of, or truncated below the stop ferry's checkpoint keeps (`ferry checkpoint show`, LISTED STOP)", id, d.OriginalChannel, d.StreamID, d.StartPosition, stopText(d.StopPosition), cp.Position)
@@ -386,6 +400,30 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	if cp.StartMs == 0 {
 		fmt.Fprintf(stdout, "note: this checkpoint was written by a ferry that kept no recording start times, so whether the archive lost recording %d or was replaced by another archive could not be checked\n", id)
 	}
+	return nil
+}
+
+// completedUnchanged says that forget changes nothing of cp, a completed checkpoint.
+func completedUnchanged(stdout io.Writer, stream string, cp store.Checkpoint) {
+	// Also the way on after a stream failed over a completed recording that the archive
+	// extended and then lost before ferry stored any of the extension (the failure advises
+	// forget for every recording it had not finished): ferry goes on without it.
+	fmt.Fprintf(stdout, "stream %s: recording %d is completed: ferry published it to its end, at %d, and needs nothing more of it, whether the archive still has it or not; nothing to forget, nothing changed. "+
+		"Had the archive extended it past %d before it lost it, ferry had stored no checkpoint of those records (some may have reached the topic), and what it had not published is gone with it. Start ferry again\n", stream, cp.RecordingID, cp.Position, cp.Position)
+}
+
+// lowerListedStop accepts the truncation of cp's recording above its checkpoint, below the
+// stop cp keeps (the stream stops on it: actors, checkTail): the stop kept becomes end, the
+// recording's new one, and ferry publishes what the archive still has of it. The
+// checkpoint's time is kept: for a seed, it is when nothing of the recording had been sent.
+func lowerListedStop(stdout io.Writer, st *bolt.Store, def store.Stream, stream string, cp store.Checkpoint, end int64) error {
+	was := cp.ListedStop
+	cp.ListedStop = end
+	if err := st.Save(def, []store.Checkpoint{cp}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "stream %s: recording %d's records from position %d to %d forgotten (the archive truncated them away before ferry published them): ferry publishes it from its checkpoint at %d to its new end at %d\n",
+		stream, cp.RecordingID, end, was, cp.Position, end)
 	return nil
 }
 

@@ -238,7 +238,7 @@ func TestCheckpointShowAndReset(t *testing.T) {
 	def := store.Stream{Name: "orders", Channel: "aeron:ipc", StreamID: 1001, Topic: "persistent://public/default/orders", SchemaVersion: schemaVersion}
 	if err := st.Save(def, []store.Checkpoint{
 		{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000, StartMs: 1795970000000, SessionID: -42,
-			LastRecord: store.RecordMark{Start: 4000, End: 4096, Checksum: 0xe3069283}, Partitions: 3},
+			LastRecord: store.RecordMark{Start: 4000, End: 4096, Checksum: 0xe3069283}, Partitions: 3, ListedStop: 81920},
 		{RecordingID: 8, Position: 64, UpdatedAtMs: 1795980000000, Seed: true},
 		{RecordingID: 5, Position: 128, Completed: true, UpdatedAtMs: 1795980000000},
 	}); err != nil {
@@ -255,7 +255,7 @@ func TestCheckpointShowAndReset(t *testing.T) {
 	if after, err := os.ReadFile(storePath); err != nil || !bytes.Equal(before, after) {
 		t.Fatalf("checkpoint show changed the store file (read error %v): it only looks", err)
 	}
-	for _, want := range []string{"acknowledged up to POSITION", "taken on, nothing acknowledged yet", "completed", "2026-11-29T16:33:20Z", "-42", "[4000, 4096) e3069283", "1 (of 3)"} {
+	for _, want := range []string{"acknowledged up to POSITION", "taken on, nothing acknowledged yet", "completed", "2026-11-29T16:33:20Z", "-42", "[4000, 4096) e3069283", "1 (of 3)", "LISTED STOP", "81920"} {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Fatalf("show = %d, want %q in:\n%s%s", code, want, out, errOut)
 		}

@@ -531,17 +531,14 @@ func TestLesson14_RecordingTruncatedBelowTheCheckpointFailsLoudly(t *testing.T) 
 	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], false)
 }
 
-// TestATruncationAboveTheCheckpointIsForgottenToGoOn: ferry publishes a live recording of
-// 300 messages, but the acknowledgement of message 30 is lost, so its checkpoint stays at
-// message 29; the recording stops, and the listing that shows it stopped has its stop stored
-// with the checkpoint. While ferry is down, the archive truncates the recording after message
-// 199, above the checkpoint. Replayed as it now is, the recording would end at message 199
-// and count as published, messages 200–299 gone without a word: the next start stops the
-// stream instead, naming the truncation and `ferry checkpoint forget`. Forget lowers the stop
-// the checkpoint keeps to the new one, and the next start publishes the recording to its new
-// end.
-func TestATruncationAboveTheCheckpointIsForgottenToGoOn(t *testing.T) {
-	const n, lost, cut = 300, 30, 200
+// truncatedAboveTheCheckpoint has ferry publish a live recording of n messages, the
+// acknowledgement of message lost lost, so that its checkpoint stays at message lost-1; the
+// recording stops, and the listing that shows it stopped has its stop stored with the
+// checkpoint. With ferry stopped, the archive truncates the recording after message cut-1,
+// above the checkpoint. It returns the stream, its recording, their publication's
+// positions and ferry's configuration (its store the one the in-process runs used).
+func truncatedAboveTheCheckpoint(t *testing.T, n, lost, cut int) (streamConfig, *recordedStream, *publisher, []int64, *ferryConfig) {
+	t.Helper()
 	sc := newStreamConfig(t, "")
 	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
 	pa := a.publish(t, 0, n)
@@ -563,12 +560,23 @@ func TestATruncationAboveTheCheckpointIsForgottenToGoOn(t *testing.T) {
 	if _, err := ip.stop(); err != nil {
 		t.Fatal(err)
 	}
-
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
 		t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
 	}
+	return sc, rs, a, pa, cfg
+}
+
+// TestATruncationAboveTheCheckpointIsForgottenToGoOn: a recording truncated above ferry's
+// checkpoint while ferry is down (truncatedAboveTheCheckpoint), replayed as it now is, would
+// end at message 199 and count as published, messages 200–299 gone without a word: the next
+// start stops the stream instead, naming the truncation and `ferry checkpoint forget`.
+// Forget lowers the stop the checkpoint keeps to the new one, and the next start publishes
+// the recording to its new end.
+func TestATruncationAboveTheCheckpointIsForgottenToGoOn(t *testing.T) {
+	const n, lost, cut = 300, 30, 200
+	sc, _, a, pa, cfg := truncatedAboveTheCheckpoint(t, n, lost, cut)
 	again := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
 	again.waitFailed(sc.Name, 60*time.Second, fmt.Sprintf("recording %d now stops at %d, before %d, where a listing had it stop before this run", a.recordingID, pa[cut-1], pa[n-1]),
 		fmt.Sprintf("records from %d to %d", pa[cut-1], pa[n-1]), store.ForgetCommand(sc.Name, a.recordingID))
@@ -591,6 +599,35 @@ func TestATruncationAboveTheCheckpointIsForgottenToGoOn(t *testing.T) {
 	last.waitDone(sc, a.recordingID, pa[cut-1], 60*time.Second)
 	if _, err := last.notFailed(t, sc.Name); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestATruncatedRecordingRecordedAgainStopsTheStream: the recording truncated above ferry's
+// checkpoint while ferry is down (truncatedAboveTheCheckpoint) is then extended from there
+// and recorded on, live. Its new records take the positions of the old ones, which are the
+// sequence ids of its producer: the topic holds old records up to message 299, and would drop
+// the new ones up to there as already stored. The next start stops the stream, naming a new
+// stream name as the way on, and forget refuses it.
+func TestATruncatedRecordingRecordedAgainStopsTheStream(t *testing.T) {
+	const n, lost, cut, m = 300, 30, 200, 20
+	sc, rs, a, pa, cfg := truncatedAboveTheCheckpoint(t, n, lost, cut)
+	e := rs.extend(t, a, false)
+	pe := e.publish(t, cut, cut+m)
+	if pe[m-1] >= pa[n-1] {
+		t.Fatalf("the extension is recorded to %d, not below the old stop %d", pe[m-1], pa[n-1])
+	}
+	again := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
+	again.waitFailed(sc.Name, 60*time.Second, fmt.Sprintf("recording %d now is recorded again (extended), recorded to", a.recordingID), fmt.Sprintf("before %d", pa[n-1]),
+		"give the stream a new name")
+	if _, err := again.stop(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", strconv.FormatInt(a.recordingID, 10), "--yes")
+	if code != 1 || !strings.Contains(errOut, "forget does not apply") || !strings.Contains(errOut, "give the stream a new name") {
+		t.Fatalf("forget of the recording recorded again: exit %d, stdout %q, stderr %q; want 1, refusing it with a new name as the way on", code, out, errOut)
+	}
+	if c := cfg.checkpoint(t, sc, a.recordingID); c.ListedStop != pa[n-1] || c.Position != pa[lost-1] {
+		t.Fatalf("checkpoint %+v after the refused forget; want it unchanged, at %d, listed stopped at %d", c, pa[lost-1], pa[n-1])
 	}
 }
 
