@@ -219,10 +219,10 @@ type deduplicationRead struct {
 }
 
 // askDeduplicationAgain is the publisher's self-message to ask the broker's deduplication
-// status again (it was Recovering) for producer.
+// status again (it was Recovering or Initialized) for producer.
 type askDeduplicationAgain struct{ producer pulsar.Producer }
 
-// dedupRecheck is how long after a Recovering answer the broker is asked again.
+// dedupRecheck is how long after a Recovering or Initialized answer the broker is asked again.
 const dedupRecheck = time.Second
 
 // dedupRetry spaces the asks of the broker's deduplication status after one that failed,
@@ -586,9 +586,10 @@ func (p *publisher) deduplicationRead(ctx actor.Context, r *deduplicationRead) {
 		time.AfterFunc(d, func() { system.Root.Send(self, &askDeduplicationAgain{producer: prod}) })
 	case r.status == "Enabled":
 		state = "enabled"
-	case r.status == "Recovering":
-		// Enabled, its state being read back; the broker deduplicates nothing until it is
-		// Enabled (MessageDeduplication.isEnabled), which may end Failed: asked again.
+	case r.status == "Recovering" || r.status == "Initialized":
+		// Enabled, its state being read back, or not yet set up (the topic just loaded);
+		// the broker deduplicates nothing until it is Enabled (MessageDeduplication.isEnabled),
+		// which may end Failed or Disabled: asked again.
 		self, system, prod := ctx.Self(), ctx.ActorSystem(), r.producer
 		time.AfterFunc(dedupRecheck, func() { system.Root.Send(self, &askDeduplicationAgain{producer: prod}) })
 	case r.status == "Disabled" || r.status == "Removing" || r.status == "Failed": // Failed: it could not set it up
@@ -606,7 +607,7 @@ func (p *publisher) deduplicationRead(ctx actor.Context, r *deduplicationRead) {
 // pulsaradmin.Client.Deduplication).
 func knownDedupStatus(status string) bool {
 	switch status {
-	case "Enabled", "Disabled", "Recovering", "Removing", "Failed":
+	case "Initialized", "Enabled", "Disabled", "Recovering", "Removing", "Failed":
 		return true
 	}
 	return false

@@ -236,8 +236,9 @@ func TestSendsAProducerClosedForGoodNeverCalledBackAreReportedFailed(t *testing.
 
 // The broker deduplicates a topic only while its deduplication status is Enabled
 // (MessageDeduplication.isEnabled): Failed (it could not set it up) is no deduplication,
-// reported as disabled is, with the failure; Recovering (reading its state back) is asked
-// again until it is one or the other.
+// reported as disabled is, with the failure; Recovering (reading its state back) and
+// Initialized (not set up yet) are asked again soon (dedupRecheck), not after the back-off of
+// a status not known, until it is one or the other.
 func TestTheBrokersDeduplicationStatusIsTakenAsTheBrokerTakesIt(t *testing.T) {
 	for _, c := range []struct {
 		answers []string
@@ -247,6 +248,8 @@ func TestTheBrokersDeduplicationStatusIsTakenAsTheBrokerTakesIt(t *testing.T) {
 		{[]string{"Failed"}, "disabled", true},
 		{[]string{"Recovering", "Recovering", "Enabled"}, "enabled", false},
 		{[]string{"Recovering", "Failed"}, "disabled", true},
+		{[]string{"Initialized", "Enabled"}, "enabled", false},
+		{[]string{"Initialized", "Disabled"}, "disabled", true},
 		// No answer (the admin API down, a timeout), or one this version does not know:
 		// asked again, with back-off, until it says.
 		{[]string{"error", "error", "Enabled"}, "enabled", false},
@@ -255,6 +258,9 @@ func TestTheBrokersDeduplicationStatusIsTakenAsTheBrokerTakesIt(t *testing.T) {
 		t.Run(strings.Join(c.answers, ","), func(t *testing.T) {
 			before := dedupRetry
 			dedupRetry = supervisor.Backoff{Min: time.Millisecond, Max: 10 * time.Millisecond}
+			if strings.HasPrefix(c.answers[0], "Initialized") {
+				dedupRetry = supervisor.Backoff{Min: time.Hour, Max: time.Hour} // as a status not known would wait
+			}
 			t.Cleanup(func() { dedupRetry = before })
 			var asked atomic.Int32
 			_, nb, _ := startPublisherWith(t, &sendRecorder{}, func(env *Env, _ *StreamConfig) {

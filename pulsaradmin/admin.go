@@ -76,7 +76,8 @@ func (c *Client) Partitions(ctx context.Context, topic string) (int, error) {
 
 // Deduplication returns the broker's deduplication status of a topic (a partition of a
 // partitioned one) as its stats report it: "Enabled" or "Disabled", while it changes
-// "Recovering" or "Removing", "Failed" when the broker could not set it up.
+// "Recovering" or "Removing", "Initialized" before it is set up (the topic just loaded),
+// "Failed" when the broker could not set it up.
 func (c *Client) Deduplication(ctx context.Context, topic string) (string, error) {
 	var status *string
 	err := c.get(ctx, topic, "stats", statsQuery, func(body io.Reader) error {
