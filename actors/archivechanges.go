@@ -98,16 +98,17 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 //
 // The stop its checkpoint keeps (listedStops, written when a listing shows a new one) stands
 // for a listing before this run's first: a recording stopped below it was truncated while
-// ferry was down, or was when this run's predecessor stopped the stream over it. So does a
+// ferry was down, or was when this run's predecessor stopped the stream over it. So was a
 // recording live again, recorded to below it: the archive extends a recording only from its
-// stop, so it was truncated, then extended (the way on is then a new name: the extension's
-// records would be taken for the old ones the topic may hold). A checkpoint of an older ferry keeps no stop; a
+// stop, so it was truncated, then extended. A checkpoint of an older ferry keeps no stop; a
 // live recording whose recorded position was not read is not checked; nor is, at the first
 // listing, a stop below the checkpoint, which the recording's replay refuses with its own
 // way on (replay.go, openReplay).
 //
-// Either way on keeps what the archive still has: `ferry checkpoint forget` lowers the stop
-// the checkpoint keeps, and ferry then publishes what the archive still has of the recording.
+// The way on for a stopped one keeps what the archive still has: `ferry checkpoint forget`
+// lowers the stop the checkpoint keeps, and ferry then publishes the recording to its new
+// end. One recorded again needs a new stream name: its new records take the old ones'
+// positions, the sequence ids the topic's deduplication knows from its producer.
 func (s *streamSupervisor) checkTail(r *messages.RecordingInfo) error {
 	id := r.RecordingId
 	if s.completed[id] || s.storedCompleted[id] || s.atLatest(id) {

@@ -58,11 +58,14 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	if rate < 1 || rate > 1_000_000 {
 		return usageError{fmt.Sprintf("--rate %d: give the messages per second the sample publisher offers, 1 to 1000000", rate)}
 	}
+	kept := false // --dir holds an earlier demo's checkpoint store
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "ferry-demo-"); err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir) // the demo's own: nothing in it outlives the demo's run
+	} else if _, err := os.Stat(filepath.Join(dir, demoStoreFile)); err == nil {
+		kept = true
 	}
 	// Taken, the port would fail ferry's start only once the publisher and the reader run:
 	// say so now, and how to give the demo another.
@@ -126,6 +129,9 @@ func demo(args []string, stdout, stderr io.Writer) error {
 			// are no longer the demo's to take while it cleans up (runLoaded's second
 			// holds, then Go's default stops it).
 			stop()
+			if err != nil && kept {
+				return keptStoreHint(err, filepath.Join(dir, demoStoreFile))
+			}
 			return err
 		case <-tick.C:
 			n++
@@ -141,6 +147,19 @@ func demo(args []string, stdout, stderr io.Writer) error {
 			return <-ran // ferry's run drains: its ctx ended with this one
 		}
 	}
+}
+
+// demoStoreFile is the demo's checkpoint store, in its --dir.
+const demoStoreFile = "ferry-demo-checkpoints.db"
+
+// keptStoreHint is a demo's ferry run's failure err, after the demo started on an earlier
+// demo's checkpoint store (path, kept by --dir): a demo on a new archive (make demo starts
+// one each time) has its recordings numbered from 0 again, which the kept checkpoints take
+// for a replaced catalog and stop the stream over, advising a rename the demo's fixed
+// configuration cannot take.
+func keptStoreHint(err error, path string) error {
+	return fmt.Errorf("%w\ndemo: --dir held an earlier demo's checkpoint store, %s. If ferry said the archive's catalog was replaced: the demo ran on another archive than that demo's "+
+		"(make demo starts a new one each time, numbering its recordings from 0 again), and the demo's configuration cannot be renamed; remove %s, or give --dir a new directory, and run the demo again", err, path, path)
 }
 
 // demoConfig writes the demo's configuration into dir and loads it. Its names are the
@@ -170,7 +189,7 @@ streams:
     channel: %s
     stream_id: %d
     topic: %s
-`, aeronDir, pulsarURL, adminKey(adminURL), filepath.Join(dir, "ferry-demo-checkpoints.db"), listen, demoChannel, demoStreamID, demoTopic)
+`, aeronDir, pulsarURL, adminKey(adminURL), filepath.Join(dir, demoStoreFile), listen, demoChannel, demoStreamID, demoTopic)
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		return "", nil, err
 	}
