@@ -1358,19 +1358,7 @@ func TestAListedStopIsWrittenAtOnceAndKept(t *testing.T) {
 	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{completed, acked, loaded}}
 	system := testSystem(t)
 	checkpointer, _, _ := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
-	next := func(what string) store.Checkpoint {
-		t.Helper()
-		select {
-		case cps := <-saves.saves:
-			if len(cps) != 1 {
-				t.Fatalf("saved %+v; want %s alone", cps, what)
-			}
-			return cps[0]
-		case <-time.After(waitFor):
-			t.Fatalf("nothing saved; want %s", what)
-		}
-		return store.Checkpoint{}
-	}
+	next := func(what string) store.Checkpoint { t.Helper(); return onlySave(t, saves.saves, what) }
 	amended := func(cp store.Checkpoint, stop int64) store.Checkpoint { cp.ListedStop = stop; return cp }
 
 	system.Root.Send(checkpointer, &messages.RecordingListedStopped{RecordingId: 7, StopPosition: 5000})
@@ -1398,6 +1386,22 @@ func TestAListedStopIsWrittenAtOnceAndKept(t *testing.T) {
 			t.Fatalf("saved %+v; want recording %d at %d, listed stopped at %d", c, id, pos, want)
 		}
 	}
+}
+
+// onlySave returns the one checkpoint of the next save on saves, failing the test if it
+// holds more, or none comes within waitFor: what says what it should be.
+func onlySave(t *testing.T, saves <-chan []store.Checkpoint, what string) store.Checkpoint {
+	t.Helper()
+	select {
+	case cps := <-saves:
+		if len(cps) != 1 {
+			t.Fatalf("saved %+v; want %s alone", cps, what)
+		}
+		return cps[0]
+	case <-time.After(waitFor):
+		t.Fatalf("nothing saved; want %s", what)
+	}
+	return store.Checkpoint{}
 }
 
 // answeredStore is a store whose every Save is handed to the test and returns what the
@@ -1438,19 +1442,7 @@ func TestAListedStopWaitsForTheSaveUnderWay(t *testing.T) {
 	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 7, Position: 64, UpdatedAtMs: 1_700_000_000_000, StartMs: 5, SessionID: 9}}}
 	system := testSystem(t)
 	checkpointer, _, _ := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
-	next := func(what string) store.Checkpoint {
-		t.Helper()
-		select {
-		case cps := <-st.saves:
-			if len(cps) != 1 {
-				t.Fatalf("saved %+v; want %s alone", cps, what)
-			}
-			return cps[0]
-		case <-time.After(waitFor):
-			t.Fatalf("nothing saved; want %s", what)
-		}
-		return store.Checkpoint{}
-	}
+	next := func(what string) store.Checkpoint { t.Helper(); return onlySave(t, st.saves, what) }
 
 	system.Root.Send(checkpointer, &messages.SeedCheckpoint{RecordingId: 10, Position: 0, StartMs: 8, SessionId: 9})
 	seed := next("recording 10's seed")
