@@ -505,7 +505,8 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		st.State, st.Healthy = "stalled", false
 		where := "nothing pending: the replay reads nothing from the archive"
 		if pending > 0 {
-			where = "Pulsar acknowledges nothing (an unreachable broker, an expired token or a missing permission show in the Pulsar client's log lines, lib=pulsar)"
+			where = "Pulsar acknowledges nothing (an unreachable broker, an expired token or a missing permission show in the Pulsar client's log lines, lib=pulsar; " +
+				"so does a send the broker refused, which the client then stops calling back: \"Received send error from server\", as for a record over the topic's own max message size, or a topic terminated while records were sent)"
 		}
 		st.Reason = fmt.Sprintf("stalled: %d records pending, %d bytes behind, and no committed_position moved for %s; %s; see failures%s",
 			pending, lag, time.Duration(elapsedMs-since)*time.Millisecond, where, kinds(st.Failures))
