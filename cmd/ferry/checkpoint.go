@@ -354,6 +354,9 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	if cp.Completed {
 		// Extended since ferry completed it (the stream publishes on from its end), then
 		// truncated within the extension: the stream stops on it until the stop is lowered.
+		if err != nil && !errors.Is(err, archive.ErrRecordingUnknown) {
+			return fmt.Errorf("ask the archive where recording %d ends now: %w", id, err)
+		}
 		if !truncated {
 			completedUnchanged(stdout, stream.Name, cp)
 			return nil
