@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -53,13 +52,9 @@ type streamStatus struct {
 	// every one since; 0 while the last one succeeded.
 	listFailingSinceMs int64
 	// lossSinceMs is when the transport mode's live reader counted the first message lost
-	// (a failed publish, or one broken off) since its last acknowledgement, or since a quiet
-	// spell longer than the health rule's threshold (stallMs), and lastLossMs the last one;
-	// 0: none.
+	// (a failed publish, or one broken off) since its last acknowledgement, and lastLossMs
+	// the last one; 0: none.
 	lossSinceMs, lastLossMs int64
-	// stallMs is the health rule's threshold (health.stall_after) the last build was given;
-	// 0 before the first.
-	stallMs int64
 	// listed: a listing of the stream's recordings was acted on (start_position latest may
 	// defer the first).
 	listed bool
@@ -293,11 +288,10 @@ func (s *streamStatus) progress(p *messages.RecordingProgress, now moment) (move
 		case c.acknowledged+t.Acknowledged > r.Acknowledged:
 			s.lossSinceMs = 0
 		case c.failed+t.Failed > r.Failed:
-			// Two losses further apart than the threshold are not one spell of losses.
-			if s.lossSinceMs == 0 || now.elapsedMs-s.lastLossMs > cmp.Or(s.stallMs, defaultStallAfter.Milliseconds()) {
+			s.lastLossMs = now.elapsedMs
+			if s.lossSinceMs == 0 {
 				s.lossSinceMs = now.elapsedMs
 			}
-			s.lastLossMs = now.elapsedMs
 		}
 	}
 	if open := t.Publishers != nil; open != s.subscribed {
@@ -414,7 +408,6 @@ func (s *streamStatus) stored(cp store.Checkpoint) {
 func (s *streamStatus) build(name, mode string, failed error, waits []progress.Wait, stallAfter time.Duration, elapsedMs int64) *messages.StreamStatus {
 	st := &messages.StreamStatus{Name: name, Mode: mode, Restarts: s.restarts, Healthy: true,
 		StoreWrites: s.storeWrites, LastStoreWriteUs: s.lastWriteUs}
-	s.stallMs = stallAfter.Milliseconds()
 	for _, w := range waits {
 		st.WaitingRecordings = append(st.WaitingRecordings, w.ID)
 		st.Waiting = append(st.Waiting, &messages.WaitingRecording{RecordingId: w.ID, Behind: w.Behind, Reason: w.Why.String()})
