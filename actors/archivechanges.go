@@ -94,51 +94,65 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 // (TruncateRecording, possible once it stopped) while it waited or between two replays of
 // it. Replayed as it now is, it would end at the new stop and count as completed, its records
 // after that never published, without a word (lessons 14 and 26). One published to its end is
-// checkEnd's; one taken up at latest, whose earlier records ferry leaves out, is not checked.
+// checkEnd's, unless a listing showed it extended since (its stop kept above its end); one
+// taken up at latest, whose earlier records ferry leaves out, is not checked.
 //
 // The stop its checkpoint keeps (listedStops, written when a listing shows a new one) stands
 // for a listing before this run's first: a recording stopped below it was truncated while
-// ferry was down, or was when this run's predecessor stopped the stream over it. So was a
-// recording live again, recorded to below it: the archive extends a recording only from its
-// stop, so it was truncated, then extended. A checkpoint of an older ferry keeps no stop; a
-// live recording whose recorded position was not read is not checked; nor is, at the first
-// listing, a stop below the checkpoint, which the recording's replay refuses with its own
-// way on (replay.go, openReplay).
+// ferry was down, or was when this run's predecessor stopped the stream over it. One live
+// again, recorded to below it, or stopped below it at another time than the stop kept
+// (TruncateRecording keeps the stop time), was also recorded again after the truncation: the
+// archive extends a recording only from its stop. A checkpoint of an older ferry keeps no
+// stop; a live recording whose recorded position was not read is not checked; nor is, at the
+// first listing, a stop below the checkpoint, which the recording's replay refuses with its
+// own way on (replay.go, openReplay).
 //
-// The way on for a stopped one keeps what the archive still has: `ferry checkpoint forget`
-// lowers the stop the checkpoint keeps, and ferry then publishes the recording to its new
-// end. One recorded again needs a new stream name: its new records take the old ones'
+// The way on for one only truncated keeps what the archive still has: `ferry checkpoint
+// forget` lowers the stop the checkpoint keeps, and ferry then publishes the recording to its
+// new end. One recorded again needs a new stream name: its new records take the old ones'
 // positions, the sequence ids the topic's deduplication knows from its producer.
 func (s *streamSupervisor) checkTail(r *messages.RecordingInfo) error {
 	id := r.RecordingId
-	if s.completed[id] || s.storedCompleted[id] || s.atLatest(id) {
+	if completed := s.completed[id] || s.storedCompleted[id]; completed && s.listedStops[id].position <= s.finalAt[id] || s.atLatest(id) {
 		return nil
 	}
-	now, nowHow, from, toGoOn := r.StopPosition, "stops at", fmt.Sprint(r.StopPosition), truncatedToGoOn(s.cfg.Def.Name, id)
-	if r.Live {
+	before, where := s.listedStops[id], "where a listing had it stop before this run of ferry (its checkpoint keeps that stop)"
+	k := s.known[id]
+	switch {
+	case k != nil && !k.Live && k.StopPosition >= before.position:
+		before, where = stopMark{k.StopPosition, k.StopMs}, "where an earlier listing had it stop"
+	case k != nil && k.Live && k.RecordedPosition >= before.position:
+		before, where = stopMark{k.RecordedPosition, 0}, "where an earlier listing had it recorded to" // -1: not read
+	}
+	now, nowHow, from := r.StopPosition, "stops at", fmt.Sprint(r.StopPosition)
+	again := r.Live || before.atMs != 0 && r.StopMs != before.atMs
+	switch {
+	case r.Live:
 		now, nowHow = r.RecordedPosition, "is recorded again (extended), recorded to" // -1: not read
 		from = fmt.Sprintf("where it was truncated (at most %d)", now)
+	case again:
+		nowHow = fmt.Sprintf("stops, at %s (not at %s, when it stopped at %d: recorded again, extended, after a truncation), at", formatMs(r.StopMs), formatMs(before.atMs), before.position)
+		from = fmt.Sprintf("where it was truncated (at most %d)", now)
+	}
+	if now < 0 || now >= before.position || k == nil && now < s.storedCheckpoint(id).Position {
+		return nil
+	}
+	toGoOn := truncatedToGoOn(s.cfg.Def.Name, id)
+	if again {
 		// Its new records take the positions, so the sequence ids, of the old ones: those
 		// the topic holds from the recording's producer would be dropped as duplicates.
 		toGoOn = "Its new records have the positions of the old ones, which are the sequence ids of the recording's producer: the topic's deduplication would drop those it holds old records for as already stored. " +
 			"Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position), " + dropOldName
 	}
-	before, where := s.listedStops[id], "where a listing had it stop before this run of ferry (its checkpoint keeps that stop)"
-	k := s.known[id]
-	switch {
-	case k == nil && now < s.storedCheckpoint(id).Position:
-		return nil
-	case k != nil && !r.Live && !k.Live && k.StopPosition >= before:
-		before, where = k.StopPosition, "where an earlier listing had it stop"
-	case k != nil && !r.Live && k.Live && k.RecordedPosition >= before:
-		before, where = k.RecordedPosition, "where an earlier listing had it recorded to" // -1: not read
-	}
-	if now < 0 || now >= before {
-		return nil
-	}
 	return fmt.Errorf("recording %d now %s %d, before %d, %s: the archive truncated it (TruncateRecording) before ferry published it to its end, and its records from %s to %d, which ferry had not all published, are gone. %s",
-		id, nowHow, now, before, where, from, before, toGoOn)
+		id, nowHow, now, before.position, where, from, before.position, toGoOn)
 }
+
+// stopMark is where, and when, a listing showed a recording stopped (atMs 0: not known).
+type stopMark struct{ position, atMs int64 }
+
+// keptStop is the stop checkpoint cp keeps (zero: none).
+func keptStop(cp store.Checkpoint) stopMark { return stopMark{cp.ListedStop, cp.ListedStopMs} }
 
 // truncatedToGoOn is the way on after the archive truncated recording id above where ferry
 // had published it to: accept the loss and publish the recording to its new end, or publish
@@ -148,17 +162,19 @@ func truncatedToGoOn(stream string, id int64) string {
 		store.ForgetCommand(stream, id), resetAgain(stream))
 }
 
-// noteStop has the checkpointer store where a listing shows recording r stopped, when that
-// is not the stop its checkpoint keeps or the checkpointer was last told: once when it is
-// first listed stopped, and again when it stops elsewhere (extended). A recording with a
-// stored checkpoint has it written at once; one without has it written with its seed.
+// noteStop has the checkpointer store where, and when, a listing shows recording r stopped,
+// when that is not the stop its checkpoint keeps or the checkpointer was last told: once when
+// it is first listed stopped, and again when it stops elsewhere or at another time (extended).
+// A recording with a stored checkpoint has it written at once; one without has it written
+// with its seed.
 func (s *streamSupervisor) noteStop(ctx actor.Context, r *messages.RecordingInfo) {
 	id := r.RecordingId
-	if r.Live || r.StopPosition <= 0 || s.listedStops[id] == r.StopPosition {
+	mark := stopMark{r.StopPosition, r.StopMs}
+	if r.Live || r.StopPosition <= 0 || s.listedStops[id] == mark {
 		return
 	}
-	s.listedStops[id] = r.StopPosition
-	ctx.Send(s.checkpointer, &messages.RecordingListedStopped{RecordingId: id, StopPosition: r.StopPosition})
+	s.listedStops[id] = mark
+	ctx.Send(s.checkpointer, &messages.RecordingListedStopped{RecordingId: id, StopPosition: r.StopPosition, StopMs: r.StopMs})
 }
 
 // endUnmoved reports whether r is a recording the schedule has completed, listed stopped at

@@ -65,7 +65,7 @@ type checkpointer struct {
 	// somewhere new (RecordingListedStopped), as stored or to be: every save of the
 	// recording stores it (store.Checkpoint.ListedStop). stopsDue are the stored
 	// checkpoints that do not keep theirs yet.
-	listedStops map[int64]int64
+	listedStops map[int64]stopMark
 	stopsDue    map[int64]bool
 	// amendFailure paces the writes made for routes, listed stops or the definition alone
 	// (amendSaves) when they fail.
@@ -112,7 +112,7 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 			reopened:     map[int64]bool{},
 			routes:       map[int64]int32{},
 			routeWaiters: map[int64][]*actor.PID{},
-			listedStops:  map[int64]int64{},
+			listedStops:  map[int64]stopMark{},
 			stopsDue:     map[int64]bool{},
 		}
 		for _, cp := range cfg.Stored.Checkpoints {
@@ -122,7 +122,7 @@ func newCheckpointer(env *Env, cfg *StreamConfig) actor.Producer {
 				c.routes[cp.RecordingID] = cp.Partitions
 			}
 			if cp.ListedStop > 0 {
-				c.listedStops[cp.RecordingID] = cp.ListedStop
+				c.listedStops[cp.RecordingID] = keptStop(cp)
 			}
 		}
 		return c
@@ -168,7 +168,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 	case *messages.RecordingListedStopped:
 		// A completed one too: extended since (reopened), it is checked against its stop
 		// until a save of the extension is stored.
-		c.listedStops[msg.RecordingId] = msg.StopPosition
+		c.listedStops[msg.RecordingId] = stopMark{msg.StopPosition, msg.StopMs}
 		if _, stored := c.persisted[msg.RecordingId]; stored {
 			c.stopsDue[msg.RecordingId] = true // one not stored yet has it with its seed
 			c.flush(ctx, c.env.elapsedMs())
@@ -316,7 +316,7 @@ func (c *checkpointer) amend(cps []store.Checkpoint, saves []progress.Save, id i
 		slices.ContainsFunc(saves, func(s progress.Save) bool { return s.RecordingID == id }) {
 		return cps
 	}
-	cp.Partitions, cp.ListedStop = c.routes[id], c.listedStops[id]
+	cp.Partitions, cp.ListedStop, cp.ListedStopMs = c.routes[id], c.listedStops[id].position, c.listedStops[id].atMs
 	return append(cps, cp)
 }
 
@@ -396,7 +396,8 @@ func (c *checkpointer) takenOn(ctx actor.Context, cp store.Checkpoint) {
 func (c *checkpointer) checkpoint(s progress.Save) store.Checkpoint {
 	o := c.origins[s.RecordingID] // a save follows the recording's seed or replay start
 	cp := store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: c.env.nowMs(),
-		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed, FromStart: s.Seed && c.fromStart[s.RecordingID], Partitions: c.routes[s.RecordingID], ListedStop: c.listedStops[s.RecordingID]}
+		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed, FromStart: s.Seed && c.fromStart[s.RecordingID], Partitions: c.routes[s.RecordingID],
+		ListedStop: c.listedStops[s.RecordingID].position, ListedStopMs: c.listedStops[s.RecordingID].atMs}
 	// A save is of the committed position the last mark came with (Tick saves the latest,
 	// and a recording's end only adds padding): a mark beyond it is a bug, which would store
 	// a checkpoint the next start cannot check.
@@ -516,7 +517,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 			panic(supervisor.Fail(supervisor.Bug, err))
 		}
 		c.persisted[s.RecordingID] = res.cps[i] // as written: marks may have moved on since
-		if res.cps[i].ListedStop != c.listedStops[s.RecordingID] {
+		if keptStop(res.cps[i]) != c.listedStops[s.RecordingID] {
 			c.stopsDue[s.RecordingID] = true // listed while this write was under way
 		}
 		if void {
@@ -537,7 +538,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 			c.routeStored(ctx, cp.RecordingID)
 		}
 		for id := range c.stopsDue {
-			if cp, stored := c.persisted[id]; !stored || cp.ListedStop == c.listedStops[id] {
+			if cp, stored := c.persisted[id]; !stored || keptStop(cp) == c.listedStops[id] {
 				delete(c.stopsDue, id)
 			}
 		}

@@ -55,7 +55,7 @@ type streamSupervisor struct {
 	// (or, extended, stopped again further on), as its checkpoint keeps it or the
 	// checkpointer was told (RecordingListedStopped) to store: at a run's first listing,
 	// what tells a recording the archive truncated while ferry was down (checkTail).
-	listedStops map[int64]int64
+	listedStops map[int64]stopMark
 	// finalAt is where each recording ferry published to its end ended: its final
 	// checkpoint, stored (storedCompleted) or persisted in this run (finished, completed).
 	finalAt map[int64]int64
@@ -252,11 +252,11 @@ func (s *streamSupervisor) initState() {
 	s.ending = map[string]bool{}
 	s.running = map[int64]*recordingPIDs{}
 	s.latestFrom = map[int64]int64{}
-	s.listedStops = map[int64]int64{}
+	s.listedStops = map[int64]stopMark{}
 	for _, cp := range s.cfg.Stored.Checkpoints {
 		s.stored[cp.RecordingID] = true
 		if cp.ListedStop > 0 {
-			s.listedStops[cp.RecordingID] = cp.ListedStop
+			s.listedStops[cp.RecordingID] = keptStop(cp)
 		}
 		if cp.Completed {
 			s.storedCompleted[cp.RecordingID] = true

@@ -183,7 +183,7 @@ func TestCheckTailTellsATruncationBeforeFerryPublishedTheEnd(t *testing.T) {
 		{"recorded to 2000 when listed live, now stopped before", listedStopped(4, 1500), "had it recorded to"},
 		{"recorded to 2000 when listed live, stopped there", listedStopped(4, 2000), ""},
 		{"listed live, its position not read", listedStopped(5, 100), ""},
-		{"listed live again", listedLive(1, 900), ""},
+		{"listed live again, below its stop: truncated, then extended", listedLive(1, 900), "recording 1 now is recorded again (extended), recorded to 900, before 2000, where an earlier listing had it stop"},
 		{"completed in this run (checkEnd's)", listedStopped(2, 1000), ""},
 		{"stored completed (checkEnd's)", listedStopped(3, 1000), ""},
 		{"taken up at latest", listedStopped(6, 1000), ""},
@@ -369,7 +369,9 @@ func TestARecordingTruncatedBetweenTwoListingsStopsTheStream(t *testing.T) {
 		want, wayOn string
 	}{
 		{"stopped", &messages.RecordingInfo{RecordingId: 5, StartMs: 200, StopMs: 300, StopPosition: 1000, RecordedPosition: 1000}, "recording 5 now stops at 1000, before 2000", store.ForgetCommand("s", 5)},
-		{"extended", &messages.RecordingInfo{RecordingId: 5, StartMs: 200, Live: true, StopPosition: -1, RecordedPosition: 1500}, "recording 5 now is recorded again (extended), recorded to 1500, before 2000",
+		{"extended and stopped", &messages.RecordingInfo{RecordingId: 5, StartMs: 200, StopMs: 400, StopPosition: 1000, RecordedPosition: 1000}, "at 1000, before 2000, where an earlier listing had it stop",
+			"give the stream a new name"},
+		{"extended", &messages.RecordingInfo{RecordingId: 5, StartMs: 200, Live: true, StopPosition: -1, RecordedPosition: 1500}, "recording 5 now is recorded again (extended), recorded to 1500, before 2000, where an earlier listing had it stop",
 			"would drop those it holds old records for as already stored"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -399,29 +401,42 @@ func TestARecordingTruncatedBetweenTwoListingsStopsTheStream(t *testing.T) {
 // records after that never published, without a word: at the first listing no listing of
 // this run came before, so the stop its checkpoint keeps stands for one. A checkpoint of an
 // older ferry keeps none, and nothing is checked; a stop below the checkpoint is the replay's
-// to refuse, with its own way on. The way on names forget, which lowers the stop kept.
+// to refuse, with its own way on. The way on names forget, which lowers the stop kept; for
+// one recorded again after the truncation (live again, or stopped at another time: the
+// archive keeps the stop time when it truncates), a new stream name. A completed recording
+// whose checkpoint keeps a stop above its end (a listing showed it extended) is checked too.
 func TestARecordingTruncatedWhileFerryWasDownStopsTheStream(t *testing.T) {
 	for _, tt := range []struct {
 		name             string
 		listedStop, stop int64
+		stopMs           int64  // the listing's stop time (the stop kept was at 300)
+		completed        bool   // the checkpoint at 1000 is the recording's completed one
 		want             string // in the stream's failure; "" for none
 	}{
-		{"truncated", 5000, 3000, "recording 5 now stops at 3000, before 5000, where a listing had it stop before this run of ferry"},
-		{"truncated below the checkpoint", 5000, 800, ""},
-		{"as listed before", 5000, 5000, ""},
-		{"extended", 5000, 6000, ""},
-		{"checkpoint of an older ferry", 0, 3000, ""},
+		{"truncated", 5000, 3000, 300, false, "recording 5 now stops at 3000, before 5000, where a listing had it stop before this run of ferry"},
+		{"truncated below the checkpoint", 5000, 800, 300, false, ""},
+		{"as listed before", 5000, 5000, 300, false, ""},
+		{"extended", 5000, 6000, 400, false, ""},
+		{"checkpoint of an older ferry", 0, 3000, 300, false, ""},
 		// Live: stop is the recorded position (the archive extends a recording only from its stop).
-		{"truncated, then extended", 5000, -3000, "recording 5 now is recorded again (extended), recorded to 3000, before 5000, where a listing had it stop before this run of ferry"},
-		{"extended, recording", 5000, -5500, ""},
+		{"truncated, then extended", 5000, -3000, 0, false, "recording 5 now is recorded again (extended), recorded to 3000, before 5000, where a listing had it stop before this run of ferry"},
+		{"extended, recording", 5000, -5500, 0, false, ""},
+		{"truncated, extended, stopped", 5000, 3000, 400, false, "recording 5 now stops, at 1970-01-01T00:00:00.400Z (not at 1970-01-01T00:00:00.300Z, when it stopped at 5000: recorded again, extended, after a truncation), at 3000, before 5000"},
+		{"completed, extended, truncated to its end", 5000, 1000, 300, true, "recording 5 now stops at 1000, before 5000"},
+		{"completed, extended, truncated", 5000, 3000, 300, true, "recording 5 now stops at 3000, before 5000"},
+		{"completed where it stops", 1000, 1000, 300, true, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			env, cfg := testEnv(t)
-			cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 5, Position: 1000, StartMs: 200, ListedStop: tt.listedStop}}}
+			var stopMs int64
+			if tt.listedStop > 0 {
+				stopMs = 300
+			}
+			cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 5, Position: 1000, Completed: tt.completed, StartMs: 200, ListedStop: tt.listedStop, ListedStopMs: stopMs}}}
 			s, nobody, failed, run := bareStream(t, env, cfg)
 			run(func(ctx actor.Context) {
 				s.running[5] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned
-				r := &messages.RecordingInfo{RecordingId: 5, StartMs: 200, StopMs: 300, StopPosition: tt.stop, RecordedPosition: tt.stop}
+				r := &messages.RecordingInfo{RecordingId: 5, StartMs: 200, StopMs: tt.stopMs, StopPosition: tt.stop, RecordedPosition: tt.stop}
 				if tt.stop < 0 {
 					r = &messages.RecordingInfo{RecordingId: 5, StartMs: 200, Live: true, StopPosition: -1, RecordedPosition: -tt.stop}
 				}
@@ -430,7 +445,7 @@ func TestARecordingTruncatedWhileFerryWasDownStopsTheStream(t *testing.T) {
 			err := failed()
 			// Extended, its new records take the old ones' sequence ids: a new name goes on.
 			wayOn := "run `" + store.ForgetCommand("s", 5) + "`: ferry then publishes what the archive still has of the recording"
-			if tt.stop < 0 {
+			if tt.stop < 0 || tt.stopMs != 300 {
 				wayOn = "give the stream a new name in the configuration"
 			}
 			switch {
@@ -448,7 +463,7 @@ func TestARecordingTruncatedWhileFerryWasDownStopsTheStream(t *testing.T) {
 // once, not at every listing, and not at all when its checkpoint keeps that stop already.
 func TestARecordingListedStoppedHasItsStopStoredOnce(t *testing.T) {
 	env, cfg := testEnv(t)
-	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 4, Position: 1000, StartMs: 100, ListedStop: 2000}}}
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 4, Position: 1000, StartMs: 100, ListedStop: 2000, ListedStopMs: 150}}}
 	s, nobody, failed, run := bareStream(t, env, cfg)
 	told := make(probe, 16)
 	stopped := &messages.RecordingInfo{RecordingId: 4, StartMs: 100, StopMs: 150, StopPosition: 2000, RecordedPosition: 2000}

@@ -70,7 +70,12 @@ type Checkpoint struct {
 	// extended, stopped again further on), so that a restart tells a recording the archive
 	// truncated while ferry was down (TruncateRecording) from one that always stopped there.
 	// 0: not known (not listed stopped yet, or written before ferry stored it).
-	ListedStop    int64 `protobuf:"varint,12,opt,name=listed_stop,json=listedStop,proto3" json:"listed_stop,omitempty"`
+	ListedStop int64 `protobuf:"varint,12,opt,name=listed_stop,json=listedStop,proto3" json:"listed_stop,omitempty"`
+	// When the recording stopped at listed_stop (its stop time, Unix epoch milliseconds), as
+	// that listing showed it: TruncateRecording keeps a recording's stop time, so a stop
+	// below listed_stop at another time was recorded again (extended, stopped) after the
+	// truncation. 0: not known.
+	ListedStopMs  int64 `protobuf:"varint,13,opt,name=listed_stop_ms,json=listedStopMs,proto3" json:"listed_stop_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -189,6 +194,13 @@ func (x *Checkpoint) GetListedStop() int64 {
 	return 0
 }
 
+func (x *Checkpoint) GetListedStopMs() int64 {
+	if x != nil {
+		return x.ListedStopMs
+	}
+	return 0
+}
+
 // RecordMark is one record of a recording as ferry published it: where it starts and ends
 // and the CRC-32C (Castagnoli) of its payload. A replay resumed from a checkpoint reads the
 // record again and compares: an archive recording truncated below the checkpoint and
@@ -257,7 +269,7 @@ var File_ferry_v1_checkpoint_proto protoreflect.FileDescriptor
 
 const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\n" +
-	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\x90\x03\n" +
+	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xb6\x03\n" +
 	"\n" +
 	"Checkpoint\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
@@ -278,7 +290,8 @@ const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"partitions\x18\v \x01(\x05R\n" +
 	"partitions\x12\x1f\n" +
 	"\vlisted_stop\x18\f \x01(\x03R\n" +
-	"listedStop\"P\n" +
+	"listedStop\x12$\n" +
+	"\x0elisted_stop_ms\x18\r \x01(\x03R\flistedStopMs\"P\n" +
 	"\n" +
 	"RecordMark\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +

@@ -967,6 +967,7 @@ type RecordingListedStopped struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
 	StopPosition  int64                  `protobuf:"varint,2,opt,name=stop_position,json=stopPosition,proto3" json:"stop_position,omitempty"`
+	StopMs        int64                  `protobuf:"varint,3,opt,name=stop_ms,json=stopMs,proto3" json:"stop_ms,omitempty"` // the recording's stop time, Unix epoch milliseconds
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1011,6 +1012,13 @@ func (x *RecordingListedStopped) GetRecordingId() int64 {
 func (x *RecordingListedStopped) GetStopPosition() int64 {
 	if x != nil {
 		return x.StopPosition
+	}
+	return 0
+}
+
+func (x *RecordingListedStopped) GetStopMs() int64 {
+	if x != nil {
+		return x.StopMs
 	}
 	return 0
 }
@@ -1948,10 +1956,11 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12%\n" +
 	"\x0efinal_position\x18\x02 \x01(\x03R\rfinalPosition\"6\n" +
 	"\x11RecordingReopened\x12!\n" +
-	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\"`\n" +
+	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\"y\n" +
 	"\x16RecordingListedStopped\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12#\n" +
-	"\rstop_position\x18\x02 \x01(\x03R\fstopPosition\"U\n" +
+	"\rstop_position\x18\x02 \x01(\x03R\fstopPosition\x12\x17\n" +
+	"\astop_ms\x18\x03 \x01(\x03R\x06stopMs\"U\n" +
 	"\x10WatermarkRequest\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +

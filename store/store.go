@@ -118,6 +118,11 @@ type Checkpoint struct {
 	// below it tells that the archive truncated it while ferry was down (TruncateRecording).
 	// 0: not known (not listed stopped yet, or written before ferry stored it).
 	ListedStop int64
+	// ListedStopMs is the recording's stop time (Unix epoch milliseconds) as the listing
+	// that showed it stopped at ListedStop had it: TruncateRecording keeps a recording's
+	// stop time, so a stop below ListedStop at another time was recorded again (extended,
+	// then stopped) after a truncation. 0: not known.
+	ListedStopMs int64
 }
 
 // RecordMark is one record of a recording as ferry published it: its start and end

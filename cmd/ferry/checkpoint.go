@@ -345,11 +345,13 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	// extension may record it in another session, keeping its start.
 	same := err == nil && stream.Channel.Selects(d.OriginalChannel) && d.StreamID == stream.StreamID && (cp.StartMs == 0 || cp.StartMs == d.StartTimestampMs)
 	truncated := same && end != archive.NullPosition && end >= cp.Position && end < cp.ListedStop
-	if truncated && d.StopPosition == archive.NullPosition {
+	// Recorded again after the truncation: live, or stopped at another time than the stop
+	// kept (TruncateRecording keeps the stop time).
+	if again := d.StopPosition == archive.NullPosition || cp.ListedStopMs != 0 && d.StopTimestampMs != cp.ListedStopMs; truncated && again {
 		// Truncated, then extended: the extension's records take the old ones' positions,
 		// which are the sequence ids of the recording's producer.
-		return fmt.Errorf("the archive records recording %d again, recorded to %d, below %d, where a listing had it stop: it truncated it and extended it from there, and the new records have the positions of the old ones, which are the sequence ids of the recording's producer; "+
-			"the topic's deduplication would drop those it holds old records for as already stored, so forget does not apply. Record a continuation as a new recording instead; %s", id, end, cp.ListedStop, renameToGoOn)
+		return fmt.Errorf("the archive recorded recording %d again after it truncated it below %d, where a listing had it stop: it is recorded to %d (%s), and the new records have the positions of the old ones, which are the sequence ids of the recording's producer; "+
+			"the topic's deduplication would drop those it holds old records for as already stored, so forget does not apply. Record a continuation as a new recording instead; %s", id, cp.ListedStop, end, recordedAgainHow(d, cp), renameToGoOn)
 	}
 	if cp.Completed {
 		// Extended since ferry completed it (the stream publishes on from its end), then
@@ -404,6 +406,15 @@ func checkpointForget(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "note: this checkpoint was written by a ferry that kept no recording start times, so whether the archive lost recording %d or was replaced by another archive could not be checked\n", id)
 	}
 	return nil
+}
+
+// recordedAgainHow says how descriptor d shows its recording recorded again since checkpoint
+// cp's listed stop: live, or stopped at another time.
+func recordedAgainHow(d archive.RecordingDescriptor, cp store.Checkpoint) string {
+	if d.StopPosition == archive.NullPosition {
+		return "live, extended from the truncation"
+	}
+	return fmt.Sprintf("stopped at %s, not at %s as when it stopped at %d: extended from the truncation, then stopped", time.UnixMilli(d.StopTimestampMs).UTC().Format(time.RFC3339Nano), time.UnixMilli(cp.ListedStopMs).UTC().Format(time.RFC3339Nano), cp.ListedStop)
 }
 
 // completedUnchanged says that forget changes nothing of cp, a completed checkpoint.

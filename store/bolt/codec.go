@@ -109,18 +109,19 @@ func open(kind byte, b []byte) ([]byte, error) {
 
 func encodeCheckpoint(c store.Checkpoint) ([]byte, error) {
 	payload, err := proto.MarshalOptions{Deterministic: true}.Marshal(&messages.Checkpoint{
-		RecordingId: c.RecordingID,
-		Position:    c.Position,
-		Completed:   c.Completed,
-		UpdatedAtMs: c.UpdatedAtMs,
-		StartMs:     c.StartMs,
-		SessionId:   c.SessionID,
-		Seed:        c.Seed,
-		Forgotten:   c.Forgotten,
-		FromStart:   c.FromStart,
-		LastRecord:  encodeMark(c.LastRecord),
-		Partitions:  c.Partitions,
-		ListedStop:  c.ListedStop,
+		RecordingId:  c.RecordingID,
+		Position:     c.Position,
+		Completed:    c.Completed,
+		UpdatedAtMs:  c.UpdatedAtMs,
+		StartMs:      c.StartMs,
+		SessionId:    c.SessionID,
+		Seed:         c.Seed,
+		Forgotten:    c.Forgotten,
+		FromStart:    c.FromStart,
+		LastRecord:   encodeMark(c.LastRecord),
+		Partitions:   c.Partitions,
+		ListedStop:   c.ListedStop,
+		ListedStopMs: c.ListedStopMs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode checkpoint of recording %d: %w", c.RecordingID, err)
@@ -147,17 +148,18 @@ func decodeCheckpoint(want int64, b []byte) (store.Checkpoint, error) {
 		return store.Checkpoint{}, errReason("payload: " + err.Error())
 	}
 	c := store.Checkpoint{
-		RecordingID: m.GetRecordingId(),
-		Position:    m.GetPosition(),
-		Completed:   m.GetCompleted(),
-		UpdatedAtMs: m.GetUpdatedAtMs(),
-		StartMs:     m.GetStartMs(),
-		SessionID:   m.GetSessionId(),
-		Seed:        m.GetSeed(),
-		Forgotten:   m.GetForgotten(),
-		FromStart:   m.GetFromStart(),
-		Partitions:  m.GetPartitions(),
-		ListedStop:  m.GetListedStop(),
+		RecordingID:  m.GetRecordingId(),
+		Position:     m.GetPosition(),
+		Completed:    m.GetCompleted(),
+		UpdatedAtMs:  m.GetUpdatedAtMs(),
+		StartMs:      m.GetStartMs(),
+		SessionID:    m.GetSessionId(),
+		Seed:         m.GetSeed(),
+		Forgotten:    m.GetForgotten(),
+		FromStart:    m.GetFromStart(),
+		Partitions:   m.GetPartitions(),
+		ListedStop:   m.GetListedStop(),
+		ListedStopMs: m.GetListedStopMs(),
 	}
 	if l := m.GetLastRecord(); l != nil {
 		c.LastRecord = store.RecordMark{Start: l.GetStart(), End: l.GetEnd(), Checksum: l.GetChecksum()}

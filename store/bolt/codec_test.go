@@ -18,7 +18,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		{RecordingID: 1<<63 - 1, Position: 1<<63 - 1, UpdatedAtMs: -1},
 		{RecordingID: 3, Position: 64, StartMs: 1_700_000_000_123, SessionID: -2_000_000_000},
 		{RecordingID: 4, Position: 32, StartMs: 1_700_000_000_124, Seed: true},
-		{RecordingID: 5, Position: 1000, Partitions: 2, ListedStop: 5000},
+		{RecordingID: 5, Position: 1000, Partitions: 2, ListedStop: 5000, ListedStopMs: 1_700_000_000_000},
 	} {
 		b, err := encodeCheckpoint(c)
 		if err != nil {

@@ -147,7 +147,7 @@ func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
 	MustSave(t, s, def, routed)
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), forgotten, routed)
 	listed := cp(9, 128, false)
-	listed.Partitions, listed.ListedStop = 3, 5000 // listed stopped at 5000
+	listed.Partitions, listed.ListedStop, listed.ListedStopMs = 3, 5000, 1_700_000_000_000 // listed stopped at 5000
 	MustSave(t, s, def, listed)
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), forgotten, listed)
 	notDone := cp(11, 64, false)

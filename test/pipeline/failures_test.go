@@ -603,31 +603,47 @@ func TestATruncationAboveTheCheckpointIsForgottenToGoOn(t *testing.T) {
 }
 
 // TestATruncatedRecordingRecordedAgainStopsTheStream: the recording truncated above ferry's
-// checkpoint while ferry is down (truncatedAboveTheCheckpoint) is then extended from there
-// and recorded on, live. Its new records take the positions of the old ones, which are the
-// sequence ids of its producer: the topic holds old records up to message 299, and would drop
-// the new ones up to there as already stored. The next start stops the stream, naming a new
-// stream name as the way on, and forget refuses it.
+// checkpoint while ferry is down (truncatedAboveTheCheckpoint) is then extended from there and
+// recorded on, live, or stopped again. Its new records take the positions of the old ones,
+// which are the sequence ids of its producer: the topic holds old records up to message 299,
+// and would drop the new ones up to there as already stored. The next start stops the
+// stream, naming a new stream name as the way on, and forget refuses it. (Stopped again, it
+// is told from one only truncated by its stop time, which TruncateRecording keeps.)
 func TestATruncatedRecordingRecordedAgainStopsTheStream(t *testing.T) {
-	const n, lost, cut, m = 300, 30, 200, 20
-	sc, rs, a, pa, cfg := truncatedAboveTheCheckpoint(t, n, lost, cut)
-	e := rs.extend(t, a, false)
-	pe := e.publish(t, cut, cut+m)
-	if pe[m-1] >= pa[n-1] {
-		t.Fatalf("the extension is recorded to %d, not below the old stop %d", pe[m-1], pa[n-1])
-	}
-	again := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
-	again.waitFailed(sc.Name, 60*time.Second, fmt.Sprintf("recording %d now is recorded again (extended), recorded to", a.recordingID), fmt.Sprintf("before %d", pa[n-1]),
-		"give the stream a new name")
-	if _, err := again.stop(); err != nil {
-		t.Fatal(err)
-	}
-	code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", strconv.FormatInt(a.recordingID, 10), "--yes")
-	if code != 1 || !strings.Contains(errOut, "forget does not apply") || !strings.Contains(errOut, "give the stream a new name") {
-		t.Fatalf("forget of the recording recorded again: exit %d, stdout %q, stderr %q; want 1, refusing it with a new name as the way on", code, out, errOut)
-	}
-	if c := cfg.checkpoint(t, sc, a.recordingID); c.ListedStop != pa[n-1] || c.Position != pa[lost-1] {
-		t.Fatalf("checkpoint %+v after the refused forget; want it unchanged, at %d, listed stopped at %d", c, pa[lost-1], pa[n-1])
+	for _, stopped := range []bool{false, true} {
+		t.Run(map[bool]string{false: "live", true: "stopped"}[stopped], func(t *testing.T) {
+			const n, lost, cut, m = 300, 30, 200, 20
+			sc, rs, a, pa, cfg := truncatedAboveTheCheckpoint(t, n, lost, cut)
+			e := rs.extend(t, a, false)
+			pe := e.publish(t, cut, cut+m)
+			if pe[m-1] >= pa[n-1] {
+				t.Fatalf("the extension is recorded to %d, not below the old stop %d", pe[m-1], pa[n-1])
+			}
+			want := fmt.Sprintf("recording %d now is recorded again (extended), recorded to", a.recordingID)
+			if stopped {
+				e.waitRecorded(t, pe[m-1])
+				e.close(t) // the extension stops with it (auto-stop)
+				eventually.NoError(t, 30*time.Second, func() error {
+					if d := e.descriptor(t); d.IsLive() {
+						return fmt.Errorf("recording %d still recorded: %+v", a.recordingID, d)
+					}
+					return nil
+				})
+				want = fmt.Sprintf("recorded again, extended, after a truncation), at %d, before %d", pe[m-1], pa[n-1])
+			}
+			again := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
+			again.waitFailed(sc.Name, 60*time.Second, want, fmt.Sprintf("before %d", pa[n-1]), "give the stream a new name")
+			if _, err := again.stop(); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", strconv.FormatInt(a.recordingID, 10), "--yes")
+			if code != 1 || !strings.Contains(errOut, "forget does not apply") || !strings.Contains(errOut, "give the stream a new name") {
+				t.Fatalf("forget of the recording recorded again: exit %d, stdout %q, stderr %q; want 1, refusing it with a new name as the way on", code, out, errOut)
+			}
+			if c := cfg.checkpoint(t, sc, a.recordingID); c.ListedStop != pa[n-1] || c.Position != pa[lost-1] {
+				t.Fatalf("checkpoint %+v after the refused forget; want it unchanged, at %d, listed stopped at %d", c, pa[lost-1], pa[n-1])
+			}
+		})
 	}
 }
 
