@@ -83,7 +83,7 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 	case !r.Live && r.StopPosition < final:
 		return "", fmt.Errorf("recording %d now stops at %d, before %d, where ferry published it to its end: the archive truncated it (TruncateRecording), and the records after %d that ferry published are no longer in the archive. "+
 			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
-			"Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position), "+dropOldName,
+			continueUnderANewName,
 			id, r.StopPosition, final, r.StopPosition, final)
 	}
 	return "", nil
@@ -142,7 +142,7 @@ func (s *streamSupervisor) checkTail(r *messages.RecordingInfo) error {
 		// Its new records take the positions, so the sequence ids, of the old ones: those
 		// the topic holds from the recording's producer would be dropped as duplicates.
 		toGoOn = "Its new records have the positions of the old ones, which are the sequence ids of the recording's producer: the topic's deduplication would drop those it holds old records for as already stored. " +
-			"Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position), " + dropOldName
+			continueUnderANewName
 	}
 	return fmt.Errorf("recording %d now %s %d, before %d, %s: the archive truncated it (TruncateRecording) before ferry published it to its end, and its records from %s to %d, which ferry had not all published, are gone. %s",
 		id, nowHow, now, before.position, where, from, before.position, toGoOn)
@@ -355,6 +355,11 @@ func (s *streamSupervisor) extendedError(id int64, how string) error {
 // renameToGoOn is the way on after the archive's catalog was replaced.
 const renameToGoOn = "To publish the new archive's recordings, give the stream a new name in the configuration: its producers (ferry-<name>-<recording id>) are then new " +
 	"to the topic's deduplication, which would otherwise drop the reused ids' records as duplicates of the old ones (a checkpoint reset alone would not do); " + dropOldName
+
+// continueUnderANewName is the way on after the archive rewrote positions ferry had
+// published (truncated, then recorded on): the new records would take the old ones'
+// sequence ids, which the topic's deduplication drops under the same producers.
+const continueUnderANewName = "Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position), " + dropOldName
 
 // dropOldName completes the advice to give a stream a new name: `ferry run` refuses a
 // stream with nothing stored while another name's checkpoints are stored for its channel,

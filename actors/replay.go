@@ -789,7 +789,7 @@ func (r *replay) onEndChecked(ctx actor.Context, c *endChecked) {
 	case c.kind() == endTruncated:
 		r.fail(ctx, "archive", supervisor.Poison, fmt.Errorf("recording %d now stops at %d, before %d, where ferry's replay of it ended: the archive truncated it (TruncateRecording) while ferry published it, and the records after %d that ferry read, some of which the topic may hold, are no longer in the archive. "+
 			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
-			"Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position), "+dropOldName,
+			continueUnderANewName,
 			r.rec.RecordingId, c.stop, c.position, c.stop, c.position))
 	case r.check.pending && !r.check.found:
 		m := r.check.mark

@@ -476,7 +476,7 @@ func (t *tracker) finish(stop int64) {
 		acked := t.core.Committed()
 		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d ends at %d, below %d, which ferry had already seen acknowledged: it was truncated in the archive (TruncateRecording), or the archive is not the one ferry published from, and its records from %d to %d, which the topic holds, are no longer in the archive. "+
 			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
-			"Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position), "+dropOldName,
+			continueUnderANewName,
 			t.rec, stop, acked, stop, acked, acked)))
 	}
 	t.must(err)
