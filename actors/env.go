@@ -61,7 +61,14 @@ type Admin interface {
 	// Deduplication returns the broker's deduplication status of a topic or partition as
 	// its stats report it ("Enabled", "Disabled", ...).
 	Deduplication(ctx context.Context, topic string) (string, error)
+	// Terminated reports whether a topic or partition is terminated.
+	Terminated(ctx context.Context, topic string) (bool, error)
 }
+
+// MaxMessageSizeFunc returns the maxMessageSize policy of a topic, the largest message the
+// broker takes there as it receives it, metadata and framing included (0: none).
+// *pulsaradmin.Client's MaxMessageSize is one.
+type MaxMessageSizeFunc func(ctx context.Context, topic string) (int, error)
 
 // DeduplicationFunc returns the broker's deduplication status ("Enabled", "Disabled", ...)
 // of the partition recording rec's producer publishes to: rec modulo by, the partitions it
@@ -72,19 +79,42 @@ type DeduplicationFunc func(ctx context.Context, topic string, rec int64, by int
 // DeduplicationWith asks a for the deduplication status of the recording's partition.
 func DeduplicationWith(a Admin) DeduplicationFunc {
 	return func(ctx context.Context, topic string, rec int64, by int) (string, error) {
-		n, err := a.Partitions(ctx, topic)
+		topic, err := recordingTopic(ctx, a, topic, rec, by)
 		if err != nil {
 			return "", err
 		}
-		if n > 0 {
-			i, err := partitionOf(topic, rec, by, n)
-			if err != nil {
-				return "", err
-			}
-			topic = fmt.Sprintf("%s-partition-%d", topic, i)
-		}
 		return a.Deduplication(ctx, topic)
 	}
+}
+
+// TerminatedFunc reports whether the partition recording rec's producer publishes to (as
+// for [DeduplicationFunc]; transport mode's is rec 0's) is terminated. [TerminatedWith]
+// makes one of an [Admin].
+type TerminatedFunc func(ctx context.Context, topic string, rec int64, by int) (bool, error)
+
+// TerminatedWith asks a whether the recording's partition is terminated.
+func TerminatedWith(a Admin) TerminatedFunc {
+	return func(ctx context.Context, topic string, rec int64, by int) (bool, error) {
+		topic, err := recordingTopic(ctx, a, topic, rec, by)
+		if err != nil {
+			return false, err
+		}
+		return a.Terminated(ctx, topic)
+	}
+}
+
+// recordingTopic is the partition of topic recording rec is published to (rec modulo by, or,
+// by 0, modulo the topic's partitions), or topic itself if it is not partitioned.
+func recordingTopic(ctx context.Context, a Admin, topic string, rec int64, by int) (string, error) {
+	n, err := a.Partitions(ctx, topic)
+	if err != nil || n == 0 {
+		return topic, err
+	}
+	i, err := partitionOf(topic, rec, by, n)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s-partition-%d", topic, i), nil
 }
 
 // recordingPartition is the partition recording rec is published to, of n: a recording
@@ -131,8 +161,15 @@ type Env struct {
 	// partition (lesson 21: ferry promises effectively-once only where it holds); nil: not
 	// asked, and the status says unchecked.
 	Deduplication DeduplicationFunc
-	Store         store.Store
-	Logger        *slog.Logger
+	// MaxMessageSize lets a publisher find a record over the topic's maxMessageSize policy
+	// before it sends it: the broker's refusal of it is never called back (see
+	// publisher.askMaxSize). nil: not asked.
+	MaxMessageSize MaxMessageSizeFunc
+	// Terminated lets a publisher whose producer the broker refuses as fenced find whether
+	// the topic was terminated (see publisher.created); nil: not asked.
+	Terminated TerminatedFunc
+	Store      store.Store
+	Logger     *slog.Logger
 	// Now is the clock: the time of day things happened at (a checkpoint's UpdatedAtMs, a
 	// failure's); nil means time.Now.
 	Now func() time.Time

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +78,22 @@ type publisher struct {
 	// client closes for good may never call some back, and replacing it reports those
 	// failed (strand). The callback and strand each claim a send's answer; one wins.
 	unanswered []*sendAnswer
+	// answeredAt (shared with the callbacks) is when the current producer last called a
+	// send back, by Env.Elapsed in milliseconds; watching is set while a look at how long
+	// its sends have gone unanswered is due (answersDue).
+	answeredAt *atomic.Int64
+	watching   bool
+	// maxSize is the topic's maxMessageSize policy as the admin API gave it when the
+	// current producer was created (0: none, or not known); sizing holds the sends back
+	// until it answers.
+	maxSize int
+	sizing  bool
+	// sizeUnasked is set once the admin API could not be asked for the policy (said once);
+	// replacedUnanswered once a producer was replaced for leaving its sends unanswered.
+	sizeUnasked        bool
+	replacedUnanswered bool
+	// askingTerminated is set while the admin API is asked whether the topic is terminated.
+	askingTerminated bool
 	// failedEpoch is 1 + the highest epoch in which a send failed (0: none). The callback
 	// of the failed send stores it, possibly on the actor's own goroutine in the middle of
 	// a batch (pulsar-client-go fails a full queue inside SendAsync), and the send loop
@@ -136,6 +153,7 @@ type publisher struct {
 type sendAnswer struct {
 	end      int64
 	epoch    uint64
+	sentMs   int64 // by Env.Elapsed
 	answered atomic.Bool
 }
 
@@ -241,6 +259,25 @@ type producerLost struct {
 	err      error
 }
 
+// answersDue is the publisher's self-message to look at how long producer has left its
+// sends unanswered.
+type answersDue struct{ producer pulsar.Producer }
+
+// maxSizeRead is the admin API's answer for the topic's maxMessageSize policy, asked for
+// producer.
+type maxSizeRead struct {
+	producer pulsar.Producer
+	size     int
+	err      error
+}
+
+// terminatedRead is the admin API's answer whether the topic is terminated, asked after a
+// creation of the producer failed with cause.
+type terminatedRead struct {
+	terminated bool
+	err, cause error
+}
+
 // recordTooLarge is a callback's news that a record is larger than the broker accepts:
 // archive mode cannot skip it, and sending it again fails the same way.
 type recordTooLarge struct {
@@ -317,6 +354,12 @@ func (p *publisher) Receive(ctx actor.Context) {
 		}
 	case *producerLost:
 		p.lost(ctx, msg)
+	case *answersDue:
+		p.answersDue(ctx, msg)
+	case *maxSizeRead:
+		p.maxSizeRead(ctx, msg)
+	case *terminatedRead:
+		p.terminatedRead(msg)
 	case *recordTooLarge:
 		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d (a payload of %d bytes) is larger, with its metadata, than the broker accepts (its maxMessageSize, 5 MB unless configured): it can never be published, and ferry does not skip records; raise maxMessageSize in the broker's configuration (broker.conf or standalone.conf) and restart ferry. (If the client found it too large only with its metadata, as it wrote it, Pulsar may have stored later records already: the restart then finds its re-send answered as a duplicate of them and stops again, naming the way on (lesson 22).) (%w)", p.rec, msg.end, msg.size, msg.err)))
 	case *messages.RecordBatch:
@@ -499,6 +542,9 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	if res.err != nil && terminated(res.err) {
 		panic(supervisor.Fail(supervisor.Poison, topicTerminated(p.cfg.Def, res.err)))
 	}
+	if res.err != nil && strings.Contains(res.err.Error(), "TopicFenced") {
+		p.askTerminated(ctx, res.err)
+	}
 	if res.err != nil {
 		p.attempts++
 		d := producerRetry.Delay(p.attempts, rand.Float64()) // jittered: every recording's publisher may retry at once
@@ -524,16 +570,52 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	// some sends back: pulsar-client-go v0.19.0 strands, unwritten, a send its event loop
 	// takes in while a reconnect closes the producer (TopicNotFound). Counted on, they
 	// would hold the re-delivery back for ever. Its late callbacks count on its counters.
-	p.outstanding, p.parked = new(atomic.Int64), new(atomic.Bool)
+	p.outstanding, p.parked, p.answeredAt, p.watching = new(atomic.Int64), new(atomic.Bool), new(atomic.Int64), false
 	p.dedupChecked = false // a producer created again may find the broker's state lost
 	p.dedupFailures = 0
 	p.sentEnd = -1 // and it has sent nothing yet: what it sends again is checked (lastStoredRead)
 	p.producerState(ctx, "ready")
+	p.askMaxSize(ctx)
 	if p.cfg.Transport || p.watermark != nil {
 		p.askDeduplication(ctx) // else once the watermark says which partition to ask about
 	}
 	p.checkDedupState(ctx)
 	p.pump(ctx)
+}
+
+// askTerminated asks the broker's admin API whether the topic is terminated, after the broker
+// refused the producer as fenced (cause): a topic terminated while messages were being
+// written to it can stay fenced for good, and the creation would be retried for ever
+// (Pulsar 4.0.8, docs/findings.md). Not asked again while an answer is awaited.
+func (p *publisher) askTerminated(ctx actor.Context, cause error) {
+	if p.env.Terminated == nil || p.askingTerminated {
+		return
+	}
+	p.askingTerminated = true
+	rec := p.rec
+	if p.cfg.Transport {
+		rec = 0 // transport mode publishes to partition 0 (router)
+	}
+	self, system, ask, topic, by := ctx.Self(), ctx.ActorSystem(), p.env.Terminated, p.cfg.Def.Topic, int(p.routedBy.Load())
+	timeout := max(p.cfg.CallTimeout, time.Second)
+	p.env.tasks().Go(func() {
+		call, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		terminated, err := ask(call, topic, rec, by)
+		system.Root.Send(self, &terminatedRead{terminated: terminated, err: err, cause: cause})
+	})
+}
+
+// terminatedRead stops the stream if the topic is terminated; otherwise the creation goes
+// on being retried, its failures in the status.
+func (p *publisher) terminatedRead(r *terminatedRead) {
+	p.askingTerminated = false
+	if r.terminated {
+		panic(supervisor.Fail(supervisor.Poison, topicTerminated(p.cfg.Def, fmt.Errorf("the broker refuses the producer as fenced, and the admin API says the topic is terminated: %w", r.cause))))
+	}
+	if r.err != nil {
+		p.env.Logger.Debug("cannot ask the broker's admin API whether the fenced topic is terminated", "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
+	}
 }
 
 // askDeduplication asks the broker's admin API whether it deduplicates the partition the new
@@ -603,6 +685,121 @@ func (p *publisher) deduplicationRead(ctx actor.Context, r *deduplicationRead) {
 	ctx.Send(p.pids.stream, &messages.DeduplicationChecked{RecordingId: p.rec, State: state})
 }
 
+// askMaxSize asks the broker's admin API for the topic's maxMessageSize policy, which the
+// sends wait for: the broker refuses a larger message with a send error after which
+// pulsar-client-go v0.19.0 no longer hears the producer (internal/connection.go
+// handleSendError drops it as a listener), and the sends after it, which the broker stores,
+// are never called back (docs/findings.md). Asked again for each producer: the policy may
+// have changed.
+func (p *publisher) askMaxSize(ctx actor.Context) {
+	if p.env.MaxMessageSize == nil {
+		return
+	}
+	p.sizing = true
+	self, system, ask, topic, prod := ctx.Self(), ctx.ActorSystem(), p.env.MaxMessageSize, p.cfg.Def.Topic, p.producer
+	timeout := max(p.cfg.CallTimeout, time.Second)
+	p.env.tasks().Go(func() {
+		call, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		size, err := ask(call, topic)
+		system.Root.Send(self, &maxSizeRead{producer: prod, size: size, err: err})
+	})
+}
+
+// maxSizeRead takes the topic's maxMessageSize policy, or, when the admin API gave none,
+// goes on without it: a record over a policy then goes unanswered, and the watch of the
+// answers (answersDue) replaces the producer, which asks again.
+func (p *publisher) maxSizeRead(ctx actor.Context, r *maxSizeRead) {
+	if r.producer != p.producer {
+		return // asked for a producer since replaced: its successor asks again
+	}
+	p.sizing, p.maxSize = false, max(r.size, 0)
+	if r.err != nil {
+		level := slog.LevelWarn
+		if p.sizeUnasked {
+			level = slog.LevelDebug
+		}
+		p.sizeUnasked = true
+		p.env.Logger.Log(context.Background(), level, "cannot ask the broker's admin API for the topic's maxMessageSize policy; sending unchecked: a record over it would go unanswered until the producer is created again",
+			"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
+	}
+	p.pump(ctx)
+}
+
+// overMaxSize is the stop of a record over the topic's maxMessageSize policy, found before
+// it is sent.
+func (p *publisher) overMaxSize(r *messages.Record, size int) error {
+	after := ""
+	if p.replacedUnanswered {
+		// The policy came after the producer before this one was created: it sent the record
+		// and the records after it, the broker refused the one and stored the others.
+		after = ". (A producer before this one sent it and the records after it, unanswered: Pulsar may hold those already, and the restart then finds its re-send answered as a duplicate of them and stops again, naming the way on (lesson 22).)"
+	}
+	return fmt.Errorf("recording %d: the record ending at %d is %d bytes as the broker receives it (a payload of %d bytes and its metadata), over the maxMessageSize policy of topic %s, %d bytes: it can never be published there, and ferry does not skip records; raise the policy (pulsar-admin topics set-max-message-size) or remove it (pulsar-admin topics remove-max-message-size), and start ferry again%s",
+		p.rec, r.End, size, len(r.Payload), p.cfg.Def.Topic, p.maxSize, after)
+}
+
+// answerTimeout is how long a producer may leave every send outstanding unanswered before
+// the publisher replaces it: twice the stream's stall_after.
+func (p *publisher) answerTimeout() time.Duration {
+	return 2 * cmp.Or(p.cfg.StallAfter, defaultStallAfter)
+}
+
+// watchAnswers has the publisher look at its producer's unanswered sends after d, unless a
+// look is due already.
+func (p *publisher) watchAnswers(ctx actor.Context, d time.Duration) {
+	if p.watching {
+		return
+	}
+	p.watching = true
+	self, system, prod := ctx.Self(), ctx.ActorSystem(), p.producer
+	time.AfterFunc(d, func() { system.Root.Send(self, &answersDue{producer: prod}) })
+}
+
+// answersDue replaces a producer that has answered none of its sends for answerTimeout
+// since the oldest of them went out: with send timeouts off (deduplication needs them off),
+// nothing else ends the wait of a producer pulsar-client-go v0.19.0 no longer hears, after
+// the broker refused one of its sends (a record over the topic's maxMessageSize policy,
+// not checked because the admin API could not be asked or the policy changed; a topic
+// terminated while its producers stayed connected). Its sends are reported failed
+// (strand) and sent again by the new producer; one the broker did store is answered as a
+// duplicate. A broker unreachable that long is waited for by the new producer as by the
+// old, which would have sent them again itself.
+func (p *publisher) answersDue(ctx actor.Context, m *answersDue) {
+	if m.producer != p.producer || p.producer == nil {
+		return // a replaced producer's: the new one is watched afresh
+	}
+	p.watching = false
+	p.dropAnswered()
+	if len(p.unanswered) == 0 {
+		return
+	}
+	limit := p.answerTimeout()
+	since := max(p.unanswered[0].sentMs, p.answeredAt.Load())
+	waited := time.Duration(p.env.elapsedMs()-since) * time.Millisecond
+	if waited < limit {
+		p.watchAnswers(ctx, limit-waited)
+		return
+	}
+	n, oldest := len(p.unanswered), p.unanswered[0].end
+	msg := fmt.Sprintf("%s: the broker answered none of the producer's %d sends outstanding for %s, the oldest the record ending at %d; creating the producer again. The Pulsar client no longer hears a producer whose send the broker refused (a record over the topic's maxMessageSize policy, a terminated topic), or the broker was unreachable all that time",
+		p.cfg.Def.Topic, n, waited.Round(time.Second), oldest)
+	p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
+	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer", Message: msg}})
+	p.strand(ctx, fmt.Sprintf("the broker answered none of the producer's sends for %s: replaced without calling this send back", waited.Round(time.Second)))
+	p.replacedUnanswered = true
+	p.closeNow()
+	p.create(ctx)
+}
+
+// dropAnswered drops the answered sends from the front of unanswered.
+func (p *publisher) dropAnswered() {
+	for len(p.unanswered) > 0 && p.unanswered[0].answered.Load() {
+		p.unanswered[0] = nil
+		p.unanswered = p.unanswered[1:]
+	}
+}
+
 // knownDedupStatus reports whether status is one the broker's stats give (see
 // pulsaradmin.Client.Deduplication).
 func knownDedupStatus(status string) bool {
@@ -628,18 +825,19 @@ func (p *publisher) lost(ctx actor.Context, m *producerLost) {
 		"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", m.err)
 	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer",
 		Message: fmt.Sprintf("%s: the client closed the producer (%v); creating it again", p.cfg.Def.Topic, m.err)}})
-	p.strand(ctx, m.err)
+	p.strand(ctx, fmt.Sprintf("the client closed the producer for good (%v) without calling this send back", m.err))
 	p.close()
 	p.create(ctx)
 }
 
-// strand reports failed every send of the producer being replaced that it has not called
-// back: pulsar-client-go v0.19.0 strands, unwritten, a send its event loop takes in while a
-// reconnect closes the producer (docs/findings.md), and a send without an outcome would
-// hold its credit for ever — in transport mode, a loss never counted. In archive mode the
-// failure has the record re-delivered; one the broker did store is then answered as a
-// duplicate. A late callback of one changes nothing (sendAnswer).
-func (p *publisher) strand(ctx actor.Context, cause error) {
+// strand reports failed, as why says, every send of the producer being replaced that it has
+// not called back: pulsar-client-go v0.19.0 strands, unwritten, a send its event loop takes
+// in while a reconnect closes the producer, and calls back none of a producer's sends after
+// the broker refused one (docs/findings.md); a send without an outcome would hold its
+// credit for ever — in transport mode, a loss never counted. In archive mode the failure
+// has the record re-delivered; one the broker did store is then answered as a duplicate. A
+// late callback of one changes nothing (sendAnswer).
+func (p *publisher) strand(ctx actor.Context, why string) {
 	n := 0
 	for _, a := range p.unanswered {
 		if a.answered.CompareAndSwap(false, true) {
@@ -650,13 +848,12 @@ func (p *publisher) strand(ctx actor.Context, cause error) {
 				// before the older one's sends have their outcome); said here, not reasoned.
 				raise(p.failedEpoch, a.epoch+1)
 			}
-			ctx.Send(p.pids.tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: a.epoch, End: a.end,
-				Error: fmt.Sprintf("the client closed the producer for good (%v) without calling this send back", cause)})
+			ctx.Send(p.pids.tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: a.epoch, End: a.end, Error: why})
 		}
 	}
 	p.unanswered = nil
 	if n > 0 {
-		p.env.Logger.Warn("sends the closed producer never called back are reported failed", "stream", p.cfg.Def.Name, "recording", p.rec, "sends", n)
+		p.env.Logger.Warn("sends the replaced producer never called back are reported failed", "stream", p.cfg.Def.Name, "recording", p.rec, "sends", n)
 	}
 }
 
@@ -862,7 +1059,7 @@ type resumeSends struct{}
 
 // pump sends the waiting batches that may go now, in order.
 func (p *publisher) pump(ctx actor.Context) {
-	for len(p.waiting) > 0 && !p.verifying && p.routable(ctx) {
+	for len(p.waiting) > 0 && !p.verifying && !p.sizing && p.routable(ctx) {
 		b := p.waiting[0]
 		if b.Epoch != p.sentEpoch && p.outstanding.Load() > 0 {
 			// Park first, then look again: a callback that brings outstanding to zero
@@ -894,7 +1091,7 @@ func isProducerBusy(err error) bool { return strings.Contains(err.Error(), "Prod
 
 func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	system, self, tracker, payloads := ctx.ActorSystem(), ctx.Self(), p.pids.tracker, p.env.Payloads
-	outstanding, parked, failedEpoch, verifyUpTo, storedAgainSent, acked, readBack := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo, p.storedAgainSent, p.acked, p.readBack
+	outstanding, parked, failedEpoch, verifyUpTo, storedAgainSent, acked, readBack, answeredAt, elapsedMs := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo, p.storedAgainSent, p.acked, p.readBack, p.answeredAt, p.env.elapsedMs
 	prod := p.producer
 	stopped := func() bool { return b.Epoch < failedEpoch.Load() }
 	// skip reports records of a failed epoch as not sent: every record handed to the
@@ -909,11 +1106,10 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 		return
 	}
 	p.sentEpoch = b.Epoch
-	for len(p.unanswered) > 0 && p.unanswered[0].answered.Load() {
-		p.unanswered[0] = nil
-		p.unanswered = p.unanswered[1:]
-	}
+	p.dropAnswered()
+	p.watchAnswers(ctx, p.answerTimeout())
 	done := func() {
+		answeredAt.Store(elapsedMs())
 		if outstanding.Add(-1) == 0 && parked.Load() {
 			system.Root.Send(self, &resumeSends{})
 		}
@@ -952,7 +1148,24 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			msg.SequenceID = &seq
 			msg.Properties[PropRecordingID] = p.recordingStr
 		}
-		answer := &sendAnswer{end: end, epoch: epoch}
+		if p.maxSize > 0 {
+			var seq uint64
+			if msg.SequenceID != nil {
+				seq = uint64(*msg.SequenceID)
+			} else {
+				seq = uint64(max(prod.LastSequenceID()+1, 0)) // the client's next, near enough
+			}
+			if size := brokerSize(prod.Name(), seq, msg.Properties, len(r.Payload)); size > p.maxSize {
+				err := p.overMaxSize(r, size)
+				if !p.cfg.Transport {
+					panic(supervisor.Fail(supervisor.Poison, err))
+				}
+				// Transport mode loses that message only, counted, as for a send that failed.
+				system.Root.Send(tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: epoch, End: end, Error: err.Error()})
+				continue
+			}
+		}
+		answer := &sendAnswer{end: end, epoch: epoch, sentMs: elapsedMs()}
 		p.unanswered = append(p.unanswered, answer)
 		outstanding.Add(1)
 		sendAsync(p.producer, msg, func(id pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
@@ -1042,6 +1255,16 @@ func (p *publisher) checkStored(r *messages.Record) {
 	panic(changedRecording(p.rec, fmt.Sprintf("what the topic stored from its producer %s (up to %d)", p.name, s.end),
 		fmt.Sprintf("the topic's last message from it ends at %d with CRC-32C %08x; the archive now holds there %s", s.end, s.checksum, found),
 		s.end, "sent again, they are answered as duplicates of the old records and dropped"))
+}
+
+// closeNow closes the producer on a goroutine without flushing it: a flush would wait for
+// the answers that do not come. Its sends not called back were reported failed (strand).
+func (p *publisher) closeNow() {
+	prod := p.producer
+	p.producer = nil
+	if prod != nil && !p.env.tasks().Go(prod.Close) {
+		prod.Close()
+	}
 }
 
 // close flushes and closes the producer on a goroutine: Close alone drops the callbacks of

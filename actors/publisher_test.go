@@ -920,3 +920,180 @@ func TestAFailureIsTimedByTheWallClockInMilliseconds(t *testing.T) {
 		return
 	}
 }
+
+// A producer that has called back none of its sends for twice stall_after since the oldest
+// went out, or since its last answer, is replaced, its sends reported failed: pulsar-client-go
+// v0.19.0 no longer hears a producer whose send the broker refused (a record over the
+// topic's maxMessageSize policy, a terminated topic: docs/findings.md), and with send
+// timeouts off nothing else would end the wait. A producer that answers, however slowly, is
+// kept. The clock the wait is measured by is the test's.
+func TestAProducerThatAnswersNoneOfItsSendsIsReplaced(t *testing.T) {
+	for _, transport := range []bool{false, true} {
+		t.Run(fmt.Sprintf("transport=%t", transport), func(t *testing.T) {
+			var clock atomic.Int64
+			clock.Store(1000)
+			first, second := &sendRecorder{}, &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+			var created atomic.Int32
+			system, nb, pub := startPublisherWith(t, first, func(env *Env, cfg *StreamConfig) {
+				cfg.Transport, cfg.StallAfter = transport, 50*time.Millisecond // answers awaited 100 ms
+				env.Elapsed = func() time.Duration { return time.Duration(clock.Load()) * time.Millisecond }
+				env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) {
+					if created.Add(1) == 1 {
+						return first, nil
+					}
+					return second, nil
+				}
+			})
+			system.Root.Send(pub, batch(0, 64, 128, 192))
+			first.take(t, "192") // all three sent
+			clock.Store(1090)
+			first.answer(t, "64", nil)
+			if a := next[*messages.PublishAcked](t, nb.tracker); a.End != 64 {
+				t.Fatalf("outcome %+v; want the record ending at 64 acknowledged", a)
+			}
+			clock.Store(1180) // 180 ms since the oldest send, 90 since the last answer
+			eventually.Always(t, 300*time.Millisecond, func() error {
+				if n := created.Load(); n != 1 {
+					return fmt.Errorf("%d producers created while the first still answered", n)
+				}
+				return nil
+			})
+			clock.Store(1191)
+			for _, end := range []int64{128, 192} {
+				f := next[*messages.PublishFailed](t, nb.tracker)
+				if f.End != end || f.NotSent || !strings.Contains(f.Error, "answered none of the producer's sends for") {
+					t.Fatalf("outcome %+v; want the record ending at %d failed, unanswered", f, end)
+				}
+			}
+			eventually.NoError(t, waitFor, func() error {
+				if n := created.Load(); n != 2 {
+					return fmt.Errorf("%d producers created; want the first replaced", n)
+				}
+				return nil
+			})
+			fs := failuresOf(nb.stream, "producer")
+			if len(fs) != 1 || !strings.Contains(fs[0].Message, "answered none of the producer's 2 sends outstanding for") || !strings.Contains(fs[0].Message, "the oldest the record ending at 128") {
+				t.Fatalf("producer failures %v; want one saying the producer answered none of 2 sends", fs)
+			}
+			redelivery := batch(1, 128, 192)
+			redelivery.Records[0].Start = 64
+			system.Root.Send(pub, redelivery)
+			second.answer(t, "192", nil) // the new producer sends them
+		})
+	}
+}
+
+// The broker holds a message to the topic's maxMessageSize policy as it receives it, with
+// its metadata and framing: Pulsar 4.0.8 took this message with a payload of 839 bytes and
+// never answered it with 840 under a policy of 1000 (checked on 2026-12-03 with
+// pulsar-client-go v0.19.0; the publish time's varint is 6 bytes until 2039).
+func TestBrokerSizeIsWhatTheBrokerMeasures(t *testing.T) {
+	props := map[string]string{PropPosition: "123456", PropSessionID: "-12345", PropStreamID: "1001", PropRecordingID: "7"}
+	name := "ferry-probe-1764759999999999999"
+	if got := brokerSize(name, 123456, props, 839); got != 1000 {
+		t.Errorf("brokerSize of the 839-byte payload = %d; want 1000 (taken under a policy of 1000)", got)
+	}
+	if got := brokerSize(name, 123456, props, 840); got != 1001 {
+		t.Errorf("brokerSize of the 840-byte payload = %d; want 1001 (refused)", got)
+	}
+}
+
+// A record over the topic's maxMessageSize policy, which the admin API gives before the
+// first send, is not sent: in archive mode the stream stops, naming the record, the policy
+// and the way on, the records before it sent; in transport mode that record is lost,
+// counted, and the next is sent. The sends wait for the admin API's answer.
+func TestARecordOverTheTopicsMaxMessageSizeIsNotSent(t *testing.T) {
+	const limit = 1000
+	big := &messages.RecordBatch{RecordingId: 7, Records: []*messages.Record{
+		{Start: 0, End: 64, Payload: make([]byte, 64)},
+		{Start: 64, End: 2048, Payload: make([]byte, 1984)},
+		{Start: 2048, End: 2112, Payload: make([]byte, 64)},
+	}}
+	for _, transport := range []bool{false, true} {
+		t.Run(fmt.Sprintf("transport=%t", transport), func(t *testing.T) {
+			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+			env, cfg := testEnv(t)
+			cfg.Transport = transport
+			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+			answer := make(chan struct{})
+			env.MaxMessageSize = func(ctx context.Context, topic string) (int, error) {
+				select {
+				case <-answer:
+					return limit, nil
+				case <-ctx.Done():
+					return 0, ctx.Err()
+				}
+			}
+			system := testSystem(t)
+			nb, pids := spawnNeighbours(system)
+			pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+			if !transport {
+				system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Partitions: 1})
+			}
+			system.Root.Send(pub, big)
+			eventually.Always(t, 200*time.Millisecond, func() error {
+				if s := rec.sent(); len(s) > 0 {
+					return fmt.Errorf("sent %v before the admin API gave the topic's policy", s)
+				}
+				return nil
+			})
+			close(answer)
+			if !transport {
+				stoppedWith(t, givenUp, "the record ending at 2048 is 2", "over the maxMessageSize policy of topic", ", 1000 bytes", "pulsar-admin topics set-max-message-size")
+				if s := rec.sent(); !slices.Equal(s, []string{"64"}) {
+					t.Fatalf("sent %v; want only the record before the one over the policy", s)
+				}
+				return
+			}
+			if f := next[*messages.PublishFailed](t, nb.tracker); f.End != 2048 || !strings.Contains(f.Error, "over the maxMessageSize policy") {
+				t.Fatalf("outcome %+v; want the record ending at 2048 lost, over the policy", f)
+			}
+			rec.take(t, "2112")
+			if s := rec.sent(); !slices.Equal(s, []string{"64", "2112"}) {
+				t.Fatalf("sent %v; want every record but the one over the policy", s)
+			}
+		})
+	}
+}
+
+// A topic terminated while messages were written to it can stay fenced for good (Pulsar
+// 4.0.8): every creation of the producer fails with TopicFenced, not TopicTerminated. The
+// publisher asks the admin API whether the topic is terminated, and if so stops the stream
+// as for a terminated topic, naming the way on; a fenced topic that is not terminated is
+// retried.
+func TestAFencedTopicThatIsTerminatedStopsTheStream(t *testing.T) {
+	fenced := errors.New("server error: ServiceNotReady: org.apache.pulsar.broker.service.BrokerServiceException$TopicFencedException: fenced")
+	for _, terminated := range []bool{false, true} {
+		t.Run(fmt.Sprintf("terminated=%t", terminated), func(t *testing.T) {
+			env, cfg := testEnv(t)
+			var creations, asks atomic.Int32
+			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) {
+				creations.Add(1)
+				return nil, fenced
+			}
+			env.Terminated = func(_ context.Context, topic string, rec int64, by int) (bool, error) {
+				asks.Add(1)
+				return terminated, nil
+			}
+			system := testSystem(t)
+			_, pids := spawnNeighbours(system)
+			pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+			system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Partitions: 1})
+			if terminated {
+				stoppedWith(t, givenUp, "is terminated", "new stream name", "TopicFenced")
+				return
+			}
+			eventually.NoError(t, waitFor, func() error {
+				if c, a := creations.Load(), asks.Load(); c < 3 || a < 2 {
+					return fmt.Errorf("%d creations, %d asks; want the creation retried and the admin API asked again", c, a)
+				}
+				return nil
+			})
+			select {
+			case err := <-givenUp:
+				t.Fatalf("gave up on a fenced topic that is not terminated: %v", err)
+			default:
+			}
+		})
+	}
+}

@@ -499,7 +499,7 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		where := "nothing pending: the replay reads nothing from the archive"
 		if pending > 0 {
 			where = "Pulsar acknowledges nothing (an unreachable broker, an expired token or a missing permission show in the Pulsar client's log lines, lib=pulsar; " +
-				"so does a send the broker refused, which the client then stops calling back: \"Received send error from server\", as for a record over the topic's own max message size, or a topic terminated while records were sent)"
+				"so does a send the broker refused, \"Received send error from server\", after which the client calls none of the producer's sends back: ferry replaces a producer that answered nothing for twice stall_after)"
 		}
 		st.Reason = fmt.Sprintf("stalled: %d records pending, %d bytes behind, and no committed_position moved for %s; %s; see failures%s",
 			pending, lag, time.Duration(elapsedMs-since)*time.Millisecond, where, kinds(st.Failures))

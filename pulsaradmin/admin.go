@@ -1,6 +1,7 @@
 // Package pulsaradmin asks a Pulsar broker's admin REST API what ferry needs to know of a
-// topic and cannot learn over the binary protocol: how many partitions it has, and whether
-// the broker deduplicates it (lesson 21). It reads, and changes nothing.
+// topic and cannot learn over the binary protocol: how many partitions it has, whether the
+// broker deduplicates it (lesson 21), the largest message its policy takes, and whether it
+// is terminated. It reads, and changes nothing.
 package pulsaradmin
 
 import (
@@ -92,6 +93,43 @@ func (c *Client) Deduplication(ctx context.Context, topic string) (string, error
 	return *status, nil
 }
 
+// MaxMessageSize returns the maxMessageSize policy of topic (0: none set), which the broker
+// holds each message to, besides its own maxMessageSize, when it is lower: the size of the
+// message as the broker receives it, its metadata and framing included. A partitioned
+// topic's policy is its partitions' (a partition has none of its own).
+func (c *Client) MaxMessageSize(ctx context.Context, topic string) (int, error) {
+	var size int
+	err := c.get(ctx, topic, "maxMessageSize", "", func(body io.Reader) error {
+		b, err := io.ReadAll(body)
+		if err != nil || len(b) == 0 { // 204 No Content: no policy
+			return err
+		}
+		return json.Unmarshal(b, &size)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return size, nil
+}
+
+// Terminated reports whether topic (a partition of a partitioned one) is terminated, as its
+// internal stats say: its managed ledger's state is Terminated. A topic terminated while
+// messages were being written to it can stay fenced, refusing producers with TopicFenced
+// rather than TopicTerminated (Pulsar 4.0.8, docs/findings.md); this tells the two apart.
+func (c *Client) Terminated(ctx context.Context, topic string) (bool, error) {
+	var state *string
+	err := c.get(ctx, topic, "internalStats", "", func(body io.Reader) error {
+		return decodeField(body, "state", &state)
+	})
+	if err != nil {
+		return false, err
+	}
+	if state == nil {
+		return false, fmt.Errorf("the internal stats of %s do not report its state (a partitioned topic's own do not; ask a partition)", topic)
+	}
+	return *state == "Terminated", nil
+}
+
 // statsQuery asks for the stats without what costs the broker work ferry does not need: the
 // backlog size of every subscription (it takes a lock on the ledger, and the v2 API computes
 // it unless told not to), precise backlogs, and the lists of publishers and consumers
@@ -99,7 +137,7 @@ func (c *Client) Deduplication(ctx context.Context, topic string) (string, error
 const statsQuery = "subscriptionBacklogSize=false&getPreciseBacklog=false&getEarliestTimeInBacklog=false&excludePublishers=true&excludeConsumers=true"
 
 // get reads the answer to GET /admin/v2/<domain>/<tenant>/<namespace>/<topic>/<what>?<query>
-// with read.
+// with read (an empty one for 204 No Content, the answer for a policy not set).
 func (c *Client) get(ctx context.Context, topic, what, query string, read func(io.Reader) error) error {
 	path, err := topicPath(topic)
 	if err != nil {
@@ -126,7 +164,7 @@ func (c *Client) get(ctx context.Context, topic, what, query string, read func(i
 		return fmt.Errorf("admin API at %s: %w", c.base, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if err != nil {
 			return fmt.Errorf("admin API: reading the answer to GET %s: %w", req.URL.Path, err)

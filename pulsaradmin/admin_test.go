@@ -2,6 +2,7 @@ package pulsaradmin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -137,5 +138,59 @@ func TestDeduplicationOfATopicWithLargeStats(t *testing.T) {
 		if got := query.Get(name); got != want {
 			t.Errorf("asked with %s=%q; want %q", name, got, want)
 		}
+	}
+}
+
+// A topic's maxMessageSize policy is read as the broker answers it (Pulsar 4.0.8, checked by
+// hand and by the pipeline test of a record over it): 204 No Content when none is set, the
+// number when one is; a partitioned topic is asked by its own name (a partition answers 412).
+func TestMaxMessageSizeOfATopic(t *testing.T) {
+	policies := map[string]string{"/admin/v2/persistent/public/default/capped/maxMessageSize": "1000"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch body, ok := policies[r.URL.Path]; {
+		case r.URL.Path == "/admin/v2/persistent/public/default/open/maxMessageSize":
+			w.WriteHeader(http.StatusNoContent)
+		case ok:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, body)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"reason":"Topic not found"}`)
+		}
+	}))
+	defer srv.Close()
+	c := New(Options{URL: srv.URL})
+	for topic, want := range map[string]int{"persistent://public/default/capped": 1000, "persistent://public/default/open": 0} {
+		if got, err := c.MaxMessageSize(context.Background(), topic); err != nil || got != want {
+			t.Errorf("MaxMessageSize(%s) = %d, %v; want %d", topic, got, err, want)
+		}
+	}
+	var se *StatusError
+	if _, err := c.MaxMessageSize(context.Background(), "persistent://public/default/gone"); !errors.As(err, &se) || se.Code != http.StatusNotFound {
+		t.Errorf("MaxMessageSize of a topic the broker does not know: %v; want a 404 StatusError", err)
+	}
+}
+
+// A topic's terminated state is its managed ledger's, the internal stats' top-level state (a
+// cursor's state, deeper down, is not it).
+func TestTerminatedReadsTheLedgersState(t *testing.T) {
+	states := map[string]string{
+		"/admin/v2/persistent/public/default/done/internalStats": `{"cursors":{"pulsar.dedup":{"state":"Open"}},"state":"Terminated","ledgers":[]}`,
+		"/admin/v2/persistent/public/default/open/internalStats": `{"state":"LedgerOpened","cursors":{"c":{"state":"Terminated"}}}`,
+		"/admin/v2/persistent/public/default/odd/internalStats":  `{"cursors":{"c":{"state":"Terminated"}}}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, states[r.URL.Path])
+	}))
+	defer srv.Close()
+	c := New(Options{URL: srv.URL})
+	for topic, want := range map[string]bool{"persistent://public/default/done": true, "persistent://public/default/open": false} {
+		if got, err := c.Terminated(context.Background(), topic); err != nil || got != want {
+			t.Errorf("Terminated(%s) = %t, %v; want %t", topic, got, err, want)
+		}
+	}
+	if _, err := c.Terminated(context.Background(), "persistent://public/default/odd"); err == nil {
+		t.Errorf("Terminated of internal stats without a state: no error")
 	}
 }

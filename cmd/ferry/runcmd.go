@@ -125,9 +125,18 @@ func runLoaded(parent context.Context, path string, cfg *config.Config, warnings
 		return err
 	}
 	defer pc.Close()
-	dedup, err := deduplicationCheck(cfg, log)
+	admin, err := adminAPI(cfg, log)
 	if err != nil {
 		return err
+	}
+	var dedup actors.DeduplicationFunc
+	var maxSize actors.MaxMessageSizeFunc
+	var terminated actors.TerminatedFunc
+	if admin != nil {
+		maxSize, terminated = admin.MaxMessageSize, actors.TerminatedWith(admin)
+		if cfg.Mode == config.ModeArchive {
+			dedup = actors.DeduplicationWith(admin)
+		}
 	}
 	board := observe.NewBoard(version)
 	stopHTTP, err := serveHTTP(cfg, board, log)
@@ -142,6 +151,8 @@ func runLoaded(parent context.Context, path string, cfg *config.Config, warnings
 		CreateProducer: pc.CreateProducer,
 		LastStored:     actors.LastStoredWith(pc),
 		Deduplication:  dedup,
+		MaxMessageSize: maxSize,
+		Terminated:     terminated,
 		Store:          st,
 		Reconnect:      reconnectBackoff,
 		DrainTimeout:   drainTimeout,
@@ -421,14 +432,15 @@ func transportConfigs(cfg *config.Config, skip func(string) bool) []actors.Strea
 	return out
 }
 
-// deduplicationCheck asks the broker's admin API, when pulsar.admin_url is set, whether it
-// deduplicates each recording's partition; nil otherwise (and in transport mode).
-func deduplicationCheck(cfg *config.Config, log *slog.Logger) (actors.DeduplicationFunc, error) {
-	if cfg.Mode != config.ModeArchive {
-		return nil, nil
-	}
+// adminAPI is the broker's admin API at pulsar.admin_url, which ferry asks whether the broker
+// deduplicates each recording's partition (archive mode) and for each topic's
+// maxMessageSize policy and, when its producer is refused as fenced, whether it is
+// terminated; nil when the URL is not set.
+func adminAPI(cfg *config.Config, log *slog.Logger) (*pulsaradmin.Client, error) {
 	if cfg.Pulsar.AdminURL == "" {
-		log.Info("pulsar.admin_url is not set: ferry does not check that the broker deduplicates the topics, which effectively-once needs (without it, at least once); the status shows deduplication: unchecked")
+		if cfg.Mode == config.ModeArchive {
+			log.Info("pulsar.admin_url is not set: ferry does not check that the broker deduplicates the topics, which effectively-once needs (without it, at least once); the status shows deduplication: unchecked")
+		}
 		return nil, nil
 	}
 	var tc *tls.Config
@@ -448,8 +460,7 @@ func deduplicationCheck(cfg *config.Config, log *slog.Logger) (actors.Deduplicat
 			return strings.TrimSpace(string(b)), err
 		}
 	}
-	admin := pulsaradmin.New(pulsaradmin.Options{URL: cfg.Pulsar.AdminURL, TLS: tc, Token: token})
-	return actors.DeduplicationWith(admin), nil
+	return pulsaradmin.New(pulsaradmin.Options{URL: cfg.Pulsar.AdminURL, TLS: tc, Token: token}), nil
 }
 
 // tlsConfig is the TLS configuration of pulsar.tls: the admin API's, and the broker

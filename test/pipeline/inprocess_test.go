@@ -185,8 +185,11 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 		create = o.createProducer(create)
 	}
 	var dedup actors.DeduplicationFunc
+	var maxSize actors.MaxMessageSizeFunc
+	var terminated actors.TerminatedFunc
 	if !o.noAdmin {
-		dedup = actors.DeduplicationWith(pulsaradmin.New(pulsaradmin.Options{URL: cmp.Or(o.adminURL, peers.Pulsar.AdminURL)}))
+		admin := pulsaradmin.New(pulsaradmin.Options{URL: cmp.Or(o.adminURL, peers.Pulsar.AdminURL)})
+		dedup, maxSize, terminated = actors.DeduplicationWith(admin), admin.MaxMessageSize, actors.TerminatedWith(admin)
 	}
 	p, err := actors.NewPipeline(&actors.Env{
 		Archive:        arc,
@@ -194,6 +197,8 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 		CreateProducer: create,
 		LastStored:     actors.LastStoredWith(client),
 		Deduplication:  dedup,
+		MaxMessageSize: maxSize,
+		Terminated:     terminated,
 		Store:          s,
 		Logger:         log,
 		Board:          ip.board,

@@ -1,0 +1,155 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ferry-bridge/ferry/test/eventually"
+)
+
+// The broker refuses some sends with an error after which pulsar-client-go v0.19.0 no
+// longer hears the producer (internal/connection.go handleSendError drops it as a listener
+// on NotAllowedError and TopicTerminatedError): none of its sends is called back, the later
+// ones stored by the broker or not. With send timeouts off, the stream stalled for ever
+// (found in session 31). These tests drive the two refusals ferry's sends can meet.
+
+// setMaxMessageSize sets topic's maxMessageSize policy and waits until the broker gives it.
+func setMaxMessageSize(t *testing.T, topic string, size int) {
+	t.Helper()
+	adminMust(t, http.MethodPost, topicPath(topic)+"/maxMessageSize", fmt.Sprint(size))
+	eventually.NoError(t, 30*time.Second, func() error {
+		got, err := adminDo(http.MethodGet, topicPath(topic)+"/maxMessageSize", "")
+		if err != nil || strings.TrimSpace(got) != fmt.Sprint(size) {
+			return fmt.Errorf("the topic's maxMessageSize policy reads %q (%v); want %d", got, err, size)
+		}
+		return nil
+	})
+}
+
+// waitFailedSaying waits until the stream failed with a reason saying each of wants.
+func waitFailedSaying(t *testing.T, ip *inProcess, sc streamConfig, timeout time.Duration, wants ...string) string {
+	t.Helper()
+	var reason string
+	eventually.NoError(t, timeout, func() error {
+		s, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		for _, want := range wants {
+			if s.State != "failed" || !strings.Contains(s.Reason, want) {
+				return fmt.Errorf("state %s, %q (failures %v); want failed, saying %q", s.State, s.Reason, s.Failures, wants)
+			}
+		}
+		reason = s.Reason
+		return nil
+	})
+	return reason
+}
+
+// TestARecordOverTheTopicsMaxMessageSizeStopsTheStream: the topic's maxMessageSize policy
+// (8 KiB) is below message 20 of 30 from the start. ferry asks the admin API for it before
+// the first send and stops at that record, before it is sent, naming the record, the policy
+// and the way on; the topic holds exactly the records before it. (Before, the broker
+// refused it, the client heard nothing more of the producer, and the stream stalled for
+// ever, the broker storing the records after it.)
+func TestARecordOverTheTopicsMaxMessageSizeStopsTheStream(t *testing.T) {
+	const n, big, limit = 30, 20, 8192 // above every message payloads gives
+	sc := newStreamConfig(t, "")
+	sc.Channel += "|term-length=1m" // messages of up to 128 KiB
+	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+	setMaxMessageSize(t, sc.Topic, limit)
+	waitDeduplicationEnabled(t, sc.Topic)
+	msgs := payloads(0, n)
+	msgs[big] = append(msgs[big], make([]byte, limit)...)
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publishPayloads(t, msgs)
+	pub.waitRecorded(t, pos[n-1])
+	ip := startInProcess(t, inProcessOptions{}, sc)
+	waitFailedSaying(t, ip, sc, 60*time.Second, fmt.Sprintf("the record ending at %d", pos[big]), "over the maxMessageSize policy of topic", "8192 bytes", "set-max-message-size")
+	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= pos[big] {
+		t.Fatalf("checkpoint at %d, at or past the record that was not published (ending at %d)", cp.Position, pos[big])
+	}
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, big, 30*time.Second), msgs[:big])
+}
+
+// TestAMaxMessageSizeSetUnderARunningProducerIsFound: the policy is set after the producer
+// was created and its check made, and the next record is over it. The broker refuses it
+// and stores the records after it, none of them answered; the publisher replaces the
+// producer that answers nothing for twice stall_after (2 s here), saying so, and the new
+// producer's check finds the record over the policy: the stream stops, naming it. The
+// topic holds the records before it, and not it.
+func TestAMaxMessageSizeSetUnderARunningProducerIsFound(t *testing.T) {
+	const n, limit = 20, 8192
+	sc := newStreamConfig(t, "")
+	sc.Channel += "|term-length=1m"
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	ip := startInProcess(t, inProcessOptions{stallAfter: 2 * time.Second}, sc)
+	first := pub.publish(t, 0, n)
+	ip.waitCheckpoint(sc, pub.recordingID, first[n-1], 60*time.Second)
+
+	setMaxMessageSize(t, sc.Topic, limit)
+	msgs := payloads(n, 2*n)
+	msgs[0] = append(msgs[0], make([]byte, limit)...)
+	more := pub.publishPayloads(t, msgs)
+	reason := waitFailedSaying(t, ip, sc, 90*time.Second, fmt.Sprintf("the record ending at %d", more[0]), "over the maxMessageSize policy of topic", "A producer before this one sent it")
+	s, err := ip.status(sc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := failureOf(s, "producer"); f == nil || !strings.Contains(f.Message, "the broker answered none of the producer's") {
+		t.Fatalf("producer failure %v; want the producer replaced for answering none of its sends (stopped: %s)", f, reason)
+	}
+	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= more[0] {
+		t.Fatalf("checkpoint at %d, at or past the record that was not published (ending at %d)", cp.Position, more[0])
+	}
+	got := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
+	assertExactlyOnceInOrder(t, got[:n], payloads(0, n))
+	for _, m := range got {
+		if bytes.Equal(m.Payload(), msgs[0]) {
+			t.Fatalf("the topic holds the record over its policy")
+		}
+	}
+	t.Logf("the topic holds %d records after the refused one, sent before the policy was known", len(got)-n)
+}
+
+// TestATopicTerminatedUnderARunningProducerStopsTheStream: the topic is terminated while
+// ferry publishes to it. The broker refuses the sends in flight (TopicTerminatedError), and
+// the client may then no longer hear the producer, which stays connected: in half the runs
+// of session 31 the stream stalled for ever. Now the publisher replaces the producer that
+// answers nothing, and its creation finds the topic terminated: the stream stops, naming
+// the way on. The topic holds the first records, each once, in order, and the checkpoint
+// is not past them.
+func TestATopicTerminatedUnderARunningProducerStopsTheStream(t *testing.T) {
+	const n, more = 20, 3000
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	ip := startInProcess(t, inProcessOptions{stallAfter: 2 * time.Second}, sc)
+	first := pub.publish(t, 0, n)
+	ip.waitCheckpoint(sc, pub.recordingID, first[n-1], 60*time.Second)
+	// Terminated once Pulsar acknowledged the first of the next records, as ferry sends the
+	// others.
+	pos := append(first, pub.publish(t, n, n+more)...)
+	eventually.NoError(t, 60*time.Second, func() error {
+		if cp := ip.checkpoint(sc, pub.recordingID); cp.Position == first[n-1] {
+			return errors.New("no record after the first ones acknowledged yet")
+		}
+		return nil
+	})
+	adminMust(t, http.MethodPost, topicPath(sc.Topic)+"/terminate", "")
+	pos = append(pos, pub.publish(t, n+more, n+2*more)...)
+	waitFailedSaying(t, ip, sc, 90*time.Second, "is terminated", "new stream name")
+	// Terminated under writes, the topic may stay fenced, refusing readers too, until it is
+	// loaded again.
+	adminMust(t, http.MethodPut, topicPath(sc.Topic)+"/unload", "")
+	got := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
+	assertExactlyOnceInOrder(t, got, payloads(0, len(got)))
+	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position > pos[len(got)-1] {
+		t.Fatalf("checkpoint at %d, past the last record the topic holds (ending at %d)", cp.Position, pos[len(got)-1])
+	}
+	t.Logf("the topic took %d of %d records before it was terminated", len(got), n+2*more)
+}
