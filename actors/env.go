@@ -63,6 +63,8 @@ type Admin interface {
 	Deduplication(ctx context.Context, topic string) (string, error)
 	// Terminated reports whether a topic or partition is terminated.
 	Terminated(ctx context.Context, topic string) (bool, error)
+	// Publishers returns the names of the producers connected to a topic or partition.
+	Publishers(ctx context.Context, topic string) ([]string, error)
 }
 
 // MaxMessageSizeFunc returns the maxMessageSize policy of a topic, the largest message the
@@ -100,6 +102,22 @@ func TerminatedWith(a Admin) TerminatedFunc {
 			return false, err
 		}
 		return a.Terminated(ctx, topic)
+	}
+}
+
+// PublishersFunc returns the names of the producers connected to the partition recording
+// rec's producer publishes to (as for [DeduplicationFunc]). [PublishersWith] makes one of an
+// [Admin].
+type PublishersFunc func(ctx context.Context, topic string, rec int64, by int) ([]string, error)
+
+// PublishersWith asks a for the producers connected to the recording's partition.
+func PublishersWith(a Admin) PublishersFunc {
+	return func(ctx context.Context, topic string, rec int64, by int) ([]string, error) {
+		topic, err := recordingTopic(ctx, a, topic, rec, by)
+		if err != nil {
+			return nil, err
+		}
+		return a.Publishers(ctx, topic)
 	}
 }
 
@@ -168,6 +186,10 @@ type Env struct {
 	// Terminated lets a publisher whose producer the broker refuses as fenced find whether
 	// the topic was terminated (see publisher.created); nil: not asked.
 	Terminated TerminatedFunc
+	// Publishers lets a publisher whose producer answers nothing tell a producer the client
+	// no longer hears (connected to the broker) from one reconnecting (see
+	// publisher.answersDue); nil: it is replaced either way.
+	Publishers PublishersFunc
 	Store      store.Store
 	Logger     *slog.Logger
 	// Now is the clock: the time of day things happened at (a checkpoint's UpdatedAtMs, a

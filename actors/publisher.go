@@ -92,8 +92,12 @@ type publisher struct {
 	// replacedUnanswered once a producer was replaced for leaving its sends unanswered.
 	sizeUnasked        bool
 	replacedUnanswered bool
-	// askingTerminated is set while the admin API is asked whether the topic is terminated.
+	// askingTerminated is set while the admin API is asked whether the topic is terminated;
+	// askingUnheard while it is asked about a producer that answers nothing, and
+	// reconnectingSaid once the current producer was found not connected.
 	askingTerminated bool
+	askingUnheard    bool
+	reconnectingSaid bool
 	// failedEpoch is 1 + the highest epoch in which a send failed (0: none). The callback
 	// of the failed send stores it, possibly on the actor's own goroutine in the middle of
 	// a batch (pulsar-client-go fails a full queue inside SendAsync), and the send loop
@@ -271,6 +275,14 @@ type maxSizeRead struct {
 	err      error
 }
 
+// unheardRead is the admin API's answer about producer, which answered none of its sends
+// for long: whether the topic is terminated, and whether the producer is connected.
+type unheardRead struct {
+	producer              pulsar.Producer
+	terminated, connected bool
+	err                   error
+}
+
 // terminatedRead is the admin API's answer whether the topic is terminated, asked after a
 // creation of the producer failed with cause.
 type terminatedRead struct {
@@ -360,6 +372,11 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.maxSizeRead(ctx, msg)
 	case *terminatedRead:
 		p.terminatedRead(msg)
+	case *unheardRead:
+		p.unheardRead(ctx, msg)
+	case *oldClosed:
+		p.creating = false
+		p.create(ctx)
 	case *recordTooLarge:
 		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d (a payload of %d bytes) is larger, with its metadata, than the broker accepts (its maxMessageSize, 5 MB unless configured): it can never be published, and ferry does not skip records; raise maxMessageSize in the broker's configuration (broker.conf or standalone.conf) and restart ferry. (If the client found it too large only with its metadata, as it wrote it, Pulsar may have stored later records already: the restart then finds its re-send answered as a duplicate of them and stops again, naming the way on (lesson 22).) (%w)", p.rec, msg.end, msg.size, msg.err)))
 	case *messages.RecordBatch:
@@ -570,8 +587,9 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	// some sends back: pulsar-client-go v0.19.0 strands, unwritten, a send its event loop
 	// takes in while a reconnect closes the producer (TopicNotFound). Counted on, they
 	// would hold the re-delivery back for ever. Its late callbacks count on its counters.
-	p.outstanding, p.parked, p.answeredAt, p.watching = new(atomic.Int64), new(atomic.Bool), new(atomic.Int64), false
-	p.dedupChecked = false // a producer created again may find the broker's state lost
+	p.outstanding, p.parked, p.answeredAt = new(atomic.Int64), new(atomic.Bool), new(atomic.Int64)
+	p.watching, p.askingUnheard, p.reconnectingSaid = false, false, false // an earlier producer's ask is ignored
+	p.dedupChecked = false                                                // a producer created again may find the broker's state lost
 	p.dedupFailures = 0
 	p.sentEnd = -1 // and it has sent nothing yet: what it sends again is checked (lastStoredRead)
 	p.producerState(ctx, "ready")
@@ -692,7 +710,7 @@ func (p *publisher) deduplicationRead(ctx actor.Context, r *deduplicationRead) {
 // are never called back (docs/findings.md). Asked again for each producer: the policy may
 // have changed.
 func (p *publisher) askMaxSize(ctx actor.Context) {
-	if p.env.MaxMessageSize == nil {
+	if p.env.MaxMessageSize == nil || p.cfg.Transport {
 		return
 	}
 	p.sizing = true
@@ -757,39 +775,104 @@ func (p *publisher) watchAnswers(ctx actor.Context, d time.Duration) {
 }
 
 // answersDue replaces a producer that has answered none of its sends for answerTimeout
-// since the oldest of them went out: with send timeouts off (deduplication needs them off),
-// nothing else ends the wait of a producer pulsar-client-go v0.19.0 no longer hears, after
-// the broker refused one of its sends (a record over the topic's maxMessageSize policy,
-// not checked because the admin API could not be asked or the policy changed; a topic
-// terminated while its producers stayed connected). Its sends are reported failed
-// (strand) and sent again by the new producer; one the broker did store is answered as a
-// duplicate. A broker unreachable that long is waited for by the new producer as by the
-// old, which would have sent them again itself.
+// since the oldest of them went out or its last answer, and that the broker lists as
+// connected: with send timeouts off (deduplication needs them off), nothing else ends the
+// wait of a producer pulsar-client-go v0.19.0 no longer hears after the broker refused one
+// of its sends (a record over the topic's maxMessageSize policy, not checked because the
+// admin API could not be asked or the policy changed; a topic terminated under it). Its
+// sends are reported failed (strand) and sent again by the new producer; one the broker did
+// store is answered as a duplicate. A producer the broker does not list is reconnecting
+// (the broker unreachable, the topic moving): it sends them again itself once connected,
+// and closing it meanwhile can leave its name taken on the broker for good
+// (docs/findings.md), so it is waited for. A terminated topic stops the stream. Without the
+// admin API the producer is replaced either way.
 func (p *publisher) answersDue(ctx actor.Context, m *answersDue) {
 	if m.producer != p.producer || p.producer == nil {
 		return // a replaced producer's: the new one is watched afresh
 	}
 	p.watching = false
+	waited, overdue := p.overdue(ctx)
+	switch {
+	case !overdue:
+	case p.env.Publishers == nil || p.cfg.Transport:
+		p.unheard(ctx, waited)
+	case !p.askingUnheard:
+		p.askingUnheard = true
+		self, system, prod, topic, name, rec, by := ctx.Self(), ctx.ActorSystem(), p.producer, p.cfg.Def.Topic, p.name, p.rec, int(p.routedBy.Load())
+		publishers, terminated := p.env.Publishers, p.env.Terminated
+		timeout := max(p.cfg.CallTimeout, time.Second)
+		p.env.tasks().Go(func() {
+			call, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			r := &unheardRead{producer: prod}
+			if terminated != nil {
+				r.terminated, r.err = terminated(call, topic, rec, by)
+			}
+			if r.err == nil && !r.terminated {
+				var names []string
+				names, r.err = publishers(call, topic, rec, by)
+				r.connected = slices.Contains(names, name)
+			}
+			system.Root.Send(self, r)
+		})
+	}
+}
+
+// overdue drops the answered sends and reports how long the producer has answered none of
+// the others, and whether that is answerTimeout or more; if not, and some are left, the
+// answers are watched again when they would be.
+func (p *publisher) overdue(ctx actor.Context) (time.Duration, bool) {
 	p.dropAnswered()
 	if len(p.unanswered) == 0 {
-		return
+		return 0, false
 	}
 	limit := p.answerTimeout()
 	since := max(p.unanswered[0].sentMs, p.answeredAt.Load())
 	waited := time.Duration(p.env.elapsedMs()-since) * time.Millisecond
 	if waited < limit {
 		p.watchAnswers(ctx, limit-waited)
+		return waited, false
+	}
+	return waited, true
+}
+
+// unheardRead acts on the admin API's answer about a producer that answers nothing (see
+// answersDue).
+func (p *publisher) unheardRead(ctx actor.Context, r *unheardRead) {
+	p.askingUnheard = false
+	if r.producer != p.producer || p.producer == nil {
 		return
 	}
+	waited, overdue := p.overdue(ctx)
+	switch {
+	case !overdue:
+	case r.terminated:
+		panic(supervisor.Fail(supervisor.Poison, topicTerminated(p.cfg.Def, fmt.Errorf("the broker answered none of the producer's sends for %s, and the admin API says the topic is terminated", waited.Round(time.Second)))))
+	case r.connected:
+		p.unheard(ctx, waited)
+	default:
+		if !p.reconnectingSaid {
+			p.reconnectingSaid = true
+			p.env.Logger.Warn("the broker answered none of the producer's sends and does not list it as connected (or could not be asked): it is reconnecting, the broker unreachable or the topic moving; waiting for it",
+				"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "sends", len(p.unanswered), "waited", waited.Round(time.Second), "error", r.err)
+		}
+		p.watchAnswers(ctx, p.answerTimeout())
+	}
+}
+
+// unheard replaces a producer that answered none of its sends for waited (see answersDue).
+func (p *publisher) unheard(ctx actor.Context, waited time.Duration) {
 	n, oldest := len(p.unanswered), p.unanswered[0].end
-	msg := fmt.Sprintf("%s: the broker answered none of the producer's %d sends outstanding for %s, the oldest the record ending at %d; creating the producer again. The Pulsar client no longer hears a producer whose send the broker refused (a record over the topic's maxMessageSize policy, a terminated topic), or the broker was unreachable all that time",
+	msg := fmt.Sprintf("%s: the broker answered none of the producer's %d sends outstanding for %s, the oldest the record ending at %d; creating the producer again. The Pulsar client no longer hears a producer whose send the broker refused (a record over the topic's maxMessageSize policy, a terminated topic)",
 		p.cfg.Def.Topic, n, waited.Round(time.Second), oldest)
+	if p.env.Publishers == nil {
+		msg += ", or the broker was unreachable all that time (with pulsar.admin_url set, ferry tells the two apart, and reads the topic's policy before it sends)"
+	}
 	p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
 	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer", Message: msg}})
 	p.strand(ctx, fmt.Sprintf("the broker answered none of the producer's sends for %s: replaced without calling this send back", waited.Round(time.Second)))
 	p.replacedUnanswered = true
-	p.closeNow()
-	p.create(ctx)
+	p.replace(ctx)
 }
 
 // dropAnswered drops the answered sends from the front of unanswered.
@@ -1148,21 +1231,9 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			msg.SequenceID = &seq
 			msg.Properties[PropRecordingID] = p.recordingStr
 		}
-		if p.maxSize > 0 {
-			var seq uint64
-			if msg.SequenceID != nil {
-				seq = uint64(*msg.SequenceID)
-			} else {
-				seq = uint64(max(prod.LastSequenceID()+1, 0)) // the client's next, near enough
-			}
-			if size := brokerSize(prod.Name(), seq, msg.Properties, len(r.Payload)); size > p.maxSize {
-				err := p.overMaxSize(r, size)
-				if !p.cfg.Transport {
-					panic(supervisor.Fail(supervisor.Poison, err))
-				}
-				// Transport mode loses that message only, counted, as for a send that failed.
-				system.Root.Send(tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: epoch, End: end, Error: err.Error()})
-				continue
+		if p.maxSize > 0 { // archive mode only (askMaxSize)
+			if size := brokerSize(prod.Name(), uint64(*msg.SequenceID), msg.Properties, len(r.Payload)); size > p.maxSize {
+				panic(supervisor.Fail(supervisor.Poison, p.overMaxSize(r, size)))
 			}
 		}
 		answer := &sendAnswer{end: end, epoch: epoch, sentMs: elapsedMs()}
@@ -1257,13 +1328,26 @@ func (p *publisher) checkStored(r *messages.Record) {
 		s.end, "sent again, they are answered as duplicates of the old records and dropped"))
 }
 
-// closeNow closes the producer on a goroutine without flushing it: a flush would wait for
-// the answers that do not come. Its sends not called back were reported failed (strand).
-func (p *publisher) closeNow() {
+// oldClosed tells the publisher that the producer it replaces is closed.
+type oldClosed struct{}
+
+// replace closes the producer without flushing it (a flush would wait for the answers that
+// do not come), and creates its successor once the close returned: pulsar-client-go
+// v0.19.0's Close fails the sends still pending (doClose, failPendingMessages), so none of
+// them is written after the successor's first send — a producer reconnecting to a broker
+// back just then would write them again. (In archive mode the broker keeps two producers of
+// one name apart anyway; in transport mode nothing else would.) Its sends were reported
+// failed (strand).
+func (p *publisher) replace(ctx actor.Context) {
 	prod := p.producer
-	p.producer = nil
-	if prod != nil && !p.env.tasks().Go(prod.Close) {
+	p.producer, p.creating = nil, true
+	p.producerState(ctx, "creating")
+	self, system := ctx.Self(), ctx.ActorSystem()
+	if !p.env.tasks().Go(func() {
 		prod.Close()
+		system.Root.Send(self, &oldClosed{})
+	}) {
+		prod.Close() // the pipeline stops: nothing to create
 	}
 }
 

@@ -43,6 +43,7 @@ type RunOptions struct {
 	Deduplication  DeduplicationFunc
 	MaxMessageSize MaxMessageSizeFunc
 	Terminated     TerminatedFunc
+	Publishers     PublishersFunc
 	Store          store.Store
 	// Board receives the streams' status (nil: none).
 	Board StatusBoard
@@ -172,7 +173,7 @@ func runOnce(ctx context.Context, o RunOptions, conn *Connection, statuses *stat
 		return false, nil, everyStreamFailed(failed)
 	}
 	configured := len(streams) + len(failed) // failed: those failed for good, not started
-	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, LastStored: o.LastStored, Deduplication: o.Deduplication, MaxMessageSize: o.MaxMessageSize, Terminated: o.Terminated, Store: o.Store, Logger: log, Board: o.Board, statuses: statuses, sentMarks: marks,
+	env := &Env{Archive: conn.Archive, Aeron: conn.Aeron, CreateProducer: o.CreateProducer, LastStored: o.LastStored, Deduplication: o.Deduplication, MaxMessageSize: o.MaxMessageSize, Terminated: o.Terminated, Publishers: o.Publishers, Store: o.Store, Logger: log, Board: o.Board, statuses: statuses, sentMarks: marks,
 		Payloads: &aeron.BufferPool{Scribble: scribblePayloads}, stopWait: o.stopWait}
 	p, err := NewPipeline(env, streams)
 	if err != nil {

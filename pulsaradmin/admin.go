@@ -1,7 +1,7 @@
 // Package pulsaradmin asks a Pulsar broker's admin REST API what ferry needs to know of a
 // topic and cannot learn over the binary protocol: how many partitions it has, whether the
-// broker deduplicates it (lesson 21), the largest message its policy takes, and whether it
-// is terminated. It reads, and changes nothing.
+// broker deduplicates it (lesson 21), the largest message its policy takes, whether it is
+// terminated, and which producers are connected to it. It reads, and changes nothing.
 package pulsaradmin
 
 import (
@@ -95,21 +95,51 @@ func (c *Client) Deduplication(ctx context.Context, topic string) (string, error
 
 // MaxMessageSize returns the maxMessageSize policy of topic (0: none set), which the broker
 // holds each message to, besides its own maxMessageSize, when it is lower: the size of the
-// message as the broker receives it, its metadata and framing included. A partitioned
-// topic's policy is its partitions' (a partition has none of its own).
+// message as the broker receives it, its metadata and framing included. The topic's local
+// policy applies, or, without one, its global one (set with --global). A partitioned
+// topic's policy is its partitions' (a partition has none of its own). A broker with topic
+// policies disabled (405) has none.
 func (c *Client) MaxMessageSize(ctx context.Context, topic string) (int, error) {
-	var size int
-	err := c.get(ctx, topic, "maxMessageSize", "", func(body io.Reader) error {
-		b, err := io.ReadAll(body)
-		if err != nil || len(b) == 0 { // 204 No Content: no policy
-			return err
+	for _, query := range []string{"", "isGlobal=true"} {
+		var size int
+		err := c.get(ctx, topic, "maxMessageSize", query, func(body io.Reader) error {
+			b, err := io.ReadAll(body)
+			if err != nil || len(b) == 0 { // 204 No Content: no policy
+				return err
+			}
+			return json.Unmarshal(b, &size)
+		})
+		var se *StatusError
+		switch {
+		case errors.As(err, &se) && se.Code == http.StatusMethodNotAllowed:
+			return 0, nil
+		case err != nil || size > 0:
+			return size, err
 		}
-		return json.Unmarshal(b, &size)
+	}
+	return 0, nil
+}
+
+// Publishers returns the names of the producers connected to topic (a partition of a
+// partitioned one), as its stats list them.
+func (c *Client) Publishers(ctx context.Context, topic string) ([]string, error) {
+	var publishers *[]struct {
+		ProducerName string `json:"producerName"`
+	}
+	err := c.get(ctx, topic, "stats", publishersQuery, func(body io.Reader) error {
+		return decodeField(body, "publishers", &publishers)
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return size, nil
+	if publishers == nil {
+		return nil, fmt.Errorf("the stats of %s do not list its publishers (a partitioned topic's own do not; ask a partition)", topic)
+	}
+	names := make([]string, 0, len(*publishers))
+	for _, p := range *publishers {
+		names = append(names, p.ProducerName)
+	}
+	return names, nil
 }
 
 // Terminated reports whether topic (a partition of a partitioned one) is terminated, as its
@@ -135,6 +165,9 @@ func (c *Client) Terminated(ctx context.Context, topic string) (bool, error) {
 // it unless told not to), precise backlogs, and the lists of publishers and consumers
 // (brokers older than the parameters ignore them).
 const statsQuery = "subscriptionBacklogSize=false&getPreciseBacklog=false&getEarliestTimeInBacklog=false&excludePublishers=true&excludeConsumers=true"
+
+// publishersQuery is statsQuery with the publishers.
+const publishersQuery = "subscriptionBacklogSize=false&getPreciseBacklog=false&getEarliestTimeInBacklog=false&excludeConsumers=true"
 
 // get reads the answer to GET /admin/v2/<domain>/<tenant>/<namespace>/<topic>/<what>?<query>
 // with read (an empty one for 204 No Content, the answer for a policy not set).

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,13 +144,22 @@ func TestDeduplicationOfATopicWithLargeStats(t *testing.T) {
 
 // A topic's maxMessageSize policy is read as the broker answers it (Pulsar 4.0.8, checked by
 // hand and by the pipeline test of a record over it): 204 No Content when none is set, the
-// number when one is; a partitioned topic is asked by its own name (a partition answers 412).
+// number when one is; the local policy, or without one the global one; a partitioned topic is
+// asked by its own name (a partition answers 412); 405 (topic policies disabled) is none.
 func TestMaxMessageSizeOfATopic(t *testing.T) {
-	policies := map[string]string{"/admin/v2/persistent/public/default/capped/maxMessageSize": "1000"}
+	policies := map[string]string{
+		"/admin/v2/persistent/public/default/capped/maxMessageSize":               "1000",
+		"/admin/v2/persistent/public/default/capped/maxMessageSize?isGlobal=true": "3000",
+		"/admin/v2/persistent/public/default/global/maxMessageSize?isGlobal=true": "2000",
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch body, ok := policies[r.URL.Path]; {
-		case r.URL.Path == "/admin/v2/persistent/public/default/open/maxMessageSize":
+		switch body, ok := policies[r.URL.RequestURI()]; {
+		case r.URL.Path == "/admin/v2/persistent/public/default/open/maxMessageSize",
+			r.URL.Path == "/admin/v2/persistent/public/default/global/maxMessageSize" && r.URL.RawQuery == "":
 			w.WriteHeader(http.StatusNoContent)
+		case r.URL.Path == "/admin/v2/persistent/public/default/nopolicies/maxMessageSize":
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			_, _ = io.WriteString(w, `{"reason":"Topic level policies is disabled"}`)
 		case ok:
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, body)
@@ -160,7 +170,7 @@ func TestMaxMessageSizeOfATopic(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := New(Options{URL: srv.URL})
-	for topic, want := range map[string]int{"persistent://public/default/capped": 1000, "persistent://public/default/open": 0} {
+	for topic, want := range map[string]int{"persistent://public/default/capped": 1000, "persistent://public/default/global": 2000, "persistent://public/default/open": 0, "persistent://public/default/nopolicies": 0} {
 		if got, err := c.MaxMessageSize(context.Background(), topic); err != nil || got != want {
 			t.Errorf("MaxMessageSize(%s) = %d, %v; want %d", topic, got, err, want)
 		}
@@ -192,5 +202,24 @@ func TestTerminatedReadsTheLedgersState(t *testing.T) {
 	}
 	if _, err := c.Terminated(context.Background(), "persistent://public/default/odd"); err == nil {
 		t.Errorf("Terminated of internal stats without a state: no error")
+	}
+}
+
+// The producers connected to a topic are its stats' publishers, asked for (the other stats
+// ferry reads exclude them).
+func TestPublishersOfATopic(t *testing.T) {
+	var query url.Values
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query = r.URL.Query()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"msgRateIn":0,"publishers":[{"producerName":"ferry-s-7","producerId":1},{"producerName":"other"}],"subscriptions":{}}`)
+	}))
+	defer srv.Close()
+	got, err := New(Options{URL: srv.URL}).Publishers(context.Background(), "persistent://public/default/t")
+	if err != nil || !slices.Equal(got, []string{"ferry-s-7", "other"}) {
+		t.Fatalf("Publishers = %v, %v; want ferry-s-7 and other", got, err)
+	}
+	if query.Get("excludePublishers") == "true" {
+		t.Errorf("asked with excludePublishers=true")
 	}
 }

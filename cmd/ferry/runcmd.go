@@ -132,11 +132,9 @@ func runLoaded(parent context.Context, path string, cfg *config.Config, warnings
 	var dedup actors.DeduplicationFunc
 	var maxSize actors.MaxMessageSizeFunc
 	var terminated actors.TerminatedFunc
-	if admin != nil {
-		maxSize, terminated = admin.MaxMessageSize, actors.TerminatedWith(admin)
-		if cfg.Mode == config.ModeArchive {
-			dedup = actors.DeduplicationWith(admin)
-		}
+	var publishers actors.PublishersFunc
+	if admin != nil { // archive mode only (config)
+		dedup, maxSize, terminated, publishers = actors.DeduplicationWith(admin), admin.MaxMessageSize, actors.TerminatedWith(admin), actors.PublishersWith(admin)
 	}
 	board := observe.NewBoard(version)
 	stopHTTP, err := serveHTTP(cfg, board, log)
@@ -153,6 +151,7 @@ func runLoaded(parent context.Context, path string, cfg *config.Config, warnings
 		Deduplication:  dedup,
 		MaxMessageSize: maxSize,
 		Terminated:     terminated,
+		Publishers:     publishers,
 		Store:          st,
 		Reconnect:      reconnectBackoff,
 		DrainTimeout:   drainTimeout,
@@ -432,10 +431,10 @@ func transportConfigs(cfg *config.Config, skip func(string) bool) []actors.Strea
 	return out
 }
 
-// adminAPI is the broker's admin API at pulsar.admin_url, which ferry asks whether the broker
-// deduplicates each recording's partition (archive mode) and for each topic's
-// maxMessageSize policy and, when its producer is refused as fenced, whether it is
-// terminated; nil when the URL is not set.
+// adminAPI is the broker's admin API at pulsar.admin_url (archive mode only), which ferry
+// asks whether the broker deduplicates each recording's partition, for each topic's
+// maxMessageSize policy, whether a topic is terminated, and whether a producer that answers
+// nothing is connected; nil when the URL is not set.
 func adminAPI(cfg *config.Config, log *slog.Logger) (*pulsaradmin.Client, error) {
 	if cfg.Pulsar.AdminURL == "" {
 		if cfg.Mode == config.ModeArchive {

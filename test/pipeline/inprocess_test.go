@@ -187,9 +187,10 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 	var dedup actors.DeduplicationFunc
 	var maxSize actors.MaxMessageSizeFunc
 	var terminated actors.TerminatedFunc
-	if !o.noAdmin {
+	var publishers actors.PublishersFunc
+	if !o.noAdmin && !o.transport { // as ferry run: pulsar.admin_url is archive mode's only
 		admin := pulsaradmin.New(pulsaradmin.Options{URL: cmp.Or(o.adminURL, peers.Pulsar.AdminURL)})
-		dedup, maxSize, terminated = actors.DeduplicationWith(admin), admin.MaxMessageSize, actors.TerminatedWith(admin)
+		dedup, maxSize, terminated, publishers = actors.DeduplicationWith(admin), admin.MaxMessageSize, actors.TerminatedWith(admin), actors.PublishersWith(admin)
 	}
 	p, err := actors.NewPipeline(&actors.Env{
 		Archive:        arc,
@@ -199,6 +200,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 		Deduplication:  dedup,
 		MaxMessageSize: maxSize,
 		Terminated:     terminated,
+		Publishers:     publishers,
 		Store:          s,
 		Logger:         log,
 		Board:          ip.board,
