@@ -98,6 +98,13 @@ type publisher struct {
 	askingTerminated bool
 	askingUnheard    bool
 	reconnectingSaid bool
+	// unlisted counts the current producer's looks in a row that found it answering
+	// nothing and not listed by a broker that answered; unheardEnd is the oldest send of
+	// the last producer replaced for answering nothing (-1: none); sizeErr is why the
+	// topic's policy could not be read for the current producer (nil: read).
+	unlisted   int
+	unheardEnd int64
+	sizeErr    error
 	// failedEpoch is 1 + the highest epoch in which a send failed (0: none). The callback
 	// of the failed send stores it, possibly on the actor's own goroutine in the middle of
 	// a batch (pulsar-client-go fails a full queue inside SendAsync), and the send loop
@@ -316,7 +323,7 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, failedEpoch: new(atomic.Uint64),
 			verifyUpTo: new(atomic.Int64), readBack: new(atomic.Pointer[storedEnds]), acked: new(atomic.Int64), storedAgainSent: new(atomic.Bool), routedBy: new(atomic.Int64),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations,
-			stored: storedMark{end: -1}, sentEnd: -1}
+			stored: storedMark{end: -1}, sentEnd: -1, unheardEnd: -1}
 		p.verifyUpTo.Store(-1)
 		p.acked.Store(-1)
 		return p
@@ -588,8 +595,8 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	// takes in while a reconnect closes the producer (TopicNotFound). Counted on, they
 	// would hold the re-delivery back for ever. Its late callbacks count on its counters.
 	p.outstanding, p.parked, p.answeredAt = new(atomic.Int64), new(atomic.Bool), new(atomic.Int64)
-	p.watching, p.askingUnheard, p.reconnectingSaid = false, false, false // an earlier producer's ask is ignored
-	p.dedupChecked = false                                                // a producer created again may find the broker's state lost
+	p.watching, p.askingUnheard, p.reconnectingSaid, p.unlisted = false, false, false, 0 // an earlier producer's ask is ignored
+	p.dedupChecked = false                                                               // a producer created again may find the broker's state lost
 	p.dedupFailures = 0
 	p.sentEnd = -1 // and it has sent nothing yet: what it sends again is checked (lastStoredRead)
 	p.producerState(ctx, "ready")
@@ -731,7 +738,7 @@ func (p *publisher) maxSizeRead(ctx actor.Context, r *maxSizeRead) {
 	if r.producer != p.producer {
 		return // asked for a producer since replaced: its successor asks again
 	}
-	p.sizing, p.maxSize = false, max(r.size, 0)
+	p.sizing, p.maxSize, p.sizeErr = false, max(r.size, 0), r.err
 	if r.err != nil {
 		level := slog.LevelWarn
 		if p.sizeUnasked {
@@ -753,7 +760,7 @@ func (p *publisher) overMaxSize(r *messages.Record, size int) error {
 		// and the records after it, the broker refused the one and stored the others.
 		after = ". (A producer before this one sent it and the records after it, unanswered: Pulsar may hold those already, and the restart then finds its re-send answered as a duplicate of them and stops again, naming the way on (lesson 22).)"
 	}
-	return fmt.Errorf("recording %d: the record ending at %d is %d bytes as the broker receives it (a payload of %d bytes and its metadata), over the maxMessageSize policy of topic %s, %d bytes: it can never be published there, and ferry does not skip records; raise the policy (pulsar-admin topics set-max-message-size) or remove it (pulsar-admin topics remove-max-message-size), and start ferry again%s",
+	return fmt.Errorf("recording %d: the record ending at %d is %d bytes as the broker receives it (a payload of %d bytes and its metadata), over the maxMessageSize policy of topic %s, %d bytes: it can never be published there, and ferry does not skip records; raise the policy (pulsar-admin topics set-max-message-size) or remove it (pulsar-admin topics remove-max-message-size; for a global policy, pulsar-admin topicPolicies with --global), and start ferry again%s",
 		p.rec, r.End, size, len(r.Payload), p.cfg.Def.Topic, p.maxSize, after)
 }
 
@@ -850,19 +857,46 @@ func (p *publisher) unheardRead(ctx actor.Context, r *unheardRead) {
 		panic(supervisor.Fail(supervisor.Poison, topicTerminated(p.cfg.Def, fmt.Errorf("the broker answered none of the producer's sends for %s, and the admin API says the topic is terminated", waited.Round(time.Second)))))
 	case r.connected:
 		p.unheard(ctx, waited)
+	case r.err == nil && p.unlisted+1 >= unlistedLooks:
+		// The broker answers for the topic, and has not listed the producer for that long:
+		// not reconnecting (it would have, to a broker that answers), but dropped by the
+		// broker after the client stopped hearing it (an unload, a restart): the client
+		// never learns of the drop, and the producer waits for ever.
+		p.unheard(ctx, waited)
 	default:
+		if r.err == nil {
+			p.unlisted++
+		}
 		if !p.reconnectingSaid {
 			p.reconnectingSaid = true
-			p.env.Logger.Warn("the broker answered none of the producer's sends and does not list it as connected (or could not be asked): it is reconnecting, the broker unreachable or the topic moving; waiting for it",
-				"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "sends", len(p.unanswered), "waited", waited.Round(time.Second), "error", r.err)
+			msg := fmt.Sprintf("%s: the broker answered none of the producer's %d sends for %s, and does not list it as connected (or could not be asked: %v): it is reconnecting, the broker unreachable or the topic moving; waiting for it",
+				p.cfg.Def.Topic, len(p.unanswered), waited.Round(time.Second), r.err)
+			p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
+			ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer", Message: msg}})
 		}
 		p.watchAnswers(ctx, p.answerTimeout())
 	}
 }
 
+// unlistedLooks is how many looks in a row (answerTimeout apart) must find a producer that
+// answers nothing unlisted by a broker that answers before it is taken for dropped rather
+// than reconnecting (pulsar-client-go v0.19.0 tries again within a minute).
+const unlistedLooks = 3
+
 // unheard replaces a producer that answered none of its sends for waited (see answersDue).
+// With the admin API, a producer replaced for it whose successor, too, answers nothing from
+// the same record on stops the stream: the broker refuses that record each time.
 func (p *publisher) unheard(ctx actor.Context, waited time.Duration) {
 	n, oldest := len(p.unanswered), p.unanswered[0].end
+	if p.env.Publishers != nil && oldest == p.unheardEnd {
+		why := "it is most likely over the topic's maxMessageSize policy (pulsar-admin topics get-max-message-size), though ferry read none"
+		if p.sizeErr != nil {
+			why = fmt.Sprintf("it is most likely over the topic's maxMessageSize policy, which ferry could not read (%v)", p.sizeErr)
+		}
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: two producers in a row answered none of their sends from the record ending at %d on, each for %s (the Pulsar client stops hearing a producer whose send the broker refused): the broker refuses that record, and ferry does not skip records; %s: raise or remove the policy, or let ferry's role read it, and start ferry again",
+			p.rec, oldest, waited.Round(time.Second), why)))
+	}
+	p.unheardEnd = oldest
 	msg := fmt.Sprintf("%s: the broker answered none of the producer's %d sends outstanding for %s, the oldest the record ending at %d; creating the producer again. The Pulsar client no longer hears a producer whose send the broker refused (a record over the topic's maxMessageSize policy, a terminated topic)",
 		p.cfg.Def.Topic, n, waited.Round(time.Second), oldest)
 	if p.env.Publishers == nil {

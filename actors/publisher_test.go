@@ -1095,24 +1095,22 @@ func TestAFencedTopicThatIsTerminatedStopsTheStream(t *testing.T) {
 	}
 }
 
-// With the admin API, a producer that answers nothing is replaced only if the broker lists
-// it as connected (the client no longer hears it); one the broker does not list is
-// reconnecting (the broker unreachable), and closing it then can leave its name taken on the
-// broker for good (docs/findings.md): it is waited for, and asked about again. A terminated
-// topic stops the stream.
+// With the admin API, a producer that answers nothing is replaced if the broker lists it as
+// connected (the client no longer hears it), or if a broker that answers has not listed it
+// for three looks in a row (the broker dropped it, and the client never learned); while the
+// broker cannot be asked it is reconnecting, and closing it then can leave its name taken
+// on the broker for good (docs/findings.md): it is waited for, and asked about again. A
+// terminated topic stops the stream, and so does a second producer in a row that answers
+// nothing from the same record on (the broker refuses that record).
 func TestAProducerThatAnswersNothingIsReplacedOnlyIfConnected(t *testing.T) {
-	t.Run("reconnecting, then connected", func(t *testing.T) {
-		var connected atomic.Bool
+	start := func(t *testing.T, publishers func() ([]string, error)) (*actor.ActorSystem, neighbours, *actor.PID, *sendRecorder, *atomic.Int32, *atomic.Int32) {
 		var asks, created atomic.Int32
-		first := &sendRecorder{}
-		system, nb, pub := startPublisherWith(t, first, func(env *Env, cfg *StreamConfig) {
+		rec := &sendRecorder{}
+		system, nb, pub := startPublisherWith(t, rec, func(env *Env, cfg *StreamConfig) {
 			cfg.StallAfter = 25 * time.Millisecond // answers awaited 50 ms
-			env.Publishers = func(_ context.Context, topic string, rec int64, by int) ([]string, error) {
+			env.Publishers = func(context.Context, string, int64, int) ([]string, error) {
 				asks.Add(1)
-				if connected.Load() {
-					return []string{"other", "ferry-s-7"}, nil
-				}
-				return []string{"other"}, nil
+				return publishers()
 			}
 			create := env.CreateProducer
 			env.CreateProducer = func(o pulsar.ProducerOptions) (pulsar.Producer, error) {
@@ -1121,26 +1119,46 @@ func TestAProducerThatAnswersNothingIsReplacedOnlyIfConnected(t *testing.T) {
 			}
 		})
 		system.Root.Send(pub, batch(0, 64))
-		first.take(t, "64")
-		eventually.NoError(t, waitFor, func() error {
-			if n := asks.Load(); n < 3 {
-				return fmt.Errorf("asked %d times whether the producer is connected; want it asked again and again", n)
-			}
-			return nil
-		})
-		if n := created.Load(); n != 1 {
-			t.Fatalf("%d producers created while the first was reconnecting; want it waited for", n)
-		}
-		connected.Store(true)
+		rec.take(t, "64")
+		return system, nb, pub, rec, &asks, &created
+	}
+	replacedAfter := func(t *testing.T, nb neighbours, asks, created *atomic.Int32, want int32) {
+		t.Helper()
 		if f := next[*messages.PublishFailed](t, nb.tracker); f.End != 64 || !strings.Contains(f.Error, "answered none") {
 			t.Fatalf("outcome %+v; want the record ending at 64 failed, unanswered", f)
 		}
 		eventually.NoError(t, waitFor, func() error {
 			if n := created.Load(); n != 2 {
-				return fmt.Errorf("%d producers created; want the connected, unheard one replaced", n)
+				return fmt.Errorf("%d producers created; want the unheard one replaced", n)
 			}
 			return nil
 		})
+		if n := asks.Load(); n != want {
+			t.Fatalf("replaced after %d looks; want %d", n, want)
+		}
+	}
+	t.Run("the broker unreachable", func(t *testing.T) {
+		_, _, _, _, asks, created := start(t, func() ([]string, error) { return nil, errors.New("connection refused") })
+		eventually.NoError(t, waitFor, func() error {
+			if n := asks.Load(); n < 6 {
+				return fmt.Errorf("asked %d times whether the producer is connected; want it asked again and again", n)
+			}
+			return nil
+		})
+		if n := created.Load(); n != 1 {
+			t.Fatalf("%d producers created while the broker could not be asked; want the producer waited for", n)
+		}
+	})
+	t.Run("connected", func(t *testing.T) {
+		_, nb, _, _, asks, created := start(t, func() ([]string, error) { return []string{"other", "ferry-s-7"}, nil })
+		replacedAfter(t, nb, asks, created, 1)
+	})
+	t.Run("unlisted by a broker that answers", func(t *testing.T) {
+		_, nb, _, _, asks, created := start(t, func() ([]string, error) { return []string{"other"}, nil })
+		replacedAfter(t, nb, asks, created, unlistedLooks)
+		if fs := failuresOf(nb.stream, "producer"); len(fs) < 1 || !strings.Contains(fs[0].Message, "does not list it as connected") {
+			t.Fatalf("producer failures %v; want the first saying the broker does not list the producer", fs)
+		}
 	})
 	t.Run("terminated", func(t *testing.T) {
 		rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
@@ -1156,4 +1174,61 @@ func TestAProducerThatAnswersNothingIsReplacedOnlyIfConnected(t *testing.T) {
 		system.Root.Send(pub, batch(0, 64))
 		stoppedWith(t, givenUp, "is terminated", "answered none of the producer's sends", "new stream name")
 	})
+	t.Run("the same record refused twice", func(t *testing.T) {
+		rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+		env, cfg := testEnv(t)
+		cfg.StallAfter = 25 * time.Millisecond
+		env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+		env.Publishers = func(context.Context, string, int64, int) ([]string, error) { return []string{"ferry-s-7"}, nil }
+		env.MaxMessageSize = func(context.Context, string) (int, error) { return 0, errors.New("403 Forbidden") }
+		system := testSystem(t)
+		nb, pids := spawnNeighbours(system)
+		pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+		system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Partitions: 1})
+		system.Root.Send(pub, batch(0, 64, 128))
+		rec.take(t, "128")
+		next[*messages.PublishFailed](t, nb.tracker)
+		system.Root.Send(pub, batch(1, 64)) // the re-delivery, to the next producer
+		stoppedWith(t, givenUp, "two producers in a row answered none of their sends from the record ending at 64", "could not read (403 Forbidden)")
+	})
+}
+
+// fakeAdmin answers the admin questions of one topic with n partitions, noting the topic
+// (partition) each question of a partition was asked of.
+type fakeAdmin struct {
+	n     int
+	asked []string
+}
+
+func (a *fakeAdmin) Partitions(context.Context, string) (int, error) { return a.n, nil }
+func (a *fakeAdmin) Deduplication(_ context.Context, topic string) (string, error) {
+	a.asked = append(a.asked, topic)
+	return "Enabled", nil
+}
+func (a *fakeAdmin) Terminated(_ context.Context, topic string) (bool, error) {
+	a.asked = append(a.asked, topic)
+	return false, nil
+}
+func (a *fakeAdmin) Publishers(_ context.Context, topic string) ([]string, error) {
+	a.asked = append(a.asked, topic)
+	return nil, nil
+}
+
+// The questions about a recording's producer are asked of the partition it publishes to: its
+// id modulo the partitions it is routed by, or, by 0, modulo the topic's; a topic that is not
+// partitioned is asked itself.
+func TestTheAdminIsAskedAboutTheRecordingsPartition(t *testing.T) {
+	for _, c := range []struct {
+		n, by int
+		want  string
+	}{{0, 0, "persistent://p/ns/t"}, {4, 4, "persistent://p/ns/t-partition-3"}, {4, 0, "persistent://p/ns/t-partition-3"}, {8, 2, "persistent://p/ns/t-partition-1"}} {
+		a := &fakeAdmin{n: c.n}
+		ctx := context.Background()
+		_, _ = DeduplicationWith(a)(ctx, "persistent://p/ns/t", 7, c.by)
+		_, _ = TerminatedWith(a)(ctx, "persistent://p/ns/t", 7, c.by)
+		_, _ = PublishersWith(a)(ctx, "persistent://p/ns/t", 7, c.by)
+		if want := []string{c.want, c.want, c.want}; !slices.Equal(a.asked, want) {
+			t.Errorf("%d partitions, routed by %d: asked %v; want %v", c.n, c.by, a.asked, want)
+		}
+	}
 }

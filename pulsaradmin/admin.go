@@ -102,19 +102,21 @@ func (c *Client) Deduplication(ctx context.Context, topic string) (string, error
 func (c *Client) MaxMessageSize(ctx context.Context, topic string) (int, error) {
 	for _, query := range []string{"", "isGlobal=true"} {
 		var size int
+		set := false
 		err := c.get(ctx, topic, "maxMessageSize", query, func(body io.Reader) error {
 			b, err := io.ReadAll(body)
 			if err != nil || len(b) == 0 { // 204 No Content: no policy
 				return err
 			}
+			set = true
 			return json.Unmarshal(b, &size)
 		})
 		var se *StatusError
 		switch {
 		case errors.As(err, &se) && se.Code == http.StatusMethodNotAllowed:
 			return 0, nil
-		case err != nil || size > 0:
-			return size, err
+		case err != nil || set: // a local policy, even 0 (no limit), hides the global one
+			return max(size, 0), err
 		}
 	}
 	return 0, nil

@@ -151,6 +151,8 @@ func TestMaxMessageSizeOfATopic(t *testing.T) {
 		"/admin/v2/persistent/public/default/capped/maxMessageSize":               "1000",
 		"/admin/v2/persistent/public/default/capped/maxMessageSize?isGlobal=true": "3000",
 		"/admin/v2/persistent/public/default/global/maxMessageSize?isGlobal=true": "2000",
+		"/admin/v2/persistent/public/default/zero/maxMessageSize":                 "0",
+		"/admin/v2/persistent/public/default/zero/maxMessageSize?isGlobal=true":   "1000",
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch body, ok := policies[r.URL.RequestURI()]; {
@@ -170,7 +172,7 @@ func TestMaxMessageSizeOfATopic(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := New(Options{URL: srv.URL})
-	for topic, want := range map[string]int{"persistent://public/default/capped": 1000, "persistent://public/default/global": 2000, "persistent://public/default/open": 0, "persistent://public/default/nopolicies": 0} {
+	for topic, want := range map[string]int{"persistent://public/default/capped": 1000, "persistent://public/default/global": 2000, "persistent://public/default/open": 0, "persistent://public/default/nopolicies": 0, "persistent://public/default/zero": 0} {
 		if got, err := c.MaxMessageSize(context.Background(), topic); err != nil || got != want {
 			t.Errorf("MaxMessageSize(%s) = %d, %v; want %d", topic, got, err, want)
 		}

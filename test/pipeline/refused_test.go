@@ -119,11 +119,12 @@ func TestAMaxMessageSizeSetUnderARunningProducerIsFound(t *testing.T) {
 
 // TestATopicTerminatedUnderARunningProducerStopsTheStream: the topic is terminated while
 // ferry publishes to it. The broker refuses the sends in flight (TopicTerminatedError), and
-// the client may then no longer hear the producer, which stays connected: in half the runs
-// of session 31 the stream stalled for ever. Now the publisher replaces the producer that
-// answers nothing, and its creation finds the topic terminated: the stream stops, naming
-// the way on. The topic holds the first records, each once, in order, and the checkpoint
-// is not past them.
+// the client may then no longer hear the producer: in half the runs of session 31 the
+// stream stalled for ever. Now the stream stops, naming the way on, whichever way the
+// client and broker go: the client closes the producer (ErrTopicTerminated), the broker
+// fences the topic and refuses the producer created again (TopicFenced: the admin API is
+// asked), or the producer answers nothing (the admin API is asked). The topic holds the
+// first records, each once, in order, and the checkpoint is not past them.
 func TestATopicTerminatedUnderARunningProducerStopsTheStream(t *testing.T) {
 	const n, more = 20, 3000
 	sc := newStreamConfig(t, "")
