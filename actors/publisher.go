@@ -884,17 +884,16 @@ func (p *publisher) unheardRead(ctx actor.Context, r *unheardRead) {
 const unlistedLooks = 3
 
 // unheard replaces a producer that answered none of its sends for waited (see answersDue).
-// With the admin API, a producer replaced for it whose successor, too, answers nothing from
-// the same record on stops the stream: the broker refuses that record each time.
+// With the admin API, when the topic's policy could not be read, a producer replaced for it
+// whose successor, too, answers nothing from the same record on stops the stream: the broker
+// refuses that record each time, most likely over the policy. (With the policy read, the
+// same could be storage that takes nothing for that long, which the broker holds its
+// producers connected through: replaced again, the stream stalled, the failures saying so.)
 func (p *publisher) unheard(ctx actor.Context, waited time.Duration) {
 	n, oldest := len(p.unanswered), p.unanswered[0].end
-	if p.env.Publishers != nil && oldest == p.unheardEnd {
-		why := "it is most likely over the topic's maxMessageSize policy (pulsar-admin topics get-max-message-size), though ferry read none"
-		if p.sizeErr != nil {
-			why = fmt.Sprintf("it is most likely over the topic's maxMessageSize policy, which ferry could not read (%v)", p.sizeErr)
-		}
-		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: two producers in a row answered none of their sends from the record ending at %d on, each for %s (the Pulsar client stops hearing a producer whose send the broker refused): the broker refuses that record, and ferry does not skip records; %s: raise or remove the policy, or let ferry's role read it, and start ferry again",
-			p.rec, oldest, waited.Round(time.Second), why)))
+	if p.env.Publishers != nil && p.sizeErr != nil && oldest == p.unheardEnd {
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: two producers in a row answered none of their sends from the record ending at %d on, each for %s (the Pulsar client stops hearing a producer whose send the broker refused): the broker refuses that record, and ferry does not skip records; it is most likely over the topic's maxMessageSize policy, which ferry could not read (%v): raise or remove the policy, or let ferry's role read it, and start ferry again",
+			p.rec, oldest, waited.Round(time.Second), p.sizeErr)))
 	}
 	p.unheardEnd = oldest
 	msg := fmt.Sprintf("%s: the broker answered none of the producer's %d sends outstanding for %s, the oldest the record ending at %d; creating the producer again. The Pulsar client no longer hears a producer whose send the broker refused (a record over the topic's maxMessageSize policy, a terminated topic)",

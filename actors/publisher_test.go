@@ -1191,6 +1191,36 @@ func TestAProducerThatAnswersNothingIsReplacedOnlyIfConnected(t *testing.T) {
 		system.Root.Send(pub, batch(1, 64)) // the re-delivery, to the next producer
 		stoppedWith(t, givenUp, "two producers in a row answered none of their sends from the record ending at 64", "could not read (403 Forbidden)")
 	})
+	t.Run("the same record unheard twice under a policy read", func(t *testing.T) {
+		// Storage that takes nothing for that long looks the same: replaced again, not
+		// stopped.
+		rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+		env, cfg := testEnv(t)
+		cfg.StallAfter = 25 * time.Millisecond
+		var created atomic.Int32
+		env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { created.Add(1); return rec, nil }
+		env.Publishers = func(context.Context, string, int64, int) ([]string, error) { return []string{"ferry-s-7"}, nil }
+		env.MaxMessageSize = func(context.Context, string) (int, error) { return 0, nil }
+		system := testSystem(t)
+		nb, pids := spawnNeighbours(system)
+		pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+		system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Partitions: 1})
+		system.Root.Send(pub, batch(0, 64))
+		next[*messages.PublishFailed](t, nb.tracker)
+		system.Root.Send(pub, batch(1, 64))
+		next[*messages.PublishFailed](t, nb.tracker)
+		eventually.NoError(t, waitFor, func() error {
+			if n := created.Load(); n < 3 {
+				return fmt.Errorf("%d producers created; want each unheard one replaced", n)
+			}
+			return nil
+		})
+		select {
+		case err := <-givenUp:
+			t.Fatalf("stopped: %v; want the producer replaced again", err)
+		default:
+		}
+	})
 }
 
 // fakeAdmin answers the admin questions of one topic with n partitions, noting the topic
