@@ -613,21 +613,26 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 // written to it can stay fenced for good, and the creation would be retried for ever
 // (Pulsar 4.0.8, docs/findings.md). Not asked again while an answer is awaited.
 func (p *publisher) askTerminated(ctx actor.Context, cause error) {
-	if p.env.Terminated == nil || p.askingTerminated {
+	if p.env.Terminated == nil || p.cfg.Transport || p.askingTerminated { // archive mode's (config)
 		return
 	}
 	p.askingTerminated = true
-	rec := p.rec
-	if p.cfg.Transport {
-		rec = 0 // transport mode publishes to partition 0 (router)
-	}
-	self, system, ask, topic, by := ctx.Self(), ctx.ActorSystem(), p.env.Terminated, p.cfg.Def.Topic, int(p.routedBy.Load())
+	ask, topic, rec, by := p.env.Terminated, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load())
+	p.askAdmin(ctx, func(call context.Context) any {
+		terminated, err := ask(call, topic, rec, by)
+		return &terminatedRead{terminated: terminated, err: err, cause: cause}
+	})
+}
+
+// askAdmin runs ask, a question to the broker's admin API, on a task goroutine, bounded by
+// the stream's call timeout (at least a second), and sends its answer to the publisher.
+func (p *publisher) askAdmin(ctx actor.Context, ask func(call context.Context) any) {
+	self, system := ctx.Self(), ctx.ActorSystem()
 	timeout := max(p.cfg.CallTimeout, time.Second)
 	p.env.tasks().Go(func() {
 		call, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		terminated, err := ask(call, topic, rec, by)
-		system.Root.Send(self, &terminatedRead{terminated: terminated, err: err, cause: cause})
+		system.Root.Send(self, ask(call))
 	})
 }
 
@@ -655,13 +660,10 @@ func (p *publisher) askDeduplication(ctx actor.Context) {
 		ctx.Send(p.pids.stream, &messages.DeduplicationChecked{RecordingId: p.rec, State: "unchecked"})
 		return
 	}
-	self, system, ask, topic, rec, by, prod := ctx.Self(), ctx.ActorSystem(), p.env.Deduplication, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load()), p.producer
-	timeout := max(p.cfg.CallTimeout, time.Second)
-	p.env.tasks().Go(func() {
-		call, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
+	ask, topic, rec, by, prod := p.env.Deduplication, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load()), p.producer
+	p.askAdmin(ctx, func(call context.Context) any {
 		status, err := ask(call, topic, rec, by)
-		system.Root.Send(self, &deduplicationRead{producer: prod, status: status, err: err})
+		return &deduplicationRead{producer: prod, status: status, err: err}
 	})
 }
 
@@ -721,13 +723,10 @@ func (p *publisher) askMaxSize(ctx actor.Context) {
 		return
 	}
 	p.sizing = true
-	self, system, ask, topic, prod := ctx.Self(), ctx.ActorSystem(), p.env.MaxMessageSize, p.cfg.Def.Topic, p.producer
-	timeout := max(p.cfg.CallTimeout, time.Second)
-	p.env.tasks().Go(func() {
-		call, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
+	ask, topic, prod := p.env.MaxMessageSize, p.cfg.Def.Topic, p.producer
+	p.askAdmin(ctx, func(call context.Context) any {
 		size, err := ask(call, topic)
-		system.Root.Send(self, &maxSizeRead{producer: prod, size: size, err: err})
+		return &maxSizeRead{producer: prod, size: size, err: err}
 	})
 }
 
@@ -805,12 +804,9 @@ func (p *publisher) answersDue(ctx actor.Context, m *answersDue) {
 		p.unheard(ctx, waited)
 	case !p.askingUnheard:
 		p.askingUnheard = true
-		self, system, prod, topic, name, rec, by := ctx.Self(), ctx.ActorSystem(), p.producer, p.cfg.Def.Topic, p.name, p.rec, int(p.routedBy.Load())
+		prod, topic, name, rec, by := p.producer, p.cfg.Def.Topic, p.name, p.rec, int(p.routedBy.Load())
 		publishers, terminated := p.env.Publishers, p.env.Terminated
-		timeout := max(p.cfg.CallTimeout, time.Second)
-		p.env.tasks().Go(func() {
-			call, cancel := context.WithTimeout(context.Background(), timeout)
-			defer cancel()
+		p.askAdmin(ctx, func(call context.Context) any {
 			r := &unheardRead{producer: prod}
 			if terminated != nil {
 				r.terminated, r.err = terminated(call, topic, rec, by)
@@ -820,7 +816,7 @@ func (p *publisher) answersDue(ctx actor.Context, m *answersDue) {
 				names, r.err = publishers(call, topic, rec, by)
 				r.connected = slices.Contains(names, name)
 			}
-			system.Root.Send(self, r)
+			return r
 		})
 	}
 }
