@@ -823,16 +823,19 @@ func (p *publisher) answersDue(ctx actor.Context, m *answersDue) {
 
 // overdue drops the answered sends and reports how long the producer has answered none of
 // the others, and whether that is answerTimeout or more; if not, and some are left, the
-// answers are watched again when they would be.
+// answers are watched again when they would be. A producer not overdue starts its count of
+// unlisted looks afresh: they are looks in a row of one spell without answers.
 func (p *publisher) overdue(ctx actor.Context) (time.Duration, bool) {
 	p.dropAnswered()
 	if len(p.unanswered) == 0 {
+		p.unlisted = 0
 		return 0, false
 	}
 	limit := p.answerTimeout()
 	since := max(p.unanswered[0].sentMs, p.answeredAt.Load())
 	waited := time.Duration(p.env.elapsedMs()-since) * time.Millisecond
 	if waited < limit {
+		p.unlisted = 0
 		p.watchAnswers(ctx, limit-waited)
 		return waited, false
 	}
@@ -862,6 +865,8 @@ func (p *publisher) unheardRead(ctx actor.Context, r *unheardRead) {
 	default:
 		if r.err == nil {
 			p.unlisted++
+		} else {
+			p.unlisted = 0 // in a row: a look that could not tell breaks the row
 		}
 		if !p.reconnectingSaid {
 			p.reconnectingSaid = true

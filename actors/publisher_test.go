@@ -1160,6 +1160,24 @@ func TestAProducerThatAnswersNothingIsReplacedOnlyIfConnected(t *testing.T) {
 			t.Fatalf("producer failures %v; want the first saying the broker does not list the producer", fs)
 		}
 	})
+	t.Run("unlisted looks broken by looks that could not tell", func(t *testing.T) {
+		var looks atomic.Int32
+		_, _, _, _, asks, created := start(t, func() ([]string, error) {
+			if looks.Add(1)%3 == 0 {
+				return nil, errors.New("connection refused")
+			}
+			return []string{"other"}, nil
+		})
+		eventually.NoError(t, waitFor, func() error {
+			if n := asks.Load(); n < 10 {
+				return fmt.Errorf("asked %d times whether the producer is connected", n)
+			}
+			return nil
+		})
+		if n := created.Load(); n != 1 {
+			t.Fatalf("%d producers created; want none replaced without %d unlisted looks in a row", n, unlistedLooks)
+		}
+	})
 	t.Run("terminated", func(t *testing.T) {
 		rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
 		env, cfg := testEnv(t)
