@@ -703,12 +703,12 @@ func TestTasksCloseWithinLeavesAHungTaskBehind(t *testing.T) {
 	}
 }
 
-// gatedStore is a store whose every Save is handed to the test and returns only when the
-// test releases it, or has ended (done closed).
+// gatedStore is a store whose every Save is handed to the test and returns what the test
+// answers it with (nil: released), or nil once the test has ended (done closed).
 type gatedStore struct {
 	store.Store // not called: the checkpointer only saves
 	saves       chan []store.Checkpoint
-	release     chan struct{}
+	answers     chan error
 	done        chan struct{}
 }
 
@@ -719,16 +719,17 @@ func (s *gatedStore) Save(_ store.Stream, cps []store.Checkpoint) error {
 		return nil
 	}
 	select {
-	case <-s.release:
+	case err := <-s.answers:
+		return err
 	case <-s.done:
+		return nil
 	}
-	return nil
 }
 
 // newGatedStore returns a gatedStore that lets every save go when the test ends, before
 // the actors' work is waited for.
 func newGatedStore(t *testing.T) *gatedStore {
-	gate := &gatedStore{saves: make(chan []store.Checkpoint), release: make(chan struct{}), done: make(chan struct{})}
+	gate := &gatedStore{saves: make(chan []store.Checkpoint), answers: make(chan error), done: make(chan struct{})}
 	t.Cleanup(func() { close(gate.done) })
 	return gate
 }
@@ -781,20 +782,20 @@ func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
 	if seed := gate.next(t); !seed.Seed || seed.LastRecord.Known() {
 		t.Fatalf("first save %+v, want a seed without a record", seed)
 	}
-	gate.release <- struct{}{}
+	gate.answers <- nil
 	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 100, Records: 2, LastRecord: a})
 	if got := gate.next(t); got.Position != 100 || got.LastRecord != (store.RecordMark{Start: 64, End: 100, Checksum: 0xa}) {
 		t.Fatalf("save %+v, want position 100 with record a", got)
 	}
 	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 200, Records: 1, LastRecord: b}) // while a's save is in flight
-	gate.release <- struct{}{}
+	gate.answers <- nil
 	if w := watermark(100); !proto.Equal(w.LastRecord, a) {
 		t.Fatalf("watermark %v after the save of 100, want record a with it", w)
 	}
 	if got := gate.next(t); got.Position != 200 || got.LastRecord != (store.RecordMark{Start: 100, End: 200, Checksum: 0xb}) {
 		t.Fatalf("save %+v, want position 200 with record b", got)
 	}
-	gate.release <- struct{}{}
+	gate.answers <- nil
 	if w := watermark(200); !proto.Equal(w.LastRecord, b) {
 		t.Fatalf("watermark %v after the save of 200, want record b with it", w)
 	}
@@ -802,7 +803,7 @@ func TestACheckpointKeepsTheRecordItEndsWith(t *testing.T) {
 	if got := gate.next(t); !got.Completed || got.Position != 256 || got.LastRecord != (store.RecordMark{Start: 100, End: 200, Checksum: 0xb}) {
 		t.Fatalf("final save %+v, want completed at 256 with record b", got)
 	}
-	gate.release <- struct{}{}
+	gate.answers <- nil
 }
 
 // A watermark says whether its checkpoint was in the store when the pipeline started
@@ -829,7 +830,7 @@ func TestAWatermarkSaysWhetherItsCheckpointIsOfAnEarlierRun(t *testing.T) {
 	}
 	system.Root.Send(checkpointer, &messages.SeedCheckpoint{RecordingId: 9, Position: 128, StartMs: 3, SessionId: 3})
 	gate.next(t)
-	gate.release <- struct{}{}
+	gate.answers <- nil
 	eventually.NoError(t, waitFor, func() error {
 		if w := watermark(9); !w.Stored || !w.Seed || w.Earlier || w.StoredAtMs == 0 {
 			return fmt.Errorf("recording 9's watermark %v; want its seed, of this run, with the time it was written", w)
@@ -883,7 +884,7 @@ func TestACheckpointKeepsThePartitionsItsRecordingIsRoutedBy(t *testing.T) {
 	if seed := gate.next(t); !seed.Seed || seed.Partitions != 0 {
 		t.Fatalf("first save %+v, want a seed routed by nothing yet", seed)
 	}
-	gate.release <- struct{}{}
+	gate.answers <- nil
 	first := route(7, 4)
 	if got := gate.next(t); !got.Seed || got.Position != 0 || got.Partitions != 4 {
 		t.Fatalf("save %+v, want the seed again, routed by 4 partitions", got)
@@ -894,7 +895,7 @@ func TestACheckpointKeepsThePartitionsItsRecordingIsRoutedBy(t *testing.T) {
 	if got := append(asked(first), asked(second)...); len(got) > 0 {
 		t.Fatalf("answered %v before the count was stored", got)
 	}
-	gate.release <- struct{}{}
+	gate.answers <- nil
 	answered(first, 7, 4)
 	answered(second, 7, 4)
 	watermarkSays(7, 4)
@@ -902,7 +903,7 @@ func TestACheckpointKeepsThePartitionsItsRecordingIsRoutedBy(t *testing.T) {
 	if got := gate.next(t); got.Position != 100 || got.Partitions != 4 {
 		t.Fatalf("save %+v, want position 100 routed by 4 partitions", got)
 	}
-	gate.release <- struct{}{}
+	gate.answers <- nil
 
 	// A seed in flight without the count: the count follows it.
 	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 10, Generation: 1, FromPosition: 0})
@@ -910,11 +911,11 @@ func TestACheckpointKeepsThePartitionsItsRecordingIsRoutedBy(t *testing.T) {
 		t.Fatalf("save %+v, want recording 10's seed", seed)
 	}
 	tenth := route(10, 2)
-	gate.release <- struct{}{}
+	gate.answers <- nil
 	if got := gate.next(t); got.RecordingID != 10 || !got.Seed || got.Partitions != 2 {
 		t.Fatalf("save %+v, want recording 10's seed again, routed by 2 partitions", got)
 	}
-	gate.release <- struct{}{}
+	gate.answers <- nil
 	answered(tenth, 10, 2)
 
 	// A stored count goes with every later save.
@@ -923,7 +924,7 @@ func TestACheckpointKeepsThePartitionsItsRecordingIsRoutedBy(t *testing.T) {
 	if got := gate.next(t); got.RecordingID != 8 || got.Position != 128 || got.Partitions != 3 {
 		t.Fatalf("save %+v, want recording 8 at 128 routed by the 3 partitions stored", got)
 	}
-	gate.release <- struct{}{}
+	gate.answers <- nil
 }
 
 // A checkpoint written again for its route alone (nothing else of its recording due) that
@@ -1045,7 +1046,7 @@ func TestAReplayIsTakenOnOnlyOnceItsSeedNoLongerFollowsTheStart(t *testing.T) {
 		}
 		return nil
 	})
-	gate.release <- struct{}{} // the first save, void
+	gate.answers <- nil // the first save, void
 	if got := gate.next(t); !got.Seed || got.FromStart || got.Position != 1024 {
 		t.Fatalf("save %+v, want the seed at 1024 again", got)
 	}
@@ -1055,7 +1056,7 @@ func TestAReplayIsTakenOnOnlyOnceItsSeedNoLongerFollowsTheStart(t *testing.T) {
 		}
 		return nil
 	})
-	gate.release <- struct{}{}
+	gate.answers <- nil
 	eventually.NoError(t, waitFor, func() error {
 		if got := takenOn(); !slices.Equal(got, []string{"8/1", "7/1", "7/2"}) {
 			return fmt.Errorf("taken on: %v, want 8/1, 7/1, 7/2", got)
@@ -1267,7 +1268,7 @@ func TestTheCheckpointersIntervalsDoNotFollowTheTimeOfDay(t *testing.T) {
 		if _, err := system.Root.RequestFuture(checkpointer, &messages.WatermarkRequest{RecordingId: 999}, waitFor).Result(); err != nil {
 			t.Fatal(err)
 		}
-		gate.release <- struct{}{}
+		gate.answers <- nil
 		if w := next[*messages.StoreWritten](t, parent); w.Failed {
 			t.Fatalf("a write of milliseconds reported as failed (hung) after the clock stepped 5 s forward: %+v", w)
 		}
@@ -1404,29 +1405,6 @@ func onlySave(t *testing.T, saves <-chan []store.Checkpoint, what string) store.
 	return store.Checkpoint{}
 }
 
-// answeredStore is a store whose every Save is handed to the test and returns what the
-// test answers it with, or nil once the test has ended.
-type answeredStore struct {
-	store.Store // not called: the checkpointer only saves
-	saves       chan []store.Checkpoint
-	answers     chan error
-	done        chan struct{}
-}
-
-func (s *answeredStore) Save(_ store.Stream, cps []store.Checkpoint) error {
-	select {
-	case s.saves <- cps:
-	case <-s.done:
-		return nil
-	}
-	select {
-	case err := <-s.answers:
-		return err
-	case <-s.done:
-		return nil
-	}
-}
-
 // A stop listed while a save of its recording is under way is written after it, not lost
 // with a seed that left without it; and one listed while a save of its recording fails goes
 // with that save when it is retried, after its back-off, not at once in a write of the
@@ -1434,8 +1412,7 @@ func (s *answeredStore) Save(_ store.Stream, cps []store.Checkpoint) error {
 // the meta page before the fsync that fails) and which would then move back.
 func TestAListedStopWaitsForTheSaveUnderWay(t *testing.T) {
 	env, cfg := testEnv(t)
-	st := &answeredStore{saves: make(chan []store.Checkpoint), answers: make(chan error), done: make(chan struct{})}
-	t.Cleanup(func() { close(st.done) })
+	st := newGatedStore(t)
 	env.Store = st
 	const retryMs = 300
 	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 60_000, RetryMinMs: retryMs, RetryMaxMs: retryMs}
@@ -1483,14 +1460,14 @@ func TestARecordingLetGoOfTakesARepeatOfItsEnd(t *testing.T) {
 	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 1, FromPosition: 0, StartMs: 5, SessionId: 9})
 	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 64, Records: 1, LastRecord: &messages.RecordMark{Start: 0, End: 64}})
 	gate.next(t)
-	gate.release <- struct{}{}
+	gate.answers <- nil
 	next[*messages.CheckpointPersisted](t, parent)
 	system.Root.Send(checkpointer, &messages.RecordingFinished{RecordingId: 7, FinalPosition: 64})
 	if cp := gate.next(t); !cp.Completed {
 		t.Fatalf("saved %+v, want the completed checkpoint", cp)
 	}
 	system.Root.Send(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 2, FromPosition: 64, StartMs: 5, SessionId: 9})
-	gate.release <- struct{}{} // the completed save lands: the recording is let go of
+	gate.answers <- nil // the completed save lands: the recording is let go of
 	if p := next[*messages.CheckpointPersisted](t, parent); !p.Completed {
 		t.Fatalf("persisted %+v, want completed", p)
 	}

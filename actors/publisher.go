@@ -88,10 +88,8 @@ type publisher struct {
 	// until it answers.
 	maxSize int
 	sizing  bool
-	// sizeUnasked is set once the admin API could not be asked for the policy (said once);
-	// replacedUnanswered once a producer was replaced for leaving its sends unanswered.
-	sizeUnasked        bool
-	replacedUnanswered bool
+	// sizeUnasked is set once the admin API could not be asked for the policy (said once).
+	sizeUnasked bool
 	// askingTerminated is set while the admin API is asked whether the topic is terminated;
 	// askingUnheard while it is asked about a producer that answers nothing, and
 	// reconnectingSaid once the current producer was found not connected.
@@ -754,7 +752,7 @@ func (p *publisher) maxSizeRead(ctx actor.Context, r *maxSizeRead) {
 // it is sent.
 func (p *publisher) overMaxSize(r *messages.Record, size int) error {
 	after := ""
-	if p.replacedUnanswered {
+	if p.unheardEnd >= 0 { // a producer was replaced for leaving its sends unanswered
 		// The policy came after the producer before this one was created: it sent the record
 		// and the records after it, the broker refused the one and stored the others.
 		after = ". (A producer before this one sent it and the records after it, unanswered: Pulsar may hold those already, and the restart then finds its re-send answered as a duplicate of them and stops again, naming the way on (lesson 22).)"
@@ -905,7 +903,6 @@ func (p *publisher) unheard(ctx actor.Context, waited time.Duration) {
 	p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
 	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer", Message: msg}})
 	p.strand(ctx, fmt.Sprintf("the broker answered none of the producer's sends for %s: replaced without calling this send back", waited.Round(time.Second)))
-	p.replacedUnanswered = true
 	p.replace(ctx)
 }
 

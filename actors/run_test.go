@@ -616,7 +616,7 @@ func TestAReconnectWaitsForTheStoppedPipelinesStoreWrite(t *testing.T) {
 		}
 		return nil
 	})
-	gate.release <- struct{}{} // the write lands
+	gate.answers <- nil // the write lands
 	eventually.NoError(t, waitFor, func() error {
 		if n := loads.Load(); n != 2 {
 			return fmt.Errorf("the store loaded %d times after the write landed; want 2 (reconnected)", n)
