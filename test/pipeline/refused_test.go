@@ -18,14 +18,19 @@ import (
 // ones stored by the broker or not. With send timeouts off, the stream stalled for ever
 // (found in session 31). These tests drive the two refusals ferry's sends can meet.
 
-// setMaxMessageSize sets topic's maxMessageSize policy and waits until the broker gives it.
-func setMaxMessageSize(t *testing.T, topic string, size int) {
+// setMaxMessageSize sets topic's maxMessageSize policy (its global one, which applies where
+// the topic has no local one, if global) and waits until the broker gives it.
+func setMaxMessageSize(t *testing.T, topic string, size int, global bool) {
 	t.Helper()
-	adminMust(t, http.MethodPost, topicPath(topic)+"/maxMessageSize", fmt.Sprint(size))
+	path := topicPath(topic) + "/maxMessageSize"
+	if global {
+		path += "?isGlobal=true"
+	}
+	adminMust(t, http.MethodPost, path, fmt.Sprint(size))
 	eventually.NoError(t, 30*time.Second, func() error {
-		got, err := adminDo(http.MethodGet, topicPath(topic)+"/maxMessageSize", "")
+		got, err := adminDo(http.MethodGet, path, "")
 		if err != nil || strings.TrimSpace(got) != fmt.Sprint(size) {
-			return fmt.Errorf("the topic's maxMessageSize policy reads %q (%v); want %d", got, err, size)
+			return fmt.Errorf("the topic's maxMessageSize policy (global %t) reads %q (%v); want %d", global, got, err, size)
 		}
 		return nil
 	})
@@ -52,29 +57,33 @@ func waitFailedSaying(t *testing.T, ip *inProcess, sc streamConfig, timeout time
 }
 
 // TestARecordOverTheTopicsMaxMessageSizeStopsTheStream: the topic's maxMessageSize policy
-// (8 KiB) is below message 20 of 30 from the start. ferry asks the admin API for it before
-// the first send and stops at that record, before it is sent, naming the record, the policy
-// and the way on; the topic holds exactly the records before it. (Before, the broker
-// refused it, the client heard nothing more of the producer, and the stream stalled for
-// ever, the broker storing the records after it.)
+// (8 KiB), local or (with no local one) global, is below message 20 of 30 from the start.
+// ferry asks the admin API for it before the first send and stops at that record, before it
+// is sent, naming the record, the policy and the way on; the topic holds exactly the
+// records before it. (Before, the broker refused it, the client heard nothing more of the
+// producer, and the stream stalled for ever, the broker storing the records after it.)
 func TestARecordOverTheTopicsMaxMessageSizeStopsTheStream(t *testing.T) {
-	const n, big, limit = 30, 20, 8192 // above every message payloads gives
-	sc := newStreamConfig(t, "")
-	sc.Channel += "|term-length=1m" // messages of up to 128 KiB
-	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
-	setMaxMessageSize(t, sc.Topic, limit)
-	waitDeduplicationEnabled(t, sc.Topic)
-	msgs := payloads(0, n)
-	msgs[big] = append(msgs[big], make([]byte, limit)...)
-	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
-	pos := pub.publishPayloads(t, msgs)
-	pub.waitRecorded(t, pos[n-1])
-	ip := startInProcess(t, inProcessOptions{}, sc)
-	waitFailedSaying(t, ip, sc, 60*time.Second, fmt.Sprintf("the record ending at %d", pos[big]), "over the maxMessageSize policy of topic", "8192 bytes", "set-max-message-size")
-	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= pos[big] {
-		t.Fatalf("checkpoint at %d, at or past the record that was not published (ending at %d)", cp.Position, pos[big])
+	for _, global := range []bool{false, true} {
+		t.Run(map[bool]string{false: "local", true: "global"}[global], func(t *testing.T) {
+			const n, big, limit = 30, 20, 8192 // above every message payloads gives
+			sc := newStreamConfig(t, "")
+			sc.Channel += "|term-length=1m" // messages of up to 128 KiB
+			adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+			setMaxMessageSize(t, sc.Topic, limit, global)
+			waitDeduplicationEnabled(t, sc.Topic)
+			msgs := payloads(0, n)
+			msgs[big] = append(msgs[big], make([]byte, limit)...)
+			_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+			pos := pub.publishPayloads(t, msgs)
+			pub.waitRecorded(t, pos[n-1])
+			ip := startInProcess(t, inProcessOptions{}, sc)
+			waitFailedSaying(t, ip, sc, 60*time.Second, fmt.Sprintf("the record ending at %d", pos[big]), "over the maxMessageSize policy of topic", "8192 bytes", "set-max-message-size", "--global")
+			if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= pos[big] {
+				t.Fatalf("checkpoint at %d, at or past the record that was not published (ending at %d)", cp.Position, pos[big])
+			}
+			assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, big, 30*time.Second), msgs[:big])
+		})
 	}
-	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, big, 30*time.Second), msgs[:big])
 }
 
 // TestAMaxMessageSizeSetUnderARunningProducerIsFound: the policy is set after the producer
@@ -92,7 +101,7 @@ func TestAMaxMessageSizeSetUnderARunningProducerIsFound(t *testing.T) {
 	first := pub.publish(t, 0, n)
 	ip.waitCheckpoint(sc, pub.recordingID, first[n-1], 60*time.Second)
 
-	setMaxMessageSize(t, sc.Topic, limit)
+	setMaxMessageSize(t, sc.Topic, limit, false)
 	msgs := payloads(n, 2*n)
 	msgs[0] = append(msgs[0], make([]byte, limit)...)
 	more := pub.publishPayloads(t, msgs)
@@ -115,6 +124,61 @@ func TestAMaxMessageSizeSetUnderARunningProducerIsFound(t *testing.T) {
 		}
 	}
 	t.Logf("the topic holds %d records after the refused one, sent before the policy was known", len(got)-n)
+}
+
+// TestAProducerTheBrokerDroppedUnheardIsReplaced: as above, the client stops hearing the
+// producer after the broker refused a record over the policy set under it; then the topic
+// is unloaded, and the broker drops the producer. The client ignores the broker's notice of
+// that (a producer it no longer hears), so it neither reconnects nor closes it: the broker
+// answers for the topic and does not list the producer. The publisher waits while that
+// could be a reconnect, saying so, and replaces the producer at the third look in a row
+// (twice stall_after apart); the new producer's check finds the record over the policy and
+// the stream stops, naming it. (The unload must come before the first look, twice
+// stall_after after the refused send: 10 s here.)
+func TestAProducerTheBrokerDroppedUnheardIsReplaced(t *testing.T) {
+	const n, limit = 20, 8192
+	sc := newStreamConfig(t, "")
+	sc.Channel += "|term-length=1m"
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	ip := startInProcess(t, inProcessOptions{stallAfter: 5 * time.Second}, sc)
+	first := pub.publish(t, 0, n)
+	ip.waitCheckpoint(sc, pub.recordingID, first[n-1], 60*time.Second)
+
+	setMaxMessageSize(t, sc.Topic, limit, false)
+	msgs := payloads(n, 2*n)
+	msgs[0] = append(msgs[0], make([]byte, limit)...)
+	more := pub.publishPayloads(t, msgs)
+	// The broker stores a record sent after the refused one only once it refused that one,
+	// on the same connection, so the client has the refusal (or has it next) by then.
+	eventually.NoError(t, 30*time.Second, func() error {
+		var stats struct {
+			MsgInCounter int `json:"msgInCounter"`
+		}
+		if err := adminGet(topicPath(sc.Topic)+"/stats", &stats); err != nil {
+			return err
+		}
+		if stats.MsgInCounter <= n {
+			return fmt.Errorf("the topic took %d records; want one after the refused one (%d)", stats.MsgInCounter, n)
+		}
+		return nil
+	})
+	adminMust(t, http.MethodPut, topicPath(sc.Topic)+"/unload", "")
+	eventually.NoError(t, 60*time.Second, func() error {
+		s, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if f := failureOf(s, "producer"); f == nil || !strings.Contains(f.Message, "does not list it as connected") {
+			return fmt.Errorf("state %s, producer failure %v; want the publisher waiting for a producer the broker does not list", s.State, f)
+		}
+		return nil
+	})
+	waitFailedSaying(t, ip, sc, 90*time.Second, fmt.Sprintf("the record ending at %d", more[0]), "over the maxMessageSize policy of topic", "A producer before this one sent it")
+	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= more[0] {
+		t.Fatalf("checkpoint at %d, at or past the record that was not published (ending at %d)", cp.Position, more[0])
+	}
+	got := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
+	assertExactlyOnceInOrder(t, got[:n], payloads(0, n))
 }
 
 // TestATopicTerminatedUnderARunningProducerStopsTheStream: the topic is terminated while
