@@ -165,6 +165,9 @@ type StoredMessage struct {
 	// EarliestMs is the publish time (Unix epoch milliseconds, the producer's clock) of the
 	// earliest message the read went through, every message after it read; 0: none.
 	EarliestMs int64
+	// ReachedFirst says the read went through the partition's first message: the partition
+	// holds no message of the producer below Ends[0].
+	ReachedFirst bool
 }
 
 // Env is what every actor of the pipeline shares. Each field is safe for concurrent use.
@@ -451,6 +454,8 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		marks  []ownMark // the recording's messages read, in the order stored
 		// earliestMs is the publish time of the first message of the earliest span read.
 		earliestMs int64
+		// ledgerStart: the spans read went back to the start of last's ledger.
+		ledgerStart bool
 	)
 	// Reading on back takes the first half of the time left; what was found stands.
 	read := ctx
@@ -485,6 +490,7 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		if span.firstMs > 0 {
 			earliestMs = span.firstMs
 		}
+		ledgerStart = lo == -1
 		if own == nil && len(span.marks) > 0 {
 			m := span.marks[len(span.marks)-1].msg
 			own = &m
@@ -508,7 +514,21 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		return newest, true, nil
 	}
 	own.Ends, own.EarliestMs = endsOf(marks, own.Producer), earliestMs
+	own.ReachedFirst = ledgerStart && firstInLedger(read, client, topic, last)
 	return *own, true, nil
+}
+
+// firstInLedger reports whether the partition's first message is in last's ledger, so that
+// a read back to that ledger's start went through every message the partition holds.
+func firstInLedger(ctx context.Context, client pulsar.Client, topic string, last pulsar.MessageID) bool {
+	r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.EarliestMessageID(), ReceiverQueueSize: 1})
+	if err != nil {
+		return false
+	}
+	stop := context.AfterFunc(ctx, r.Close) // a close ends the reader's reconnect loop
+	defer func() { stop(); r.Close() }()
+	m, err := r.Next(ctx)
+	return err == nil && m.ID().LedgerID() == last.LedgerID()
 }
 
 // ownMark is a message of the recording that readSpan read, and its position (-1: none

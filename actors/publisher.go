@@ -1021,10 +1021,15 @@ func (p *publisher) sentBefore() bool {
 }
 
 // checkDedupState begins the check of the broker's deduplication state for a producer that
-// resumes where Pulsar acknowledged records of the recording (lesson 21, brokerMustHold): it reads the last message the broker stored
-// in the recording's partition, holding the sends back meanwhile. pulsar-client-go v0.19.0
-// does not tell the broker's last sequence id for the producer's name (LastSequenceID is
-// -1 until a receipt: docs/findings.md), so the check watches the receipts instead.
+// resumes where Pulsar acknowledged records of the recording (lesson 21, brokerMustHold): it
+// reads the last message the broker stored in the recording's partition, holding the sends
+// back meanwhile. pulsar-client-go v0.19.0 does not tell the broker's last sequence id for
+// the producer's name (LastSequenceID is -1 until a receipt: docs/findings.md), so the
+// check watches the receipts instead. The same read serves lesson 22 where records may have
+// been sent before without an answer: by an earlier pipeline (sentBefore), or by this one,
+// whose failed sends the broker may have refused while storing later ones (a refusal is
+// answered at once, the sends before it once stored, so it can overtake all of them: a new
+// recording's first records, none answered, are no exception).
 func (p *publisher) checkDedupState(ctx actor.Context) {
 	if p.dedupChecked || p.cfg.Transport || p.producer == nil || p.watermark == nil || p.env.LastStored == nil {
 		return
@@ -1033,8 +1038,8 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	p.verifyUpTo.Store(-1)
 	p.readBack.Store(nil)
 	p.stored.end = -1
-	if p.checkedUpTo, p.mustHold = p.brokerMustHold(); !p.mustHold && !p.sentBefore() {
-		return // nothing acknowledged, nor sent before this pipeline: nothing to check
+	if p.checkedUpTo, p.mustHold = p.brokerMustHold(); !p.mustHold && !p.sentBefore() && p.failedEpoch.Load() == 0 {
+		return // nothing acknowledged, sent before this pipeline, or failed: nothing to check
 	}
 	p.verifying = true
 	p.verifyGen++
@@ -1125,9 +1130,11 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 }
 
 // storedEnds is what a read of the broker's last message, msg, tells of the recording's
-// messages above the checkpoint (nil: nothing). Its floor is the first message read, or,
-// for a seed, the seed if the read went back past a message published before the seed was
-// stored (give or take clockTolerance): nothing of the recording is sent before that.
+// messages above the checkpoint (nil: nothing). Its floor is the first message read; the
+// checkpoint (or the seed, or 0 for nothing stored) if the read went through the
+// partition's first message, and so through every message it holds; or, for a seed, the
+// seed if the read went back past a message published before the seed was stored (give or
+// take clockTolerance): nothing of the recording is sent before that.
 // Records sent again below the floor are not checked, which is said when one is answered
 // as a duplicate.
 func (p *publisher) storedEnds(msg StoredMessage) *storedEnds {
@@ -1137,7 +1144,10 @@ func (p *publisher) storedEnds(msg StoredMessage) *storedEnds {
 	w := p.watermark
 	s := &storedEnds{ends: slices.Sorted(slices.Values(msg.Ends)), from: w.Position}
 	s.floor = s.ends[0]
-	if w.Seed && msg.EarliestMs > 0 && msg.EarliestMs < w.StoredAtMs-clockTolerance.Milliseconds() {
+	switch {
+	case msg.ReachedFirst:
+		s.floor = min(s.floor, w.Position)
+	case w.Seed && msg.EarliestMs > 0 && msg.EarliestMs < w.StoredAtMs-clockTolerance.Milliseconds():
 		s.floor = w.Position
 	}
 	return s

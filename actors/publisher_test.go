@@ -585,14 +585,18 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 		lacking    int64   // the record the stream stops at; -1: none
 		reads      int32
 		unchecked  int // warnings of a duplicate not checked
+		// reachedFirst: the read went through the partition's first message
+		reachedFirst bool
 	}{
-		{"the topic holds every record sent again", checkpoint, []int64{64, 128, 192, 256}, 0, -1, 1, 0},
-		{"the topic lacks one", checkpoint, []int64{64, 128, 256}, 0, 192, 1, 0},
-		{"read back to past the checkpoint only", checkpoint, []int64{200, 256}, 0, -1, 1, 1},
-		{"a seed of an earlier run, read back past it", seed, []int64{192, 256}, storedAtMs - 2*time.Minute.Milliseconds(), 128, 1, 0},
-		{"a seed of an earlier run, read back to its first record", seed, []int64{128, 192, 256}, storedAtMs, -1, 1, 0},
-		{"a seed of an earlier run, not read back past it", seed, []int64{192, 256}, storedAtMs, -1, 1, 1},
-		{"a seed of this run", seedOfThisRun, []int64{192, 256}, storedAtMs - 2*time.Minute.Milliseconds(), -1, 0, 0},
+		{"the topic holds every record sent again", checkpoint, []int64{64, 128, 192, 256}, 0, -1, 1, 0, false},
+		{"the topic lacks one", checkpoint, []int64{64, 128, 256}, 0, 192, 1, 0, false},
+		{"read back to past the checkpoint only", checkpoint, []int64{200, 256}, 0, -1, 1, 1, false},
+		{"read back through the partition's first message, past the checkpoint", checkpoint, []int64{192, 256}, 0, 128, 1, 0, true},
+		{"a seed of an earlier run, read back past it", seed, []int64{192, 256}, storedAtMs - 2*time.Minute.Milliseconds(), 128, 1, 0, false},
+		{"a seed of an earlier run, read back to its first record", seed, []int64{128, 192, 256}, storedAtMs, -1, 1, 0, false},
+		{"a seed of an earlier run, not read back past it", seed, []int64{192, 256}, storedAtMs, -1, 1, 1, false},
+		{"a seed of an earlier run, read back through the partition's first message", seed, []int64{192, 256}, storedAtMs, 128, 1, 0, true},
+		{"a seed of this run", seedOfThisRun, []int64{192, 256}, storedAtMs - 2*time.Minute.Milliseconds(), -1, 0, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
@@ -606,7 +610,7 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 				if from != 64 {
 					return StoredMessage{}, false, fmt.Errorf("read back to %d; want the checkpoint, 64", from)
 				}
-				return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "256"}, Ends: c.ends, EarliestMs: c.earliestMs}, true, nil
+				return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "256"}, Ends: c.ends, EarliestMs: c.earliestMs, ReachedFirst: c.reachedFirst}, true, nil
 			}
 			system := testSystem(t)
 			nb, pids := spawnNeighbours(system)
@@ -996,6 +1000,68 @@ func TestAProducerThatAnswersNoneOfItsSendsIsReplaced(t *testing.T) {
 			second.answer(t, "192", nil) // the new producer sends them
 		})
 	}
+}
+
+// Lesson 22 within a run, for a recording new to ferry: the broker
+// refused the record ending at 64 (over a maxMessageSize policy ferry could not read) and
+// stored 128 and 192, answering none of the three (the refusal goes out at once, the
+// answers once stored, and the client stops hearing a producer after a refusal). The
+// producer is replaced; the policy is raised meanwhile, and the broker answers 64, sent
+// again, as a duplicate of 192. Nothing was acknowledged, yet the new producer reads back
+// what the broker stored (through the partition's first message): 64 is not among it, so
+// it is a failure and the stream stops, rather than count it as published.
+func TestARecordRefusedBeforeAnyAnswerIsNotCountedAsADuplicate(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(1000)
+	held := func() map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error) {
+		return map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}
+	}
+	first, second := &sendRecorder{held: held()}, &sendRecorder{held: held()}
+	env, cfg := testEnv(t)
+	cfg.StallAfter = 50 * time.Millisecond // answers awaited 100 ms
+	env.Elapsed = func() time.Duration { return time.Duration(clock.Load()) * time.Millisecond }
+	var created, reads atomic.Int32
+	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) {
+		if created.Add(1) == 1 {
+			return first, nil
+		}
+		return second, nil
+	}
+	env.LastStored = func(_ context.Context, _ string, _ int64, _ int, from int64) (StoredMessage, bool, error) {
+		reads.Add(1)
+		if from != 0 {
+			return StoredMessage{}, false, fmt.Errorf("read back to %d; want 0, nothing stored", from)
+		}
+		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "192"}, Ends: []int64{128, 192}, EarliestMs: 1001, ReachedFirst: true}, true, nil
+	}
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+	// Nothing stored yet as the publisher starts, as for a recording new to ferry (its seed
+	// may be on its way to the store): nothing was sent before.
+	system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Partitions: 1})
+	system.Root.Send(pub, batch(0, 64, 128, 192))
+	first.take(t, "192")
+	if n := reads.Load(); n != 0 {
+		t.Fatalf("%d reads of what the broker stored before the first producer's sends; want none (nothing sent before)", n)
+	}
+	clock.Store(1200)
+	for _, end := range []int64{64, 128, 192} {
+		if f := next[*messages.PublishFailed](t, nb.tracker); f.End != end || f.NotSent {
+			t.Fatalf("outcome %+v; want the record ending at %d failed, unanswered", f, end)
+		}
+	}
+	system.Root.Send(pub, batch(1, 64, 128, 192))
+	for _, end := range []string{"64", "128", "192"} {
+		second.answerDuplicate(t, end)
+	}
+	if f := next[*messages.PublishFailed](t, nb.tracker); f.End != 64 || !strings.Contains(f.Error, "lesson 22") {
+		t.Fatalf("outcome %+v; want the record ending at 64 failed: answered as a duplicate, not stored", f)
+	}
+	if n := reads.Load(); n != 1 {
+		t.Fatalf("%d reads of what the broker stored; want one, by the second producer", n)
+	}
+	stoppedWith(t, givenUp, "the broker answered the record ending at 64, sent again, as a duplicate, though the topic does not hold it", "lesson 22")
 }
 
 // The broker holds a message to the topic's maxMessageSize policy as it receives it, with

@@ -181,6 +181,48 @@ func TestAProducerTheBrokerDroppedUnheardIsReplaced(t *testing.T) {
 	assertExactlyOnceInOrder(t, got[:n], payloads(0, n))
 }
 
+// TestARecordRefusedBeforeAnyAnswerIsNotCountedAsADuplicate (lesson 22): without the admin
+// API ferry cannot read the topic's maxMessageSize policy, and the first record of a new
+// recording is over it. The broker refuses it at once and stores the 29 after it, the
+// client hearing none of their answers; the producer is replaced again and again, the
+// record refused each time. Then the policy is removed, as the advice says, and the broker
+// answers the record, sent again, as a duplicate: its sequence id is below those of the
+// records stored after it. ferry read back what the broker stored (through the partition's
+// first message) as the producer was created, finds the record not there, and stops,
+// instead of counting it as published: it can never be published under that producer's
+// name. (Before, the stream went on: nothing had been acknowledged, so nothing was read.)
+func TestARecordRefusedBeforeAnyAnswerIsNotCountedAsADuplicate(t *testing.T) {
+	const n, limit = 30, 8192
+	sc := newStreamConfig(t, "")
+	sc.Channel += "|term-length=1m"
+	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+	setMaxMessageSize(t, sc.Topic, limit, false)
+	waitDeduplicationEnabled(t, sc.Topic)
+	msgs := payloads(0, n)
+	msgs[0] = append(msgs[0], make([]byte, limit)...)
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publishPayloads(t, msgs)
+	pub.waitRecorded(t, pos[n-1])
+	ip := startInProcess(t, inProcessOptions{stallAfter: 2 * time.Second, noAdmin: true}, sc)
+	eventually.NoError(t, 60*time.Second, func() error {
+		s, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if f := failureOf(s, "producer"); f == nil || !strings.Contains(f.Message, "the broker answered none of the producer's") {
+			return fmt.Errorf("state %s, producer failure %v; want the producer replaced for answering none of its sends", s.State, f)
+		}
+		return nil
+	})
+	adminMust(t, http.MethodDelete, topicPath(sc.Topic)+"/maxMessageSize", "")
+	waitFailedSaying(t, ip, sc, 90*time.Second, fmt.Sprintf("the broker answered the record ending at %d, sent again, as a duplicate, though the topic does not hold it", pos[0]), "lesson 22")
+	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= pos[0] {
+		t.Fatalf("checkpoint at %d, at or past the record the topic does not hold (ending at %d)", cp.Position, pos[0])
+	}
+	got := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n-1, 30*time.Second)
+	assertExactlyOnceInOrder(t, got, msgs[1:])
+}
+
 // TestATopicTerminatedUnderARunningProducerStopsTheStream: the topic is terminated while
 // ferry publishes to it. The broker refuses the sends in flight (TopicTerminatedError), and
 // the client may then no longer hear the producer: in half the runs of session 31 the
