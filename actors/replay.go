@@ -13,6 +13,7 @@ import (
 
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/aeron/archive"
+	"github.com/ferry-bridge/ferry/aeron/channel"
 	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
@@ -323,6 +324,11 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, fol
 	}
 	res.session, res.replaying = session, true
 	ch, err := r.cfg.ReplayChannel.WithSessionID(archive.ReplayImageSessionID(session))
+	if err == nil && ch.Media() == channel.MediaUDP {
+		// Whatever the driver's default (aeron.reliable.stream): an unreliable subscription
+		// fills a lost datagram with padding, and the record in it would be skipped.
+		ch, err = ch.With(channel.KeyReliable, "true")
+	}
 	if err == nil {
 		res.sub, err = r.env.Aeron.AddSubscription(call, ch.String(), r.cfg.ReplayStreamID, aeron.ImageHandlers{})
 	}

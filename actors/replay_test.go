@@ -182,6 +182,45 @@ func replayOnIPC(t *testing.T, cfg *StreamConfig) {
 	cfg.ReplayChannel, cfg.ReplayStreamID = ch, 99
 }
 
+// channelSubscriber reports the channel of each subscription asked of it, and makes none.
+type channelSubscriber struct{ asked probe }
+
+func (s channelSubscriber) AddSubscription(_ context.Context, ch string, _ int32, _ aeron.ImageHandlers) (*aeron.Subscription, error) {
+	s.asked <- ch
+	return nil, errors.New("channelSubscriber: no subscription")
+}
+
+// A replay over UDP is subscribed to reliably, whatever the driver's default
+// (aeron.reliable.stream=false would have a lost datagram filled with padding, and its
+// record skipped without a word); over IPC, where nothing is lost, the channel is the
+// configuration's. Either way, with the replay's session id.
+func TestAReplayOverUDPIsSubscribedToReliably(t *testing.T) {
+	for _, c := range []struct{ replay, want string }{
+		{"aeron:udp?endpoint=localhost:40200", "aeron:udp?endpoint=localhost:40200|session-id=42|reliable=true"},
+		{"aeron:udp?endpoint=localhost:40200|reliable=true", "aeron:udp?endpoint=localhost:40200|reliable=true|session-id=42"},
+		{"aeron:ipc", "aeron:ipc?session-id=42"},
+	} {
+		t.Run(c.replay, func(t *testing.T) {
+			env, cfg := testEnv(t)
+			subs := channelSubscriber{make(probe, 1)}
+			env.Archive, env.Aeron = &replayCounter{}, subs
+			ch, err := channel.Parse(c.replay)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.ReplayChannel, cfg.ReplayStreamID = ch, 99
+			system := testSystem(t)
+			nb, pids := spawnNeighbours(system)
+			pid := system.Root.Spawn(actor.PropsFromProducer(newReplay(env, cfg, &messages.RecordingInfo{RecordingId: 7}, pids, -1, -1)))
+			req := next[*messages.WatermarkRequest](t, nb.checkpointer)
+			system.Root.Send(pid, &messages.Watermark{RecordingId: 7, Generation: req.Generation, Stored: true, Position: 0})
+			if got := next[string](t, subs.asked); got != c.want {
+				t.Fatalf("subscribed on %s; want %s", got, c.want)
+			}
+		})
+	}
+}
+
 // A replay actor stopped while its open is under way — its stream failed, or its recording
 // was stopped, while the process goes on — does not leave the archive replaying to a
 // subscription nobody reads (a live recording's replay would follow it for ever, holding

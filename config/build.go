@@ -56,7 +56,7 @@ func (p *parser) build() *Config {
 	a.ResponseStreamID = decode(p, "archive.response_stream_id", g("archive.response_stream_id"), int32(DefaultResponseStreamID), int32Of)
 	a.MessageTimeout = decode(p, "archive.message_timeout", g("archive.message_timeout"), DefaultMessageTimeout, durationIn(minMessageTimeout, maxMessageTimeout))
 	a.RestartGrace = decode(p, "archive.restart_grace", g("archive.restart_grace"), DefaultRestartGrace, durationIn(0, time.Hour))
-	c.Replay.Channel = decode(p, "replay.channel", g("replay.channel"), mustChannel(DefaultReplayChannel), archiveChannel)
+	c.Replay.Channel = decode(p, "replay.channel", g("replay.channel"), mustChannel(DefaultReplayChannel), replayChannel)
 	c.Replay.StreamID = decode(p, "replay.stream_id", g("replay.stream_id"), int32(DefaultReplayStreamID), int32Of)
 	c.Transport.Spy = decode(p, "transport.spy", g("transport.spy"), false, boolean)
 

@@ -33,7 +33,7 @@
 //	                               # publisher's, until the archive stops it) before taking
 //	                               # it for a concurrent publisher's
 //	replay:                        # archive mode only
-//	  channel: aeron:ipc
+//	  channel: aeron:ipc           # not reliable=false, eos=false or tether=false: refused
 //	  stream_id: 101
 //	transport:                     # transport mode only
 //	  spy: false                   # subscribe with aeron-spy: on this driver

@@ -274,6 +274,25 @@ func archiveChannel(s string) (channel.URI, *problem) {
 	return u, pr
 }
 
+// replayChannel parses replay.channel, an archive channel on which nothing may be left out
+// or cut short: reliable=false has a UDP subscription fill a lost datagram with padding
+// rather than ask for it again (the record in it skipped without a word), eos=false keeps
+// a replay's end from its subscriber (a stopped recording's replay never ends), and
+// tether=false lets the driver drop a subscriber slowed by Pulsar (the replay fails again
+// and again).
+func replayChannel(s string) (channel.URI, *problem) {
+	u, pr := archiveChannel(s)
+	if pr != nil {
+		return u, pr
+	}
+	for _, key := range []string{channel.KeyReliable, channel.KeyEOS, channel.KeyTether} {
+		if v, ok := u.Get(key); ok && !strings.EqualFold(v, "true") { // as Java's Boolean.parseBoolean
+			return channel.URI{}, &problem{what: fmt.Sprintf("sets %s=%s: a replay must deliver every record, and its end", key, v), fix: "remove " + key + " from the channel (ferry's replays need its default, true)"}
+		}
+	}
+	return u, nil
+}
+
 // mustChannel parses a built-in default.
 func mustChannel(s string) channel.URI {
 	u, err := channel.Parse(s)
