@@ -92,10 +92,11 @@ type publisher struct {
 	sizeUnasked bool
 	// askingTerminated is set while the admin API is asked whether the topic is terminated;
 	// askingUnheard while it is asked about a producer that answers nothing, and
-	// reconnectingSaid once the current producer was found not connected.
+	// reconnectingSaid is what the wait for the current producer was last said to be for
+	// ("unlisted", "unasked"; "": nothing said).
 	askingTerminated bool
 	askingUnheard    bool
-	reconnectingSaid bool
+	reconnectingSaid string
 	// unlisted counts the current producer's looks in a row that found it answering
 	// nothing and not listed by a broker that answered; unheardEnd is the oldest send of
 	// the last producer replaced for answering nothing (-1: none); sizeErr is why the
@@ -593,8 +594,8 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	// takes in while a reconnect closes the producer (TopicNotFound). Counted on, they
 	// would hold the re-delivery back for ever. Its late callbacks count on its counters.
 	p.outstanding, p.parked, p.answeredAt = new(atomic.Int64), new(atomic.Bool), new(atomic.Int64)
-	p.watching, p.askingUnheard, p.reconnectingSaid, p.unlisted = false, false, false, 0 // an earlier producer's ask is ignored
-	p.dedupChecked = false                                                               // a producer created again may find the broker's state lost
+	p.watching, p.askingUnheard, p.reconnectingSaid, p.unlisted = false, false, "", 0 // an earlier producer's ask is ignored
+	p.dedupChecked = false                                                            // a producer created again may find the broker's state lost
 	p.dedupFailures = 0
 	p.sentEnd = -1 // and it has sent nothing yet: what it sends again is checked (lastStoredRead)
 	p.producerState(ctx, "ready")
@@ -866,10 +867,14 @@ func (p *publisher) unheardRead(ctx actor.Context, r *unheardRead) {
 		} else {
 			p.unlisted = 0 // in a row: a look that could not tell breaks the row
 		}
-		if !p.reconnectingSaid {
-			p.reconnectingSaid = true
-			msg := fmt.Sprintf("%s: the broker answered none of the producer's %d sends for %s, and does not list it as connected (or could not be asked: %v): it is reconnecting, the broker unreachable or the topic moving; waiting for it",
-				p.cfg.Def.Topic, len(p.unanswered), waited.Round(time.Second), r.err)
+		said, why := "unlisted", "the broker does not list it as connected: it is reconnecting, the broker unreachable or the topic moving"
+		if r.err != nil {
+			said, why = "unasked", fmt.Sprintf("the admin API could not be asked whether the broker lists it as connected (%v): if it is reconnecting, closing it could leave its name taken on the broker; with pulsar.admin_url wrong or refused, ferry cannot tell that from a producer the client no longer hears", r.err)
+		}
+		if p.reconnectingSaid != said {
+			p.reconnectingSaid = said
+			msg := fmt.Sprintf("%s: the broker answered none of the producer's %d sends for %s, and %s; waiting for it",
+				p.cfg.Def.Topic, len(p.unanswered), waited.Round(time.Second), why)
 			p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
 			ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer", Message: msg}})
 		}
@@ -891,7 +896,7 @@ const unlistedLooks = 3
 func (p *publisher) unheard(ctx actor.Context, waited time.Duration) {
 	n, oldest := len(p.unanswered), p.unanswered[0].end
 	if p.env.Publishers != nil && p.sizeErr != nil && oldest == p.unheardEnd {
-		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: two producers in a row answered none of their sends from the record ending at %d on, each for %s (the Pulsar client stops hearing a producer whose send the broker refused): the broker refuses that record, and ferry does not skip records; it is most likely over the topic's maxMessageSize policy, which ferry could not read (%v): raise or remove the policy, or let ferry's role read it, and start ferry again",
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: two producers in a row answered none of their sends from the record ending at %d on, each for %s (the Pulsar client stops hearing a producer whose send the broker refused): the broker refuses a record from there on, most likely one over the topic's maxMessageSize policy, which ferry could not read (%v), and ferry does not skip records: raise or remove the policy, or let ferry's role read it, and start ferry again. (A broker whose storage took nothing for that long looks the same: then start ferry again once it takes messages.)",
 			p.rec, oldest, waited.Round(time.Second), p.sizeErr)))
 	}
 	p.unheardEnd = oldest
@@ -1383,12 +1388,47 @@ func (p *publisher) replace(ctx actor.Context) {
 	prod := p.producer
 	p.producer, p.creating = nil, true
 	p.producerState(ctx, "creating")
-	self, system := ctx.Self(), ctx.ActorSystem()
+	self, system, log, stream, rec := ctx.Self(), ctx.ActorSystem(), p.env.Logger, p.cfg.Def.Name, p.rec
 	if !p.env.tasks().Go(func() {
-		prod.Close()
+		if !closeProducer(prod) {
+			log.Warn("the replaced producer's Close did not return: taken for closed by the client meanwhile; creating its successor", "stream", stream, "recording", rec, "waited", producerCloseWait)
+		}
 		system.Root.Send(self, &oldClosed{})
 	}) {
-		prod.Close() // the pipeline stops: nothing to create
+		closeProducer(prod) // the pipeline stops: nothing to create
+	}
+}
+
+// producerCloseWait bounds the wait for a producer's Close (closeProducer): well above the
+// Pulsar client's operation timeout, which bounds the close request to the broker.
+var producerCloseWait = time.Minute
+
+// closeProducer closes prod, waiting at most producerCloseWait, and reports whether Close
+// returned. pulsar-client-go v0.19.0's Close races the client's own close of the producer
+// for good (a reconnect ending in doClose: TopicNotFound, TopicTerminated, fenced), which
+// closes the channel Close hands its request to: the request is left untaken and Close
+// waits for ever, or the hand-over sends on the closed channel and panics. Either way the
+// producer is closed; the caller goes on.
+func closeProducer(prod pulsar.Producer) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if r := recover(); r != nil {
+				if err, ok := r.(runtime.Error); !ok || err.Error() != "send on closed channel" {
+					panic(r)
+				}
+			}
+		}()
+		prod.Close()
+	}()
+	t := time.NewTimer(producerCloseWait)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
 	}
 }
 
@@ -1408,9 +1448,9 @@ func (p *publisher) close() {
 		if err := prod.FlushWithCtx(ctx); err != nil {
 			log.Debug("flushing a producer before close", "error", err)
 		}
-		prod.Close()
+		closeProducer(prod)
 	}) {
-		prod.Close()
+		closeProducer(prod)
 	}
 }
 

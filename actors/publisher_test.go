@@ -27,8 +27,10 @@ import (
 // produce on cue.
 type sendRecorder struct {
 	fail func(end string) bool
-	// closing, if set, holds Close until it is closed.
-	closing chan struct{}
+	// closing, if set, holds Close until it is closed; closePanics has Close panic as
+	// v0.19.0's does when the client closed the producer as it was called.
+	closing     chan struct{}
+	closePanics bool
 
 	mu    sync.Mutex
 	sends []string // the ferry.position of each message sent
@@ -93,6 +95,11 @@ func (r *sendRecorder) LastSequenceID() int64              { return -1 }
 func (r *sendRecorder) Flush() error                       { return nil }
 func (r *sendRecorder) FlushWithCtx(context.Context) error { return nil }
 func (r *sendRecorder) Close() {
+	if r.closePanics {
+		cmds := make(chan struct{}, 1)
+		close(cmds)
+		cmds <- struct{}{} // send on closed channel
+	}
 	if r.closing != nil {
 		<-r.closing
 	}
@@ -1064,6 +1071,60 @@ func TestARecordRefusedBeforeAnyAnswerIsNotCountedAsADuplicate(t *testing.T) {
 	stoppedWith(t, givenUp, "the broker answered the record ending at 64, sent again, as a duplicate, though the topic does not hold it", "lesson 22")
 }
 
+// pulsar-client-go v0.19.0's Close can wait for ever, or panic, when the client closes the
+// producer for good as it is called (closeProducer): the publisher replacing a producer
+// that answers nothing then creates its successor all the same, once the wait is over or
+// at once, and the process goes on.
+func TestAReplacedProducerWhoseCloseHangsOrPanicsIsSucceeded(t *testing.T) {
+	defer func(d time.Duration) { producerCloseWait = d }(producerCloseWait)
+	producerCloseWait = 300 * time.Millisecond
+	for _, c := range []struct {
+		name  string
+		first *sendRecorder
+	}{
+		{"Close waits for ever", &sendRecorder{closing: make(chan struct{})}},
+		{"Close panics", &sendRecorder{closePanics: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.first.closing != nil {
+				t.Cleanup(func() { close(c.first.closing) })
+			}
+			var clock atomic.Int64
+			clock.Store(1000)
+			second := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+			var created atomic.Int32
+			system, nb, pub := startPublisherWith(t, c.first, func(env *Env, cfg *StreamConfig) {
+				cfg.StallAfter = 50 * time.Millisecond // answers awaited 100 ms
+				env.Elapsed = func() time.Duration { return time.Duration(clock.Load()) * time.Millisecond }
+				env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) {
+					if created.Add(1) == 1 {
+						return c.first, nil
+					}
+					return second, nil
+				}
+			})
+			system.Root.Send(pub, batch(0, 64))
+			c.first.take(t, "64")
+			clock.Store(1200)
+			if f := next[*messages.PublishFailed](t, nb.tracker); f.End != 64 {
+				t.Fatalf("outcome %+v; want the record ending at 64 failed, unanswered", f)
+			}
+			eventually.NoError(t, waitFor, func() error {
+				if n := created.Load(); n != 2 {
+					return fmt.Errorf("%d producers created; want the first one's successor", n)
+				}
+				return nil
+			})
+			redelivery := batch(1, 64)
+			system.Root.Send(pub, redelivery)
+			second.answer(t, "64", nil)
+			if a := next[*messages.PublishAcked](t, nb.tracker); a.End != 64 {
+				t.Fatalf("outcome %+v; want the record ending at 64 acknowledged by the successor", a)
+			}
+		})
+	}
+}
+
 // The broker holds a message to the topic's maxMessageSize policy as it receives it, with
 // its metadata and framing: Pulsar 4.0.8 took this message with a payload of 839 bytes and
 // never answered it with 840 under a policy of 1000 (checked on 2026-12-03 with
@@ -1204,7 +1265,7 @@ func TestAProducerThatAnswersNothingIsReplacedOnlyIfConnected(t *testing.T) {
 		}
 	}
 	t.Run("the broker unreachable", func(t *testing.T) {
-		_, _, _, _, asks, created := start(t, func() ([]string, error) { return nil, errors.New("connection refused") })
+		_, nb, _, _, asks, created := start(t, func() ([]string, error) { return nil, errors.New("connection refused") })
 		eventually.NoError(t, waitFor, func() error {
 			if n := asks.Load(); n < 6 {
 				return fmt.Errorf("asked %d times whether the producer is connected; want it asked again and again", n)
@@ -1213,6 +1274,9 @@ func TestAProducerThatAnswersNothingIsReplacedOnlyIfConnected(t *testing.T) {
 		})
 		if n := created.Load(); n != 1 {
 			t.Fatalf("%d producers created while the broker could not be asked; want the producer waited for", n)
+		}
+		if fs := failuresOf(nb.stream, "producer"); len(fs) != 1 || !strings.Contains(fs[0].Message, "the admin API could not be asked whether the broker lists it as connected (connection refused)") {
+			t.Fatalf("producer failures %v; want one, saying the admin API could not be asked", fs)
 		}
 	})
 	t.Run("connected", func(t *testing.T) {
