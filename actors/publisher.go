@@ -98,12 +98,14 @@ type publisher struct {
 	askingUnheard    bool
 	reconnectingSaid string
 	// unlisted counts the current producer's looks in a row that found it answering
-	// nothing and not listed by a broker that answered; unheardEnd is the oldest send of
-	// the last producer replaced for answering nothing (-1: none); sizeErr is why the
-	// topic's policy could not be read for the current producer (nil: read).
-	unlisted   int
-	unheardEnd int64
-	sizeErr    error
+	// nothing and not listed by a broker that answered; unheardEnd and unheardLast are the
+	// oldest and newest sends of the last producer replaced for answering nothing (-1:
+	// none); sizeErr is why the topic's policy could not be read for the current producer
+	// (nil: read).
+	unlisted    int
+	unheardEnd  int64
+	unheardLast int64
+	sizeErr     error
 	// failedEpoch is 1 + the highest epoch in which a send failed (0: none). The callback
 	// of the failed send stores it, possibly on the actor's own goroutine in the middle of
 	// a batch (pulsar-client-go fails a full queue inside SendAsync), and the send loop
@@ -322,7 +324,7 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, failedEpoch: new(atomic.Uint64),
 			verifyUpTo: new(atomic.Int64), readBack: new(atomic.Pointer[storedEnds]), acked: new(atomic.Int64), storedAgainSent: new(atomic.Bool), routedBy: new(atomic.Int64),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations,
-			stored: storedMark{end: -1}, sentEnd: -1, unheardEnd: -1}
+			stored: storedMark{end: -1}, sentEnd: -1, unheardEnd: -1, unheardLast: -1}
 		p.verifyUpTo.Store(-1)
 		p.acked.Store(-1)
 		return p
@@ -753,7 +755,7 @@ func (p *publisher) maxSizeRead(ctx actor.Context, r *maxSizeRead) {
 // it is sent.
 func (p *publisher) overMaxSize(r *messages.Record, size int) error {
 	after := ""
-	if p.unheardEnd >= 0 { // a producer was replaced for leaving its sends unanswered
+	if p.unheardEnd >= 0 && r.End >= p.unheardEnd && r.End <= p.unheardLast { // sent by a producer replaced for leaving its sends unanswered
 		// The policy came after the producer before this one was created: it sent the record
 		// and the records after it, the broker refused the one and stored the others.
 		after = ". (A producer before this one sent it and the records after it, unanswered: Pulsar may hold those already, and the restart then finds its re-send answered as a duplicate of them and stops again, naming the way on (lesson 22).)"
@@ -899,7 +901,7 @@ func (p *publisher) unheard(ctx actor.Context, waited time.Duration) {
 		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: two producers in a row answered none of their sends from the record ending at %d on, each for %s (the Pulsar client stops hearing a producer whose send the broker refused): the broker refuses a record from there on, most likely one over the topic's maxMessageSize policy, which ferry could not read (%v), and ferry does not skip records: raise or remove the policy, or let ferry's role read it, and start ferry again. (A broker whose storage took nothing for that long looks the same: then start ferry again once it takes messages.)",
 			p.rec, oldest, waited.Round(time.Second), p.sizeErr)))
 	}
-	p.unheardEnd = oldest
+	p.unheardEnd, p.unheardLast = oldest, p.unanswered[n-1].end
 	msg := fmt.Sprintf("%s: the broker answered none of the producer's %d sends outstanding for %s, the oldest the record ending at %d; creating the producer again. The Pulsar client no longer hears a producer whose send the broker refused (a record over the topic's maxMessageSize policy, a terminated topic)",
 		p.cfg.Def.Topic, n, waited.Round(time.Second), oldest)
 	if p.env.Publishers == nil {

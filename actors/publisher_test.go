@@ -1071,6 +1071,53 @@ func TestARecordRefusedBeforeAnyAnswerIsNotCountedAsADuplicate(t *testing.T) {
 	stoppedWith(t, givenUp, "the broker answered the record ending at 64, sent again, as a duplicate, though the topic does not hold it", "lesson 22")
 }
 
+// A record over the policy that a producer replaced for answering nothing never sent is
+// not said to have been sent by it (which would point at lesson 22's duplicates): the first
+// producer, under no policy yet, sent the record ending at 64 only, and its successor finds
+// the one ending at 2048 over the policy set meanwhile.
+func TestARecordOverThePolicyIsSaidSentBeforeOnlyIfItWas(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(1000)
+	first, second := &sendRecorder{}, &sendRecorder{}
+	for _, r := range []*sendRecorder{first, second} {
+		r.held = map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}
+	}
+	env, cfg := testEnv(t)
+	cfg.StallAfter = 50 * time.Millisecond // answers awaited 100 ms
+	env.Elapsed = func() time.Duration { return time.Duration(clock.Load()) * time.Millisecond }
+	var created atomic.Int32
+	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) {
+		if created.Add(1) == 1 {
+			return first, nil
+		}
+		return second, nil
+	}
+	env.MaxMessageSize = func(context.Context, string) (int, error) {
+		if created.Load() == 1 {
+			return 0, nil
+		}
+		return 1000, nil
+	}
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+	system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Partitions: 1})
+	system.Root.Send(pub, batch(0, 64))
+	first.take(t, "64")
+	clock.Store(1200)
+	if f := next[*messages.PublishFailed](t, nb.tracker); f.End != 64 {
+		t.Fatalf("outcome %+v; want the record ending at 64 failed, unanswered", f)
+	}
+	system.Root.Send(pub, &messages.RecordBatch{RecordingId: 7, Epoch: 1, Records: []*messages.Record{
+		{Start: 0, End: 64, Payload: make([]byte, 64)},
+		{Start: 64, End: 2048, Payload: make([]byte, 1984)},
+	}})
+	err := stoppedWith(t, givenUp, "the record ending at 2048", "over the maxMessageSize policy of topic")
+	if strings.Contains(err.Error(), "A producer before this one sent it") {
+		t.Fatalf("stopped saying a producer before sent the record ending at 2048, which none did: %v", err)
+	}
+}
+
 // pulsar-client-go v0.19.0's Close can wait for ever, or panic, when the client closes the
 // producer for good as it is called (closeProducer): the publisher replacing a producer
 // that answers nothing then creates its successor all the same, once the wait is over or
