@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -203,7 +204,7 @@ type storedEnds struct {
 // broker keeps only the producer's highest sequence id, so a later record stored while
 // this one was not makes its re-send a duplicate (lesson 22).
 func (s *storedEnds) lacks(end int64) bool {
-	if s == nil || end <= s.floor || end > s.ends[len(s.ends)-1] {
+	if s == nil || len(s.ends) == 0 || end <= s.floor || end > s.ends[len(s.ends)-1] {
 		return false
 	}
 	_, found := slices.BinarySearch(s.ends, end)
@@ -216,6 +217,10 @@ func (s *storedEnds) lacks(end int64) bool {
 func (s *storedEnds) beyondReach(end int64) bool {
 	return s != nil && end > s.from && end < s.floor
 }
+
+// notRead is the floor of a read-back that found none of the recording's messages: every
+// record sent again is beyond its reach.
+const notRead = math.MaxInt64
 
 // duplicateUnchecked is a callback's news that a record answered as a duplicate is below
 // where the read-back reached (storedEnds.beyondReach), once per read.
@@ -356,8 +361,7 @@ func (p *publisher) Receive(ctx actor.Context) {
 	case *duplicateNotStored:
 		p.notStored(msg)
 	case *duplicateUnchecked:
-		p.env.Logger.Warn("a record sent again was answered as a duplicate below where what the topic holds was read back to (the partition's last ledger begins after it, or the read's bounds): whether the topic holds it is not checked (lesson 22)",
-			"stream", p.cfg.Def.Name, "recording", p.rec, "record_end", msg.end, "checkpoint", p.watermark.Position, "read_back_to", msg.floor)
+		p.duplicateUnchecked(ctx, msg)
 	case *producerCreated:
 		p.created(ctx, msg)
 	case *deduplicationRead:
@@ -1098,10 +1102,13 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
 		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
 		return
-	case !r.ok:
-		return // nothing stored, and nothing needed to be
-	case (r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr) && !p.mustHold:
-		return // nothing of the recording sent before, as usual
+	case !r.ok || (r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr) && !p.mustHold:
+		// Nothing of the recording found, as usual when nothing was sent before; but records
+		// sent and not answered may have been stored and the read not reach them (other
+		// producers' messages after them, a ledger opened since): a record sent again and
+		// answered as a duplicate cannot be checked, which is said (notRead).
+		p.readBack.Store(&storedEnds{from: p.watermark.Position, floor: notRead})
+		return
 	case r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr:
 		// The search reads back 4,096 entries at most, in the partition's last ledger (a
 		// topic reloaded since, which loses a deduplication state not snapshotted, opens
@@ -1137,11 +1144,12 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 }
 
 // storedEnds is what a read of the broker's last message, msg, tells of the recording's
-// messages above the checkpoint (nil: nothing). Its floor is the first message read; the
-// checkpoint (or the seed, or 0 for nothing stored) if the read went through the
-// partition's first message, and so through every message it holds; or, for a seed, the
-// seed if the read went back past a message published before the seed was stored (give or
-// take clockTolerance): nothing of the recording is sent before that.
+// messages above the checkpoint (nil: nothing). Its floor is the first message read; or,
+// for a seed, the seed if the read went back past a message published before the seed was
+// stored (give or take clockTolerance): nothing of the recording is sent before that; or,
+// for a recording nothing of which was sent before this publisher or acknowledged, the
+// watermark's position (0 for nothing stored) if the read went through the partition's
+// first message.
 // Records sent again below the floor are not checked, which is said when one is answered
 // as a duplicate.
 func (p *publisher) storedEnds(msg StoredMessage) *storedEnds {
@@ -1152,12 +1160,31 @@ func (p *publisher) storedEnds(msg StoredMessage) *storedEnds {
 	s := &storedEnds{ends: slices.Sorted(slices.Values(msg.Ends)), from: w.Position}
 	s.floor = s.ends[0]
 	switch {
-	case msg.ReachedFirst:
-		s.floor = min(s.floor, w.Position)
 	case w.Seed && msg.EarliestMs > 0 && msg.EarliestMs < w.StoredAtMs-clockTolerance.Milliseconds():
 		s.floor = w.Position
+	case msg.ReachedFirst && !p.mustHold && !p.sentBefore():
+		// Every record of the recording at issue was sent by this publisher, in this run:
+		// the partition's first message still held is the first ever but for a ledger
+		// rolled and deleted by retention since this publisher's first send. (Across runs,
+		// or below an acknowledged record, the partition may have lost ledgers before it
+		// that held the recording's records: their re-sends are answered as duplicates.)
+		s.floor = min(s.floor, w.Position)
 	}
 	return s
+}
+
+// duplicateUnchecked says, as a deduplication failure, that a record sent again was
+// answered as a duplicate where the read-back did not reach: Pulsar may not hold it (lesson
+// 22), and ferry cannot tell.
+func (p *publisher) duplicateUnchecked(ctx actor.Context, d *duplicateUnchecked) {
+	where := fmt.Sprintf("below where what the topic holds was read back to (%d: the partition's last ledger begins after it, or the read's bounds)", d.floor)
+	if d.floor == notRead {
+		where = "and the read back of what the topic holds found none of the recording's messages (other producers' messages after them, or a ledger opened since)"
+	}
+	msg := fmt.Sprintf("recording %d: the record ending at %d, sent again, was answered as a duplicate %s: whether the topic holds it is not checked (lesson 22: if a later record was stored while it was not, it is not published)",
+		p.rec, d.end, where)
+	p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position)
+	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
 }
 
 // notStored stops the stream: the broker answered a record sent again as a duplicate,
@@ -1165,7 +1192,7 @@ func (p *publisher) storedEnds(msg StoredMessage) *storedEnds {
 func (p *publisher) notStored(n *duplicateNotStored) {
 	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the broker answered the record ending at %d, sent again, as a duplicate, though the topic does not hold it: "+
 		"of producer %s's messages of the recording above %d (read back as the producer was created, ferry's checkpoint at %d), up to its last, ending at %d, none ends there. "+
-		"Pulsar stored later records of the producer while this one was not stored (lesson 22), before ferry stopped or restarted the stream; the topic's deduplication drops its re-send, so the stream stops rather than count it as published. %s",
+		"Pulsar stored later records of the producer while this one was not stored (lesson 22), before ferry stopped, restarted the stream or replaced the producer; the topic's deduplication drops its re-send, so the stream stops rather than count it as published. %s",
 		p.rec, n.end, p.name, n.floor, p.watermark.Position, n.last, lesson22Recovery(p.cfg.Def.Name))))
 }
 
@@ -1349,8 +1376,8 @@ func sendAsync(prod pulsar.Producer, msg *pulsar.ProducerMessage, cb func(pulsar
 		if r == nil {
 			return
 		}
-		if err, ok := r.(runtime.Error); ok && err.Error() == "send on closed channel" {
-			cb(nil, msg, fmt.Errorf("%w: the client closed it while it took a message in (%v)", pulsar.ErrProducerClosed, err))
+		if closedChannel(r) {
+			cb(nil, msg, fmt.Errorf("%w: the client closed it while it took a message in (%v)", pulsar.ErrProducerClosed, r))
 			return
 		}
 		panic(r)
@@ -1401,6 +1428,15 @@ func (p *publisher) replace(ctx actor.Context) {
 	}
 }
 
+// closedChannel reports whether r, recovered from a call of pulsar-client-go v0.19.0, is the
+// panic of a send on a channel the client closed as it closed the producer for good
+// (SendAsync, Flush and Close check that the producer is open, then hand their request over
+// on a channel the client's doClose may close in between).
+func closedChannel(r any) bool {
+	err, ok := r.(runtime.Error)
+	return ok && err.Error() == "send on closed channel"
+}
+
 // producerCloseWait bounds the wait for a producer's Close (closeProducer): well above the
 // Pulsar client's operation timeout, which bounds the close request to the broker.
 var producerCloseWait = time.Minute
@@ -1416,10 +1452,8 @@ func closeProducer(prod pulsar.Producer) bool {
 	go func() {
 		defer close(done)
 		defer func() {
-			if r := recover(); r != nil {
-				if err, ok := r.(runtime.Error); !ok || err.Error() != "send on closed channel" {
-					panic(r)
-				}
+			if r := recover(); r != nil && !closedChannel(r) {
+				panic(r)
 			}
 		}()
 		prod.Close()
@@ -1447,9 +1481,16 @@ func (p *publisher) close() {
 		// Bounded: with send timeouts off, a flush to an unreachable broker never returns.
 		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 		defer cancel()
-		if err := prod.FlushWithCtx(ctx); err != nil {
-			log.Debug("flushing a producer before close", "error", err)
-		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil && !closedChannel(r) {
+					panic(r)
+				}
+			}()
+			if err := prod.FlushWithCtx(ctx); err != nil {
+				log.Debug("flushing a producer before close", "error", err)
+			}
+		}()
 		closeProducer(prod)
 	}) {
 		closeProducer(prod)

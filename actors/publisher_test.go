@@ -27,8 +27,8 @@ import (
 // produce on cue.
 type sendRecorder struct {
 	fail func(end string) bool
-	// closing, if set, holds Close until it is closed; closePanics has Close panic as
-	// v0.19.0's does when the client closed the producer as it was called.
+	// closing, if set, holds Close until it is closed; closePanics has FlushWithCtx and
+	// Close panic as v0.19.0's do when the client closed the producer as they were called.
 	closing     chan struct{}
 	closePanics bool
 
@@ -88,22 +88,33 @@ func (r *sendRecorder) sent() []string {
 	return append([]string(nil), r.sends...)
 }
 
-func (r *sendRecorder) NumPartitions() uint32              { return 1 }
-func (r *sendRecorder) Topic() string                      { return "t" }
-func (r *sendRecorder) Name() string                       { return "ferry-s-7" }
-func (r *sendRecorder) LastSequenceID() int64              { return -1 }
-func (r *sendRecorder) Flush() error                       { return nil }
-func (r *sendRecorder) FlushWithCtx(context.Context) error { return nil }
+func (r *sendRecorder) NumPartitions() uint32 { return 1 }
+func (r *sendRecorder) Topic() string         { return "t" }
+func (r *sendRecorder) Name() string          { return "ferry-s-7" }
+func (r *sendRecorder) LastSequenceID() int64 { return -1 }
+func (r *sendRecorder) Flush() error          { return nil }
+func (r *sendRecorder) FlushWithCtx(context.Context) error {
+	if r.closePanics {
+		sendOnClosed()
+	}
+	return nil
+}
 func (r *sendRecorder) Close() {
 	if r.closePanics {
-		cmds := make(chan struct{}, 1)
-		close(cmds)
-		cmds <- struct{}{} // send on closed channel
+		sendOnClosed()
 	}
 	if r.closing != nil {
 		<-r.closing
 	}
 }
+
+// sendOnClosed panics as a send on a closed channel does.
+func sendOnClosed() {
+	cmds := make(chan struct{}, 1)
+	close(cmds)
+	cmds <- struct{}{}
+}
+
 func (r *sendRecorder) Send(context.Context, *pulsar.ProducerMessage) (pulsar.MessageID, error) {
 	return nil, errors.New("sendRecorder: Send is not used by ferry")
 }
@@ -223,9 +234,11 @@ func TestNoSendOfAnEpochFollowsItsFailure(t *testing.T) {
 // loss — rather than hold its credit for ever and be lost without a word; a late callback
 // of one then changes nothing.
 func TestSendsAProducerClosedForGoodNeverCalledBackAreReportedFailed(t *testing.T) {
-	for _, transport := range []bool{false, true} {
-		t.Run(fmt.Sprintf("transport=%t", transport), func(t *testing.T) {
-			rec := &sendRecorder{}
+	for _, c := range []struct{ transport, closePanics bool }{{false, false}, {true, false}, {false, true}} {
+		transport := c.transport
+		// closePanics: its Flush and Close panic, the client closing it as they are called.
+		t.Run(fmt.Sprintf("transport=%t,closePanics=%t", transport, c.closePanics), func(t *testing.T) {
+			rec := &sendRecorder{closePanics: c.closePanics}
 			system, nb, pub := startPublisherWith(t, rec, func(_ *Env, cfg *StreamConfig) { cfg.Transport = transport })
 			system.Root.Send(pub, batch(0, 64, 128))
 			rec.answer(t, "64", pulsar.ErrProducerClosed)
@@ -598,11 +611,13 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 		{"the topic holds every record sent again", checkpoint, []int64{64, 128, 192, 256}, 0, -1, 1, 0, false},
 		{"the topic lacks one", checkpoint, []int64{64, 128, 256}, 0, 192, 1, 0, false},
 		{"read back to past the checkpoint only", checkpoint, []int64{200, 256}, 0, -1, 1, 1, false},
-		{"read back through the partition's first message, past the checkpoint", checkpoint, []int64{192, 256}, 0, 128, 1, 0, true},
+		// Below an acknowledged record, or across runs, the partition's first message still
+		// held may follow ledgers retention deleted: not taken as its first ever.
+		{"read back through the partition's first message, past the checkpoint", checkpoint, []int64{192, 256}, 0, -1, 1, 1, true},
 		{"a seed of an earlier run, read back past it", seed, []int64{192, 256}, storedAtMs - 2*time.Minute.Milliseconds(), 128, 1, 0, false},
 		{"a seed of an earlier run, read back to its first record", seed, []int64{128, 192, 256}, storedAtMs, -1, 1, 0, false},
 		{"a seed of an earlier run, not read back past it", seed, []int64{192, 256}, storedAtMs, -1, 1, 1, false},
-		{"a seed of an earlier run, read back through the partition's first message", seed, []int64{192, 256}, storedAtMs, 128, 1, 0, true},
+		{"a seed of an earlier run, read back through the partition's first message", seed, []int64{192, 256}, storedAtMs, -1, 1, 1, true},
 		{"a seed of this run", seedOfThisRun, []int64{192, 256}, storedAtMs - 2*time.Minute.Milliseconds(), -1, 0, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -1018,6 +1033,18 @@ func TestAProducerThatAnswersNoneOfItsSendsIsReplaced(t *testing.T) {
 // what the broker stored (through the partition's first message): 64 is not among it, so
 // it is a failure and the stream stops, rather than count it as published.
 func TestARecordRefusedBeforeAnyAnswerIsNotCountedAsADuplicate(t *testing.T) {
+	through := StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "192"}, Ends: []int64{128, 192}, EarliestMs: 1001, ReachedFirst: true}
+	others := StoredMessage{Producer: "other", Properties: map[string]string{PropRecordingID: "8", PropPosition: "4096"}}
+	t.Run("read back through the partition's first message", func(t *testing.T) { refusedFirst(t, through, true) })
+	// Other producers' messages after the recording's, beyond the read's reach: the
+	// duplicate cannot be checked, which is a deduplication failure in the status.
+	t.Run("none of the recording's messages read back", func(t *testing.T) { refusedFirst(t, others, false) })
+}
+
+// refusedFirst is TestARecordRefusedBeforeAnyAnswerIsNotCountedAsADuplicate with read as
+// what the broker stored last: the stream stops if stops, else goes on, saying the
+// duplicate was not checked.
+func refusedFirst(t *testing.T, read StoredMessage, stops bool) {
 	var clock atomic.Int64
 	clock.Store(1000)
 	held := func() map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error) {
@@ -1039,7 +1066,7 @@ func TestARecordRefusedBeforeAnyAnswerIsNotCountedAsADuplicate(t *testing.T) {
 		if from != 0 {
 			return StoredMessage{}, false, fmt.Errorf("read back to %d; want 0, nothing stored", from)
 		}
-		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "192"}, Ends: []int64{128, 192}, EarliestMs: 1001, ReachedFirst: true}, true, nil
+		return read, true, nil
 	}
 	system := testSystem(t)
 	nb, pids := spawnNeighbours(system)
@@ -1062,11 +1089,26 @@ func TestARecordRefusedBeforeAnyAnswerIsNotCountedAsADuplicate(t *testing.T) {
 	for _, end := range []string{"64", "128", "192"} {
 		second.answerDuplicate(t, end)
 	}
-	if f := next[*messages.PublishFailed](t, nb.tracker); f.End != 64 || !strings.Contains(f.Error, "lesson 22") {
-		t.Fatalf("outcome %+v; want the record ending at 64 failed: answered as a duplicate, not stored", f)
-	}
 	if n := reads.Load(); n != 1 {
 		t.Fatalf("%d reads of what the broker stored; want one, by the second producer", n)
+	}
+	if !stops {
+		for _, end := range []int64{64, 128, 192} {
+			if a := next[*messages.PublishAcked](t, nb.tracker); a.End != end || !a.Duplicate {
+				t.Fatalf("outcome %+v; want the record ending at %d answered as a duplicate", a, end)
+			}
+		}
+		eventually.NoError(t, waitFor, func() error {
+			if fs := failuresOf(nb.stream, "deduplication"); len(fs) != 1 || !strings.Contains(fs[0].Message, "the record ending at 64, sent again, was answered as a duplicate and the read back of what the topic holds found none of the recording's messages") {
+				return fmt.Errorf("deduplication failures %v; want one saying the duplicate was not checked", fs)
+			}
+			return nil
+		})
+		wentOn(t, givenUp)
+		return
+	}
+	if f := next[*messages.PublishFailed](t, nb.tracker); f.End != 64 || !strings.Contains(f.Error, "lesson 22") {
+		t.Fatalf("outcome %+v; want the record ending at 64 failed: answered as a duplicate, not stored", f)
 	}
 	stoppedWith(t, givenUp, "the broker answered the record ending at 64, sent again, as a duplicate, though the topic does not hold it", "lesson 22")
 }
