@@ -165,8 +165,9 @@ type StoredMessage struct {
 	// EarliestMs is the publish time (Unix epoch milliseconds, the producer's clock) of the
 	// earliest message the read went through, every message after it read; 0: none.
 	EarliestMs int64
-	// ReachedFirst says the read went through the partition's first message: the partition
-	// holds no message of the producer below Ends[0].
+	// ReachedFirst says the read went through the first message the partition still holds:
+	// it holds no message of the producer below Ends[0] (retention may have deleted ledgers
+	// before that one which did).
 	ReachedFirst bool
 }
 
