@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/pulsar-client-go/pulsar"
+
 	"github.com/ferry-bridge/ferry/test/eventually"
 )
 
@@ -86,6 +88,44 @@ func TestARecordOverTheTopicsMaxMessageSizeStopsTheStream(t *testing.T) {
 	}
 }
 
+// refusedN is how many records refusedUnderARunningProducer has acknowledged before the
+// policy, and records after it.
+const refusedN = 20
+
+// refusedUnderARunningProducer runs a stream (health.stall_after as given) until Pulsar
+// acknowledged its first refusedN records, then sets the topic's maxMessageSize policy
+// under the running producer, its check made, and records refusedN more, the first over
+// it. It returns their positions and payloads.
+func refusedUnderARunningProducer(t *testing.T, stallAfter time.Duration) (*inProcess, streamConfig, *publisher, []int64, [][]byte) {
+	t.Helper()
+	const limit = 8192
+	sc := newStreamConfig(t, "")
+	sc.Channel += "|term-length=1m"
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	ip := startInProcess(t, inProcessOptions{stallAfter: stallAfter}, sc)
+	first := pub.publish(t, 0, refusedN)
+	ip.waitCheckpoint(sc, pub.recordingID, first[refusedN-1], 60*time.Second)
+	setMaxMessageSize(t, sc.Topic, limit, false)
+	msgs := payloads(refusedN, 2*refusedN)
+	msgs[0] = append(msgs[0], make([]byte, limit)...)
+	return ip, sc, pub, pub.publishPayloads(t, msgs), msgs
+}
+
+// stoppedAtTheRefused waits until the stream stops at the record over the policy, ending
+// at refused, saying that a producer before sent it; the checkpoint must be below it, and
+// the topic hold the first refusedN records, each once, in order, then what the broker
+// stored after the refused one. It returns the stop's reason and what the topic holds.
+func stoppedAtTheRefused(t *testing.T, ip *inProcess, sc streamConfig, pub *publisher, refused int64) (string, []pulsar.Message) {
+	t.Helper()
+	reason := waitFailedSaying(t, ip, sc, 90*time.Second, fmt.Sprintf("the record ending at %d", refused), "over the maxMessageSize policy of topic", "A producer before this one sent it")
+	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= refused {
+		t.Fatalf("checkpoint at %d, at or past the record that was not published (ending at %d)", cp.Position, refused)
+	}
+	got := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, refusedN, 30*time.Second)
+	assertExactlyOnceInOrder(t, got[:refusedN], payloads(0, refusedN))
+	return reason, got
+}
+
 // TestAMaxMessageSizeSetUnderARunningProducerIsFound: the policy is set after the producer
 // was created and its check made, and the next record is over it. The broker refuses it
 // and stores the records after it, none of them answered; the publisher replaces the
@@ -93,19 +133,8 @@ func TestARecordOverTheTopicsMaxMessageSizeStopsTheStream(t *testing.T) {
 // producer's check finds the record over the policy: the stream stops, naming it. The
 // topic holds the records before it, and not it.
 func TestAMaxMessageSizeSetUnderARunningProducerIsFound(t *testing.T) {
-	const n, limit = 20, 8192
-	sc := newStreamConfig(t, "")
-	sc.Channel += "|term-length=1m"
-	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
-	ip := startInProcess(t, inProcessOptions{stallAfter: 2 * time.Second}, sc)
-	first := pub.publish(t, 0, n)
-	ip.waitCheckpoint(sc, pub.recordingID, first[n-1], 60*time.Second)
-
-	setMaxMessageSize(t, sc.Topic, limit, false)
-	msgs := payloads(n, 2*n)
-	msgs[0] = append(msgs[0], make([]byte, limit)...)
-	more := pub.publishPayloads(t, msgs)
-	reason := waitFailedSaying(t, ip, sc, 90*time.Second, fmt.Sprintf("the record ending at %d", more[0]), "over the maxMessageSize policy of topic", "A producer before this one sent it")
+	ip, sc, pub, more, msgs := refusedUnderARunningProducer(t, 2*time.Second)
+	reason, got := stoppedAtTheRefused(t, ip, sc, pub, more[0])
 	s, err := ip.status(sc.Name)
 	if err != nil {
 		t.Fatal(err)
@@ -113,17 +142,12 @@ func TestAMaxMessageSizeSetUnderARunningProducerIsFound(t *testing.T) {
 	if f := failureOf(s, "producer"); f == nil || !strings.Contains(f.Message, "the broker answered none of the producer's") {
 		t.Fatalf("producer failure %v; want the producer replaced for answering none of its sends (stopped: %s)", f, reason)
 	}
-	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= more[0] {
-		t.Fatalf("checkpoint at %d, at or past the record that was not published (ending at %d)", cp.Position, more[0])
-	}
-	got := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
-	assertExactlyOnceInOrder(t, got[:n], payloads(0, n))
 	for _, m := range got {
 		if bytes.Equal(m.Payload(), msgs[0]) {
 			t.Fatalf("the topic holds the record over its policy")
 		}
 	}
-	t.Logf("the topic holds %d records after the refused one, sent before the policy was known", len(got)-n)
+	t.Logf("the topic holds %d records after the refused one, sent before the policy was known", len(got)-refusedN)
 }
 
 // TestAProducerTheBrokerDroppedUnheardIsReplaced: as above, the client stops hearing the
@@ -136,18 +160,7 @@ func TestAMaxMessageSizeSetUnderARunningProducerIsFound(t *testing.T) {
 // the stream stops, naming it. (The unload must come before the first look, twice
 // stall_after after the refused send: 10 s here.)
 func TestAProducerTheBrokerDroppedUnheardIsReplaced(t *testing.T) {
-	const n, limit = 20, 8192
-	sc := newStreamConfig(t, "")
-	sc.Channel += "|term-length=1m"
-	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
-	ip := startInProcess(t, inProcessOptions{stallAfter: 5 * time.Second}, sc)
-	first := pub.publish(t, 0, n)
-	ip.waitCheckpoint(sc, pub.recordingID, first[n-1], 60*time.Second)
-
-	setMaxMessageSize(t, sc.Topic, limit, false)
-	msgs := payloads(n, 2*n)
-	msgs[0] = append(msgs[0], make([]byte, limit)...)
-	more := pub.publishPayloads(t, msgs)
+	ip, sc, pub, more, _ := refusedUnderARunningProducer(t, 5*time.Second)
 	// The broker stores a record sent after the refused one only once it refused that one,
 	// on the same connection, so the client has the refusal (or has it next) by then.
 	eventually.NoError(t, 30*time.Second, func() error {
@@ -157,8 +170,8 @@ func TestAProducerTheBrokerDroppedUnheardIsReplaced(t *testing.T) {
 		if err := adminGet(topicPath(sc.Topic)+"/stats", &stats); err != nil {
 			return err
 		}
-		if stats.MsgInCounter <= n {
-			return fmt.Errorf("the topic took %d records; want one after the refused one (%d)", stats.MsgInCounter, n)
+		if stats.MsgInCounter <= refusedN {
+			return fmt.Errorf("the topic took %d records; want one after the refused one (%d)", stats.MsgInCounter, refusedN)
 		}
 		return nil
 	})
@@ -173,12 +186,7 @@ func TestAProducerTheBrokerDroppedUnheardIsReplaced(t *testing.T) {
 		}
 		return nil
 	})
-	waitFailedSaying(t, ip, sc, 90*time.Second, fmt.Sprintf("the record ending at %d", more[0]), "over the maxMessageSize policy of topic", "A producer before this one sent it")
-	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= more[0] {
-		t.Fatalf("checkpoint at %d, at or past the record that was not published (ending at %d)", cp.Position, more[0])
-	}
-	got := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second)
-	assertExactlyOnceInOrder(t, got[:n], payloads(0, n))
+	stoppedAtTheRefused(t, ip, sc, pub, more[0])
 }
 
 // TestARecordRefusedBeforeAnyAnswerIsNotCountedAsADuplicate (lesson 22): without the admin
