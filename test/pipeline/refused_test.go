@@ -58,6 +58,21 @@ func waitFailedSaying(t *testing.T, ip *inProcess, sc streamConfig, timeout time
 	return reason
 }
 
+// waitFailureSaying waits until the stream's last failure of kind says want.
+func waitFailureSaying(t *testing.T, ip *inProcess, sc streamConfig, kind, want string) {
+	t.Helper()
+	eventually.NoError(t, 60*time.Second, func() error {
+		s, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if f := failureOf(s, kind); f == nil || !strings.Contains(f.Message, want) {
+			return fmt.Errorf("state %s, %s failure %v; want one saying %q", s.State, kind, f, want)
+		}
+		return nil
+	})
+}
+
 // TestARecordOverTheTopicsMaxMessageSizeStopsTheStream: the topic's maxMessageSize policy
 // (8 KiB), local or (with no local one) global, is below message 20 of 30 from the start.
 // ferry asks the admin API for it before the first send and stops at that record, before it
@@ -176,16 +191,7 @@ func TestAProducerTheBrokerDroppedUnheardIsReplaced(t *testing.T) {
 		return nil
 	})
 	adminMust(t, http.MethodPut, topicPath(sc.Topic)+"/unload", "")
-	eventually.NoError(t, 60*time.Second, func() error {
-		s, err := ip.status(sc.Name)
-		if err != nil {
-			return err
-		}
-		if f := failureOf(s, "producer"); f == nil || !strings.Contains(f.Message, "does not list it as connected") {
-			return fmt.Errorf("state %s, producer failure %v; want the publisher waiting for a producer the broker does not list", s.State, f)
-		}
-		return nil
-	})
+	waitFailureSaying(t, ip, sc, "producer", "does not list it as connected") // the publisher waits for it
 	stoppedAtTheRefused(t, ip, sc, pub, more[0])
 }
 
@@ -212,16 +218,7 @@ func TestARecordRefusedBeforeAnyAnswerIsNotCountedAsADuplicate(t *testing.T) {
 	pos := pub.publishPayloads(t, msgs)
 	pub.waitRecorded(t, pos[n-1])
 	ip := startInProcess(t, inProcessOptions{stallAfter: 2 * time.Second, noAdmin: true}, sc)
-	eventually.NoError(t, 60*time.Second, func() error {
-		s, err := ip.status(sc.Name)
-		if err != nil {
-			return err
-		}
-		if f := failureOf(s, "producer"); f == nil || !strings.Contains(f.Message, "the broker answered none of the producer's") {
-			return fmt.Errorf("state %s, producer failure %v; want the producer replaced for answering none of its sends", s.State, f)
-		}
-		return nil
-	})
+	waitFailureSaying(t, ip, sc, "producer", "the broker answered none of the producer's") // replaced
 	adminMust(t, http.MethodDelete, topicPath(sc.Topic)+"/maxMessageSize", "")
 	waitFailedSaying(t, ip, sc, 90*time.Second, fmt.Sprintf("the broker answered the record ending at %d, sent again, as a duplicate, though the topic does not hold it", pos[0]), "lesson 22")
 	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position >= pos[0] {
