@@ -1192,6 +1192,58 @@ func TestAReplayEndingBelowWhatWasAcknowledgedStopsAsATruncation(t *testing.T) {
 	}
 }
 
+// A replay started again from the persisted checkpoint reads again records it had read and
+// sent: if the archive truncated the recording and recorded on meanwhile (TruncateRecording
+// and ExtendRecording, which it allows once it has offered the replay's last block, while
+// ferry still reads the tail), a record read again is another one. Below what was
+// acknowledged nothing is sent again, and above it Pulsar answers what it stored as
+// duplicates: the stream stops instead, naming the record, with nothing sent; so too when
+// the recording now stops before a record that was sent.
+func TestAReplayReadingAgainAnotherRecordThanItSentStopsTheStream(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		again []*messages.Record
+		stop  int64 // the end of the replay read again (0: none)
+		wants []string
+	}{
+		{"acknowledged, read again with other bytes", []*messages.Record{{Start: 0, End: 64, Payload: []byte("x")}, {Start: 64, End: 128, Payload: []byte("z"), Checksum: 0xbad}}, 0,
+			[]string{"recording 7 changed below what ferry had read of it when its replay started again (up to 192)", "ferry read the record ending at 128 with CRC-32C 00000000", "the archive now holds the record [64, 128) with 00000bad", "give the stream a new name"}},
+		{"sent, read again in other sizes", []*messages.Record{{Start: 0, End: 64, Payload: []byte("x")}, {Start: 64, End: 128, Payload: []byte("y")}, {Start: 128, End: 256, Payload: []byte("w")}}, 0,
+			[]string{"ferry read the record ending at 192 with CRC-32C 00000000", "the archive now holds the record [128, 256) with 00000000"}},
+		{"sent, and the recording now stops before it", []*messages.Record{{Start: 0, End: 64, Payload: []byte("x")}, {Start: 64, End: 128, Payload: []byte("y")}}, 160,
+			[]string{"recording 7 now stops at 160, before the end of the record [128, 192) that ferry read when it replayed it before (up to 192)", "TruncateRecording", "drops the new records up to 192 as already stored"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			system, nb, tracker, givenUp := trackerOfTwoRecords(t)
+			system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{{Start: 128, End: 192, Payload: []byte("v")}}})
+			next[*messages.RecordBatch](t, nb.publisher)
+			system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: 0, End: 64})
+			system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: 0, End: 128})
+			// Started again from the checkpoint persisted at 0, with the record at 192 out.
+			system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 2})
+			system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 2, Records: c.again})
+			if c.stop > 0 {
+				system.Root.Send(tracker, &messages.ReplayEnded{RecordingId: 7, Generation: 2, StopPosition: c.stop})
+			}
+			err := stoppedWith(t, givenUp, c.wants...)
+			if cl := supervisor.Classify(err); cl != supervisor.Poison {
+				t.Fatalf("the change is classed %s; want %s", cl, supervisor.Poison)
+			}
+			for {
+				select {
+				case msg := <-nb.publisher:
+					if b, ok := msg.(*messages.RecordBatch); ok {
+						t.Fatalf("sent records read again after the change: %v", b.Records)
+					}
+					continue
+				default:
+				}
+				break
+			}
+		})
+	}
+}
+
 // steppedClock is the time of day, stepped by offset (an NTP correction, an operator).
 type steppedClock struct{ offset atomic.Int64 }
 

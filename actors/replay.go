@@ -780,6 +780,9 @@ func (r *replay) onEndChecked(ctx actor.Context, c *endChecked) {
 	case c.kind() == endExtended:
 		// Not a failure: the replay starts again from the persisted watermark over the
 		// recording as it is now (its records in flight are sent again, and deduplicated).
+		// The archive may also have truncated the recording under the tail just read
+		// before extending it: the tracker compares what is read again with what it sent
+		// (progress.ErrRecordChanged).
 		now := fmt.Sprintf("now stops at %d", c.stop)
 		if c.stop == archive.NullPosition {
 			now = fmt.Sprintf("is recording again, in session %d", c.session)

@@ -222,6 +222,7 @@ func (t *tracker) batch(ctx actor.Context, b *messages.RecordBatch) {
 		if errors.Is(err, progress.ErrStalled) {
 			break // a failure awaits re-delivery; the rest is read again after it
 		}
+		t.unchanged(err)
 		t.must(err)
 		if r.End > committed {
 			send = append(send, r)
@@ -479,7 +480,36 @@ func (t *tracker) finish(stop int64) {
 			continueUnderANewName,
 			t.rec, stop, acked, stop, acked, acked)))
 	}
+	t.unchanged(err)
 	t.must(err)
+}
+
+// unchanged stops the stream if err says that the replay, started again, read other records
+// than it read before where the records before were sent (progress.ErrRecordChanged): the
+// archive truncated the recording and recorded on from there while ferry read it (during
+// the replay's tail, once the archive had offered its last block; or between a replay and
+// the next). Those up to the committed position would not be sent again, and Pulsar answers
+// those above it that it stored as duplicates: the records the archive holds there now would
+// be counted as published.
+func (t *tracker) unchanged(err error) {
+	var changed *progress.RecordChangedError
+	if !errors.As(err, &changed) {
+		return
+	}
+	b, readTo := changed.Before, changed.ReadTo
+	if changed.Finished && changed.Stop < b.End {
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d now stops at %d, before the end of the record [%d, %d) that ferry read when it replayed it before (up to %d): the archive truncated it (TruncateRecording) while ferry published it, and the records after %d that ferry read, some of which the topic may hold, are no longer in the archive. "+
+			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
+			continueUnderANewName,
+			t.rec, changed.Stop, b.Start, b.End, readTo, changed.Stop, readTo)))
+	}
+	found := fmt.Sprintf("the record [%d, %d) with %08x", changed.Now.Start, changed.Now.End, changed.Now.Checksum)
+	if changed.Finished {
+		found = fmt.Sprintf("no record ending there (it stops at %d)", changed.Stop)
+	}
+	panic(changedRecording(t.rec, fmt.Sprintf("what ferry had read of it when its replay started again (up to %d)", readTo),
+		fmt.Sprintf("ferry read the record ending at %d with CRC-32C %08x (after what ended at %d), and the archive now holds %s", b.End, b.Checksum, b.Start, found),
+		readTo, "read again, those up to what Pulsar acknowledged are not sent again, and the others are answered as duplicates of the old records and dropped"))
 }
 
 // must turns an error of the core, which is always a bug in the caller, into a failure

@@ -32,6 +32,13 @@ var (
 	// ferry, whose acknowledged records past the stop it no longer holds.
 	ErrFinishBelowCommitted = errors.New("progress: recording ends below its committed position")
 
+	// ErrRecordChanged: after a [CommitTracker.Reset], a record was emitted, or the
+	// recording finished, where the records emitted before it say otherwise: another record
+	// ends where one emitted before ended, or none does, or the recording now ends before
+	// it. Not a bug: the archive changed the recording under ferry (truncated and recorded
+	// on) between two replays of it. The error is a [*RecordChangedError].
+	ErrRecordChanged = errors.New("progress: record changed since it was emitted")
+
 	// ErrFinished: a record was emitted after [CommitTracker.Finish].
 	ErrFinished = errors.New("progress: recording already finished")
 

@@ -168,8 +168,43 @@ type CommitTracker struct {
 	// last is the last record committed; valid if lastOK.
 	last   RecordMark
 	lastOK bool
-	stats  TrackerStats
+	// readBefore are the records emitted before the last reset and above the position it
+	// resumed from, ascending end, that this epoch has not emitted again yet: the last
+	// record committed and every record emitted above it, in any earlier epoch. Emitted
+	// again, each must be the same (ErrRecordChanged): a restarted replay checks only
+	// the record before the persisted position it resumes from, and the records from there
+	// up to the committed position are not sent again, nor compared by Pulsar, whose
+	// deduplication answers those above it that it stored as duplicates.
+	readBefore []RecordMark
+	stats      TrackerStats
 }
+
+// RecordChangedError is the error of [ErrRecordChanged]: what a record emitted before the
+// last reset (Before) and the one emitted again in its place, or the recording's stop,
+// say of the recording.
+type RecordChangedError struct {
+	RecordingID int64
+	// Before is the first record emitted before the reset that was not emitted again.
+	Before RecordMark
+	// Now is the record emitted instead, which ends past Before's start or at its end with
+	// another checksum; or, Finished, nothing: the recording now stops at Stop, before it.
+	Now      RecordMark
+	Finished bool
+	Stop     int64
+	// ReadTo is the end of the last record emitted before the reset.
+	ReadTo int64
+}
+
+func (e *RecordChangedError) Error() string {
+	now := fmt.Sprintf("now [%d,%d) with checksum %08x", e.Now.Start, e.Now.End, e.Now.Checksum)
+	if e.Finished {
+		now = fmt.Sprintf("the recording now stops at %d", e.Stop)
+	}
+	return fmt.Sprintf("recording %d: the record [%d,%d) with checksum %08x, emitted before the reset, is not there again (%s; emitted up to %d before): %v",
+		e.RecordingID, e.Before.Start, e.Before.End, e.Before.Checksum, now, e.ReadTo, ErrRecordChanged)
+}
+
+func (e *RecordChangedError) Unwrap() error { return ErrRecordChanged }
 
 // maxEarlierEpochs bounds how many earlier epochs whose outcomes have all arrived a tracker
 // remembers. An epoch with outcomes still to come is remembered until they have come,
@@ -252,6 +287,11 @@ func (t *CommitTracker) Stats() TrackerStats { return t.stats }
 // after a [CommitTracker.Reset] to an older persisted position; it is accepted
 // and not tracked (Pulsar deduplicates it; its outcome will be a duplicate).
 //
+// After a reset, a record emitted again must be the one emitted before in its place (its end
+// and checksum), or Emit returns a [*RecordChangedError]: the records between the reset's
+// position and the committed position are not sent again, and Pulsar answers those above it
+// that it stored as duplicates, however their bytes changed.
+//
 // Emit returns [ErrStalled] after a failure until Reset, and [ErrFinished]
 // after [CommitTracker.Finish].
 func (t *CommitTracker) Emit(start, end int64, checksum uint32) error {
@@ -264,6 +304,11 @@ func (t *CommitTracker) Emit(start, end int64, checksum uint32) error {
 		return fmt.Errorf("emit [%d,%d) of recording %d: %w", start, end, t.recordingID, ErrInvalidPosition)
 	case start < t.lastEnd:
 		return fmt.Errorf("emit [%d,%d) of recording %d after end %d: %w", start, end, t.recordingID, t.lastEnd, ErrRecordOrder)
+	}
+	if err := t.emittedAgain(RecordMark{Start: start, End: end, Checksum: checksum}); err != nil {
+		return err
+	}
+	switch {
 	case start < t.committed && end > t.committed:
 		return fmt.Errorf("emit [%d,%d) of recording %d across committed %d: %w", start, end, t.recordingID, t.committed, ErrRecordOrder)
 	}
@@ -274,6 +319,42 @@ func (t *CommitTracker) Emit(start, end int64, checksum uint32) error {
 	t.pending = append(t.pending, record{start: start, end: end, checksum: checksum})
 	t.bytes += end - start
 	return nil
+}
+
+// emittedAgain checks r, about to be emitted, against the records emitted before the reset
+// up to its end (readBefore), and takes those off.
+func (t *CommitTracker) emittedAgain(r RecordMark) error {
+	for len(t.readBefore) > 0 && t.readBefore[0].End <= r.End {
+		before := t.readBefore[0]
+		if before.End < r.End || before.Checksum != r.Checksum {
+			return &RecordChangedError{RecordingID: t.recordingID, Before: before, Now: r, ReadTo: t.readBefore[len(t.readBefore)-1].End}
+		}
+		t.readBefore = t.readBefore[1:]
+	}
+	if len(t.readBefore) == 0 {
+		t.readBefore = nil
+	}
+	return nil
+}
+
+// readAgain is what a reset to from leaves to be emitted again: the records emitted before
+// it above from (see readBefore).
+func (t *CommitTracker) readAgain(from int64) []RecordMark {
+	marks := slices.Clone(t.readBefore)
+	if t.lastOK {
+		marks = append(marks, t.last)
+	}
+	for _, r := range t.pending {
+		marks = append(marks, RecordMark{Start: r.start, End: r.end, Checksum: r.checksum})
+	}
+	marks = slices.DeleteFunc(marks, func(m RecordMark) bool { return m.End <= from })
+	slices.SortFunc(marks, func(a, b RecordMark) int { return cmp.Compare(a.End, b.End) })
+	// The last record committed may be one not emitted again since an earlier reset.
+	marks = slices.CompactFunc(marks, func(a, b RecordMark) bool { return a.End == b.End })
+	if len(marks) == 0 {
+		return nil
+	}
+	return marks
 }
 
 // find returns the index of the pending record ending at end.
@@ -505,7 +586,9 @@ func (t *CommitTracker) Redelivery() (from int64, required bool) {
 // which must not exceed the committed position (usually it is the persisted
 // one). Every record above the committed position is discarded, whatever its
 // outcome (those without one yet are counted in [CommitTracker.EarlierUnanswered]);
-// outcomes of earlier epochs become stale. Committed is unchanged.
+// outcomes of earlier epochs become stale. Committed is unchanged. The records
+// emitted before, above from, are kept to check the new epoch's against (see
+// [CommitTracker.Emit]).
 // Reset returns the new epoch.
 func (t *CommitTracker) Reset(from int64) (Epoch, error) {
 	if from < 0 {
@@ -530,6 +613,7 @@ func (t *CommitTracker) Reset(from int64) (Epoch, error) {
 			delete(t.sends, epoch)
 		}
 	}
+	t.readBefore = t.readAgain(from)
 	t.pending = nil
 	t.bytes = 0
 	t.failed = false
@@ -556,7 +640,9 @@ func (t *CommitTracker) answeredEarlier(epoch Epoch) {
 // stop, the recording's stop position. No record may be emitted afterwards in
 // this epoch, nor another stop given (the same one again changes nothing). A stop
 // below the committed position returns [ErrFinishBelowCommitted]: the recording was
-// truncated below records already acknowledged.
+// truncated below records already acknowledged; a stop before the end of a record
+// emitted before the last reset, or with one of them not emitted again, a
+// [*RecordChangedError].
 // Once every record is acknowledged, Committed becomes stop.
 func (t *CommitTracker) Finish(stop int64) error {
 	if t.finished && stop != t.stop {
@@ -567,6 +653,9 @@ func (t *CommitTracker) Finish(stop int64) error {
 	}
 	if stop < t.committed {
 		return fmt.Errorf("finish recording %d at %d below committed %d: %w", t.recordingID, stop, t.committed, ErrFinishBelowCommitted)
+	}
+	if len(t.readBefore) > 0 {
+		return &RecordChangedError{RecordingID: t.recordingID, Before: t.readBefore[0], Finished: true, Stop: stop, ReadTo: t.readBefore[len(t.readBefore)-1].End}
 	}
 	t.finished = true
 	t.stop = stop

@@ -15,7 +15,7 @@ var sentinels = []error{
 	ErrUnknownEpoch, ErrResetBeyondCommitted, ErrCommittedRegressed, ErrSaveBeyondCommitted,
 	ErrInvalidConfig, ErrUnknownRecording, ErrRecordingOrder, ErrRecordingConflict,
 	ErrNotRunnable, ErrInvalidStreamName, ErrInvalidRecordingID, ErrInvalidProducerName,
-	ErrFinishBelowCommitted,
+	ErrFinishBelowCommitted, ErrRecordChanged,
 }
 
 func errName(err error) string {
@@ -428,8 +428,9 @@ func TestCommitTrackerMarksTheLastCommittedRecord(t *testing.T) {
 		last => last=160-192/12
 		fail 0 256 => stalled redeliver=true
 		reset 128 => epoch=1
-		# a re-emission up to the committed position is not tracked: the mark stays
-		emit 128 192 99 => ok
+		# a re-emission up to the committed position is not tracked: the mark stays (the
+		# replay counts the padding before a record to it: read again from 128, it starts there)
+		emit 128 192 12 => ok
 		last => last=160-192/12
 		emit 192 256 13 => ok
 		finish 320 => ok
@@ -837,15 +838,116 @@ func TestLesson04_AFailureAfterTheStopIsRedeliveredBeforeTheStopIsCommitted(t *t
 }
 
 // After a reset below the committed position, a record read again that straddles the
-// committed position is refused: its bytes below were acknowledged, the ones above not.
+// committed position is refused: its bytes below were acknowledged, the ones above not. The
+// tracker that committed the record there says that it changed; one that resumed there
+// (a checkpoint of an earlier run) knows no record, only the order.
 func TestCommitTracker_ARecordStraddlingTheCommittedPositionIsRefused(t *testing.T) {
 	runTracker(t, newTracker(t, 0), `
 		emit 0 100
 		ack 0 100 => advanced committed=100 new=1
 		reset 0 => epoch=1
 		emit 0 50 => ok
+		emit 50 150 => err:record changed since it was emitted
+	`)
+	runTracker(t, newTracker(t, 100), `
+		reset 0 => epoch=1
+		emit 0 50 => ok
 		emit 50 150 => err:record out of order
 	`)
+}
+
+// A replay restarted from the persisted checkpoint reads again what it read before, up to
+// the committed position and past it: the archive may have truncated the recording and
+// recorded on from there meanwhile (TruncateRecording, ExtendRecording). Below the committed
+// position nothing is sent again, and above it Pulsar answers what it stored as duplicates,
+// whatever the bytes: a record emitted before the reset must be emitted again as it was —
+// the same end, the same checksum, none skipped — or the recording must stop after it.
+// Records below the reset's position are the replay's to check (its checkpoint's mark), and
+// a tracker keeps what it emitted across resets until it is emitted again.
+func TestCommitTracker_ARecordReadAgainMustBeTheOneReadBefore(t *testing.T) {
+	// Committed to 300, sent up to 500; the replay restarts from the persisted 100.
+	before := `
+		emit 0 100 1
+		emit 100 200 2
+		emit 200 300 3
+		emit 300 400 4
+		emit 400 500 5
+		ack 0 100 => advanced committed=100 new=1
+		ack 0 200 => advanced committed=200 new=1
+		ack 0 300 => advanced committed=300 new=1
+		ack 0 500 => buffered committed=300 new=0
+		reset 100 => epoch=1
+	`
+	for _, c := range []struct{ name, again string }{
+		{"read again as before", `
+			emit 100 200 22 => ok
+			emit 200 300 3 => ok
+			emit 300 400 4 => ok
+			emit 400 500 5 => ok
+			emit 500 600 6 => ok
+			finish 600 => ok`},
+		{"the last record committed changed", `
+			emit 100 200 22 => ok
+			emit 200 300 33 => err:record changed since it was emitted`},
+		{"a record sent and not committed changed", `
+			emit 100 200 2
+			emit 200 300 3
+			emit 300 400 4
+			emit 400 500 55 => err:record changed since it was emitted`},
+		{"a record ends past one read before", `
+			emit 100 200 2
+			emit 200 350 3 => err:record changed since it was emitted`},
+		{"a record read again may begin elsewhere: the padding before it counts to it", `
+			emit 100 200 2
+			emit 200 300 3
+			emit 300 400 4
+			emit 450 500 5 => ok
+			emit 500 510 => ok`},
+		{"the recording now stops before what was sent", `
+			emit 100 200 2
+			emit 200 300 3
+			emit 300 400 4
+			finish 450 => err:record changed since it was emitted`},
+		{"the recording now stops after padding where a record was", `
+			emit 100 200 2
+			emit 200 300 3
+			emit 300 400 4
+			finish 500 => err:record changed since it was emitted`},
+		{"a second reset before it is read again keeps it", `
+			emit 100 200 2
+			ack 1 200 => duplicate committed=300 new=0
+			reset 100 => epoch=2
+			emit 100 200 2
+			emit 200 300 3
+			emit 300 400 4
+			emit 400 500 55 => err:record changed since it was emitted`},
+		{"a reset to the committed position leaves the last record committed to the replay", `
+			emit 100 200 2
+			emit 200 300 3
+			reset 300 => epoch=2
+			emit 300 400 4
+			emit 400 500 55 => err:record changed since it was emitted`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := newTracker(t, 0)
+			runTracker(t, tr, before)
+			runTracker(t, tr, c.again)
+		})
+	}
+	// What the error says.
+	tr := newTracker(t, 0)
+	runTracker(t, tr, before+"\nemit 100 200 2\nemit 200 300 3")
+	err := tr.Emit(300, 400, 44)
+	var changed *RecordChangedError
+	if !errors.As(err, &changed) || changed.Before != (RecordMark{300, 400, 4}) || changed.Now != (RecordMark{300, 400, 44}) || changed.ReadTo != 500 || changed.Finished {
+		t.Fatalf("Emit of a changed record: %#v (%v)", changed, err)
+	}
+	tr = newTracker(t, 0)
+	runTracker(t, tr, before+"\nemit 100 200 2\nemit 200 300 3\nemit 300 400 4")
+	err = tr.Finish(450)
+	if !errors.As(err, &changed) || changed.Before != (RecordMark{400, 500, 5}) || !changed.Finished || changed.Stop != 450 || changed.ReadTo != 500 {
+		t.Fatalf("Finish before a record read before: %#v (%v)", changed, err)
+	}
 }
 
 // Lesson 22 is undecided while a failed send has sends above it of its epoch without an

@@ -244,6 +244,67 @@ func TestAbortedReplayIsNotTheRecordingsEnd(t *testing.T) {
 	}
 }
 
+// TestARecordingTruncatedAndExtendedUnderTheReplaysTailStopsTheStream: the archive lets a
+// recording be truncated (TruncateRecording) once it has offered a replay's last block, while
+// ferry still reads the tail from its image. Here ferry has read to its credits' end, its
+// acknowledgements held from message held on and nothing persisted since the start; the
+// recording is cut after message cut (below what Pulsar acknowledged), recorded on from
+// there with other bytes of the same sizes (same ends) and then past its old stop. ferry
+// reads the old tail to the old stop, where the archive ends the replay; the recording now
+// stops beyond, so the replay starts again from the persisted start. The records it reads
+// again up to what was acknowledged are not sent again, and Pulsar would answer those above
+// as duplicates: the tracker finds the last record it committed changed, and the stream
+// stops naming it. The topic holds the old messages only, once each, in order.
+func TestARecordingTruncatedAndExtendedUnderTheReplaysTailStopsTheStream(t *testing.T) {
+	const n, m, held, window, cut = 200, 50, 60, 20, 30
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, n)
+	rs.stopRecording(t, a)
+	a.close(t)
+	watchTopic(t, sc.Topic)
+	var holding atomic.Bool
+	holding.Store(true)
+	ip := startInProcess(t, inProcessOptions{
+		plan: heldFrom(held, &holding), maxInflightRecords: window,
+		// Nothing persisted past the start, and no listing to see the cut before the extension.
+		checkpoint: progress.CheckpointConfig{EveryRecords: 1 << 30, EveryMs: 24 * 3600 * 1000, RetryMinMs: 50, RetryMaxMs: 400},
+		discovery:  time.Hour,
+	}, sc)
+	prod := ip.producer(0)
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if r := recordingOf(st, a.recordingID); r == nil || r.CommittedPosition == nil || *r.CommittedPosition != pa[held-1] || len(prod.Held()) == 0 {
+			return fmt.Errorf("recording %d's status is %v with %d acknowledgements held; want it committed to message %d's end, %d, and the next held", a.recordingID, r, len(prod.Held()), held-1, pa[held-1])
+		}
+		return nil
+	})
+	eventually.NoError(t, 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		// Refused ("cannot truncate recording with active replay") until the archive has
+		// offered the replay's last block.
+		return rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1])
+	})
+	e := rs.extend(t, a, false)
+	if pe := e.publishPayloads(t, rewritten(cut, n, false)); !slices.Equal(pe, pa[cut:]) {
+		t.Fatalf("the rewritten messages end at %v, not where the old ones did (%v)", pe, pa[cut:])
+	}
+	e.publish(t, n, n+m)
+	e.close(t)
+	holding.Store(false)
+	prod.ReleaseAll()
+	ip.waitFailed(sc.Name, 60*time.Second, fmt.Sprintf("recording %d changed below what ferry had read of it when its replay started again (up to %d)", a.recordingID, pa[n-1]),
+		fmt.Sprintf("ferry read the record ending at %d", pa[n-1]), "TruncateRecording", "give the stream a new name")
+	if !ip.logs.contains("recording extended while ferry replayed it") {
+		t.Errorf("the replay did not start again over the extension")
+	}
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(0, n))
+}
+
 // heldFrom is a plan that holds the acknowledgement of every send from the k-th on while
 // holding is set, and delivers the others: the replay stops at its credits, far from the
 // recording's end.
