@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -180,4 +181,32 @@ func TestLesson09_ARecordingThatEndsWithPaddingCompletesAndTheNextFollows(t *tes
 		t.Fatalf("A's checkpoint %+v, want completed at its stop position %d", cp, stop)
 	}
 	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, nA+nB, 30*time.Second), payloads(0, nA+nB))
+}
+
+// TestAReplayOverUDPDeliversEveryMessage: with replay.channel a UDP endpoint on loopback, the
+// real driver takes the subscription ferry makes of it (the replay's session, and
+// reliable=true whatever the configuration says, or when it says so itself), and with 64 KiB
+// terms the receiver's window holds the archive back while ferry's credits hold its reading
+// back: every message of one to four frames arrives once, in order.
+func TestAReplayOverUDPDeliversEveryMessage(t *testing.T) {
+	for _, c := range []struct{ name, params string }{
+		{"reliable as ferry asks", ""},
+		{"reliable=true in the configuration too", "|reliable=true"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const n = 2000
+			sc := newStreamConfig(t, "")
+			_, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+			pa := a.publish(t, 0, n)
+			w := watchTopic(t, sc.Topic)
+			cfg := newFerryConfig(t, sc)
+			cfg.Replay.Channel = fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d|term-length=64k%s", freeUDPPort(t), c.params)
+			f := startFerry(t, cfg.write(t))
+			w.waitAll(t, f, a.recordingID, pa, 90*time.Second)
+			assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(0, n))
+			if fragmented := countFragmented(n); fragmented == 0 {
+				t.Fatal("no message longer than one frame")
+			}
+		})
+	}
 }
