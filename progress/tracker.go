@@ -641,7 +641,8 @@ func (t *CommitTracker) answeredEarlier(epoch Epoch) {
 // this epoch, nor another stop given (the same one again changes nothing). A stop
 // below the committed position returns [ErrFinishBelowCommitted]: the recording was
 // truncated below records already acknowledged; a stop before the end of a record
-// emitted before the last reset, or with one of them not emitted again, a
+// emitted before the last reset, or with one of them not emitted again (unless a failure
+// stalled the epoch: its records are emitted again after the next reset), a
 // [*RecordChangedError].
 // Once every record is acknowledged, Committed becomes stop.
 func (t *CommitTracker) Finish(stop int64) error {
@@ -654,7 +655,9 @@ func (t *CommitTracker) Finish(stop int64) error {
 	if stop < t.committed {
 		return fmt.Errorf("finish recording %d at %d below committed %d: %w", t.recordingID, stop, t.committed, ErrFinishBelowCommitted)
 	}
-	if len(t.readBefore) > 0 {
+	if len(t.readBefore) > 0 && !t.failed {
+		// (Stalled, the epoch stopped emitting at the failure: the records after it are read
+		// again, and checked, after the next reset.)
 		return &RecordChangedError{RecordingID: t.recordingID, Before: t.readBefore[0], Finished: true, Stop: stop, ReadTo: t.readBefore[len(t.readBefore)-1].End}
 	}
 	t.finished = true

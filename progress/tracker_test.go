@@ -921,6 +921,26 @@ func TestCommitTracker_ARecordReadAgainMustBeTheOneReadBefore(t *testing.T) {
 			emit 200 300 3
 			emit 300 400 4
 			emit 400 500 55 => err:record changed since it was emitted`},
+		{"read again, then a reset: they are checked once more", `
+			emit 100 200 2
+			emit 200 300 3
+			emit 300 400 4
+			reset 100 => epoch=2
+			emit 100 200 2
+			emit 200 300 3
+			emit 300 400 44 => err:record changed since it was emitted`},
+		{"a failure stalls the epoch before it is read again: the end waits for the next", `
+			emit 100 200 2
+			emit 200 300 3
+			emit 300 400 4
+			fail 1 400 => stalled redeliver=true
+			emit 400 500 5 => err:stalled by a publish failure; reset required
+			finish 500 => ok
+			reset 100 => epoch=2
+			emit 100 200 2
+			emit 200 300 3
+			emit 300 400 4
+			finish 450 => err:record changed since it was emitted`},
 		{"a reset to the committed position leaves the last record committed to the replay", `
 			emit 100 200 2
 			emit 200 300 3

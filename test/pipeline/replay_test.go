@@ -186,8 +186,9 @@ func TestLesson09_ARecordingThatEndsWithPaddingCompletesAndTheNextFollows(t *tes
 // TestAReplayOverUDPDeliversEveryMessage: with replay.channel a UDP endpoint on loopback, the
 // real driver takes the subscription ferry makes of it (the replay's session, and
 // reliable=true whatever the configuration says, or when it says so itself), and with 64 KiB
-// terms the receiver's window holds the archive back while ferry's credits hold its reading
-// back: every message of one to four frames arrives once, in order.
+// terms (the archive replays in the recording's term length) the receiver's window holds the
+// archive back while ferry's credits hold its reading back: every message of one to four
+// frames arrives once, in order.
 func TestAReplayOverUDPDeliversEveryMessage(t *testing.T) {
 	for _, c := range []struct{ name, params string }{
 		{"reliable as ferry asks", ""},
@@ -196,6 +197,7 @@ func TestAReplayOverUDPDeliversEveryMessage(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			const n = 2000
 			sc := newStreamConfig(t, "")
+			sc.Channel += "|term-length=64k"
 			_, a := newRecordedStream(t, sc.Channel, sc.StreamID)
 			pa := a.publish(t, 0, n)
 			w := watchTopic(t, sc.Topic)
