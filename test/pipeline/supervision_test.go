@@ -246,64 +246,124 @@ func TestAbortedReplayIsNotTheRecordingsEnd(t *testing.T) {
 
 // TestARecordingTruncatedAndExtendedUnderTheReplaysTailStopsTheStream: the archive lets a
 // recording be truncated (TruncateRecording) once it has offered a replay's last block, while
-// ferry still reads the tail from its image. Here ferry has read to its credits' end, its
-// acknowledgements held from message held on and nothing persisted since the start; the
-// recording is cut after message cut (below what Pulsar acknowledged), recorded on from
-// there with other bytes of the same sizes (same ends) and then past its old stop. ferry
-// reads the old tail to the old stop, where the archive ends the replay; the recording now
-// stops beyond, so the replay starts again from the persisted start. The records it reads
-// again up to what was acknowledged are not sent again, and Pulsar would answer those above
-// as duplicates: the tracker finds the last record it committed changed, and the stream
-// stops naming it. The topic holds the old messages only, once each, in order.
+// ferry still reads the tail from its image. ferry's acknowledgements are held from message
+// held on, and nothing is persisted past the start; the recording is cut after message cut
+// (below what Pulsar acknowledged), recorded on from there with other bytes of the same
+// sizes (same ends) and then past its old stop. The replay ends at the old stop, where the
+// archive ends it; the recording now stops beyond, so the replay starts again from the
+// persisted start. The records it reads again up to what was acknowledged are not sent
+// again, and Pulsar would answer those above as duplicates: the tracker finds a record it had
+// read changed, and the stream stops naming it. The topic holds the old messages only, once
+// each, in order.
+//
+// Read to its credits' end when the archive changes the recording, ferry reads the old tail
+// after it, committing it all: the last record committed, the old stop's, is found changed.
+// Read and sent to the old stop before (its end check held back until the archive changed
+// the recording), the records sent above what was acknowledged are read again too: the last
+// one acknowledged is found changed.
 func TestARecordingTruncatedAndExtendedUnderTheReplaysTailStopsTheStream(t *testing.T) {
-	const n, m, held, window, cut = 200, 50, 60, 20, 30
-	sc := newStreamConfig(t, "")
-	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
-	pa := a.publish(t, 0, n)
-	rs.stopRecording(t, a)
-	a.close(t)
-	watchTopic(t, sc.Topic)
-	var holding atomic.Bool
-	holding.Store(true)
-	ip := startInProcess(t, inProcessOptions{
-		plan: heldFrom(held, &holding), maxInflightRecords: window,
-		// Nothing persisted past the start, and no listing to see the cut before the extension.
-		checkpoint: progress.CheckpointConfig{EveryRecords: 1 << 30, EveryMs: 24 * 3600 * 1000, RetryMinMs: 50, RetryMaxMs: 400},
-		discovery:  time.Hour,
-	}, sc)
-	prod := ip.producer(0)
-	eventually.NoError(t, 30*time.Second, func() error {
-		st, err := ip.status(sc.Name)
-		if err != nil {
-			return err
-		}
-		if r := recordingOf(st, a.recordingID); r == nil || r.CommittedPosition == nil || *r.CommittedPosition != pa[held-1] || len(prod.Held()) == 0 {
-			return fmt.Errorf("recording %d's status is %v with %d acknowledgements held; want it committed to message %d's end, %d, and the next held", a.recordingID, r, len(prod.Held()), held-1, pa[held-1])
-		}
-		return nil
-	})
-	eventually.NoError(t, 30*time.Second, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		// Refused ("cannot truncate recording with active replay") until the archive has
-		// offered the replay's last block.
-		return rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1])
-	})
-	e := rs.extend(t, a, false)
-	if pe := e.publishPayloads(t, rewritten(cut, n, false)); !slices.Equal(pe, pa[cut:]) {
-		t.Fatalf("the rewritten messages end at %v, not where the old ones did (%v)", pe, pa[cut:])
+	const n, m, held, cut = 200, 50, 60, 30
+	for _, c := range []struct {
+		name   string
+		window int64 // max_inflight_records (0: ferry's default, more than n)
+		sent   bool  // every record read and sent before the change
+	}{
+		{"read to its credits' end before the change", 20, false},
+		{"read and sent to the old stop before the change", 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := newStreamConfig(t, "")
+			rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+			pa := a.publish(t, 0, n)
+			rs.stopRecording(t, a)
+			a.close(t)
+			watchTopic(t, sc.Topic)
+			var holding atomic.Bool
+			holding.Store(true)
+			gate := &describeGate{id: a.recordingID, open: make(chan struct{})}
+			if !c.sent {
+				close(gate.open)
+			}
+			ip := startInProcess(t, inProcessOptions{
+				plan: heldFrom(held, &holding), maxInflightRecords: c.window, wrapArchive: gate.wrap,
+				// Nothing persisted past the start, and no listing to see the cut before the extension.
+				checkpoint: progress.CheckpointConfig{EveryRecords: 1 << 30, EveryMs: 24 * 3600 * 1000, RetryMinMs: 50, RetryMaxMs: 400},
+				discovery:  time.Hour,
+			}, sc)
+			prod := ip.producer(0)
+			eventually.NoError(t, 30*time.Second, func() error {
+				st, err := ip.status(sc.Name)
+				if err != nil {
+					return err
+				}
+				if r := recordingOf(st, a.recordingID); r == nil || r.CommittedPosition == nil || *r.CommittedPosition != pa[held-1] || len(prod.Held()) == 0 {
+					return fmt.Errorf("recording %d's status is %v with %d acknowledgements held; want it committed to message %d's end, %d, and the next held", a.recordingID, r, len(prod.Held()), held-1, pa[held-1])
+				}
+				if c.sent && !gate.reached() {
+					return errors.New("the replay's end is not being checked yet")
+				}
+				return nil
+			})
+			eventually.NoError(t, 30*time.Second, func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				// Refused ("cannot truncate recording with active replay") until the archive has
+				// offered the replay's last block.
+				return rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1])
+			})
+			e := rs.extend(t, a, false)
+			if pe := e.publishPayloads(t, rewritten(cut, n, false)); !slices.Equal(pe, pa[cut:]) {
+				t.Fatalf("the rewritten messages end at %v, not where the old ones did (%v)", pe, pa[cut:])
+			}
+			e.publish(t, n, n+m)
+			e.close(t)
+			changed := pa[n-1] // the last record committed
+			if c.sent {
+				// Still held: the acknowledged end stays at message held-1 over the restart.
+				close(gate.open)
+				changed = pa[held-1]
+			} else {
+				// The old tail is read as its acknowledgements come.
+				holding.Store(false)
+				prod.ReleaseAll()
+			}
+			ip.waitFailed(sc.Name, 60*time.Second, fmt.Sprintf("recording %d changed below what ferry had read of it when its replay started again (up to %d)", a.recordingID, pa[n-1]),
+				fmt.Sprintf("ferry read the record ending at %d", changed), "TruncateRecording", "give the stream a new name")
+			holding.Store(false)
+			prod.ReleaseAll()
+			if !ip.logs.contains("recording extended while ferry replayed it") {
+				t.Errorf("the replay did not start again over the extension")
+			}
+			assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(0, n))
+		})
 	}
-	e.publish(t, n, n+m)
-	e.close(t)
-	holding.Store(false)
-	prod.ReleaseAll()
-	ip.waitFailed(sc.Name, 60*time.Second, fmt.Sprintf("recording %d changed below what ferry had read of it when its replay started again (up to %d)", a.recordingID, pa[n-1]),
-		fmt.Sprintf("ferry read the record ending at %d", pa[n-1]), "TruncateRecording", "give the stream a new name")
-	if !ip.logs.contains("recording extended while ferry replayed it") {
-		t.Errorf("the replay did not start again over the extension")
-	}
-	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(0, n))
 }
+
+// describeGate is the real archive client, except that a describe of recording id after
+// the first (a replay's end check: the first is its open) waits until open is closed, or
+// until the call's deadline.
+type describeGate struct {
+	actors.Archive
+	id    int64
+	open  chan struct{}
+	calls atomic.Int32
+}
+
+func (g *describeGate) wrap(a actors.Archive) actors.Archive { g.Archive = a; return g }
+
+func (g *describeGate) Recording(ctx context.Context, id int64) (archive.RecordingDescriptor, error) {
+	if id == g.id && g.calls.Add(1) > 1 {
+		select {
+		case <-g.open:
+		case <-ctx.Done():
+			return archive.RecordingDescriptor{}, ctx.Err()
+		}
+	}
+	return g.Archive.Recording(ctx, id)
+}
+
+// reached reports whether a describe after the first was asked for.
+func (g *describeGate) reached() bool { return g.calls.Load() > 1 }
 
 // heldFrom is a plan that holds the acknowledgement of every send from the k-th on while
 // holding is set, and delivers the others: the replay stops at its credits, far from the
