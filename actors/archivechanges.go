@@ -81,10 +81,8 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 	case !r.Live && r.StopPosition == final && done && s.known[id] != nil && !s.known[id].Live && s.known[id].StopMs != r.StopMs:
 		return fmt.Sprintf("it stopped again at %d, at %s (before, at %s): extended by nothing, or truncated and recorded again to the same end", r.StopPosition, formatMs(r.StopMs), formatMs(s.known[id].StopMs)), nil
 	case !r.Live && r.StopPosition < final:
-		return "", fmt.Errorf("recording %d now stops at %d, before %d, where ferry published it to its end: the archive truncated it (TruncateRecording), and the records after %d that ferry published are no longer in the archive. "+
-			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
-			continueUnderANewName,
-			id, r.StopPosition, final, r.StopPosition, final)
+		return "", fmt.Errorf("recording %d now stops at %d, before %d, where ferry published it to its end: the archive truncated it (TruncateRecording), and the records after %d that ferry published are no longer in the archive. %s",
+			id, r.StopPosition, final, r.StopPosition, extensionDropped(final))
 	}
 	return "", nil
 }
@@ -360,6 +358,14 @@ const renameToGoOn = "To publish the new archive's recordings, give the stream a
 // published (truncated, then recorded on): the new records would take the old ones'
 // sequence ids, which the topic's deduplication drops under the same producers.
 const continueUnderANewName = "Record a continuation as a new recording instead; to go on, give the stream a new name in the configuration (new producers, published from its start_position), " + dropOldName
+
+// extensionDropped ends the failure of a recording the archive truncated below upTo, the
+// end of what ferry published or read of it: what an extension from the truncation would
+// meet, and the way on.
+func extensionDropped(upTo int64) string {
+	return fmt.Sprintf("If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. ", upTo) +
+		continueUnderANewName
+}
 
 // dropOldName completes the advice to give a stream a new name: `ferry run` refuses a
 // stream with nothing stored while another name's checkpoints are stored for its channel,

@@ -347,12 +347,14 @@ func (t *tasks) Close() { <-t.close() }
 
 // CloseWithin refuses new goroutines and waits for the running ones, at most d; it reports
 // whether they all ended.
-func (t *tasks) CloseWithin(d time.Duration) bool {
-	ended := t.close()
+func (t *tasks) CloseWithin(d time.Duration) bool { return doneWithin(t.close(), d) }
+
+// doneWithin waits for done to be closed, at most d, and reports whether it was.
+func doneWithin(done <-chan struct{}, d time.Duration) bool {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
-	case <-ended:
+	case <-done:
 		return true
 	case <-timer.C:
 		return false

@@ -1437,6 +1437,18 @@ func closedChannel(r any) bool {
 	return ok && err.Error() == "send on closed channel"
 }
 
+// pastClosedChannel calls f, a call of the producer's that calls nothing back (Flush,
+// Close), and recovers the panic of a send on a channel the client closed (closedChannel):
+// the producer is closed, which is what the caller waits for.
+func pastClosedChannel(f func()) {
+	defer func() {
+		if r := recover(); r != nil && !closedChannel(r) {
+			panic(r)
+		}
+	}()
+	f()
+}
+
 // producerCloseWait bounds the wait for a producer's Close (closeProducer): well above the
 // Pulsar client's operation timeout, which bounds the close request to the broker.
 var producerCloseWait = time.Minute
@@ -1451,21 +1463,9 @@ func closeProducer(prod pulsar.Producer) bool {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer func() {
-			if r := recover(); r != nil && !closedChannel(r) {
-				panic(r)
-			}
-		}()
-		prod.Close()
+		pastClosedChannel(prod.Close)
 	}()
-	t := time.NewTimer(producerCloseWait)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
+	return doneWithin(done, producerCloseWait)
 }
 
 // close flushes and closes the producer on a goroutine: Close alone drops the callbacks of
@@ -1481,16 +1481,11 @@ func (p *publisher) close() {
 		// Bounded: with send timeouts off, a flush to an unreachable broker never returns.
 		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 		defer cancel()
-		func() {
-			defer func() {
-				if r := recover(); r != nil && !closedChannel(r) {
-					panic(r)
-				}
-			}()
+		pastClosedChannel(func() {
 			if err := prod.FlushWithCtx(ctx); err != nil {
 				log.Debug("flushing a producer before close", "error", err)
 			}
-		}()
+		})
 		closeProducer(prod)
 	}) {
 		closeProducer(prod)

@@ -796,10 +796,8 @@ func (r *replay) onEndChecked(ctx actor.Context, c *endChecked) {
 		}
 		r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: the replay ended at %d, but the recording stops at %d (live: %t): the archive aborted the replay (StopReplay, its shutdown or a read error)%s; the replay starts again from the checkpoint", r.rec.RecordingId, c.position, c.stop, c.stop == archive.NullPosition, maybe))
 	case c.kind() == endTruncated:
-		r.fail(ctx, "archive", supervisor.Poison, fmt.Errorf("recording %d now stops at %d, before %d, where ferry's replay of it ended: the archive truncated it (TruncateRecording) while ferry published it, and the records after %d that ferry read, some of which the topic may hold, are no longer in the archive. "+
-			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
-			continueUnderANewName,
-			r.rec.RecordingId, c.stop, c.position, c.stop, c.position))
+		r.fail(ctx, "archive", supervisor.Poison, fmt.Errorf("recording %d now stops at %d, before %d, where ferry's replay of it ended: the archive truncated it (TruncateRecording) while ferry published it, and the records after %d that ferry read, some of which the topic may hold, are no longer in the archive. %s",
+			r.rec.RecordingId, c.stop, c.position, c.stop, extensionDropped(c.position)))
 	case r.check.pending && !r.check.found:
 		m := r.check.mark
 		r.fail(ctx, "archive", supervisor.Poison, changedBelowCheckpoint(r.rec.RecordingId, r.from,

@@ -475,10 +475,8 @@ func (t *tracker) finish(stop int64) {
 	err := t.core.Finish(stop)
 	if errors.Is(err, progress.ErrFinishBelowCommitted) {
 		acked := t.core.Committed()
-		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d ends at %d, below %d, which ferry had already seen acknowledged: it was truncated in the archive (TruncateRecording), or the archive is not the one ferry published from, and its records from %d to %d, which the topic holds, are no longer in the archive. "+
-			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
-			continueUnderANewName,
-			t.rec, stop, acked, stop, acked, acked)))
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d ends at %d, below %d, which ferry had already seen acknowledged: it was truncated in the archive (TruncateRecording), or the archive is not the one ferry published from, and its records from %d to %d, which the topic holds, are no longer in the archive. %s",
+			t.rec, stop, acked, stop, acked, extensionDropped(acked))))
 	}
 	t.unchanged(err)
 	t.must(err)
@@ -498,10 +496,8 @@ func (t *tracker) unchanged(err error) {
 	}
 	b, readTo := changed.Before, changed.ReadTo
 	if changed.Finished && changed.Stop < b.End {
-		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d now stops at %d, before the end of the record [%d, %d) that ferry read when it replayed it before (up to %d): the archive truncated it (TruncateRecording) while ferry published it, and the records after %d that ferry read, some of which the topic may hold, are no longer in the archive. "+
-			"If the recording is extended from there, the topic's deduplication drops the new records up to %d as already stored (their sequence ids are positions); ferry stops the stream rather than let that happen unseen. "+
-			continueUnderANewName,
-			t.rec, changed.Stop, b.Start, b.End, readTo, changed.Stop, readTo)))
+		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d now stops at %d, before the end of the record [%d, %d) that ferry read when it replayed it before (up to %d): the archive truncated it (TruncateRecording) while ferry published it, and the records after %d that ferry read, some of which the topic may hold, are no longer in the archive. %s",
+			t.rec, changed.Stop, b.Start, b.End, readTo, changed.Stop, extensionDropped(readTo))))
 	}
 	found := fmt.Sprintf("the record [%d, %d) with %08x", changed.Now.Start, changed.Now.End, changed.Now.Checksum)
 	if changed.Finished {
