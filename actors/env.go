@@ -154,14 +154,15 @@ type StoredMessage struct {
 	Producer   string
 	Properties map[string]string
 	Checksum   uint32 // CRC-32C of the payload
-	// Ends are the positions (ferry.position) of the messages of this one's producer and
-	// recording that the read found, in the order stored, this one's last; nil when this
-	// is not the recording's. The read is of the partition's last entries, in order, and
-	// with deduplication a producer's messages are stored in the order of their sequence
-	// ids: every message of the producer above Ends[0] that the partition holds is among
-	// them (lesson 22). Ends[0] is at or below the from given to the read, or the earliest
-	// the read reached (the start of the partition's last ledger, or its bounds).
-	Ends []int64
+	// Ends are the positions (ferry.position) and payload checksums of the messages of this
+	// one's producer and recording that the read found, in the order stored, this one's
+	// last; nil when this is not the recording's. The read is of the partition's last
+	// entries, in order, and with deduplication a producer's messages are stored in the
+	// order of their sequence ids: every message of the producer above Ends[0] that the
+	// partition holds is among them (lesson 22). Ends[0] is at or below the from given to
+	// the read, or the earliest the read reached (the start of the partition's last ledger,
+	// or its bounds).
+	Ends []StoredEnd
 	// EarliestMs is the publish time (Unix epoch milliseconds, the producer's clock) of the
 	// earliest message the read went through, every message after it read; 0: none.
 	EarliestMs int64
@@ -169,6 +170,13 @@ type StoredMessage struct {
 	// it holds no message of the producer below Ends[0] (retention may have deleted ledgers
 	// before that one which did).
 	ReachedFirst bool
+}
+
+// StoredEnd is a message of the recording that a read of what the broker stored found: its
+// position (ferry.position, the end of its record) and the CRC-32C of its payload.
+type StoredEnd struct {
+	End      int64
+	Checksum uint32
 }
 
 // Env is what every actor of the pipeline shares. Each field is safe for concurrent use.
@@ -541,12 +549,12 @@ type ownMark struct {
 	end int64
 }
 
-// endsOf is the positions of marks' messages of producer, in order.
-func endsOf(marks []ownMark, producer string) []int64 {
-	var ends []int64
+// endsOf is the positions and checksums of marks' messages of producer, in order.
+func endsOf(marks []ownMark, producer string) []StoredEnd {
+	var ends []StoredEnd
 	for _, m := range marks {
 		if m.msg.Producer == producer && m.end >= 0 {
-			ends = append(ends, m.end)
+			ends = append(ends, StoredEnd{End: m.end, Checksum: m.msg.Checksum})
 		}
 	}
 	return ends

@@ -138,12 +138,13 @@ type publisher struct {
 	// that the broker answers as a duplicate must be one of them.
 	mustHold bool
 	readBack *atomic.Pointer[storedEnds]
-	// stored is the broker's last message from the producer when it lies past the
-	// checkpoint (end -1: none, or checked): the record the archive holds ending there must
-	// be the same, or the records re-sent up to it are other records the broker answers as
-	// duplicates of the old ones. sentEnd is the end of the last record the current
-	// producer sent (-1: none).
-	stored  storedMark
+	// stored are the producer's messages of the recording that the read back found past
+	// the checkpoint, up to the broker's last, when that lies past it, ascending end: those
+	// the sends have not passed yet (nil: none, or all checked). The record the archive
+	// holds ending at each must be the same, or the records re-sent up to there are other
+	// records the broker answers as duplicates of the old ones. sentEnd is the end of the
+	// last record the current producer sent (-1: none).
+	stored  []storedMark
 	sentEnd int64
 	// storedAgainSent is set by the first callback that finds a record stored again: one
 	// report per publisher.
@@ -329,7 +330,7 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, failedEpoch: new(atomic.Uint64),
 			verifyUpTo: new(atomic.Int64), readBack: new(atomic.Pointer[storedEnds]), acked: new(atomic.Int64), storedAgainSent: new(atomic.Bool), routedBy: new(atomic.Int64),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations,
-			stored: storedMark{end: -1}, sentEnd: -1, unheardEnd: -1, unheardLast: -1}
+			sentEnd: -1, unheardEnd: -1, unheardLast: -1}
 		p.verifyUpTo.Store(-1)
 		p.acked.Store(-1)
 		return p
@@ -1048,7 +1049,7 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	p.dedupChecked = true
 	p.verifyUpTo.Store(-1)
 	p.readBack.Store(nil)
-	p.stored.end = -1
+	p.stored = nil
 	if p.checkedUpTo, p.mustHold = p.brokerMustHold(); !p.mustHold && !p.sentBefore() && p.failedEpoch.Load() == 0 {
 		return // nothing acknowledged, sent before this pipeline, or failed: nothing to check
 	}
@@ -1134,10 +1135,10 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		// said above: what the topic kept of the records sent again is checked still.
 		p.verifyUpTo.Store(last)
 		p.readBack.Store(p.storedEnds(r.msg))
-		if p.sentEnd < last {
-			p.stored = storedMark{end: last, checksum: r.msg.Checksum}
-		} else {
-			p.env.Logger.Warn("the broker's last message from the producer was read after the sends had passed it: the records sent again up to it are not compared with it (a rewrite of the recording there would go unseen)", "stream", p.cfg.Def.Name, "recording", p.rec, "broker_last", last)
+		p.stored = storedMarks(r.msg, last, p.watermark.Position)
+		if p.stored[0].end <= p.sentEnd {
+			p.stored = slices.DeleteFunc(p.stored, func(m storedMark) bool { return m.end <= p.sentEnd })
+			p.env.Logger.Warn("what the broker stored was read after the sends had passed some of it: the records sent again up to there are not compared with it (a rewrite of the recording there would go unseen)", "stream", p.cfg.Def.Name, "recording", p.rec, "sent_to", p.sentEnd, "broker_last", last)
 		}
 		p.env.Logger.Info("resuming past what the broker stored: the records sent again up to there must come back as duplicates", "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position, "broker_last", last)
 	}
@@ -1157,7 +1158,11 @@ func (p *publisher) storedEnds(msg StoredMessage) *storedEnds {
 		return nil
 	}
 	w := p.watermark
-	s := &storedEnds{ends: slices.Sorted(slices.Values(msg.Ends)), from: w.Position}
+	s := &storedEnds{from: w.Position}
+	for _, e := range msg.Ends {
+		s.ends = append(s.ends, e.End)
+	}
+	slices.Sort(s.ends)
 	s.floor = s.ends[0]
 	switch {
 	case w.Seed && msg.EarliestMs > 0 && msg.EarliestMs < w.StoredAtMs-clockTolerance.Milliseconds():
@@ -1278,14 +1283,14 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			skip(b.Records[i:])
 			return
 		}
-		if p.stored.end >= 0 && p.sentEnd < 0 && r.Start >= p.stored.end {
-			// The producer's first send is from past the broker's last message (a producer
-			// created again after the checkpoint moved beyond it): nothing up to it is sent
-			// again. (A later record starting past it, after a gap, is checked: the
-			// archive's records no longer end there.)
-			p.stored.end = -1
+		if p.sentEnd < 0 {
+			// The producer's first send: what the broker stored up to its start is not sent
+			// again (a producer created again sends again from the last commit, past the
+			// checkpoint). (A later record starting past a stored message's end, after a
+			// gap, is checked: the archive's records no longer end there.)
+			p.stored = slices.DeleteFunc(p.stored, func(m storedMark) bool { return m.end <= r.Start })
 		}
-		if r.End >= p.stored.end && p.stored.end >= 0 {
+		if len(p.stored) > 0 && r.End >= p.stored[0].end {
 			p.checkStored(r)
 		}
 		p.sentEnd = r.End
@@ -1385,22 +1390,49 @@ func sendAsync(prod pulsar.Producer, msg *pulsar.ProducerMessage, cb func(pulsar
 	prod.SendAsync(context.Background(), msg, cb)
 }
 
-// checkStored compares the first record that reaches the end of the broker's last message
-// from the producer with that message (once). Below it the records sent again are answered
-// as duplicates: if the archive now holds other records there (truncated and recorded on
-// above ferry's checkpoint), they would be dropped as duplicates of the old ones and
-// counted as published. The stream stops instead. (One record: other records before it
-// with it unchanged go unseen.)
+// checkStored compares r, a record that reaches the end of one of the producer's messages
+// the broker stored past the checkpoint (p.stored), with the messages it reaches: it must
+// end where the first of them ends, with the same checksum. Up to the broker's last message
+// from the producer the records sent again are answered as duplicates: if the archive now
+// holds other records there (truncated and recorded on above ferry's checkpoint, while
+// ferry was down), they would be dropped as duplicates of the old ones and counted as
+// published — those of a recording recorded again short of the old records' end too, which
+// never reach the broker's last message. The stream stops instead. (Only what the read back
+// found is compared: messages stored below where it reached are not.)
 func (p *publisher) checkStored(r *messages.Record) {
-	s := p.stored
-	p.stored.end = -1
+	s := p.stored[0]
 	if r.End == s.end && r.Checksum == s.checksum {
+		p.stored = p.stored[1:]
 		return
 	}
-	found := fmt.Sprintf("the record [%d, %d) with CRC-32C %08x", r.Start, r.End, r.Checksum)
-	panic(changedRecording(p.rec, fmt.Sprintf("what the topic stored from its producer %s (up to %d)", p.name, s.end),
-		fmt.Sprintf("the topic's last message from it ends at %d with CRC-32C %08x; the archive now holds there %s", s.end, s.checksum, found),
-		s.end, "sent again, they are answered as duplicates of the old records and dropped"))
+	found := fmt.Sprintf("the record [%d, %d) with CRC-32C %08x there", r.Start, r.End, r.Checksum)
+	if r.End > s.end {
+		found = fmt.Sprintf("no record ending there, but the record [%d, %d) with CRC-32C %08x", r.Start, r.End, r.Checksum)
+	}
+	last := p.verifyUpTo.Load()
+	panic(changedRecording(p.rec, fmt.Sprintf("what the topic stored from its producer %s (up to %d)", p.name, last),
+		fmt.Sprintf("the topic's message from it ending at %d has CRC-32C %08x; the archive now holds %s", s.end, s.checksum, found),
+		last, "sent again, they are answered as duplicates of the old records and dropped"))
+}
+
+// storedMarks are the producer's messages of the recording that msg, the broker's last
+// from the producer (at position last), and the read back that found it tell above from,
+// ascending end: one for each end, the last the partition stored of it (without
+// deduplication, a record sent again is stored again).
+func storedMarks(msg StoredMessage, last, from int64) []storedMark {
+	checksums := map[int64]uint32{}
+	for _, e := range msg.Ends {
+		if e.End > from {
+			checksums[e.End] = e.Checksum
+		}
+	}
+	checksums[last] = msg.Checksum
+	marks := make([]storedMark, 0, len(checksums))
+	for end, checksum := range checksums {
+		marks = append(marks, storedMark{end: end, checksum: checksum})
+	}
+	slices.SortFunc(marks, func(a, b storedMark) int { return cmp.Compare(a.end, b.end) })
+	return marks
 }
 
 // oldClosed tells the publisher that the producer it replaces is closed.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -165,6 +166,16 @@ func failuresOf(p probe, kind string) []*messages.Failure {
 			return fs
 		}
 	}
+}
+
+// storedAt is what a read back found of the producer's messages of the recording: messages
+// ending at ends, with the checksum batch's records have.
+func storedAt(ends ...int64) []StoredEnd {
+	var out []StoredEnd
+	for _, end := range ends {
+		out = append(out, StoredEnd{End: end})
+	}
+	return out
 }
 
 func batch(epoch uint64, ends ...int64) *messages.RecordBatch {
@@ -610,7 +621,7 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 	}{
 		{"the topic holds every record sent again", checkpoint, []int64{64, 128, 192, 256}, 0, -1, 1, 0, false},
 		{"the topic lacks one", checkpoint, []int64{64, 128, 256}, 0, 192, 1, 0, false},
-		{"read back to past the checkpoint only", checkpoint, []int64{200, 256}, 0, -1, 1, 1, false},
+		{"read back to past the checkpoint only", checkpoint, []int64{192, 256}, 0, -1, 1, 1, false},
 		// Below an acknowledged record, or across runs, the partition's first message still
 		// held may follow ledgers retention deleted: not taken as its first ever.
 		{"read back through the partition's first message, past the checkpoint", checkpoint, []int64{192, 256}, 0, -1, 1, 1, true},
@@ -632,7 +643,7 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 				if from != 64 {
 					return StoredMessage{}, false, fmt.Errorf("read back to %d; want the checkpoint, 64", from)
 				}
-				return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "256"}, Ends: c.ends, EarliestMs: c.earliestMs, ReachedFirst: c.reachedFirst}, true, nil
+				return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "256"}, Ends: storedAt(c.ends...), EarliestMs: c.earliestMs, ReachedFirst: c.reachedFirst}, true, nil
 			}
 			system := testSystem(t)
 			nb, pids := spawnNeighbours(system)
@@ -903,6 +914,58 @@ func TestARecordPassingOverTheBrokersLastMessageStopsTheStream(t *testing.T) {
 	}
 }
 
+// Every record sent again from the checkpoint is compared with the producer's message the
+// read back found ending there, not only the broker's last: a recording truncated above the
+// checkpoint while ferry was down and recorded again in other bytes, in records of the same
+// sizes, short of the old records' end (its records never reach the broker's last message),
+// would otherwise have them answered as duplicates of the old ones and counted as published.
+// The stream stops before the first record that differs is sent, or one that passes over a
+// message read back (the records no longer end there).
+func TestARecordSentAgainIsComparedWithEveryMessageReadBack(t *testing.T) {
+	stored := []StoredEnd{{End: 64, Checksum: 1}, {End: 128, Checksum: 2}, {End: 192, Checksum: 3}, {End: 256, Checksum: 4}}
+	for _, c := range []struct {
+		name      string
+		ends      []int64
+		checksums []uint32
+		changed   int64 // the record the stream stops at; -1: none
+	}{
+		{"unchanged", []int64{128, 192, 256}, []uint32{2, 3, 4}, -1},
+		{"the recording rewritten from the middle, up to its old end", []int64{128, 192, 256}, []uint32{2, 9, 9}, 192},
+		{"the recording rewritten short of its old end", []int64{128, 192}, []uint32{2, 9}, 192},
+		{"a record passing over a message read back", []int64{128, 256}, []uint32{2, 4}, 256},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+			env, cfg := testEnv(t)
+			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+			env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+				return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "256"}, Checksum: 4, Ends: stored}, true, nil
+			}
+			system := testSystem(t)
+			_, pids := spawnNeighbours(system)
+			pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+			system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1})
+			b := batch(1, c.ends...)
+			b.Records[0].Start = 64
+			for i, sum := range c.checksums {
+				b.Records[i].Checksum = sum
+			}
+			system.Root.Send(pub, b)
+			if c.changed < 0 {
+				for _, end := range c.ends {
+					rec.answerDuplicate(t, strconv.FormatInt(end, 10))
+				}
+				wentOn(t, givenUp)
+				return
+			}
+			stoppedWith(t, givenUp, "recording 7 changed below what the topic stored from its producer ferry-s-7 (up to 256)", fmt.Sprintf("message from it ending at %d", min(c.changed, 192)))
+			if s := rec.sent(); slices.Contains(s, strconv.FormatInt(c.changed, 10)) {
+				t.Fatalf("sent %v; the changed record ending at %d went out", s, c.changed)
+			}
+		})
+	}
+}
+
 // A re-delivery waits until every send of the failed epoch has its outcome: a re-send
 // that overtook an unanswered send of the failed epoch would have the broker answer
 // receipts out of the client's order, and pulsar-client-go v0.19.0 drops the connection
@@ -1033,7 +1096,7 @@ func TestAProducerThatAnswersNoneOfItsSendsIsReplaced(t *testing.T) {
 // what the broker stored (through the partition's first message): 64 is not among it, so
 // it is a failure and the stream stops, rather than count it as published.
 func TestARecordRefusedBeforeAnyAnswerIsNotCountedAsADuplicate(t *testing.T) {
-	through := StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "192"}, Ends: []int64{128, 192}, EarliestMs: 1001, ReachedFirst: true}
+	through := StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "192"}, Ends: storedAt(128, 192), EarliestMs: 1001, ReachedFirst: true}
 	others := StoredMessage{Producer: "other", Properties: map[string]string{PropRecordingID: "8", PropPosition: "4096"}}
 	t.Run("read back through the partition's first message", func(t *testing.T) { refusedFirst(t, through, true) })
 	// Other producers' messages after the recording's, beyond the read's reach: the

@@ -667,53 +667,66 @@ func rewritten(from, to int, longer bool) [][]byte {
 // TestLesson14_RecordingRewrittenAboveTheCheckpointFailsLoudly: the broker stored all 300
 // messages of a recording, but the acknowledgement of message 30 was lost, so ferry's
 // checkpoint is at message 29. While ferry is down, the archive truncates the recording after
-// message 199 and records other bytes in the same sizes from there, then more. The record
-// at the checkpoint is unchanged, so the resumed replay's check of it passes; the rewritten
-// records end where the stored ones did, and sent again, the broker answers them as
-// duplicates of the old ones: dropped, and counted as published. ferry compares the record
-// ending where the topic's last message from the producer ends (message 299) with that
-// message, finds other bytes, and stops the stream naming both. (A restart with the records
-// unchanged — TestLesson02_LostAckStallsAndTheNextStartRepublishes — goes on.)
+// message 199 and records other bytes in the same sizes from there: past the old end (100
+// messages, then 20 more), or short of it (30, and the recording stops). The record at the
+// checkpoint is unchanged, so the resumed replay's check of it passes; the rewritten records
+// end where the stored ones did, and sent again, the broker answers them as duplicates of
+// the old ones: dropped, and counted as published. ferry compares each record it sends again
+// with the producer's message read back ending there, finds other bytes at message 200, and
+// stops the stream naming both. (Short of the old end, the rewritten records never reach the
+// topic's last message from the producer: compared with that one alone, they went through
+// as duplicates and the recording completed at its new stop.) A restart with the records
+// unchanged — TestLesson02_LostAckStallsAndTheNextStartRepublishes — goes on.
 func TestLesson14_RecordingRewrittenAboveTheCheckpointFailsLoudly(t *testing.T) {
-	const n, lost, cut, m = 300, 30, 200, 20
-	sc := newStreamConfig(t, "")
-	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
-	pa := a.publish(t, 0, n)
-	watchTopic(t, sc.Topic)
-	plan, answered := loseAck(lost)
-	storePath := filepath.Join(t.TempDir(), "checkpoints.db")
-	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: storePath}, sc)
-	ip.waitCheckpoint(sc, a.recordingID, pa[lost-1], 30*time.Second)
-	answered.wait(t, n, 30*time.Second) // the broker stored all 300; ferry heard of 299
-	if _, err := ip.stop(); err != nil {
-		t.Fatal(err)
-	}
-	rs.stopRecording(t, a)
-	a.close(t)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
-		t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
-	}
-	e := rs.extend(t, a, false)
-	if pe := e.publishPayloads(t, rewritten(cut, n, false)); !slices.Equal(pe, pa[cut:]) {
-		t.Fatalf("the rewritten messages end at %v, not where the published ones did (%v)", pe, pa[cut:])
-	}
-	e.publish(t, n, n+m)
-	e.close(t)
-
-	again := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
-	select {
-	case f := <-again.p.Failures():
-		for _, want := range []string{fmt.Sprintf("recording %d changed below what the topic stored from its producer", a.recordingID),
-			fmt.Sprintf("last message from it ends at %d", pa[n-1]), fmt.Sprintf("the record [%d, %d)", pa[n-2], pa[n-1]), "answered as duplicates", "TruncateRecording", "give the stream a new name"} {
-			if !strings.Contains(f.Err.Error(), want) {
-				t.Errorf("the stream failed with %q; want it to say %q", f.Err, want)
+	const n, lost, cut = 300, 30, 200
+	for _, c := range []struct {
+		name     string
+		again, m int // messages rewritten from cut, and more after them
+	}{
+		{"past its old end", n - cut, 20},
+		{"short of its old end", 30, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := newStreamConfig(t, "")
+			rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+			pa := a.publish(t, 0, n)
+			watchTopic(t, sc.Topic)
+			plan, answered := loseAck(lost)
+			storePath := filepath.Join(t.TempDir(), "checkpoints.db")
+			ip := startInProcess(t, inProcessOptions{plan: plan, storePath: storePath}, sc)
+			ip.waitCheckpoint(sc, a.recordingID, pa[lost-1], 30*time.Second)
+			answered.wait(t, n, 30*time.Second) // the broker stored all 300; ferry heard of 299
+			if _, err := ip.stop(); err != nil {
+				t.Fatal(err)
 			}
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the stream went on; checkpoint %+v: the rewritten records were answered as duplicates and taken for published", again.checkpoint(sc, a.recordingID))
+			rs.stopRecording(t, a)
+			a.close(t)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
+				t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
+			}
+			e := rs.extend(t, a, false)
+			if pe := e.publishPayloads(t, rewritten(cut, cut+c.again, false)); !slices.Equal(pe, pa[cut:cut+c.again]) {
+				t.Fatalf("the rewritten messages end at %v, not where the published ones did (%v)", pe, pa[cut:cut+c.again])
+			}
+			e.publish(t, cut+c.again, cut+c.again+c.m)
+			e.close(t)
+
+			again := startInProcess(t, inProcessOptions{storePath: storePath}, sc)
+			select {
+			case f := <-again.p.Failures():
+				for _, want := range []string{fmt.Sprintf("recording %d changed below what the topic stored from its producer", a.recordingID), fmt.Sprintf("(up to %d)", pa[n-1]),
+					fmt.Sprintf("message from it ending at %d", pa[cut]), fmt.Sprintf("the record [%d, %d)", pa[cut-1], pa[cut]), "answered as duplicates", "TruncateRecording", "give the stream a new name"} {
+					if !strings.Contains(f.Err.Error(), want) {
+						t.Errorf("the stream failed with %q; want it to say %q", f.Err, want)
+					}
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatalf("the stream went on; checkpoint %+v: the rewritten records were answered as duplicates and taken for published", again.checkpoint(sc, a.recordingID))
+			}
+		})
 	}
 }
 

@@ -112,7 +112,7 @@ func TestLastStoredReadsWhatTheBrokerStoredLast(t *testing.T) {
 // it: 20 entries back (the second span looked at), 320 back (the third); a recording with
 // no message near the end gets the partition's last, as does one whose last is in an
 // earlier ledger (the search ends at the start of the last one). With it come the
-// positions of the recording's messages read back to the one at or below where the sends
+// positions and checksums of the recording's messages read back to the one at or below where the sends
 // start again (lesson 22): across spans, and no further than that one's span needs. The read
 // says whether it went through the partition's first message (StoredMessage.ReachedFirst):
 // back to the start of the ledger that holds it, and not once the topic was unloaded (a new
@@ -150,7 +150,7 @@ func TestLastStoredLooksBackPastOtherProducers(t *testing.T) {
 	}()
 	// expect reads recording rec's last message from position from, and wants message want
 	// of producer, with the positions of the producer's messages of the recording from ends
-	// (ends < 0: none, another recording's message) to want.
+	// (ends < 0: none, another recording's message) to want, each with its payload's CRC-32C.
 	expect := func(rec int64, from int64, producer string, want, ends int) actors.StoredMessage {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -159,9 +159,9 @@ func TestLastStoredLooksBackPastOtherProducers(t *testing.T) {
 		if err != nil || !ok || msg.Producer != producer || msg.Properties["n"] != fmt.Sprint(want) {
 			t.Fatalf("recording %d: read %+v (ok %t, %v); want message %d of producer %s", rec, msg, ok, err, want, producer)
 		}
-		var wantEnds []int64
+		var wantEnds []actors.StoredEnd
 		for e := ends; ends >= 0 && e <= want; e++ {
-			wantEnds = append(wantEnds, int64(e))
+			wantEnds = append(wantEnds, actors.StoredEnd{End: int64(e), Checksum: crc32.Checksum(payloadFor(e), crc32.MakeTable(crc32.Castagnoli))})
 		}
 		if !slices.Equal(msg.Ends, wantEnds) {
 			t.Fatalf("recording %d from %d: the recording's messages read back end at %v; want %v", rec, from, msg.Ends, wantEnds)
