@@ -459,6 +459,72 @@ func TestARecordingTruncatedWhileFerryWasDownStopsTheStream(t *testing.T) {
 	}
 }
 
+// Where the topic's last message of a recording ends (TopicHolds, read back by its
+// publisher) stands for a stop listed before this run when its checkpoint kept none at start
+// (only ever listed live), and goes to the checkpointer to be stored: a recording recorded
+// again to before it stops the stream at once, naming a new name; one stopped before it once
+// its replay completed it there (before, the publisher compares the records it sends again
+// with what the topic holds: one recorded again in other bytes stops the stream as such),
+// naming forget. A stop kept at start (a listing's, or one forget lowered), an end not past
+// the listed stop, and a stop below the checkpoint (the replay's to refuse) are left alone.
+func TestARecordingStoppedBeforeWhatTheTopicHoldsStopsTheStream(t *testing.T) {
+	stopped := func(at int64) *messages.RecordingInfo {
+		return &messages.RecordingInfo{RecordingId: 5, StartMs: 200, StopMs: 300, StopPosition: at, RecordedPosition: at}
+	}
+	for _, tt := range []struct {
+		name       string
+		listedStop int64 // kept by the checkpoint at start (at 1000)
+		now        *messages.RecordingInfo
+		holds      int64
+		want       string // in the stream's failure; "" for none
+		stored     bool   // the topic's end goes to the checkpointer
+	}{
+		{"stopped before it", 0, stopped(3000), 5000, "recording 5 now stops at 3000, before 5000, where the topic's last message of it from ferry's producer ends", true},
+		{"recorded again, to before it", 0, &messages.RecordingInfo{RecordingId: 5, StartMs: 200, Live: true, StopPosition: -1, RecordedPosition: 3000}, 5000,
+			"recording 5 now is recorded again (extended), recorded to 3000, before 5000, where the topic's last message", true},
+		{"stopped at it", 0, stopped(5000), 5000, "", false},
+		{"recording past it", 0, &messages.RecordingInfo{RecordingId: 5, StartMs: 200, Live: true, StopPosition: -1, RecordedPosition: 6000}, 5000, "", true},
+		{"a stop kept at start", 3000, stopped(3000), 5000, "", false},
+		{"stopped below the checkpoint", 0, stopped(800), 5000, "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env, cfg := testEnv(t)
+			cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 5, Position: 1000, StartMs: 200, ListedStop: tt.listedStop, ListedStopMs: 300}}}
+			s, nobody, failed, run := bareStream(t, env, cfg)
+			told := make(probe, 16)
+			run(func(ctx actor.Context) {
+				s.checkpointer = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return told }))
+				s.running[5] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned
+				s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{tt.now}})
+				s.topicHolds(ctx, &messages.TopicHolds{RecordingId: 5, End: tt.holds})
+				if tt.want != "" && !tt.now.Live {
+					if err := failed(); err != nil {
+						t.Errorf("the stream failed before the recording completed: %v", err)
+					}
+					s.recordingCompleted(ctx, &messages.CheckpointPersisted{RecordingId: 5, Position: tt.now.StopPosition, Completed: true})
+				}
+				ctx.Send(s.checkpointer, "done")
+			})
+			err := failed()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("the stream failed: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "which the topic holds, are gone from the archive")):
+				t.Fatalf("the stream failed with %v; want %q", err, tt.want)
+			}
+			var stops []int64
+			for m := next[any](t, told); m != "done"; m = next[any](t, told) {
+				if l, ok := m.(*messages.RecordingListedStopped); ok && l.StopMs == 0 { // not a listing's
+					stops = append(stops, l.StopPosition)
+				}
+			}
+			if held := slices.Contains(stops, tt.holds); held != tt.stored {
+				t.Fatalf("the checkpointer was told of stops %v; want the topic's end, %d, among them: %t", stops, tt.holds, tt.stored)
+			}
+		})
+	}
+}
+
 // Where a listing first shows a recording stopped goes to the checkpointer, to be stored:
 // once, not at every listing, and not at all when its checkpoint keeps that stop already.
 func TestARecordingListedStoppedHasItsStopStoredOnce(t *testing.T) {

@@ -647,6 +647,79 @@ func TestATruncatedRecordingRecordedAgainStopsTheStream(t *testing.T) {
 	}
 }
 
+// TestARecordingOnlyListedLiveTruncatedBelowWhatTheTopicHoldsStopsTheStream: ferry publishes
+// a live recording of 300 messages, the acknowledgement of message 30 lost, so its
+// checkpoint stays at message 29, and stops while the recording is still live: no listing
+// showed it stopped, so its checkpoint keeps no stop (truncatedAboveTheCheckpoint's has one).
+// While ferry is down the recording stops and the archive truncates it after message 199.
+// Replayed as it now is, it would end at message 199 and count as completed, though the
+// topic holds it to message 299 and the archive no longer does (nor whatever it recorded
+// after that, which ferry never saw). The publisher's read back finds the topic's last
+// message of the recording at message 299: the stream stops, naming the truncation and
+// forget, and the checkpoint keeps that end as the recording's stop, so that the next start
+// stops too. Forget lowers it; the start after that publishes the recording to its new end,
+// and the topic holds the 300 messages once each.
+func TestARecordingOnlyListedLiveTruncatedBelowWhatTheTopicHoldsStopsTheStream(t *testing.T) {
+	const n, lost, cut = 300, 30, 200
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, n)
+	watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	cfg.write(t)
+	plan, answered := loseAck(lost)
+	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: cfg.Store.Path}, sc)
+	ip.waitCheckpoint(sc, a.recordingID, pa[lost-1], 30*time.Second)
+	answered.wait(t, n, 30*time.Second) // the broker stored all 300; ferry heard of 299
+	if _, err := ip.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if c := cfg.checkpoint(t, sc, a.recordingID); c.ListedStop != 0 || c.Position != pa[lost-1] {
+		t.Fatalf("checkpoint %+v; want it at %d, with no stop kept (the recording was only listed live)", c, pa[lost-1])
+	}
+	rs.stopRecording(t, a)
+	a.close(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
+		t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
+	}
+
+	stops := fmt.Sprintf("recording %d now stops at %d, before %d, ", a.recordingID, pa[cut-1], pa[n-1])
+	again := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
+	again.waitFailed(sc.Name, 60*time.Second, stops+"where the topic's last message of it from ferry's producer ends",
+		fmt.Sprintf("records from %d to %d, which the topic holds, are gone from the archive", pa[cut-1], pa[n-1]), store.ForgetCommand(sc.Name, a.recordingID))
+	eventually.NoError(t, 30*time.Second, func() error {
+		if c := again.checkpoint(sc, a.recordingID); c.ListedStop != pa[n-1] {
+			return fmt.Errorf("checkpoint %+v; want it to keep the stop %d, where the topic's last message ends", c, pa[n-1])
+		}
+		return nil
+	})
+	if _, err := again.stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The stop kept stands for a listing before the next start: it stops again.
+	third := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
+	third.waitFailed(sc.Name, 60*time.Second, stops+"where a listing had it stop before this run of ferry, or ferry had published it to", store.ForgetCommand(sc.Name, a.recordingID))
+	if _, err := third.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", strconv.FormatInt(a.recordingID, 10), "--yes")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("recording %d's records from position %d to %d forgotten", a.recordingID, pa[cut-1], pa[n-1])) {
+		t.Fatalf("forget of the truncated recording: exit %d, stdout %q, stderr %q; want 0, naming the records forgotten", code, out, errOut)
+	}
+	last := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
+	last.waitDone(sc, a.recordingID, pa[cut-1], 60*time.Second)
+	if _, err := last.notFailed(t, sc.Name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := last.stop(); err != nil {
+		t.Fatal(err)
+	}
+	expectTopic(t, sc, a.published(0, pa))
+}
+
 // rewritten is messages from..to-1 with other bytes: payloadFor's, each byte flipped, and
 // with longer, 100 bytes longer (by three or four frame alignments).
 func rewritten(from, to int, longer bool) [][]byte {
