@@ -18,7 +18,6 @@ import (
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/progress"
 	"github.com/ferry-bridge/ferry/store"
-	"github.com/ferry-bridge/ferry/supervisor"
 )
 
 // checkOrigin fails if the archive lists under r's id another recording than the one ferry
@@ -98,9 +97,7 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 //
 // The stop its checkpoint keeps (listedStops, written when a listing shows a new one) stands
 // for a listing before this run's first: a recording stopped below it was truncated while
-// ferry was down, or was when this run's predecessor stopped the stream over it. So does, for
-// a recording no listing had shown stopped before this run, where the topic's last message
-// of it ends (topicHolds): ferry published it to there. One live
+// ferry was down, or was when this run's predecessor stopped the stream over it. One live
 // again, recorded to below it, or stopped below it at another time than the stop kept
 // (TruncateRecording keeps the stop time), was also recorded again after the truncation: the
 // archive extends a recording only from its stop. A checkpoint of an older ferry keeps no
@@ -117,23 +114,13 @@ func (s *streamSupervisor) checkTail(r *messages.RecordingInfo) error {
 	if completed := s.completed[id] || s.storedCompleted[id]; completed && s.listedStops[id].position <= s.finalAt[id] || s.atLatest(id) {
 		return nil
 	}
-	before, where := s.listedStops[id], "where a listing had it stop before this run of ferry, or ferry had published it to (its checkpoint keeps that stop)"
-	if before.held {
-		where = "where the topic's last message of it from ferry's producer ends (read back as the producer was created: ferry had published it to there before this run, and no listing had shown it stopped)"
-	}
+	before, where := s.listedStops[id], "where a listing had it stop before this run of ferry (its checkpoint keeps that stop)"
 	k := s.known[id]
 	switch {
 	case k != nil && !k.Live && k.StopPosition >= before.position:
-		before, where = stopMark{position: k.StopPosition, atMs: k.StopMs}, "where an earlier listing had it stop"
+		before, where = stopMark{k.StopPosition, k.StopMs}, "where an earlier listing had it stop"
 	case k != nil && k.Live && k.RecordedPosition >= before.position:
-		before, where = stopMark{position: k.RecordedPosition}, "where an earlier listing had it recorded to" // -1: not read
-	}
-	if before.held && !r.Live && !s.finished[id] {
-		// Told once the replay read the recording to its stop and Pulsar acknowledged
-		// every record (recordingCompleted): the records sent again up to there are first
-		// compared with what the topic holds (publisher, checkStored), so that one recorded
-		// again in other bytes stops the stream as such, its way on a new name, not forget.
-		return nil
+		before, where = stopMark{k.RecordedPosition, 0}, "where an earlier listing had it recorded to" // -1: not read
 	}
 	now, nowHow, from := r.StopPosition, "stops at", fmt.Sprint(r.StopPosition)
 	again := r.Live || before.atMs != 0 && r.StopMs != before.atMs
@@ -155,52 +142,15 @@ func (s *streamSupervisor) checkTail(r *messages.RecordingInfo) error {
 		toGoOn = "Its new records have the positions of the old ones, which are the sequence ids of the recording's producer: the topic's deduplication would drop those it holds old records for as already stored. " +
 			continueUnderANewName
 	}
-	gone := fmt.Sprintf("its records from %s to %d, which ferry had not all published, are gone", from, before.position)
-	if before.held {
-		gone = fmt.Sprintf("its records from %s to %d, which the topic holds, are gone from the archive, with any after them, which ferry had not published", from, before.position)
-	}
-	return fmt.Errorf("recording %d now %s %d, before %d, %s: the archive truncated it (TruncateRecording) before ferry published it to its end, and %s. %s",
-		id, nowHow, now, before.position, where, gone, toGoOn)
+	return fmt.Errorf("recording %d now %s %d, before %d, %s: the archive truncated it (TruncateRecording) before ferry published it to its end, and its records from %s to %d, which ferry had not all published, are gone. %s",
+		id, nowHow, now, before.position, where, from, before.position, toGoOn)
 }
 
-// topicHolds takes what a publisher read back as its producer was created: the topic holds
-// the recording's records up to h.End, past its checkpoint. For a recording whose checkpoint
-// kept no stop when ferry started (no listing had shown it stopped: only ever listed live
-// before), that is the first the stream knows of where it got to; truncated below it while
-// ferry was down, it would be replayed to its new stop and completed, its records after
-// that gone without a word, or, extended from there, have its new records answered as
-// duplicates (the publisher compares those the read found). It stands for a stop listed
-// before this run (checkTail, stored with the checkpoint, so that the next start stops too
-// until forget lowers it): a recording recorded again to below it stops the stream at once,
-// one stopped below it once its replay completed it there (recordingCompleted). A stop kept
-// at start is left as it is: a listing showed the recording stopped there, or forget
-// lowered it to accept a truncation.
-func (s *streamSupervisor) topicHolds(ctx actor.Context, h *messages.TopicHolds) {
-	id := h.RecordingId
-	if s.failed != nil || s.stopping || keptStop(s.storedCheckpoint(id)).position > 0 || h.End <= s.listedStops[id].position {
-		return
-	}
-	s.listedStops[id] = stopMark{position: h.End, held: true}
-	ctx.Send(s.checkpointer, &messages.RecordingListedStopped{RecordingId: id, StopPosition: h.End})
-	// (A stop below the checkpoint is the replay's to refuse, with its own way on.)
-	if k := s.known[id]; k != nil && (k.Live || k.StopPosition >= s.storedCheckpoint(id).Position) {
-		if err := s.checkTail(k); err != nil {
-			s.fail(ctx, supervisor.Poison, err)
-		}
-	}
-}
-
-// stopMark is where, and when, a listing showed a recording stopped (atMs 0: not known); or,
-// held, where the topic's last message of the recording ends (topicHolds).
-type stopMark struct {
-	position, atMs int64
-	held           bool
-}
+// stopMark is where, and when, a listing showed a recording stopped (atMs 0: not known).
+type stopMark struct{ position, atMs int64 }
 
 // keptStop is the stop checkpoint cp keeps (zero: none).
-func keptStop(cp store.Checkpoint) stopMark {
-	return stopMark{position: cp.ListedStop, atMs: cp.ListedStopMs}
-}
+func keptStop(cp store.Checkpoint) stopMark { return stopMark{cp.ListedStop, cp.ListedStopMs} }
 
 // truncatedToGoOn is the way on after the archive truncated recording id above where ferry
 // had published it to: accept the loss and publish the recording to its new end, or publish
@@ -217,7 +167,7 @@ func truncatedToGoOn(stream string, id int64) string {
 // with its seed.
 func (s *streamSupervisor) noteStop(ctx actor.Context, r *messages.RecordingInfo) {
 	id := r.RecordingId
-	mark := stopMark{position: r.StopPosition, atMs: r.StopMs}
+	mark := stopMark{r.StopPosition, r.StopMs}
 	if r.Live || r.StopPosition <= 0 || s.listedStops[id] == mark {
 		return
 	}

@@ -168,7 +168,7 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 	case *messages.RecordingListedStopped:
 		// A completed one too: extended since (reopened), it is checked against its stop
 		// until a save of the extension is stored.
-		c.listedStops[msg.RecordingId] = stopMark{position: msg.StopPosition, atMs: msg.StopMs}
+		c.listedStops[msg.RecordingId] = stopMark{msg.StopPosition, msg.StopMs}
 		if _, stored := c.persisted[msg.RecordingId]; stored {
 			c.stopsDue[msg.RecordingId] = true // one not stored yet has it with its seed
 			c.flush(ctx, c.env.elapsedMs())

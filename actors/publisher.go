@@ -1135,7 +1135,6 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		// said above: what the topic kept of the records sent again is checked still.
 		p.verifyUpTo.Store(last)
 		p.readBack.Store(p.storedEnds(r.msg))
-		ctx.Send(p.pids.stream, &messages.TopicHolds{RecordingId: p.rec, End: last}) // the recording cannot stop before it
 		p.stored = storedMarks(r.msg, last, p.watermark.Position)
 		if p.stored[0].end <= p.sentEnd {
 			p.stored = slices.DeleteFunc(p.stored, func(m storedMark) bool { return m.end <= p.sentEnd })

@@ -151,8 +151,6 @@ func (s *streamSupervisor) Receive(ctx actor.Context) {
 		s.producerChanged(msg)
 	case *messages.DeduplicationChecked:
 		s.status.recording(msg.RecordingId).Deduplication = msg.State
-	case *messages.TopicHolds:
-		s.topicHolds(ctx, msg)
 	case *messages.RecordingsListed:
 		s.status.listFailingSinceMs = 0
 		s.listed(ctx, msg)
@@ -684,16 +682,9 @@ func (s *streamSupervisor) recordingCompleted(ctx actor.Context, p *messages.Che
 		return
 	}
 	s.stopRecording(ctx, id)
+	s.env.Logger.Info("recording published and acknowledged to its end", "stream", s.cfg.Def.Name, "recording", id, "stop_position", p.Position)
 	s.finished[id] = true
 	s.finalAt[id] = p.Position
-	if k := s.known[id]; k != nil && s.listedStops[id].held {
-		// Completed below where the topic's last message of it ends (topicHolds)?
-		if err := s.checkTail(k); err != nil {
-			s.fail(ctx, supervisor.Poison, err)
-			return
-		}
-	}
-	s.env.Logger.Info("recording published and acknowledged to its end", "stream", s.cfg.Def.Name, "recording", id, "stop_position", p.Position)
 	s.completeFinished(ctx)
 	if s.drainWaiting[id] {
 		// A drain asked the tracker just stopped, which may never have seen the request:

@@ -723,63 +723,6 @@ func (x *PublishFailed) GetNotSent() bool {
 	return false
 }
 
-// TopicHolds tells the stream supervisor what a publisher read back as its producer was
-// created: the topic holds the recording's records up to end, the position of the last
-// message of its producer, past the recording's checkpoint. The recording cannot stop before it
-// unless the archive truncated it below records ferry published (while ferry was down, if
-// no listing showed it stopped before).
-type TopicHolds struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
-	End           int64                  `protobuf:"varint,2,opt,name=end,proto3" json:"end,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *TopicHolds) Reset() {
-	*x = TopicHolds{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *TopicHolds) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*TopicHolds) ProtoMessage() {}
-
-func (x *TopicHolds) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use TopicHolds.ProtoReflect.Descriptor instead.
-func (*TopicHolds) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{10}
-}
-
-func (x *TopicHolds) GetRecordingId() int64 {
-	if x != nil {
-		return x.RecordingId
-	}
-	return 0
-}
-
-func (x *TopicHolds) GetEnd() int64 {
-	if x != nil {
-		return x.End
-	}
-	return 0
-}
-
 // RedeliveryRequired tells a replay that a record it read failed to publish: the replay must
 // restart from the persisted watermark (lesson 4).
 type RedeliveryRequired struct {
@@ -794,7 +737,7 @@ type RedeliveryRequired struct {
 
 func (x *RedeliveryRequired) Reset() {
 	*x = RedeliveryRequired{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -806,7 +749,7 @@ func (x *RedeliveryRequired) String() string {
 func (*RedeliveryRequired) ProtoMessage() {}
 
 func (x *RedeliveryRequired) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -819,7 +762,7 @@ func (x *RedeliveryRequired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedeliveryRequired.ProtoReflect.Descriptor instead.
 func (*RedeliveryRequired) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{11}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RedeliveryRequired) GetRecordingId() int64 {
@@ -860,7 +803,7 @@ type Committed struct {
 
 func (x *Committed) Reset() {
 	*x = Committed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -872,7 +815,7 @@ func (x *Committed) String() string {
 func (*Committed) ProtoMessage() {}
 
 func (x *Committed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -885,7 +828,7 @@ func (x *Committed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Committed.ProtoReflect.Descriptor instead.
 func (*Committed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{12}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Committed) GetRecordingId() int64 {
@@ -928,7 +871,7 @@ type RecordingFinished struct {
 
 func (x *RecordingFinished) Reset() {
 	*x = RecordingFinished{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +883,7 @@ func (x *RecordingFinished) String() string {
 func (*RecordingFinished) ProtoMessage() {}
 
 func (x *RecordingFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +896,7 @@ func (x *RecordingFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingFinished.ProtoReflect.Descriptor instead.
 func (*RecordingFinished) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{13}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RecordingFinished) GetRecordingId() int64 {
@@ -982,7 +925,7 @@ type RecordingReopened struct {
 
 func (x *RecordingReopened) Reset() {
 	*x = RecordingReopened{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -994,7 +937,7 @@ func (x *RecordingReopened) String() string {
 func (*RecordingReopened) ProtoMessage() {}
 
 func (x *RecordingReopened) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1007,7 +950,7 @@ func (x *RecordingReopened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingReopened.ProtoReflect.Descriptor instead.
 func (*RecordingReopened) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{14}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RecordingReopened) GetRecordingId() int64 {
@@ -1031,7 +974,7 @@ type RecordingListedStopped struct {
 
 func (x *RecordingListedStopped) Reset() {
 	*x = RecordingListedStopped{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1043,7 +986,7 @@ func (x *RecordingListedStopped) String() string {
 func (*RecordingListedStopped) ProtoMessage() {}
 
 func (x *RecordingListedStopped) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1056,7 +999,7 @@ func (x *RecordingListedStopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingListedStopped.ProtoReflect.Descriptor instead.
 func (*RecordingListedStopped) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RecordingListedStopped) GetRecordingId() int64 {
@@ -1092,7 +1035,7 @@ type WatermarkRequest struct {
 
 func (x *WatermarkRequest) Reset() {
 	*x = WatermarkRequest{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1047,7 @@ func (x *WatermarkRequest) String() string {
 func (*WatermarkRequest) ProtoMessage() {}
 
 func (x *WatermarkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1060,7 @@ func (x *WatermarkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatermarkRequest.ProtoReflect.Descriptor instead.
 func (*WatermarkRequest) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WatermarkRequest) GetRecordingId() int64 {
@@ -1170,7 +1113,7 @@ type Watermark struct {
 
 func (x *Watermark) Reset() {
 	*x = Watermark{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1182,7 +1125,7 @@ func (x *Watermark) String() string {
 func (*Watermark) ProtoMessage() {}
 
 func (x *Watermark) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1195,7 +1138,7 @@ func (x *Watermark) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Watermark.ProtoReflect.Descriptor instead.
 func (*Watermark) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Watermark) GetRecordingId() int64 {
@@ -1291,7 +1234,7 @@ type RouteRecording struct {
 
 func (x *RouteRecording) Reset() {
 	*x = RouteRecording{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1246,7 @@ func (x *RouteRecording) String() string {
 func (*RouteRecording) ProtoMessage() {}
 
 func (x *RouteRecording) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1316,7 +1259,7 @@ func (x *RouteRecording) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RouteRecording.ProtoReflect.Descriptor instead.
 func (*RouteRecording) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RouteRecording) GetRecordingId() int64 {
@@ -1344,7 +1287,7 @@ type RecordingRouted struct {
 
 func (x *RecordingRouted) Reset() {
 	*x = RecordingRouted{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1356,7 +1299,7 @@ func (x *RecordingRouted) String() string {
 func (*RecordingRouted) ProtoMessage() {}
 
 func (x *RecordingRouted) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1369,7 +1312,7 @@ func (x *RecordingRouted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingRouted.ProtoReflect.Descriptor instead.
 func (*RecordingRouted) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RecordingRouted) GetRecordingId() int64 {
@@ -1398,7 +1341,7 @@ type CheckpointPersisted struct {
 
 func (x *CheckpointPersisted) Reset() {
 	*x = CheckpointPersisted{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1410,7 +1353,7 @@ func (x *CheckpointPersisted) String() string {
 func (*CheckpointPersisted) ProtoMessage() {}
 
 func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1423,7 +1366,7 @@ func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointPersisted.ProtoReflect.Descriptor instead.
 func (*CheckpointPersisted) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CheckpointPersisted) GetRecordingId() int64 {
@@ -1467,7 +1410,7 @@ type RecordingInfo struct {
 
 func (x *RecordingInfo) Reset() {
 	*x = RecordingInfo{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1479,7 +1422,7 @@ func (x *RecordingInfo) String() string {
 func (*RecordingInfo) ProtoMessage() {}
 
 func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1492,7 +1435,7 @@ func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingInfo.ProtoReflect.Descriptor instead.
 func (*RecordingInfo) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{21}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RecordingInfo) GetRecordingId() int64 {
@@ -1562,7 +1505,7 @@ type RecordingsListed struct {
 
 func (x *RecordingsListed) Reset() {
 	*x = RecordingsListed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1574,7 +1517,7 @@ func (x *RecordingsListed) String() string {
 func (*RecordingsListed) ProtoMessage() {}
 
 func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1587,7 +1530,7 @@ func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingsListed.ProtoReflect.Descriptor instead.
 func (*RecordingsListed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{22}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RecordingsListed) GetRecordings() []*RecordingInfo {
@@ -1615,7 +1558,7 @@ type DiscoveryFailed struct {
 
 func (x *DiscoveryFailed) Reset() {
 	*x = DiscoveryFailed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1627,7 +1570,7 @@ func (x *DiscoveryFailed) String() string {
 func (*DiscoveryFailed) ProtoMessage() {}
 
 func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1640,7 +1583,7 @@ func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscoveryFailed.ProtoReflect.Descriptor instead.
 func (*DiscoveryFailed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{23}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DiscoveryFailed) GetError() string {
@@ -1672,7 +1615,7 @@ type Drain struct {
 
 func (x *Drain) Reset() {
 	*x = Drain{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1684,7 +1627,7 @@ func (x *Drain) String() string {
 func (*Drain) ProtoMessage() {}
 
 func (x *Drain) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1697,7 +1640,7 @@ func (x *Drain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drain.ProtoReflect.Descriptor instead.
 func (*Drain) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{24}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Drain) GetDeadlineMs() int64 {
@@ -1728,7 +1671,7 @@ type RecordingDrained struct {
 
 func (x *RecordingDrained) Reset() {
 	*x = RecordingDrained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1740,7 +1683,7 @@ func (x *RecordingDrained) String() string {
 func (*RecordingDrained) ProtoMessage() {}
 
 func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1753,7 +1696,7 @@ func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingDrained.ProtoReflect.Descriptor instead.
 func (*RecordingDrained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{25}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RecordingDrained) GetRecordingId() int64 {
@@ -1779,7 +1722,7 @@ type CheckpointsFlushed struct {
 
 func (x *CheckpointsFlushed) Reset() {
 	*x = CheckpointsFlushed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1791,7 +1734,7 @@ func (x *CheckpointsFlushed) String() string {
 func (*CheckpointsFlushed) ProtoMessage() {}
 
 func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1804,7 +1747,7 @@ func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsFlushed.ProtoReflect.Descriptor instead.
 func (*CheckpointsFlushed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{26}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{25}
 }
 
 // Drained answers Drain for a whole stream.
@@ -1822,7 +1765,7 @@ type Drained struct {
 
 func (x *Drained) Reset() {
 	*x = Drained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[27]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1834,7 +1777,7 @@ func (x *Drained) String() string {
 func (*Drained) ProtoMessage() {}
 
 func (x *Drained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[27]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1847,7 +1790,7 @@ func (x *Drained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drained.ProtoReflect.Descriptor instead.
 func (*Drained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{27}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Drained) GetStream() string {
@@ -1882,7 +1825,7 @@ type HazardUndecided struct {
 
 func (x *HazardUndecided) Reset() {
 	*x = HazardUndecided{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[28]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1894,7 +1837,7 @@ func (x *HazardUndecided) String() string {
 func (*HazardUndecided) ProtoMessage() {}
 
 func (x *HazardUndecided) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[28]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1907,7 +1850,7 @@ func (x *HazardUndecided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HazardUndecided.ProtoReflect.Descriptor instead.
 func (*HazardUndecided) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{28}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HazardUndecided) GetRecordingId() int64 {
@@ -1996,11 +1939,7 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x10\n" +
 	"\x03end\x18\x03 \x01(\x03R\x03end\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x19\n" +
-	"\bnot_sent\x18\x05 \x01(\bR\anotSent\"A\n" +
-	"\n" +
-	"TopicHolds\x12!\n" +
-	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x10\n" +
-	"\x03end\x18\x02 \x01(\x03R\x03end\"o\n" +
+	"\bnot_sent\x18\x05 \x01(\bR\anotSent\"o\n" +
 	"\x12RedeliveryRequired\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1e\n" +
@@ -2111,7 +2050,7 @@ func file_ferry_v1_pipeline_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_pipeline_proto_rawDescData
 }
 
-var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_ferry_v1_pipeline_proto_goTypes = []any{
 	(*Record)(nil),                 // 0: ferry.v1.Record
 	(*RecordBatch)(nil),            // 1: ferry.v1.RecordBatch
@@ -2123,32 +2062,31 @@ var file_ferry_v1_pipeline_proto_goTypes = []any{
 	(*Credits)(nil),                // 7: ferry.v1.Credits
 	(*PublishAcked)(nil),           // 8: ferry.v1.PublishAcked
 	(*PublishFailed)(nil),          // 9: ferry.v1.PublishFailed
-	(*TopicHolds)(nil),             // 10: ferry.v1.TopicHolds
-	(*RedeliveryRequired)(nil),     // 11: ferry.v1.RedeliveryRequired
-	(*Committed)(nil),              // 12: ferry.v1.Committed
-	(*RecordingFinished)(nil),      // 13: ferry.v1.RecordingFinished
-	(*RecordingReopened)(nil),      // 14: ferry.v1.RecordingReopened
-	(*RecordingListedStopped)(nil), // 15: ferry.v1.RecordingListedStopped
-	(*WatermarkRequest)(nil),       // 16: ferry.v1.WatermarkRequest
-	(*Watermark)(nil),              // 17: ferry.v1.Watermark
-	(*RouteRecording)(nil),         // 18: ferry.v1.RouteRecording
-	(*RecordingRouted)(nil),        // 19: ferry.v1.RecordingRouted
-	(*CheckpointPersisted)(nil),    // 20: ferry.v1.CheckpointPersisted
-	(*RecordingInfo)(nil),          // 21: ferry.v1.RecordingInfo
-	(*RecordingsListed)(nil),       // 22: ferry.v1.RecordingsListed
-	(*DiscoveryFailed)(nil),        // 23: ferry.v1.DiscoveryFailed
-	(*Drain)(nil),                  // 24: ferry.v1.Drain
-	(*RecordingDrained)(nil),       // 25: ferry.v1.RecordingDrained
-	(*CheckpointsFlushed)(nil),     // 26: ferry.v1.CheckpointsFlushed
-	(*Drained)(nil),                // 27: ferry.v1.Drained
-	(*HazardUndecided)(nil),        // 28: ferry.v1.HazardUndecided
-	(*RecordMark)(nil),             // 29: ferry.v1.RecordMark
+	(*RedeliveryRequired)(nil),     // 10: ferry.v1.RedeliveryRequired
+	(*Committed)(nil),              // 11: ferry.v1.Committed
+	(*RecordingFinished)(nil),      // 12: ferry.v1.RecordingFinished
+	(*RecordingReopened)(nil),      // 13: ferry.v1.RecordingReopened
+	(*RecordingListedStopped)(nil), // 14: ferry.v1.RecordingListedStopped
+	(*WatermarkRequest)(nil),       // 15: ferry.v1.WatermarkRequest
+	(*Watermark)(nil),              // 16: ferry.v1.Watermark
+	(*RouteRecording)(nil),         // 17: ferry.v1.RouteRecording
+	(*RecordingRouted)(nil),        // 18: ferry.v1.RecordingRouted
+	(*CheckpointPersisted)(nil),    // 19: ferry.v1.CheckpointPersisted
+	(*RecordingInfo)(nil),          // 20: ferry.v1.RecordingInfo
+	(*RecordingsListed)(nil),       // 21: ferry.v1.RecordingsListed
+	(*DiscoveryFailed)(nil),        // 22: ferry.v1.DiscoveryFailed
+	(*Drain)(nil),                  // 23: ferry.v1.Drain
+	(*RecordingDrained)(nil),       // 24: ferry.v1.RecordingDrained
+	(*CheckpointsFlushed)(nil),     // 25: ferry.v1.CheckpointsFlushed
+	(*Drained)(nil),                // 26: ferry.v1.Drained
+	(*HazardUndecided)(nil),        // 27: ferry.v1.HazardUndecided
+	(*RecordMark)(nil),             // 28: ferry.v1.RecordMark
 }
 var file_ferry_v1_pipeline_proto_depIdxs = []int32{
 	0,  // 0: ferry.v1.RecordBatch.records:type_name -> ferry.v1.Record
-	29, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
-	29, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
-	21, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
+	28, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
+	28, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
+	20, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
 	4,  // [4:4] is the sub-list for method output_type
 	4,  // [4:4] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
@@ -2168,7 +2106,7 @@ func file_ferry_v1_pipeline_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_pipeline_proto_rawDesc), len(file_ferry_v1_pipeline_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -350,7 +350,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	if again := d.StopPosition == archive.NullPosition || cp.ListedStopMs != 0 && d.StopTimestampMs != cp.ListedStopMs; truncated && again {
 		// Truncated, then extended: the extension's records take the old ones' positions,
 		// which are the sequence ids of the recording's producer.
-		return fmt.Errorf("the archive recorded recording %d again after it truncated it below %d, where a listing had it stop (or ferry had published it to): it is recorded to %d (%s), and the new records have the positions of the old ones, which are the sequence ids of the recording's producer; "+
+		return fmt.Errorf("the archive recorded recording %d again after it truncated it below %d, where a listing had it stop: it is recorded to %d (%s), and the new records have the positions of the old ones, which are the sequence ids of the recording's producer; "+
 			"the topic's deduplication would drop those it holds old records for as already stored, so forget does not apply. Record a continuation as a new recording instead; %s", id, cp.ListedStop, end, recordedAgainHow(d, cp), renameToGoOn)
 	}
 	if cp.Completed {
