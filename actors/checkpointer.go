@@ -145,12 +145,12 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 			// A replay is being taken on (takeOn): where it begins, seeded again, is where
 			// the store's seed is about to be — no longer from the start, so that no later
 			// incarnation follows the start back past where that one began.
-			ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: true, Position: c.policies[msg.RecordingId].Start(), Seed: true, Partitions: c.persisted[msg.RecordingId].Partitions})
+			ctx.Respond(&messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: true, Position: c.policies[msg.RecordingId].Start(), Seed: true, Partitions: c.persisted[msg.RecordingId].Partitions, ForgottenTo: c.persisted[msg.RecordingId].ForgottenTo})
 			return
 		}
 		cp, ok := c.persisted[msg.RecordingId]
 		w := &messages.Watermark{RecordingId: msg.RecordingId, Generation: msg.Generation, Stored: ok, Position: cp.Position, Completed: cp.Completed, Seed: cp.Seed, FromStart: cp.FromStart,
-			Partitions: cp.Partitions, Earlier: c.earlier[msg.RecordingId], StoredAtMs: cp.UpdatedAtMs}
+			Partitions: cp.Partitions, Earlier: c.earlier[msg.RecordingId], StoredAtMs: cp.UpdatedAtMs, ForgottenTo: cp.ForgottenTo}
 		if m := cp.LastRecord; m.Known() {
 			w.LastRecord = &messages.RecordMark{Start: m.Start, End: m.End, Checksum: m.Checksum}
 		}
@@ -397,7 +397,8 @@ func (c *checkpointer) checkpoint(s progress.Save) store.Checkpoint {
 	o := c.origins[s.RecordingID] // a save follows the recording's seed or replay start
 	cp := store.Checkpoint{RecordingID: s.RecordingID, Position: s.Position, Completed: s.Completed, UpdatedAtMs: c.env.nowMs(),
 		StartMs: o.startMs, SessionID: o.session, Seed: s.Seed, FromStart: s.Seed && c.fromStart[s.RecordingID], Partitions: c.routes[s.RecordingID],
-		ListedStop: c.listedStops[s.RecordingID].position, ListedStopMs: c.listedStops[s.RecordingID].atMs}
+		ListedStop: c.listedStops[s.RecordingID].position, ListedStopMs: c.listedStops[s.RecordingID].atMs,
+		ForgottenTo: c.persisted[s.RecordingID].ForgottenTo} // only forget writes it, offline
 	// A save is of the committed position the last mark came with (Tick saves the latest,
 	// and a recording's end only adds padding): a mark beyond it is a bug, which would store
 	// a checkpoint the next start cannot check.

@@ -1244,6 +1244,86 @@ func TestAReplayReadingAgainAnotherRecordThanItSentStopsTheStream(t *testing.T) 
 	}
 }
 
+// A recording is reported finished only once the publisher has told what its producer
+// read back of the topic (TopicRead), and never at a stop before the end of a record the
+// topic holds of it: the archive truncated it below records ferry published (a recording
+// only ever listed live before ferry stopped keeps no stop to tell it by). The read may come
+// before the replay ends or after every record was acknowledged; one that comes after the
+// recording finished (the read's answer after its timeout) still stops the stream.
+func TestARecordingStoppingBeforeWhatTheTopicHoldsStopsTheStream(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		reads []int64 // what the publisher's reads found, in order (-1: nothing)
+		early bool    // told before the replay ended
+		stop  int64   // the recording's stop
+		// late: the second read comes after the recording finished
+		late bool
+	}{
+		{"told before the replay ended", []int64{192}, true, 128, false},
+		{"told once every record was acknowledged", []int64{192}, false, 128, false},
+		{"told after it finished", []int64{-1, 192}, false, 128, true},
+		{"the topic holds it to its stop", []int64{128}, false, 128, false},
+		{"the topic holds nothing past the checkpoint", []int64{-1}, false, 128, false},
+		{"the stop past the last record", []int64{128}, true, 160, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, cfg := testEnv(t)
+			env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+				return StoredMessage{}, false, errors.New("not read here: the publisher reads")
+			}
+			system := testSystem(t)
+			nb, pids := spawnNeighbours(system)
+			tracker, givenUp := spawnSupervised(t, system, env, cfg, newTracker(env, cfg, 7, pids))
+			read := func(end int64) {
+				system.Root.Send(tracker, &messages.TopicRead{RecordingId: 7, HoldsEnd: end, Producer: "ferry-s-7"})
+			}
+			system.Root.Send(tracker, &messages.ReplayStarted{RecordingId: 7, Generation: 1})
+			if c.early {
+				read(c.reads[0])
+			}
+			system.Root.Send(tracker, &messages.RecordBatch{RecordingId: 7, Generation: 1, Records: []*messages.Record{{Start: 0, End: 64, Payload: []byte("x")}, {Start: 64, End: 128, Payload: []byte("y")}}})
+			sent := next[*messages.RecordBatch](t, nb.publisher)
+			system.Root.Send(tracker, &messages.ReplayEnded{RecordingId: 7, Generation: 1, StopPosition: c.stop})
+			system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: 64})
+			system.Root.Send(tracker, &messages.PublishAcked{RecordingId: 7, Epoch: sent.Epoch, End: 128})
+			if !c.early {
+				// Everything acknowledged, the stop known: nothing is finished before the read.
+				eventually.Always(t, 200*time.Millisecond, func() error {
+					for {
+						select {
+						case m := <-nb.checkpointer:
+							if f, ok := m.(*messages.RecordingFinished); ok {
+								return fmt.Errorf("finished at %d before the publisher told what the topic holds", f.FinalPosition)
+							}
+							continue
+						default:
+						}
+						return nil
+					}
+				})
+				read(c.reads[0])
+			}
+			if c.late {
+				next[*messages.RecordingFinished](t, nb.checkpointer)
+				read(c.reads[1])
+			}
+			held := slices.Max(c.reads)
+			if held <= c.stop {
+				if f := next[*messages.RecordingFinished](t, nb.checkpointer); f.FinalPosition != c.stop {
+					t.Fatalf("finished at %d; want %d", f.FinalPosition, c.stop)
+				}
+				wentOn(t, givenUp)
+				return
+			}
+			err := stoppedWith(t, givenUp, fmt.Sprintf("recording 7 stops at %d, before the end of its record ending at %d, which the topic holds (the last message of producer ferry-s-7", c.stop, held),
+				"TruncateRecording", fmt.Sprintf("the records from %d to %d", c.stop, held), "ferry checkpoint forget --config FILE --stream s --recording 7 --topic-holds 192 --yes", "deduplication holds up to 192")
+			if cl := supervisor.Classify(err); cl != supervisor.Poison {
+				t.Fatalf("the truncation is classed %s; want %s", cl, supervisor.Poison)
+			}
+		})
+	}
+}
+
 // steppedClock is the time of day, stepped by offset (an NTP correction, an operator).
 type steppedClock struct{ offset atomic.Int64 }
 

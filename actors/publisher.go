@@ -1051,6 +1051,7 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	p.readBack.Store(nil)
 	p.stored = nil
 	if p.checkedUpTo, p.mustHold = p.brokerMustHold(); !p.mustHold && !p.sentBefore() && p.failedEpoch.Load() == 0 {
+		p.tellTopicRead(ctx, -1)
 		return // nothing acknowledged, sent before this pipeline, or failed: nothing to check
 	}
 	p.verifying = true
@@ -1065,6 +1066,7 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 		system.Root.Send(self, &lastStoredRead{gen: gen, msg: msg, ok: ok, err: err})
 	}) {
 		p.verifying = false
+		p.tellTopicRead(ctx, -1) // stopping: not read
 		return
 	}
 	// The client's calls can outlast their own timeouts (a reader reconnecting retries
@@ -1090,9 +1092,23 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		p.verifying = false
 		defer p.pump(ctx)
 	} // else: the answer after the timer let the sends go; the records not yet acknowledged are still checked
+	holds := int64(-1)
+	defer func() {
+		if !r.timedOut {
+			p.tellTopicRead(ctx, holds) // before the sends the read held back (deferred earlier)
+		}
+	}()
 	switch {
+	case r.timedOut:
+		// The answer, when it comes, still checks the records not yet answered, and tells
+		// the tracker, which finishes the recording only then: reported as it keeps the
+		// recording from completing.
+		msg := fmt.Sprintf("the read of what the broker stored last in %s gave %v: the records sent again go unchecked until it answers, and the recording is not completed before", p.cfg.Def.Topic, r.err)
+		p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
+		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
+		return
 	case r.err != nil:
-		p.env.Logger.Warn("cannot read what the broker stored last, to check that it deduplicates the records ferry sends again from its checkpoint; going on unchecked",
+		p.env.Logger.Warn("cannot read what the broker stored last, to check that it deduplicates the records ferry sends again from its checkpoint, and where the topic holds the recording to; going on unchecked",
 			"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
 		return
 	case !r.ok && p.mustHold && !p.checkedUpTo.stop:
@@ -1133,6 +1149,9 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		// sends again from the last commit, above it): what it sends again up to there is
 		// compared (checkStored), and must come back as duplicates. So too below a loss
 		// said above: what the topic kept of the records sent again is checked still.
+		if last > p.watermark.ForgottenTo {
+			holds = last // else: ferry checkpoint forget accepted the archive's loss up to there
+		}
 		p.verifyUpTo.Store(last)
 		p.readBack.Store(p.storedEnds(r.msg))
 		p.stored = storedMarks(r.msg, last, p.watermark.Position)
@@ -1142,6 +1161,16 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		}
 		p.env.Logger.Info("resuming past what the broker stored: the records sent again up to there must come back as duplicates", "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position, "broker_last", last)
 	}
+}
+
+// tellTopicRead tells the tracker what this producer's read of the topic found: where the
+// topic's last message of the recording ends past the checkpoint (holdsEnd), or -1 for
+// none, no answer, or no read. The tracker reports the recording finished only once it has
+// heard the first, and never at a stop before holdsEnd: a truncation below records ferry
+// published. (A producer created again later in the run may find this run's own records,
+// which the recording holds unless truncated too.)
+func (p *publisher) tellTopicRead(ctx actor.Context, holdsEnd int64) {
+	ctx.Send(p.pids.tracker, &messages.TopicRead{RecordingId: p.rec, HoldsEnd: holdsEnd, Producer: p.name})
 }
 
 // storedEnds is what a read of the broker's last message, msg, tells of the recording's

@@ -655,6 +655,15 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 			for _, end := range []string{"128", "192", "256"} {
 				rec.answerDuplicate(t, end)
 			}
+			// First what the read found (the tracker finishes the recording only once told):
+			// the topic's last message of the recording, or, not read, nothing.
+			holds := int64(256)
+			if c.reads == 0 {
+				holds = -1
+			}
+			if m, ok := next[any](t, nb.tracker).(*messages.TopicRead); !ok || m.HoldsEnd != holds || m.Producer != "ferry-s-7" {
+				t.Fatalf("the tracker was told %v first; want that the topic holds the recording to %d (TopicRead)", m, holds)
+			}
 			for _, end := range []int64{128, 192, 256} {
 				switch m := next[any](t, nb.tracker).(type) {
 				case *messages.PublishAcked:
@@ -689,6 +698,58 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 			stoppedWith(t, givenUp, fmt.Sprintf("the broker answered the record ending at %d, sent again, as a duplicate, though the topic does not hold it", c.lacking), "lesson 22")
 		})
 	}
+}
+
+// A read of what the broker stored last that outlasts the time the sends wait for it lets
+// them go, but does not tell the tracker that the topic holds nothing past the checkpoint:
+// the recording would complete before the answer could say that it stops before records the
+// topic holds. The wait is reported; the answer, when it comes, tells the tracker.
+func TestAReadOutlastingItsTimeTellsTheTrackerOnlyWhenItAnswers(t *testing.T) {
+	rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+	env, cfg := testEnv(t)
+	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+	release := make(chan struct{})
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+		<-release // past its own context's deadline, as a reader reconnecting can
+		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "256"}, Ends: storedAt(128, 192, 256)}, true, nil
+	}
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+	system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1})
+	b := batch(1, 128)
+	b.Records[0].Start = 64
+	system.Root.Send(pub, b)
+	rec.answerDuplicate(t, "128") // sent once the wait is over (6 s here)
+	for acked := false; !acked; {
+		switch m := next[any](t, nb.tracker).(type) {
+		case *messages.TopicRead:
+			t.Fatalf("the tracker was told %v before the read answered; want nothing, which would let the recording complete", m)
+		case *messages.PublishAcked:
+			if m.End != 128 {
+				t.Fatalf("outcome %+v; want the record ending at 128", m)
+			}
+			acked = true
+		}
+	}
+	eventually.NoError(t, waitFor, func() error {
+		if fs := failuresOf(nb.stream, "deduplication"); len(fs) != 1 || !strings.Contains(fs[0].Message, "the recording is not completed before") {
+			return fmt.Errorf("failures %v; want one saying the read has not answered", fs)
+		}
+		return nil
+	})
+	close(release)
+	if r := next[*messages.TopicRead](t, nb.tracker); r.HoldsEnd != 256 {
+		t.Fatalf("the tracker was told %v; want that the topic holds the recording to 256", r)
+	}
+	wentOn(t, givenUp)
 }
 
 // A record larger than the broker takes stops the stream, naming the record and the

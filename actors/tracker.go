@@ -60,6 +60,13 @@ type tracker struct {
 	// checkpointer; reportQueued says a flushCommits is in the tracker's own mailbox.
 	unreportedCommits int64
 	reportQueued      bool
+	// topicRead says the publisher told what its first producer read back of the topic
+	// (TopicRead), which the recording's finish waits for (awaitingTopicRead); held is the
+	// furthest end a read found the topic to hold of the recording past its checkpoint
+	// (0: none), heldBy the producer whose message ends there.
+	topicRead bool
+	held      int64
+	heldBy    string
 
 	// status is what the tracker pushes to the stream supervisor, at most every
 	// statusInterval (a timer catches the last change); lastAckMs goes into it then.
@@ -143,6 +150,8 @@ func (t *tracker) Receive(ctx actor.Context) {
 		t.acked(ctx, msg)
 	case *messages.PublishFailed:
 		t.failed(ctx, msg)
+	case *messages.TopicRead:
+		t.topicReadBack(ctx, msg)
 	case *messages.ReplayEnded:
 		// Once draining, the end is not taken either: batches read before it were dropped
 		// (see batch), and the core would take an end with nothing pending as acknowledged.
@@ -381,7 +390,8 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 			ReleasedBytes:   releasedBytes,
 		})
 	}
-	if t.core.Completed() && !t.finishedSent {
+	if t.core.Completed() && !t.finishedSent && !t.awaitingTopicRead() {
+		t.checkHeld(t.core.Committed())
 		t.finishedSent = true
 		ctx.Send(t.pids.checkpointer, &messages.RecordingFinished{RecordingId: t.rec, FinalPosition: t.core.Committed()})
 	}
@@ -464,6 +474,45 @@ func (t *tracker) pushStatus(ctx actor.Context, force bool) {
 	}
 	// As a request, so that the stream knows the sender (see its RecordingProgress).
 	ctx.Request(t.pids.stream, &messages.RecordingProgress{RecordingId: t.rec, Status: st})
+}
+
+// topicReadBack takes what a producer of the publisher read back of the topic. The first
+// lets a completed recording finish (progressed); a read that comes after it finished (an
+// answer after its timeout let the sends go) is still checked against its stop.
+func (t *tracker) topicReadBack(ctx actor.Context, r *messages.TopicRead) {
+	first := !t.topicRead
+	t.topicRead = true
+	if r.HoldsEnd > t.held {
+		t.held, t.heldBy = r.HoldsEnd, r.Producer
+	}
+	switch {
+	case t.finishedSent:
+		t.checkHeld(t.core.Committed())
+	case first:
+		t.progressed(ctx, 0, false)
+	}
+}
+
+// awaitingTopicRead reports whether the recording's finish waits for the publisher's first
+// read of the topic: in archive mode, where the publisher reads it (Env.LastStored).
+func (t *tracker) awaitingTopicRead() bool {
+	return !t.topicRead && !t.cfg.Transport && t.env.LastStored != nil
+}
+
+// checkHeld stops the stream if the recording, completed at stop, stops before the end of
+// a record the topic holds of it: the archive truncated it below records ferry published.
+// Past the checkpoint, or no read would have reported them; a recording whose checkpoint
+// keeps a listed stop is stopped on before (checkTail), one truncated below its checkpoint
+// by the replay (checkEnd): this is the one only ever listed live before ferry stopped, so
+// that nothing but the topic says how far it went. Checked once every record sent again
+// was acknowledged, so that a record recorded again in other bytes is told as that by the
+// publisher's compare first.
+func (t *tracker) checkHeld(stop int64) {
+	if t.held <= stop {
+		return
+	}
+	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d stops at %d, before the end of its record ending at %d, which the topic holds (the last message of producer %s that ferry read back from the topic): the archive truncated the recording (TruncateRecording) below records ferry had published, after it sent them and before it persisted their commit. The topic keeps the records from %d to %d, but whatever the archive had recorded after %d, which ferry had not published, is no longer in the archive. To go on without it, stop ferry and run `%s`: ferry then publishes the recording to its new end. (A continuation belongs in a new recording: extended from %d, the recording's new records would take positions, the sequence ids of its producer, that the topic's deduplication holds up to %d.)",
+		t.rec, stop, t.held, t.heldBy, stop, t.held, t.held, store.ForgetHeldCommand(t.cfg.Def.Name, t.rec, t.held), stop, t.held)))
 }
 
 // finish takes the replay's end at stop. A replay started again from a persisted checkpoint

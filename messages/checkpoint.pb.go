@@ -75,7 +75,11 @@ type Checkpoint struct {
 	// that listing showed it: TruncateRecording keeps a recording's stop time, so a stop
 	// below listed_stop at another time was recorded again (extended, stopped) after the
 	// truncation. 0: not known.
-	ListedStopMs  int64 `protobuf:"varint,13,opt,name=listed_stop_ms,json=listedStopMs,proto3" json:"listed_stop_ms,omitempty"`
+	ListedStopMs int64 `protobuf:"varint,13,opt,name=listed_stop_ms,json=listedStopMs,proto3" json:"listed_stop_ms,omitempty"`
+	// The stop `ferry checkpoint forget` lowered listed_stop from: the operator accepted that
+	// the archive no longer holds the recording's records from the new stop up to here, which
+	// the topic may hold (sent before ferry persisted their commit). 0: none.
+	ForgottenTo   int64 `protobuf:"varint,14,opt,name=forgotten_to,json=forgottenTo,proto3" json:"forgotten_to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -201,6 +205,13 @@ func (x *Checkpoint) GetListedStopMs() int64 {
 	return 0
 }
 
+func (x *Checkpoint) GetForgottenTo() int64 {
+	if x != nil {
+		return x.ForgottenTo
+	}
+	return 0
+}
+
 // RecordMark is one record of a recording as ferry published it: where it starts and ends
 // and the CRC-32C (Castagnoli) of its payload. A replay resumed from a checkpoint reads the
 // record again and compares: an archive recording truncated below the checkpoint and
@@ -269,7 +280,7 @@ var File_ferry_v1_checkpoint_proto protoreflect.FileDescriptor
 
 const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"\n" +
-	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xb6\x03\n" +
+	"\x19ferry/v1/checkpoint.proto\x12\bferry.v1\"\xd9\x03\n" +
 	"\n" +
 	"Checkpoint\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
@@ -291,7 +302,8 @@ const file_ferry_v1_checkpoint_proto_rawDesc = "" +
 	"partitions\x12\x1f\n" +
 	"\vlisted_stop\x18\f \x01(\x03R\n" +
 	"listedStop\x12$\n" +
-	"\x0elisted_stop_ms\x18\r \x01(\x03R\flistedStopMs\"P\n" +
+	"\x0elisted_stop_ms\x18\r \x01(\x03R\flistedStopMs\x12!\n" +
+	"\fforgotten_to\x18\x0e \x01(\x03R\vforgottenTo\"P\n" +
 	"\n" +
 	"RecordMark\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +

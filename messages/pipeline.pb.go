@@ -723,6 +723,74 @@ func (x *PublishFailed) GetNotSent() bool {
 	return false
 }
 
+// TopicRead tells the commit tracker what a publisher's producer read back of the topic
+// before sending (lesson 21 and 22's read of what the broker stored last), once per producer
+// created, whatever the read found: holds_end is where the topic's last message of the
+// recording ends, past the checkpoint the publisher started from, or -1 when it found none,
+// read nothing, or did not read. A recording cannot stop before holds_end unless the archive
+// truncated it below records ferry had published; the tracker reports no recording finished
+// before it has heard the first read.
+type TopicRead struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	HoldsEnd    int64                  `protobuf:"varint,2,opt,name=holds_end,json=holdsEnd,proto3" json:"holds_end,omitempty"`
+	// The producer whose message ends at holds_end.
+	Producer      string `protobuf:"bytes,3,opt,name=producer,proto3" json:"producer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TopicRead) Reset() {
+	*x = TopicRead{}
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TopicRead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TopicRead) ProtoMessage() {}
+
+func (x *TopicRead) ProtoReflect() protoreflect.Message {
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TopicRead.ProtoReflect.Descriptor instead.
+func (*TopicRead) Descriptor() ([]byte, []int) {
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *TopicRead) GetRecordingId() int64 {
+	if x != nil {
+		return x.RecordingId
+	}
+	return 0
+}
+
+func (x *TopicRead) GetHoldsEnd() int64 {
+	if x != nil {
+		return x.HoldsEnd
+	}
+	return 0
+}
+
+func (x *TopicRead) GetProducer() string {
+	if x != nil {
+		return x.Producer
+	}
+	return ""
+}
+
 // RedeliveryRequired tells a replay that a record it read failed to publish: the replay must
 // restart from the persisted watermark (lesson 4).
 type RedeliveryRequired struct {
@@ -737,7 +805,7 @@ type RedeliveryRequired struct {
 
 func (x *RedeliveryRequired) Reset() {
 	*x = RedeliveryRequired{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -749,7 +817,7 @@ func (x *RedeliveryRequired) String() string {
 func (*RedeliveryRequired) ProtoMessage() {}
 
 func (x *RedeliveryRequired) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[10]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -762,7 +830,7 @@ func (x *RedeliveryRequired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedeliveryRequired.ProtoReflect.Descriptor instead.
 func (*RedeliveryRequired) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{10}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RedeliveryRequired) GetRecordingId() int64 {
@@ -803,7 +871,7 @@ type Committed struct {
 
 func (x *Committed) Reset() {
 	*x = Committed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -815,7 +883,7 @@ func (x *Committed) String() string {
 func (*Committed) ProtoMessage() {}
 
 func (x *Committed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[11]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -828,7 +896,7 @@ func (x *Committed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Committed.ProtoReflect.Descriptor instead.
 func (*Committed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{11}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Committed) GetRecordingId() int64 {
@@ -871,7 +939,7 @@ type RecordingFinished struct {
 
 func (x *RecordingFinished) Reset() {
 	*x = RecordingFinished{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -883,7 +951,7 @@ func (x *RecordingFinished) String() string {
 func (*RecordingFinished) ProtoMessage() {}
 
 func (x *RecordingFinished) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[12]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -896,7 +964,7 @@ func (x *RecordingFinished) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingFinished.ProtoReflect.Descriptor instead.
 func (*RecordingFinished) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{12}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RecordingFinished) GetRecordingId() int64 {
@@ -925,7 +993,7 @@ type RecordingReopened struct {
 
 func (x *RecordingReopened) Reset() {
 	*x = RecordingReopened{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -937,7 +1005,7 @@ func (x *RecordingReopened) String() string {
 func (*RecordingReopened) ProtoMessage() {}
 
 func (x *RecordingReopened) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[13]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -950,7 +1018,7 @@ func (x *RecordingReopened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingReopened.ProtoReflect.Descriptor instead.
 func (*RecordingReopened) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{13}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RecordingReopened) GetRecordingId() int64 {
@@ -974,7 +1042,7 @@ type RecordingListedStopped struct {
 
 func (x *RecordingListedStopped) Reset() {
 	*x = RecordingListedStopped{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1054,7 @@ func (x *RecordingListedStopped) String() string {
 func (*RecordingListedStopped) ProtoMessage() {}
 
 func (x *RecordingListedStopped) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[14]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1067,7 @@ func (x *RecordingListedStopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingListedStopped.ProtoReflect.Descriptor instead.
 func (*RecordingListedStopped) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{14}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RecordingListedStopped) GetRecordingId() int64 {
@@ -1035,7 +1103,7 @@ type WatermarkRequest struct {
 
 func (x *WatermarkRequest) Reset() {
 	*x = WatermarkRequest{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1115,7 @@ func (x *WatermarkRequest) String() string {
 func (*WatermarkRequest) ProtoMessage() {}
 
 func (x *WatermarkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[15]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1128,7 @@ func (x *WatermarkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatermarkRequest.ProtoReflect.Descriptor instead.
 func (*WatermarkRequest) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{15}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WatermarkRequest) GetRecordingId() int64 {
@@ -1106,14 +1174,18 @@ type Watermark struct {
 	Earlier bool `protobuf:"varint,10,opt,name=earlier,proto3" json:"earlier,omitempty"`
 	// When the stored checkpoint was written, in Unix epoch milliseconds (Checkpoint's
 	// updated_at_ms). Nothing of a recording is sent before its seed is stored.
-	StoredAtMs    int64 `protobuf:"varint,11,opt,name=stored_at_ms,json=storedAtMs,proto3" json:"stored_at_ms,omitempty"`
+	StoredAtMs int64 `protobuf:"varint,11,opt,name=stored_at_ms,json=storedAtMs,proto3" json:"stored_at_ms,omitempty"`
+	// The stop `ferry checkpoint forget` lowered the recording's listed stop from (see
+	// Checkpoint.forgotten_to): the topic may hold the recording up to there, though the
+	// archive no longer does. 0: none.
+	ForgottenTo   int64 `protobuf:"varint,12,opt,name=forgotten_to,json=forgottenTo,proto3" json:"forgotten_to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Watermark) Reset() {
 	*x = Watermark{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1125,7 +1197,7 @@ func (x *Watermark) String() string {
 func (*Watermark) ProtoMessage() {}
 
 func (x *Watermark) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[16]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1138,7 +1210,7 @@ func (x *Watermark) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Watermark.ProtoReflect.Descriptor instead.
 func (*Watermark) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{16}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Watermark) GetRecordingId() int64 {
@@ -1218,6 +1290,13 @@ func (x *Watermark) GetStoredAtMs() int64 {
 	return 0
 }
 
+func (x *Watermark) GetForgottenTo() int64 {
+	if x != nil {
+		return x.ForgottenTo
+	}
+	return 0
+}
+
 // RouteRecording asks the checkpointer, before a publisher sends the first record of a
 // recording whose watermark names no partition count, to store the count the recording is
 // routed by: partitions, the topic's as the publisher's producer sees it, unless another
@@ -1234,7 +1313,7 @@ type RouteRecording struct {
 
 func (x *RouteRecording) Reset() {
 	*x = RouteRecording{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1246,7 +1325,7 @@ func (x *RouteRecording) String() string {
 func (*RouteRecording) ProtoMessage() {}
 
 func (x *RouteRecording) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[17]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1259,7 +1338,7 @@ func (x *RouteRecording) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RouteRecording.ProtoReflect.Descriptor instead.
 func (*RouteRecording) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{17}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RouteRecording) GetRecordingId() int64 {
@@ -1287,7 +1366,7 @@ type RecordingRouted struct {
 
 func (x *RecordingRouted) Reset() {
 	*x = RecordingRouted{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1378,7 @@ func (x *RecordingRouted) String() string {
 func (*RecordingRouted) ProtoMessage() {}
 
 func (x *RecordingRouted) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[18]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1391,7 @@ func (x *RecordingRouted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingRouted.ProtoReflect.Descriptor instead.
 func (*RecordingRouted) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{18}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RecordingRouted) GetRecordingId() int64 {
@@ -1341,7 +1420,7 @@ type CheckpointPersisted struct {
 
 func (x *CheckpointPersisted) Reset() {
 	*x = CheckpointPersisted{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1353,7 +1432,7 @@ func (x *CheckpointPersisted) String() string {
 func (*CheckpointPersisted) ProtoMessage() {}
 
 func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[19]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1366,7 +1445,7 @@ func (x *CheckpointPersisted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointPersisted.ProtoReflect.Descriptor instead.
 func (*CheckpointPersisted) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{19}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CheckpointPersisted) GetRecordingId() int64 {
@@ -1410,7 +1489,7 @@ type RecordingInfo struct {
 
 func (x *RecordingInfo) Reset() {
 	*x = RecordingInfo{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1422,7 +1501,7 @@ func (x *RecordingInfo) String() string {
 func (*RecordingInfo) ProtoMessage() {}
 
 func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[20]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1435,7 +1514,7 @@ func (x *RecordingInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingInfo.ProtoReflect.Descriptor instead.
 func (*RecordingInfo) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{20}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RecordingInfo) GetRecordingId() int64 {
@@ -1505,7 +1584,7 @@ type RecordingsListed struct {
 
 func (x *RecordingsListed) Reset() {
 	*x = RecordingsListed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1517,7 +1596,7 @@ func (x *RecordingsListed) String() string {
 func (*RecordingsListed) ProtoMessage() {}
 
 func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[21]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1530,7 +1609,7 @@ func (x *RecordingsListed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingsListed.ProtoReflect.Descriptor instead.
 func (*RecordingsListed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{21}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RecordingsListed) GetRecordings() []*RecordingInfo {
@@ -1558,7 +1637,7 @@ type DiscoveryFailed struct {
 
 func (x *DiscoveryFailed) Reset() {
 	*x = DiscoveryFailed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1570,7 +1649,7 @@ func (x *DiscoveryFailed) String() string {
 func (*DiscoveryFailed) ProtoMessage() {}
 
 func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[22]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1583,7 +1662,7 @@ func (x *DiscoveryFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscoveryFailed.ProtoReflect.Descriptor instead.
 func (*DiscoveryFailed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{22}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DiscoveryFailed) GetError() string {
@@ -1615,7 +1694,7 @@ type Drain struct {
 
 func (x *Drain) Reset() {
 	*x = Drain{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1627,7 +1706,7 @@ func (x *Drain) String() string {
 func (*Drain) ProtoMessage() {}
 
 func (x *Drain) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[23]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1640,7 +1719,7 @@ func (x *Drain) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drain.ProtoReflect.Descriptor instead.
 func (*Drain) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{23}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Drain) GetDeadlineMs() int64 {
@@ -1671,7 +1750,7 @@ type RecordingDrained struct {
 
 func (x *RecordingDrained) Reset() {
 	*x = RecordingDrained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1683,7 +1762,7 @@ func (x *RecordingDrained) String() string {
 func (*RecordingDrained) ProtoMessage() {}
 
 func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[24]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1696,7 +1775,7 @@ func (x *RecordingDrained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingDrained.ProtoReflect.Descriptor instead.
 func (*RecordingDrained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{24}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RecordingDrained) GetRecordingId() int64 {
@@ -1722,7 +1801,7 @@ type CheckpointsFlushed struct {
 
 func (x *CheckpointsFlushed) Reset() {
 	*x = CheckpointsFlushed{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1734,7 +1813,7 @@ func (x *CheckpointsFlushed) String() string {
 func (*CheckpointsFlushed) ProtoMessage() {}
 
 func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[25]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1747,7 +1826,7 @@ func (x *CheckpointsFlushed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsFlushed.ProtoReflect.Descriptor instead.
 func (*CheckpointsFlushed) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{25}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{26}
 }
 
 // Drained answers Drain for a whole stream.
@@ -1765,7 +1844,7 @@ type Drained struct {
 
 func (x *Drained) Reset() {
 	*x = Drained{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1777,7 +1856,7 @@ func (x *Drained) String() string {
 func (*Drained) ProtoMessage() {}
 
 func (x *Drained) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[26]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1790,7 +1869,7 @@ func (x *Drained) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drained.ProtoReflect.Descriptor instead.
 func (*Drained) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{26}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Drained) GetStream() string {
@@ -1825,7 +1904,7 @@ type HazardUndecided struct {
 
 func (x *HazardUndecided) Reset() {
 	*x = HazardUndecided{}
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[27]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +1916,7 @@ func (x *HazardUndecided) String() string {
 func (*HazardUndecided) ProtoMessage() {}
 
 func (x *HazardUndecided) ProtoReflect() protoreflect.Message {
-	mi := &file_ferry_v1_pipeline_proto_msgTypes[27]
+	mi := &file_ferry_v1_pipeline_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1850,7 +1929,7 @@ func (x *HazardUndecided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HazardUndecided.ProtoReflect.Descriptor instead.
 func (*HazardUndecided) Descriptor() ([]byte, []int) {
-	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{27}
+	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HazardUndecided) GetRecordingId() int64 {
@@ -1939,7 +2018,11 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x10\n" +
 	"\x03end\x18\x03 \x01(\x03R\x03end\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x19\n" +
-	"\bnot_sent\x18\x05 \x01(\bR\anotSent\"o\n" +
+	"\bnot_sent\x18\x05 \x01(\bR\anotSent\"g\n" +
+	"\tTopicRead\x12!\n" +
+	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1b\n" +
+	"\tholds_end\x18\x02 \x01(\x03R\bholdsEnd\x12\x1a\n" +
+	"\bproducer\x18\x03 \x01(\tR\bproducer\"o\n" +
 	"\x12RedeliveryRequired\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1e\n" +
@@ -1965,7 +2048,7 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x02 \x01(\x04R\n" +
-	"generation\"\xe6\x02\n" +
+	"generation\"\x89\x03\n" +
 	"\tWatermark\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x16\n" +
 	"\x06stored\x18\x02 \x01(\bR\x06stored\x12\x1a\n" +
@@ -1985,7 +2068,8 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\aearlier\x18\n" +
 	" \x01(\bR\aearlier\x12 \n" +
 	"\fstored_at_ms\x18\v \x01(\x03R\n" +
-	"storedAtMs\"S\n" +
+	"storedAtMs\x12!\n" +
+	"\fforgotten_to\x18\f \x01(\x03R\vforgottenTo\"S\n" +
 	"\x0eRouteRecording\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
@@ -2050,7 +2134,7 @@ func file_ferry_v1_pipeline_proto_rawDescGZIP() []byte {
 	return file_ferry_v1_pipeline_proto_rawDescData
 }
 
-var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_ferry_v1_pipeline_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_ferry_v1_pipeline_proto_goTypes = []any{
 	(*Record)(nil),                 // 0: ferry.v1.Record
 	(*RecordBatch)(nil),            // 1: ferry.v1.RecordBatch
@@ -2062,31 +2146,32 @@ var file_ferry_v1_pipeline_proto_goTypes = []any{
 	(*Credits)(nil),                // 7: ferry.v1.Credits
 	(*PublishAcked)(nil),           // 8: ferry.v1.PublishAcked
 	(*PublishFailed)(nil),          // 9: ferry.v1.PublishFailed
-	(*RedeliveryRequired)(nil),     // 10: ferry.v1.RedeliveryRequired
-	(*Committed)(nil),              // 11: ferry.v1.Committed
-	(*RecordingFinished)(nil),      // 12: ferry.v1.RecordingFinished
-	(*RecordingReopened)(nil),      // 13: ferry.v1.RecordingReopened
-	(*RecordingListedStopped)(nil), // 14: ferry.v1.RecordingListedStopped
-	(*WatermarkRequest)(nil),       // 15: ferry.v1.WatermarkRequest
-	(*Watermark)(nil),              // 16: ferry.v1.Watermark
-	(*RouteRecording)(nil),         // 17: ferry.v1.RouteRecording
-	(*RecordingRouted)(nil),        // 18: ferry.v1.RecordingRouted
-	(*CheckpointPersisted)(nil),    // 19: ferry.v1.CheckpointPersisted
-	(*RecordingInfo)(nil),          // 20: ferry.v1.RecordingInfo
-	(*RecordingsListed)(nil),       // 21: ferry.v1.RecordingsListed
-	(*DiscoveryFailed)(nil),        // 22: ferry.v1.DiscoveryFailed
-	(*Drain)(nil),                  // 23: ferry.v1.Drain
-	(*RecordingDrained)(nil),       // 24: ferry.v1.RecordingDrained
-	(*CheckpointsFlushed)(nil),     // 25: ferry.v1.CheckpointsFlushed
-	(*Drained)(nil),                // 26: ferry.v1.Drained
-	(*HazardUndecided)(nil),        // 27: ferry.v1.HazardUndecided
-	(*RecordMark)(nil),             // 28: ferry.v1.RecordMark
+	(*TopicRead)(nil),              // 10: ferry.v1.TopicRead
+	(*RedeliveryRequired)(nil),     // 11: ferry.v1.RedeliveryRequired
+	(*Committed)(nil),              // 12: ferry.v1.Committed
+	(*RecordingFinished)(nil),      // 13: ferry.v1.RecordingFinished
+	(*RecordingReopened)(nil),      // 14: ferry.v1.RecordingReopened
+	(*RecordingListedStopped)(nil), // 15: ferry.v1.RecordingListedStopped
+	(*WatermarkRequest)(nil),       // 16: ferry.v1.WatermarkRequest
+	(*Watermark)(nil),              // 17: ferry.v1.Watermark
+	(*RouteRecording)(nil),         // 18: ferry.v1.RouteRecording
+	(*RecordingRouted)(nil),        // 19: ferry.v1.RecordingRouted
+	(*CheckpointPersisted)(nil),    // 20: ferry.v1.CheckpointPersisted
+	(*RecordingInfo)(nil),          // 21: ferry.v1.RecordingInfo
+	(*RecordingsListed)(nil),       // 22: ferry.v1.RecordingsListed
+	(*DiscoveryFailed)(nil),        // 23: ferry.v1.DiscoveryFailed
+	(*Drain)(nil),                  // 24: ferry.v1.Drain
+	(*RecordingDrained)(nil),       // 25: ferry.v1.RecordingDrained
+	(*CheckpointsFlushed)(nil),     // 26: ferry.v1.CheckpointsFlushed
+	(*Drained)(nil),                // 27: ferry.v1.Drained
+	(*HazardUndecided)(nil),        // 28: ferry.v1.HazardUndecided
+	(*RecordMark)(nil),             // 29: ferry.v1.RecordMark
 }
 var file_ferry_v1_pipeline_proto_depIdxs = []int32{
 	0,  // 0: ferry.v1.RecordBatch.records:type_name -> ferry.v1.Record
-	28, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
-	28, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
-	20, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
+	29, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
+	29, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
+	21, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
 	4,  // [4:4] is the sub-list for method output_type
 	4,  // [4:4] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
@@ -2106,7 +2191,7 @@ func file_ferry_v1_pipeline_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ferry_v1_pipeline_proto_rawDesc), len(file_ferry_v1_pipeline_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -71,6 +71,13 @@ func ForgetCommand(stream string, id int64) string {
 	return fmt.Sprintf("ferry checkpoint forget --config FILE --stream %s --recording %d --yes", stream, id)
 }
 
+// ForgetHeldCommand is the command line that accepts that the archive truncated recording
+// id of stream below records the topic holds up to topicHolds (`ferry checkpoint forget
+// --topic-holds`).
+func ForgetHeldCommand(stream string, id, topicHolds int64) string {
+	return fmt.Sprintf("ferry checkpoint forget --config FILE --stream %s --recording %d --topic-holds %d --yes", stream, id, topicHolds)
+}
+
 // CorruptError is stored data that cannot be decoded. It satisfies errors.Is(err, ErrCorrupt).
 type CorruptError struct {
 	// File is the store file (or endpoint) that holds the data.

@@ -123,6 +123,12 @@ type Checkpoint struct {
 	// stop time, so a stop below ListedStop at another time was recorded again (extended,
 	// then stopped) after a truncation. 0: not known.
 	ListedStopMs int64
+	// ForgottenTo is the stop `ferry checkpoint forget` lowered ListedStop from: the
+	// operator accepted that the archive no longer holds the recording's records from the
+	// new stop up to here, which the topic may hold (sent before ferry persisted their
+	// commit), so that a topic found to hold the recording up to here is no truncation to
+	// stop on. 0: none.
+	ForgottenTo int64
 }
 
 // RecordMark is one record of a recording as ferry published it: its start and end
@@ -187,6 +193,8 @@ func (c Checkpoint) Validate() error {
 		return invalidf("recording %d: routed by %d partitions", c.RecordingID, c.Partitions)
 	case c.ListedStop < 0:
 		return invalidf("recording %d: listed stopped at %d", c.RecordingID, c.ListedStop)
+	case c.ForgottenTo < 0:
+		return invalidf("recording %d: forgotten up to %d", c.RecordingID, c.ForgottenTo)
 	}
 	return nil
 }

@@ -114,6 +114,9 @@ func printCheckpoints(stdout io.Writer, def store.Stream, state store.State, pat
 		if c.ListedStop > 0 {
 			listedStop = fmt.Sprint(c.ListedStop)
 		}
+		if c.ForgottenTo > 0 {
+			listedStop += fmt.Sprintf(" (forget lowered it from %d)", c.ForgottenTo)
+		}
 		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.RecordingID, c.Position, checkpointState(c), started, session, last, partition, listedStop, time.UnixMilli(c.UpdatedAtMs).UTC().Format(time.RFC3339Nano))
 	}
 	return w.Flush()
@@ -270,12 +273,16 @@ func afterReset(start config.StartPosition) string {
 // the checkpoint keeps from a listing (store.Checkpoint.ListedStop), on which the stream
 // stops, has that stop lowered to the new one: ferry then publishes the recording to its new
 // end, and its records after it, which the archive no longer holds, are never published.
+// With --topic-holds, one truncated while ferry was down below records the topic holds (the
+// stream stops on it once it finds that: TopicRead) is published to its new end though the
+// topic holds it further (forgetHeld).
 func checkpointForget(args []string, stdout io.Writer) error {
 	var yes bool
-	var id int64 = -1
+	var id, topicHolds int64 = -1, -1
 	_, cfg, stream, err := checkpointTarget("checkpoint forget", args, func(fs *flag.FlagSet) {
 		fs.Int64Var(&id, "recording", -1, "the recording id, as the stream's failure names it")
 		fs.BoolVar(&yes, "yes", false, "really forget")
+		fs.Int64Var(&topicHolds, "topic-holds", -1, "the position the stream's failure says the topic holds the recording to, past where the archive now stops it")
 	})
 	if nc := (*notConfigured)(nil); errors.As(err, &nc) {
 		return usageError{nc.Error() + " (checkpoint forget takes a configured stream only, as it asks the archive for the stream's recordings; " +
@@ -344,6 +351,9 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	// The recording ferry checkpointed, as the stream tells it (actors, checkOrigin): an
 	// extension may record it in another session, keeping its start.
 	same := err == nil && stream.Channel.Selects(d.OriginalChannel) && d.StreamID == stream.StreamID && (cp.StartMs == 0 || cp.StartMs == d.StartTimestampMs)
+	if topicHolds >= 0 {
+		return forgetHeld(stdout, st, def, stream.Name, cp, d, err, same, topicHolds)
+	}
 	truncated := same && end != archive.NullPosition && end >= cp.Position && end < cp.ListedStop
 	// Recorded again after the truncation: live, or stopped at another time than the stop
 	// kept (TruncateRecording keeps the stop time).
@@ -408,6 +418,39 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	return nil
 }
 
+// forgetHeld accepts that the archive truncated recording cp.RecordingID, while ferry was
+// down, below records the topic holds up to topicHolds: whatever it had recorded after them,
+// which ferry had not published, is gone. The checkpoint keeps topicHolds (ForgottenTo), so
+// that the topic holding the recording up to there stops the stream no more, and ferry
+// publishes the recording to its new end. d (err: how the archive answered) is the
+// recording as the archive describes it now; same, whether it is the one checkpointed.
+func forgetHeld(stdout io.Writer, st *bolt.Store, def store.Stream, stream string, cp store.Checkpoint, d archive.RecordingDescriptor, err error, same bool, topicHolds int64) error {
+	id := cp.RecordingID
+	switch {
+	case errors.Is(err, archive.ErrRecordingUnknown):
+		return fmt.Errorf("the archive no longer has recording %d at all: run forget without --topic-holds, which completes its checkpoint where it stands", id)
+	case err != nil:
+		return fmt.Errorf("ask the archive where recording %d stops now: %w", id, err)
+	case !same:
+		return fmt.Errorf("the archive has a recording %d, but not the one ferry checkpointed (%s stream %d, started %s, session %d): the archive's catalog was replaced, and forgetting is not the way on; %s",
+			id, d.OriginalChannel, d.StreamID, time.UnixMilli(d.StartTimestampMs).UTC().Format(time.RFC3339), d.SessionID, renameToGoOn)
+	case d.StopPosition == archive.NullPosition:
+		return fmt.Errorf("recording %d is live (recorded again from where it was truncated): its new records have the positions of those the topic holds up to %d, which are the sequence ids of the recording's producer, and the topic's deduplication would drop them as already stored, so forget does not apply. Record a continuation as a new recording instead; %s", id, topicHolds, renameToGoOn)
+	case d.StopPosition < cp.Position:
+		return fmt.Errorf("the archive has recording %d, but it stops at %d, below ferry's checkpoint at %d: it was truncated, or the archive is not the one ferry published from; forget does not apply to it: if it was truncated, %s. If the archive was replaced: %s",
+			id, d.StopPosition, cp.Position, store.ResetCommand(stream)+" publishes the stream again from its configured start_position", renameToGoOn)
+	case topicHolds <= d.StopPosition:
+		return fmt.Errorf("the archive holds recording %d up to %d, at or past %d, so there is nothing to forget there: --topic-holds takes the position the stream's failure names, where the topic holds the recording to past the archive's stop", id, d.StopPosition, topicHolds)
+	}
+	cp.ForgottenTo, cp.UpdatedAtMs = max(cp.ForgottenTo, topicHolds), time.Now().UnixMilli()
+	if err := st.Save(def, []store.Checkpoint{cp}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "stream %s: recording %d's records from position %d to %d forgotten (the topic holds them; the archive truncated them away, and whatever it had recorded after them, before ferry published it): ferry publishes it from its checkpoint at %d to its new end at %d\n",
+		stream, id, d.StopPosition, topicHolds, cp.Position, d.StopPosition)
+	return nil
+}
+
 // recordedAgainHow says how descriptor d shows its recording recorded again since checkpoint
 // cp's listed stop: live, or stopped at another time.
 func recordedAgainHow(d archive.RecordingDescriptor, cp store.Checkpoint) string {
@@ -432,7 +475,9 @@ func completedUnchanged(stdout io.Writer, stream string, cp store.Checkpoint) {
 // checkpoint's time is kept: for a seed, it is when nothing of the recording had been sent.
 func lowerListedStop(stdout io.Writer, st *bolt.Store, def store.Stream, stream string, cp store.Checkpoint, end int64) error {
 	was := cp.ListedStop
-	cp.ListedStop = end
+	// The topic may hold records up to the old stop (sent before ferry persisted their
+	// commit): the publisher's read of it then finds no truncation to stop on.
+	cp.ListedStop, cp.ForgottenTo = end, max(cp.ForgottenTo, was)
 	if err := st.Save(def, []store.Checkpoint{cp}); err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@
 //	ferry checkpoint show  --config FILE --stream NAME  what ferry has committed for a stream
 //	ferry checkpoint reset --config FILE --stream NAME --yes [--force]
 //	                                                    delete a stream's checkpoint, verified
-//	ferry checkpoint forget --config FILE --stream NAME --recording ID --yes
+//	ferry checkpoint forget --config FILE --stream NAME --recording ID [--topic-holds POSITION] --yes
 //	                                                    go on without what a purged or truncated recording left unpublished
 //	ferry demo       [--aeron-dir DIR] [--pulsar URL] [--pulsar-admin URL] [--dir DIR] [--rate N] [--listen HOST:PORT]
 //	                                                    record a sample publisher and run ferry on it, with live status

@@ -241,6 +241,7 @@ func TestCheckpointShowAndReset(t *testing.T) {
 			LastRecord: store.RecordMark{Start: 4000, End: 4096, Checksum: 0xe3069283}, Partitions: 3, ListedStop: 81920},
 		{RecordingID: 8, Position: 64, UpdatedAtMs: 1795980000000, Seed: true},
 		{RecordingID: 5, Position: 128, Completed: true, UpdatedAtMs: 1795980000000},
+		{RecordingID: 9, Position: 640, UpdatedAtMs: 1795980000000, ListedStop: 4096, ForgottenTo: 8192},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func TestCheckpointShowAndReset(t *testing.T) {
 	if after, err := os.ReadFile(storePath); err != nil || !bytes.Equal(before, after) {
 		t.Fatalf("checkpoint show changed the store file (read error %v): it only looks", err)
 	}
-	for _, want := range []string{"acknowledged up to POSITION", "taken on, nothing acknowledged yet", "completed", "2026-11-29T16:33:20Z", "-42", "[4000, 4096) e3069283", "1 (of 3)", "LISTED STOP", "81920"} {
+	for _, want := range []string{"acknowledged up to POSITION", "taken on, nothing acknowledged yet", "completed", "2026-11-29T16:33:20Z", "-42", "[4000, 4096) e3069283", "1 (of 3)", "LISTED STOP", "81920", "4096 (forget lowered it from 8192)"} {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Fatalf("show = %d, want %q in:\n%s%s", code, want, out, errOut)
 		}

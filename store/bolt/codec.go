@@ -122,6 +122,7 @@ func encodeCheckpoint(c store.Checkpoint) ([]byte, error) {
 		Partitions:   c.Partitions,
 		ListedStop:   c.ListedStop,
 		ListedStopMs: c.ListedStopMs,
+		ForgottenTo:  c.ForgottenTo,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode checkpoint of recording %d: %w", c.RecordingID, err)
@@ -160,6 +161,7 @@ func decodeCheckpoint(want int64, b []byte) (store.Checkpoint, error) {
 		Partitions:   m.GetPartitions(),
 		ListedStop:   m.GetListedStop(),
 		ListedStopMs: m.GetListedStopMs(),
+		ForgottenTo:  m.GetForgottenTo(),
 	}
 	if l := m.GetLastRecord(); l != nil {
 		c.LastRecord = store.RecordMark{Start: l.GetStart(), End: l.GetEnd(), Checksum: l.GetChecksum()}

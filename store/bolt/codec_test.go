@@ -19,6 +19,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		{RecordingID: 3, Position: 64, StartMs: 1_700_000_000_123, SessionID: -2_000_000_000},
 		{RecordingID: 4, Position: 32, StartMs: 1_700_000_000_124, Seed: true},
 		{RecordingID: 5, Position: 1000, Partitions: 2, ListedStop: 5000, ListedStopMs: 1_700_000_000_000},
+		{RecordingID: 6, Position: 1000, ListedStop: 4000, ListedStopMs: 1_700_000_000_000, ForgottenTo: 5000},
 	} {
 		b, err := encodeCheckpoint(c)
 		if err != nil {

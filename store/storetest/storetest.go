@@ -150,6 +150,10 @@ func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
 	listed.Partitions, listed.ListedStop, listed.ListedStopMs = 3, 5000, 1_700_000_000_000 // listed stopped at 5000
 	MustSave(t, s, def, listed)
 	WantCheckpoints(t, s, def, cp(3, 1<<40, true), forgotten, listed)
+	lowered := listed
+	lowered.ListedStop, lowered.ForgottenTo = 4000, 5000 // ferry checkpoint forget: the stop lowered from 5000
+	MustSave(t, s, def, lowered)
+	WantCheckpoints(t, s, def, cp(3, 1<<40, true), forgotten, lowered)
 	notDone := cp(11, 64, false)
 	notDone.Forgotten = true
 	if err := s.Save(def, []store.Checkpoint{notDone}); !errors.Is(err, store.ErrInvalid) {
@@ -164,6 +168,11 @@ func testSaveLoadRoundTrip(t *testing.T, s store.Store) {
 	listedBelow.ListedStop = -1
 	if err := s.Save(def, []store.Checkpoint{listedBelow}); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("Save of a checkpoint listed stopped at -1: err = %v, want ErrInvalid", err)
+	}
+	forgottenBelow := cp(11, 64, false)
+	forgottenBelow.ForgottenTo = -1
+	if err := s.Save(def, []store.Checkpoint{forgottenBelow}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("Save of a checkpoint forgotten up to -1: err = %v, want ErrInvalid", err)
 	}
 	notSeed := cp(11, 64, false)
 	notSeed.FromStart = true

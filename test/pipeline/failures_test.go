@@ -592,8 +592,8 @@ func TestATruncationAboveTheCheckpointIsForgottenToGoOn(t *testing.T) {
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("recording %d's records from position %d to %d forgotten", a.recordingID, pa[cut-1], pa[n-1])) {
 		t.Fatalf("forget of the truncated recording: exit %d, stdout %q, stderr %q; want 0, naming the records forgotten", code, out, errOut)
 	}
-	if c := cfg.checkpoint(t, sc, a.recordingID); c.ListedStop != pa[cut-1] || c.Position != pa[lost-1] {
-		t.Fatalf("checkpoint %+v after forget; want it at %d still, listed stopped at %d", c, pa[lost-1], pa[cut-1])
+	if c := cfg.checkpoint(t, sc, a.recordingID); c.ListedStop != pa[cut-1] || c.Position != pa[lost-1] || c.ForgottenTo != pa[n-1] {
+		t.Fatalf("checkpoint %+v after forget; want it at %d still, listed stopped at %d, forgotten to %d (the topic holds it there)", c, pa[lost-1], pa[cut-1], pa[n-1])
 	}
 	last := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
 	last.waitDone(sc, a.recordingID, pa[cut-1], 60*time.Second)
@@ -643,6 +643,93 @@ func TestATruncatedRecordingRecordedAgainStopsTheStream(t *testing.T) {
 			if c := cfg.checkpoint(t, sc, a.recordingID); c.ListedStop != pa[n-1] || c.Position != pa[lost-1] {
 				t.Fatalf("checkpoint %+v after the refused forget; want it unchanged, at %d, listed stopped at %d", c, pa[lost-1], pa[n-1])
 			}
+		})
+	}
+}
+
+// TestARecordingOnlyListedLiveTruncatedBelowWhatTheTopicHoldsStopsTheStream: ferry publishes
+// a live recording of 300 messages, the acknowledgement of message 30 lost, so its
+// checkpoint stays at message 29, and stops while the recording is still live: no listing
+// showed it stopped, so its checkpoint keeps no stop (truncatedAboveTheCheckpoint's has one).
+// While ferry is down the recording stops and the archive truncates it after message 199.
+// Replayed as it now is, it would end at message 199 and count as completed, though the
+// topic holds it to message 299 and the archive no longer does, nor whatever it recorded
+// after that. The publisher's read of the topic finds the recording's last message at 299:
+// once the records sent again are answered, the stream stops instead of completing it,
+// naming the truncation and the way on; the next start, reading the topic again, stops too.
+// Forget with --topic-holds, the way on named, accepts the loss: the next start completes the
+// recording at its new end, and the topic holds the 300 messages once each. So too when the
+// archive keeps the recording up to the checkpoint only, and nothing is left to send again.
+func TestARecordingOnlyListedLiveTruncatedBelowWhatTheTopicHoldsStopsTheStream(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cut  int // the messages the archive keeps
+	}{
+		{"above the checkpoint", 200},
+		// Nothing left to send again: the recording would complete at once.
+		{"at the checkpoint", 30},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const n, lost = 300, 30
+			cut := c.cut
+			sc := newStreamConfig(t, "")
+			rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+			pa := a.publish(t, 0, n)
+			watchTopic(t, sc.Topic)
+			cfg := newFerryConfig(t, sc)
+			cfg.write(t)
+			plan, answered := loseAck(lost)
+			ip := startInProcess(t, inProcessOptions{plan: plan, storePath: cfg.Store.Path}, sc)
+			ip.waitCheckpoint(sc, a.recordingID, pa[lost-1], 30*time.Second)
+			answered.wait(t, n, 30*time.Second) // the broker stored all 300; ferry heard of 299
+			if _, err := ip.stop(); err != nil {
+				t.Fatal(err)
+			}
+			if c := cfg.checkpoint(t, sc, a.recordingID); c.ListedStop != 0 || c.Position != pa[lost-1] {
+				t.Fatalf("checkpoint %+v; want it at %d, with no stop kept (the recording was only listed live)", c, pa[lost-1])
+			}
+			rs.stopRecording(t, a)
+			a.close(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
+				t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
+			}
+
+			stops := []string{fmt.Sprintf("recording %d stops at %d, before the end of its record ending at %d, which the topic holds", a.recordingID, pa[cut-1], pa[n-1]),
+				fmt.Sprintf("the records from %d to %d", pa[cut-1], pa[n-1]), "TruncateRecording", store.ForgetHeldCommand(sc.Name, a.recordingID, pa[n-1])}
+			for _, run := range []string{"the start after the truncation", "the start after that"} {
+				ip := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
+				ip.waitFailed(sc.Name, 60*time.Second, stops...)
+				if c := ip.checkpoint(sc, a.recordingID); c.Completed || c.Position > pa[cut-1] {
+					t.Fatalf("%s: checkpoint %+v after the stream stopped; want it not completed, at most at %d", run, c, pa[cut-1])
+				}
+				if _, err := ip.stop(); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			forget := func(holds int64) (int, string, string) {
+				return ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", strconv.FormatInt(a.recordingID, 10), "--topic-holds", strconv.FormatInt(holds, 10), "--yes")
+			}
+			if code, out, errOut := forget(pa[cut-1]); code != 1 || !strings.Contains(errOut, fmt.Sprintf("the archive holds recording %d up to %d, at or past %d, so there is nothing to forget there", a.recordingID, pa[cut-1], pa[cut-1])) {
+				t.Fatalf("forget up to the archive's stop: exit %d, stdout %q, stderr %q; want 1, nothing to forget", code, out, errOut)
+			}
+			if code, out, errOut := forget(pa[n-1]); code != 0 || !strings.Contains(out, fmt.Sprintf("recording %d's records from position %d to %d forgotten (the topic holds them", a.recordingID, pa[cut-1], pa[n-1])) {
+				t.Fatalf("forget: exit %d, stdout %q, stderr %q; want 0, naming what is forgotten", code, out, errOut)
+			}
+			if c := cfg.checkpoint(t, sc, a.recordingID); c.ForgottenTo != pa[n-1] || c.Completed {
+				t.Fatalf("checkpoint %+v after forget; want it not completed still, forgotten to %d", c, pa[n-1])
+			}
+			last := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
+			last.waitDone(sc, a.recordingID, pa[cut-1], 60*time.Second)
+			if _, err := last.notFailed(t, sc.Name); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := last.stop(); err != nil {
+				t.Fatal(err)
+			}
+			expectTopic(t, sc, a.published(0, pa))
 		})
 	}
 }
