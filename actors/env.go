@@ -3,6 +3,7 @@ package actors
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"log/slog"
@@ -440,6 +441,12 @@ var scanBack = []int64{16, 256, 4096}
 
 const scanBytes = 64 << 20
 
+// errNotSearchedBack is lastStored's failure to find the recording's last message within
+// scanBytes of other producers' messages: reading again finds no more (more messages only
+// push it further back), so it tells nothing, as none of the recording's messages among
+// the partition's last does.
+var errNotSearchedBack = errors.New("not searched further back")
+
 func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int64, by int, from int64) (StoredMessage, bool, error) {
 	parts, err := client.TopicPartitions(topic)
 	if err != nil {
@@ -495,7 +502,7 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		case span.overBudget:
 			// The recording's last message may be in what was not read: an older one would
 			// be taken for the topic having lost messages.
-			return StoredMessage{}, false, fmt.Errorf("no message of recording %d among the last %d MiB of other producers' messages in %s: not searched further back", rec, scanBytes>>20, topic)
+			return StoredMessage{}, false, fmt.Errorf("no message of recording %d among the last %d MiB of other producers' messages in %s: %w", rec, scanBytes>>20, topic, errNotSearchedBack)
 		}
 		marks = append(span.marks, marks...)
 		if span.firstMs > 0 {

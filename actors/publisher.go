@@ -130,6 +130,7 @@ type publisher struct {
 	verifying    bool
 	verifyGen    uint64 // numbers the reads, so that an earlier read's answer is ignored
 	verifyTimer  *time.Timer
+	rereads      int // reads made again after a failure (readAgainLater), for their back-off
 	verifyUpTo   *atomic.Int64
 	// mustHold: the broker must hold records of the recording (brokerMustHold), which the
 	// read of its last message checks (lesson 21); else the read is for lesson 22 only
@@ -176,6 +177,9 @@ type storedMark struct {
 	end      int64
 	checksum uint32
 }
+
+// readStoredAgain has read gen of what the broker stored last made again (readAgainLater).
+type readStoredAgain struct{ gen uint64 }
 
 // lastStoredRead is what the broker stored last in the recording's partition, read for the
 // deduplication check.
@@ -357,6 +361,10 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.watermarked(ctx, msg)
 	case *lastStoredRead:
 		p.lastStoredRead(ctx, msg)
+	case *readStoredAgain:
+		if msg.gen == p.verifyGen && p.producer != nil {
+			p.readStored(ctx, msg.gen) // false: stopping
+		}
 	case *storedAgain:
 		p.reportStoredAgain(ctx, msg.end)
 	case *duplicateNotStored:
@@ -1056,24 +1064,46 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	}
 	p.verifying = true
 	p.verifyGen++
-	self, system, read, topic, rec, by, gen := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load()), p.verifyGen
-	from := p.watermark.Position // where this producer's sends start again, or below it (a producer created again)
-	timeout := max(p.cfg.CallTimeout, lastStoredTimeout)
-	if !p.env.tasks().Go(func() {
-		call, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		msg, ok, err := read(call, topic, rec, by, from)
-		system.Root.Send(self, &lastStoredRead{gen: gen, msg: msg, ok: ok, err: err})
-	}) {
+	self, system, gen := ctx.Self(), ctx.ActorSystem(), p.verifyGen
+	if !p.readStored(ctx, gen) {
 		p.verifying = false
 		p.tellTopicRead(ctx, -1) // stopping: not read
 		return
 	}
 	// The client's calls can outlast their own timeouts (a reader reconnecting retries
 	// without end): the sends wait no longer than this.
+	timeout := max(p.cfg.CallTimeout, lastStoredTimeout)
 	p.verifyTimer = time.AfterFunc(timeout+time.Second, func() {
 		system.Root.Send(self, &lastStoredRead{gen: gen, timedOut: true, err: fmt.Errorf("no answer within %s", timeout+time.Second)})
 	})
+}
+
+// readStored starts read gen of what the broker stored last in the recording's partition,
+// from where this producer's sends start again (or below it: a producer created again),
+// answered by a lastStoredRead; false when the publisher is stopping.
+func (p *publisher) readStored(ctx actor.Context, gen uint64) bool {
+	self, system, read, topic, rec, by := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load())
+	from, timeout := p.watermark.Position, max(p.cfg.CallTimeout, lastStoredTimeout)
+	return p.env.tasks().Go(func() {
+		call, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		msg, ok, err := read(call, topic, rec, by, from)
+		system.Root.Send(self, &lastStoredRead{gen: gen, msg: msg, ok: ok, err: err})
+	})
+}
+
+// readAgainLater reads what the broker stored last again, after a back-off, when read gen
+// failed (err): the sends go on unchecked meanwhile, but the recording is not completed
+// before a read tells the tracker where the topic holds it to (TopicRead), which is
+// reported.
+func (p *publisher) readAgainLater(ctx actor.Context, gen uint64, err error) {
+	p.rereads++
+	d := producerRetry.Delay(p.rereads, rand.Float64())
+	msg := fmt.Sprintf("cannot read what the broker stored last in %s (%v), which checks the records sent again (lesson 21, 22) and where the topic holds the recording to: the records sent again go unchecked, and the recording is not completed before a read answers; reading again in %s", p.cfg.Def.Topic, err, d.Round(time.Millisecond))
+	p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "attempt", p.rereads)
+	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
+	self, system := ctx.Self(), ctx.ActorSystem()
+	time.AfterFunc(d, func() { system.Root.Send(self, &readStoredAgain{gen: gen}) })
 }
 
 // lastStoredRead takes what the broker stored last and lets the sends go. The last message
@@ -1092,9 +1122,9 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		p.verifying = false
 		defer p.pump(ctx)
 	} // else: the answer after the timer let the sends go; the records not yet acknowledged are still checked
-	holds := int64(-1)
+	holds, answered := int64(-1), r.err == nil || errors.Is(r.err, errNotSearchedBack)
 	defer func() {
-		if !r.timedOut {
+		if answered {
 			p.tellTopicRead(ctx, holds) // before the sends the read held back (deferred earlier)
 		}
 	}()
@@ -1107,9 +1137,11 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
 		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
 		return
+	case r.err != nil && answered:
+		p.env.Logger.Warn("none of the recording's messages is among what the read of the partition's last reached (other producers published after it): the records sent again from the checkpoint are checked neither for deduplication nor against rewrites, nor is where the topic holds the recording to", "stream", p.cfg.Def.Name, "recording", p.rec, "error", r.err)
+		return
 	case r.err != nil:
-		p.env.Logger.Warn("cannot read what the broker stored last, to check that it deduplicates the records ferry sends again from its checkpoint, and where the topic holds the recording to; going on unchecked",
-			"stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic, "error", r.err)
+		p.readAgainLater(ctx, r.gen, r.err)
 		return
 	case !r.ok && p.mustHold && !p.checkedUpTo.stop:
 		// Pulsar acknowledged records of the recording: an empty partition lost them, the

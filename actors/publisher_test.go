@@ -520,7 +520,8 @@ func TestFewerPartitionsThanTheRecordingIsRoutedByFailThePublisherBeforeItSends(
 // a re-sent record the broker stores again (not a duplicate) reported, once; its own message
 // before the checkpoint, or an empty partition, says the topic lost acknowledged messages
 // (not for a completed checkpoint: an empty recording's may be one); another producer's
-// message or a failed read tell nothing, and the sends go on unchecked.
+// message tells nothing, and the sends go on unchecked; so too after a failed read, which is
+// reported, as the recording is not completed before a read answers.
 func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 	own := func(end string) StoredMessage {
 		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: end}}
@@ -545,7 +546,8 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 		{"own before a completed checkpoint", own("32"), true, nil, true, ""},
 		{"another producer's", withProducer(own("192"), "other"), true, nil, false, ""},
 		{"another recording's under the producer's name", withRecording(own("192"), "8"), true, nil, false, ""},
-		{"a failed read", StoredMessage{}, false, errors.New("no message of recording 7 among the last 64 MiB"), false, ""},
+		{"a failed read", StoredMessage{}, false, errors.New("reader on t: connection refused"), false, "the recording is not completed before a read answers"},
+		{"a read that did not reach the recording's messages", StoredMessage{}, false, fmt.Errorf("no message of recording 7 among the last 64 MiB: %w", errNotSearchedBack), false, ""},
 		{"an empty partition", StoredMessage{}, false, nil, false, "the topic lost messages"},
 		{"an empty partition, a completed checkpoint", StoredMessage{}, false, nil, true, ""},
 	} {
@@ -561,6 +563,12 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 			system.Root.Send(pub, b)
 			rec.answer(t, "128", nil) // stored: not a duplicate's receipt
 			rec.answer(t, "192", nil)
+			if errors.Is(c.err, errNotSearchedBack) {
+				// Reading again would find no more: the recording's completion does not wait.
+				if r := next[*messages.TopicRead](t, nb.tracker); r.HoldsEnd != -1 {
+					t.Fatalf("the tracker was told %v; want that the read found nothing", r)
+				}
+			}
 			var reported []*messages.Failure
 			deduplication := func() *messages.Failure {
 				if reported = append(reported, failuresOf(nb.stream, "deduplication")...); len(reported) > 0 {
@@ -700,56 +708,80 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 	}
 }
 
-// A read of what the broker stored last that outlasts the time the sends wait for it lets
-// them go, but does not tell the tracker that the topic holds nothing past the checkpoint:
-// the recording would complete before the answer could say that it stops before records the
-// topic holds. The wait is reported; the answer, when it comes, tells the tracker.
-func TestAReadOutlastingItsTimeTellsTheTrackerOnlyWhenItAnswers(t *testing.T) {
-	rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
-	env, cfg := testEnv(t)
-	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
-	release := make(chan struct{})
-	t.Cleanup(func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	})
-	env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
-		<-release // past its own context's deadline, as a reader reconnecting can
-		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "256"}, Ends: storedAt(128, 192, 256)}, true, nil
-	}
-	system := testSystem(t)
-	nb, pids := spawnNeighbours(system)
-	pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
-	system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1})
-	b := batch(1, 128)
-	b.Records[0].Start = 64
-	system.Root.Send(pub, b)
-	rec.answerDuplicate(t, "128") // sent once the wait is over (6 s here)
-	for acked := false; !acked; {
-		switch m := next[any](t, nb.tracker).(type) {
-		case *messages.TopicRead:
-			t.Fatalf("the tracker was told %v before the read answered; want nothing, which would let the recording complete", m)
-		case *messages.PublishAcked:
-			if m.End != 128 {
-				t.Fatalf("outcome %+v; want the record ending at 128", m)
+// A read of what the broker stored last that fails (the real one ends at its own deadline),
+// or outlasts the time the sends wait for it (a reader reconnecting can), lets them go, but
+// does not tell the tracker that the topic holds nothing past the checkpoint: the recording
+// would complete before a read could say that it stops before records the topic holds. The
+// wait is reported; a failed read is made again; the answer, when it comes, tells the
+// tracker.
+func TestAReadFailingOrOutlastingItsTimeTellsTheTrackerOnlyWhenOneAnswers(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		fail bool // the first read fails at once, else it outlasts its time
+	}{
+		{"failing, then read again", true},
+		{"outlasting its time", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+			env, cfg := testEnv(t)
+			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+			release := make(chan struct{})
+			t.Cleanup(func() {
+				select {
+				case <-release:
+				default:
+					close(release)
+				}
+			})
+			var reads atomic.Int32
+			env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+				if reads.Add(1) == 1 && c.fail {
+					return StoredMessage{}, false, fmt.Errorf("reading the last message: %w", context.DeadlineExceeded)
+				}
+				<-release // past its own context's deadline, as a reader reconnecting can
+				return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "256"}, Ends: storedAt(128, 192, 256)}, true, nil
 			}
-			acked = true
-		}
+			system := testSystem(t)
+			nb, pids := spawnNeighbours(system)
+			pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+			system.Root.Send(pub, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1})
+			b := batch(1, 128)
+			b.Records[0].Start = 64
+			system.Root.Send(pub, b)
+			rec.answerDuplicate(t, "128") // sent once the read failed, or the wait is over (6 s here)
+			for acked := false; !acked; {
+				switch m := next[any](t, nb.tracker).(type) {
+				case *messages.TopicRead:
+					t.Fatalf("the tracker was told %v before a read answered; want nothing, which would let the recording complete", m)
+				case *messages.PublishAcked:
+					if m.End != 128 {
+						t.Fatalf("outcome %+v; want the record ending at 128", m)
+					}
+					acked = true
+				}
+			}
+			eventually.NoError(t, waitFor, func() error {
+				if fs := failuresOf(nb.stream, "deduplication"); len(fs) != 1 || !strings.Contains(fs[0].Message, "the recording is not completed before") {
+					return fmt.Errorf("failures %v; want one saying the recording waits for the read", fs)
+				}
+				return nil
+			})
+			if c.fail {
+				eventually.NoError(t, waitFor, func() error {
+					if n := reads.Load(); n != 2 {
+						return fmt.Errorf("%d reads; want the failed one made again", n)
+					}
+					return nil
+				})
+			}
+			close(release)
+			if r := next[*messages.TopicRead](t, nb.tracker); r.HoldsEnd != 256 {
+				t.Fatalf("the tracker was told %v; want that the topic holds the recording to 256", r)
+			}
+			wentOn(t, givenUp)
+		})
 	}
-	eventually.NoError(t, waitFor, func() error {
-		if fs := failuresOf(nb.stream, "deduplication"); len(fs) != 1 || !strings.Contains(fs[0].Message, "the recording is not completed before") {
-			return fmt.Errorf("failures %v; want one saying the read has not answered", fs)
-		}
-		return nil
-	})
-	close(release)
-	if r := next[*messages.TopicRead](t, nb.tracker); r.HoldsEnd != 256 {
-		t.Fatalf("the tracker was told %v; want that the topic holds the recording to 256", r)
-	}
-	wentOn(t, givenUp)
 }
 
 // A record larger than the broker takes stops the stream, naming the record and the

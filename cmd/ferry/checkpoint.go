@@ -115,7 +115,8 @@ func printCheckpoints(stdout io.Writer, def store.Stream, state store.State, pat
 			listedStop = fmt.Sprint(c.ListedStop)
 		}
 		if c.ForgottenTo > 0 {
-			listedStop += fmt.Sprintf(" (forget lowered it from %d)", c.ForgottenTo)
+			// ferry checkpoint forget: the topic may hold the recording up to there.
+			listedStop += fmt.Sprintf(" (forgotten to %d)", c.ForgottenTo)
 		}
 		fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.RecordingID, c.Position, checkpointState(c), started, session, last, partition, listedStop, time.UnixMilli(c.UpdatedAtMs).UTC().Format(time.RFC3339Nano))
 	}
@@ -441,8 +442,17 @@ func forgetHeld(stdout io.Writer, st *bolt.Store, def store.Stream, stream strin
 			id, d.StopPosition, cp.Position, store.ResetCommand(stream)+" publishes the stream again from its configured start_position", renameToGoOn)
 	case topicHolds <= d.StopPosition:
 		return fmt.Errorf("the archive holds recording %d up to %d, at or past %d, so there is nothing to forget there: --topic-holds takes the position the stream's failure names, where the topic holds the recording to past the archive's stop", id, d.StopPosition, topicHolds)
+	case cp.ListedStop > d.StopPosition:
+		// The stream stops on the stop kept first (checkTail), whatever the topic holds.
+		return fmt.Errorf("recording %d stops at %d, below %d, where a listing had it stop (the checkpoint keeps that stop): run forget without --topic-holds first, which lowers it; then, should the stream stop on what the topic holds of the recording, forget with the --topic-holds position that failure names", id, d.StopPosition, cp.ListedStop)
+	case cp.ListedStop > 0 && (d.StopPosition != cp.ListedStop || cp.ListedStopMs != 0 && d.StopTimestampMs != cp.ListedStopMs):
+		// The listing as the stream stopped kept the truncated stop: the recording changed since.
+		return fmt.Errorf("the archive recorded recording %d again after a listing had it stop at %d: it stops at %d (%s), and its new records have positions up to %d that the topic holds old records at, which are the sequence ids of the recording's producer; "+
+			"the topic's deduplication would drop them as already stored, so forget does not apply. Record a continuation as a new recording instead; %s", id, cp.ListedStop, d.StopPosition, recordedAgainHow(d, cp), topicHolds, renameToGoOn)
 	}
-	cp.ForgottenTo, cp.UpdatedAtMs = max(cp.ForgottenTo, topicHolds), time.Now().UnixMilli()
+	// Its time stays: for a seed, the publisher reads it as the time before which nothing of
+	// the recording was sent.
+	cp.ForgottenTo = max(cp.ForgottenTo, topicHolds)
 	if err := st.Save(def, []store.Checkpoint{cp}); err != nil {
 		return err
 	}

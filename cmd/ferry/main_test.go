@@ -256,7 +256,7 @@ func TestCheckpointShowAndReset(t *testing.T) {
 	if after, err := os.ReadFile(storePath); err != nil || !bytes.Equal(before, after) {
 		t.Fatalf("checkpoint show changed the store file (read error %v): it only looks", err)
 	}
-	for _, want := range []string{"acknowledged up to POSITION", "taken on, nothing acknowledged yet", "completed", "2026-11-29T16:33:20Z", "-42", "[4000, 4096) e3069283", "1 (of 3)", "LISTED STOP", "81920", "4096 (forget lowered it from 8192)"} {
+	for _, want := range []string{"acknowledged up to POSITION", "taken on, nothing acknowledged yet", "completed", "2026-11-29T16:33:20Z", "-42", "[4000, 4096) e3069283", "1 (of 3)", "LISTED STOP", "81920", "4096 (forgotten to 8192)"} {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Fatalf("show = %d, want %q in:\n%s%s", code, want, out, errOut)
 		}

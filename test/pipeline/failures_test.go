@@ -588,7 +588,12 @@ func TestATruncationAboveTheCheckpointIsForgottenToGoOn(t *testing.T) {
 	}
 
 	recording := strconv.FormatInt(a.recordingID, 10)
-	code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", recording, "--yes")
+	// The stop kept, which the stream stops on first, is lowered first.
+	code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", recording, "--topic-holds", strconv.FormatInt(pa[n-1], 10), "--yes")
+	if code != 1 || !strings.Contains(errOut, "run forget without --topic-holds first") {
+		t.Fatalf("forget --topic-holds over a stop the checkpoint keeps: exit %d, stdout %q, stderr %q; want 1, naming forget without it", code, out, errOut)
+	}
+	code, out, errOut = ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", recording, "--yes")
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("recording %d's records from position %d to %d forgotten", a.recordingID, pa[cut-1], pa[n-1])) {
 		t.Fatalf("forget of the truncated recording: exit %d, stdout %q, stderr %q; want 0, naming the records forgotten", code, out, errOut)
 	}
