@@ -539,16 +539,7 @@ func TestLesson14_RecordingTruncatedBelowTheCheckpointFailsLoudly(t *testing.T) 
 // positions and ferry's configuration (its store the one the in-process runs used).
 func truncatedAboveTheCheckpoint(t *testing.T, n, lost, cut int) (streamConfig, *recordedStream, *publisher, []int64, *ferryConfig) {
 	t.Helper()
-	sc := newStreamConfig(t, "")
-	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
-	pa := a.publish(t, 0, n)
-	watchTopic(t, sc.Topic)
-	cfg := newFerryConfig(t, sc)
-	cfg.write(t)
-	plan, answered := loseAck(lost)
-	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: cfg.Store.Path}, sc)
-	ip.waitCheckpoint(sc, a.recordingID, pa[lost-1], 30*time.Second)
-	answered.wait(t, n, 30*time.Second)
+	sc, rs, a, pa, cfg, ip := publishedPastTheCheckpoint(t, n, lost)
 	rs.stopRecording(t, a)
 	a.close(t)
 	eventually.NoError(t, 30*time.Second, func() error {
@@ -566,6 +557,26 @@ func truncatedAboveTheCheckpoint(t *testing.T, n, lost, cut int) (streamConfig, 
 		t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
 	}
 	return sc, rs, a, pa, cfg
+}
+
+// publishedPastTheCheckpoint has ferry, in process, publish a live recording of n messages,
+// the acknowledgement of message lost lost, so that its checkpoint stays at message lost-1
+// while the broker stores all n. It returns the stream, its recording, their publication's
+// positions, ferry's configuration (its store the one the in-process run uses) and the run,
+// still running.
+func publishedPastTheCheckpoint(t *testing.T, n, lost int) (streamConfig, *recordedStream, *publisher, []int64, *ferryConfig, *inProcess) {
+	t.Helper()
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pa := a.publish(t, 0, n)
+	watchTopic(t, sc.Topic)
+	cfg := newFerryConfig(t, sc)
+	cfg.write(t)
+	plan, answered := loseAck(lost)
+	ip := startInProcess(t, inProcessOptions{plan: plan, storePath: cfg.Store.Path}, sc)
+	ip.waitCheckpoint(sc, a.recordingID, pa[lost-1], 30*time.Second)
+	answered.wait(t, n, 30*time.Second) // the broker stored all n; ferry heard of n-1
+	return sc, rs, a, pa, cfg, ip
 }
 
 // TestATruncationAboveTheCheckpointIsForgottenToGoOn: a recording truncated above ferry's
@@ -677,16 +688,7 @@ func TestARecordingOnlyListedLiveTruncatedBelowWhatTheTopicHoldsStopsTheStream(t
 		t.Run(c.name, func(t *testing.T) {
 			const n, lost = 300, 30
 			cut := c.cut
-			sc := newStreamConfig(t, "")
-			rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
-			pa := a.publish(t, 0, n)
-			watchTopic(t, sc.Topic)
-			cfg := newFerryConfig(t, sc)
-			cfg.write(t)
-			plan, answered := loseAck(lost)
-			ip := startInProcess(t, inProcessOptions{plan: plan, storePath: cfg.Store.Path}, sc)
-			ip.waitCheckpoint(sc, a.recordingID, pa[lost-1], 30*time.Second)
-			answered.wait(t, n, 30*time.Second) // the broker stored all 300; ferry heard of 299
+			sc, rs, a, pa, cfg, ip := publishedPastTheCheckpoint(t, n, lost)
 			if _, err := ip.stop(); err != nil {
 				t.Fatal(err)
 			}
