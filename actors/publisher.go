@@ -611,7 +611,7 @@ func (p *publisher) created(ctx actor.Context, res *producerCreated) {
 	p.outstanding, p.parked, p.answeredAt = new(atomic.Int64), new(atomic.Bool), new(atomic.Int64)
 	p.watching, p.askingUnheard, p.reconnectingSaid, p.unlisted = false, false, "", 0 // an earlier producer's ask is ignored
 	p.dedupChecked = false                                                            // a producer created again may find the broker's state lost
-	p.dedupFailures = 0
+	p.dedupFailures, p.rereads = 0, 0
 	p.sentEnd = -1 // and it has sent nothing yet: what it sends again is checked (lastStoredRead)
 	p.producerState(ctx, "ready")
 	p.askMaxSize(ctx)
@@ -1092,18 +1092,31 @@ func (p *publisher) readStored(ctx actor.Context, gen uint64) bool {
 	})
 }
 
+// topicReads bounds the reads of what the broker stored last made for one producer when
+// they fail: one that can never succeed (a token that may produce but not consume, a scan
+// always slower than its time) must not hold the recording, and the stream's later
+// recordings, back for ever.
+const topicReads = 5
+
 // readAgainLater reads what the broker stored last again, after a back-off, when read gen
 // failed (err): the sends go on unchecked meanwhile, but the recording is not completed
 // before a read tells the tracker where the topic holds it to (TopicRead), which is
-// reported.
-func (p *publisher) readAgainLater(ctx actor.Context, gen uint64, err error) {
+// reported. It reports false, reading nothing, once topicReads reads failed.
+func (p *publisher) readAgainLater(ctx actor.Context, gen uint64, err error) bool {
 	p.rereads++
+	if p.rereads >= topicReads {
+		msg := fmt.Sprintf("cannot read what the broker stored last in %s (%v; %d reads failed), which checks the records sent again (lesson 21, 22) and where the topic holds the recording to: the records sent again go unchecked, and the recording's end is not checked against what the topic holds of it (a truncation of the recording below records ferry published, while ferry was down, goes unseen)", p.cfg.Def.Topic, err, p.rereads)
+		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
+		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "topic-read", Message: msg}})
+		return false
+	}
 	d := producerRetry.Delay(p.rereads, rand.Float64())
 	msg := fmt.Sprintf("cannot read what the broker stored last in %s (%v), which checks the records sent again (lesson 21, 22) and where the topic holds the recording to: the records sent again go unchecked, and the recording is not completed before a read answers; reading again in %s", p.cfg.Def.Topic, err, d.Round(time.Millisecond))
 	p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "attempt", p.rereads)
-	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
+	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "topic-read", Message: msg}})
 	self, system := ctx.Self(), ctx.ActorSystem()
 	time.AfterFunc(d, func() { system.Root.Send(self, &readStoredAgain{gen: gen}) })
+	return true
 }
 
 // lastStoredRead takes what the broker stored last and lets the sends go. The last message
@@ -1135,13 +1148,13 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		// recording from completing.
 		msg := fmt.Sprintf("the read of what the broker stored last in %s gave %v: the records sent again go unchecked until it answers, and the recording is not completed before", p.cfg.Def.Topic, r.err)
 		p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
-		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
+		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "topic-read", Message: msg}})
 		return
 	case r.err != nil && answered:
 		p.env.Logger.Warn("none of the recording's messages is among what the read of the partition's last reached (other producers published after it): the records sent again from the checkpoint are checked neither for deduplication nor against rewrites, nor is where the topic holds the recording to", "stream", p.cfg.Def.Name, "recording", p.rec, "error", r.err)
 		return
 	case r.err != nil:
-		p.readAgainLater(ctx, r.gen, r.err)
+		answered = !p.readAgainLater(ctx, r.gen, r.err) // given up: the tracker is told nothing was read
 		return
 	case !r.ok && p.mustHold && !p.checkedUpTo.stop:
 		// Pulsar acknowledged records of the recording: an empty partition lost them, the

@@ -571,7 +571,7 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 			}
 			var reported []*messages.Failure
 			deduplication := func() *messages.Failure {
-				if reported = append(reported, failuresOf(nb.stream, "deduplication")...); len(reported) > 0 {
+				if reported = append(reported, failuresOf(nb.stream, "")...); len(reported) > 0 { // "deduplication", "topic-read"
 					return reported[0]
 				}
 				return nil
@@ -713,14 +713,16 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 // does not tell the tracker that the topic holds nothing past the checkpoint: the recording
 // would complete before a read could say that it stops before records the topic holds. The
 // wait is reported; a failed read is made again; the answer, when it comes, tells the
-// tracker.
+// tracker. Reads failing for good (no permission to consume the topic) are given up after
+// topicReads, loudly: the tracker is told that nothing was read.
 func TestAReadFailingOrOutlastingItsTimeTellsTheTrackerOnlyWhenOneAnswers(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		fail bool // the first read fails at once, else it outlasts its time
+		name  string
+		fails int32 // the first reads fail at once; none: the first outlasts its time
 	}{
-		{"failing, then read again", true},
-		{"outlasting its time", false},
+		{"failing, then read again", 1},
+		{"outlasting its time", 0},
+		{"failing for good", 1000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
@@ -736,7 +738,7 @@ func TestAReadFailingOrOutlastingItsTimeTellsTheTrackerOnlyWhenOneAnswers(t *tes
 			})
 			var reads atomic.Int32
 			env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
-				if reads.Add(1) == 1 && c.fail {
+				if reads.Add(1) <= c.fails {
 					return StoredMessage{}, false, fmt.Errorf("reading the last message: %w", context.DeadlineExceeded)
 				}
 				<-release // past its own context's deadline, as a reader reconnecting can
@@ -761,13 +763,30 @@ func TestAReadFailingOrOutlastingItsTimeTellsTheTrackerOnlyWhenOneAnswers(t *tes
 					acked = true
 				}
 			}
+			if c.fails > topicReads {
+				var fs []*messages.Failure
+				eventually.NoError(t, waitFor, func() error {
+					if fs = append(fs, failuresOf(nb.stream, "topic-read")...); len(fs) != topicReads || !strings.Contains(fs[len(fs)-1].Message, "5 reads failed") {
+						return fmt.Errorf("failures %v; want %d, the last saying the reads are given up", fs, topicReads)
+					}
+					return nil
+				})
+				if r := next[*messages.TopicRead](t, nb.tracker); r.HoldsEnd != -1 {
+					t.Fatalf("the tracker was told %v; want that nothing was read", r)
+				}
+				if n := reads.Load(); n != topicReads {
+					t.Fatalf("%d reads; want %d", n, topicReads)
+				}
+				wentOn(t, givenUp)
+				return
+			}
 			eventually.NoError(t, waitFor, func() error {
-				if fs := failuresOf(nb.stream, "deduplication"); len(fs) != 1 || !strings.Contains(fs[0].Message, "the recording is not completed before") {
+				if fs := failuresOf(nb.stream, "topic-read"); len(fs) != 1 || !strings.Contains(fs[0].Message, "the recording is not completed before") {
 					return fmt.Errorf("failures %v; want one saying the recording waits for the read", fs)
 				}
 				return nil
 			})
-			if c.fail {
+			if c.fails > 0 {
 				eventually.NoError(t, waitFor, func() error {
 					if n := reads.Load(); n != 2 {
 						return fmt.Errorf("%d reads; want the failed one made again", n)
