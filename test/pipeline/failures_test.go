@@ -451,11 +451,7 @@ func TestLesson14_RecordingTruncatedAndExtendedBelowTheCheckpointFailsLoudly(t *
 
 			// Cut after message cut-1 and record the messages after it again, with other
 			// bytes, then more.
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
-				t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
-			}
+			rs.truncate(t, a, pa[cut-1])
 			e := rs.extend(t, a, false)
 			pe := e.publishPayloads(t, rewritten(cut, n, !c.sameSize))
 			if c.sameSize && !slices.Equal(pe, pa[cut:]) {
@@ -507,11 +503,7 @@ func TestLesson14_RecordingTruncatedBelowTheCheckpointFailsLoudly(t *testing.T) 
 	a.close(t)
 	expectCheckpoint(t, cfg, sc, a.recordingID, pa[n-1], false)
 	before := receivedMessages(t, sc.Topic)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
-		t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
-	}
+	rs.truncate(t, a, pa[cut-1])
 
 	f = startFerry(t, cfg.path)
 	code, log := failMustExit(t, f, 60*time.Second, fmt.Sprintf("recording %d stops at %d, before the committed position %d", a.recordingID, pa[cut-1], pa[n-1]))
@@ -551,11 +543,7 @@ func truncatedAboveTheCheckpoint(t *testing.T, n, lost, cut int) (streamConfig, 
 	if _, err := ip.stop(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
-		t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
-	}
+	rs.truncate(t, a, pa[cut-1])
 	return sc, rs, a, pa, cfg
 }
 
@@ -697,11 +685,7 @@ func TestARecordingOnlyListedLiveTruncatedBelowWhatTheTopicHoldsStopsTheStream(t
 			}
 			rs.stopRecording(t, a)
 			a.close(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
-				t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
-			}
+			rs.truncate(t, a, pa[cut-1])
 
 			stops := []string{fmt.Sprintf("recording %d stops at %d, before the end of its record ending at %d, which the topic holds", a.recordingID, pa[cut-1], pa[n-1]),
 				fmt.Sprintf("the records from %d to %d", pa[cut-1], pa[n-1]), "TruncateRecording", store.ForgetHeldCommand(sc.Name, a.recordingID, pa[n-1])}
@@ -796,11 +780,7 @@ func TestLesson14_RecordingRewrittenAboveTheCheckpointFailsLoudly(t *testing.T) 
 			rs.stopRecording(t, a)
 			a.close(t)
 
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, pa[cut-1]); err != nil {
-				t.Fatalf("truncate recording %d at %d: %v", a.recordingID, pa[cut-1], err)
-			}
+			rs.truncate(t, a, pa[cut-1])
 			e := rs.extend(t, a, false)
 			if pe := e.publishPayloads(t, rewritten(cut, cut+c.again, false)); !slices.Equal(pe, pa[cut:cut+c.again]) {
 				t.Fatalf("the rewritten messages end at %v, not where the published ones did (%v)", pe, pa[cut:cut+c.again])
@@ -915,11 +895,7 @@ func TestLesson14_RecordingRewrittenToTheSameEndBetweenTwoListingsFailsLoudly(t 
 		t.Run(map[bool]string{false: "the newest", true: "an older one"}[older], func(t *testing.T) {
 			c := completedThenHeld(t, older)
 			const cut = sameEndN - 20
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := c.rs.s.archive.TruncateRecording(ctx, c.a.recordingID, c.pa[cut-1]); err != nil {
-				t.Fatalf("truncate recording %d at %d: %v", c.a.recordingID, c.pa[cut-1], err)
-			}
+			c.rs.truncate(t, c.a, c.pa[cut-1])
 			e := c.rs.extend(t, c.a, false)
 			if pe := e.publishPayloads(t, rewritten(cut, sameEndN, false)); !slices.Equal(pe, c.pa[cut:]) {
 				t.Fatalf("the rewritten messages end at %v, not where the published ones did (%v)", pe, c.pa[cut:])

@@ -154,6 +154,17 @@ func (rs *recordedStream) startRecording(t testing.TB) {
 	rs.subID, rs.recording = id, true
 }
 
+// truncate has the archive truncate a's recording at position at (TruncateRecording: the
+// recording stopped).
+func (rs *recordedStream) truncate(t testing.TB, a *publisher, at int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rs.s.archive.TruncateRecording(ctx, a.recordingID, at); err != nil {
+		t.Fatalf("truncate recording %d at %d: %v", a.recordingID, at, err)
+	}
+}
+
 // stopRecording stops the recording subscription, and with it the recordings of pubs,
 // once each has recorded everything its publication published (the archive stops a
 // recording where it has got to, not where the publisher is: docs/findings.md). It waits
