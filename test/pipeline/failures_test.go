@@ -651,6 +651,41 @@ func TestATruncatedRecordingRecordedAgainStopsTheStream(t *testing.T) {
 	}
 }
 
+// truncatedBelowWhatTheTopicHolds: publishedPastTheCheckpoint's recording, ferry stopped
+// while the recording is live (no listing showed it stopped, so its checkpoint keeps no stop);
+// then the recording stops and the archive truncates it after message cut-1, below what the
+// topic holds. stops is what the stream stops with when ferry starts again.
+func truncatedBelowWhatTheTopicHolds(t *testing.T, n, lost, cut int) (streamConfig, *recordedStream, *publisher, []int64, *ferryConfig, []string) {
+	t.Helper()
+	sc, rs, a, pa, cfg, ip := publishedPastTheCheckpoint(t, n, lost)
+	if _, err := ip.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if c := cfg.checkpoint(t, sc, a.recordingID); c.ListedStop != 0 || c.Position != pa[lost-1] {
+		t.Fatalf("checkpoint %+v; want it at %d, with no stop kept (the recording was only listed live)", c, pa[lost-1])
+	}
+	rs.stopRecording(t, a)
+	a.close(t)
+	rs.truncate(t, a, pa[cut-1])
+	return sc, rs, a, pa, cfg, []string{fmt.Sprintf("recording %d stops at %d, before the end of its record ending at %d, which the topic holds", a.recordingID, pa[cut-1], pa[n-1]),
+		fmt.Sprintf("the records from %d to %d", pa[cut-1], pa[n-1]), "TruncateRecording", store.ForgetHeldCommand(sc.Name, a.recordingID, pa[n-1])}
+}
+
+// stopsOnHeld starts ferry on the store of cfg and waits for stream sc to stop with stops
+// (truncatedBelowWhatTheTopicHolds), its checkpoint of recording a not completed and at most
+// at truncatedAt; then stops ferry. run names the start in a failure.
+func stopsOnHeld(t *testing.T, cfg *ferryConfig, sc streamConfig, a *publisher, truncatedAt int64, run string, stops []string) {
+	t.Helper()
+	ip := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
+	ip.waitFailed(sc.Name, 60*time.Second, stops...)
+	if c := ip.checkpoint(sc, a.recordingID); c.Completed || c.Position > truncatedAt {
+		t.Fatalf("%s: checkpoint %+v after the stream stopped; want it not completed, at most at %d", run, c, truncatedAt)
+	}
+	if _, err := ip.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestARecordingOnlyListedLiveTruncatedBelowWhatTheTopicHoldsStopsTheStream: ferry publishes
 // a live recording of 300 messages, the acknowledgement of message 30 lost, so its
 // checkpoint stays at message 29, and stops while the recording is still live: no listing
@@ -676,28 +711,9 @@ func TestARecordingOnlyListedLiveTruncatedBelowWhatTheTopicHoldsStopsTheStream(t
 		t.Run(c.name, func(t *testing.T) {
 			const n, lost = 300, 30
 			cut := c.cut
-			sc, rs, a, pa, cfg, ip := publishedPastTheCheckpoint(t, n, lost)
-			if _, err := ip.stop(); err != nil {
-				t.Fatal(err)
-			}
-			if c := cfg.checkpoint(t, sc, a.recordingID); c.ListedStop != 0 || c.Position != pa[lost-1] {
-				t.Fatalf("checkpoint %+v; want it at %d, with no stop kept (the recording was only listed live)", c, pa[lost-1])
-			}
-			rs.stopRecording(t, a)
-			a.close(t)
-			rs.truncate(t, a, pa[cut-1])
-
-			stops := []string{fmt.Sprintf("recording %d stops at %d, before the end of its record ending at %d, which the topic holds", a.recordingID, pa[cut-1], pa[n-1]),
-				fmt.Sprintf("the records from %d to %d", pa[cut-1], pa[n-1]), "TruncateRecording", store.ForgetHeldCommand(sc.Name, a.recordingID, pa[n-1])}
+			sc, _, a, pa, cfg, stops := truncatedBelowWhatTheTopicHolds(t, n, lost, cut)
 			for _, run := range []string{"the start after the truncation", "the start after that"} {
-				ip := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path}, sc)
-				ip.waitFailed(sc.Name, 60*time.Second, stops...)
-				if c := ip.checkpoint(sc, a.recordingID); c.Completed || c.Position > pa[cut-1] {
-					t.Fatalf("%s: checkpoint %+v after the stream stopped; want it not completed, at most at %d", run, c, pa[cut-1])
-				}
-				if _, err := ip.stop(); err != nil {
-					t.Fatal(err)
-				}
+				stopsOnHeld(t, cfg, sc, a, pa[cut-1], run, stops)
 			}
 
 			forget := func(holds int64) (int, string, string) {
@@ -721,6 +737,50 @@ func TestARecordingOnlyListedLiveTruncatedBelowWhatTheTopicHoldsStopsTheStream(t
 				t.Fatal(err)
 			}
 			expectTopic(t, sc, a.published(0, pa))
+		})
+	}
+}
+
+// TestARecordingTruncatedBelowWhatTheTopicHoldsThenRecordedAgainIsNotForgotten: the stream
+// stopped on a recording truncated below what the topic holds
+// (truncatedBelowWhatTheTopicHolds), and the archive then recorded the recording again from
+// the truncation: 20 messages, left live or stopped. Their positions are below the topic's
+// last message from the recording's producer, at message 299, so they are sequence ids the
+// topic's deduplication has seen: forgetting up to there would have them dropped as already
+// stored. Forget with --topic-holds refuses, naming a new stream name as the way on, and
+// changes nothing. (Stopped, the recording is told from the truncated one by its stop.)
+func TestARecordingTruncatedBelowWhatTheTopicHoldsThenRecordedAgainIsNotForgotten(t *testing.T) {
+	for _, stopped := range []bool{false, true} {
+		t.Run(map[bool]string{false: "live", true: "stopped"}[stopped], func(t *testing.T) {
+			const n, lost, cut, m = 300, 30, 200, 20
+			sc, rs, a, pa, cfg, stops := truncatedBelowWhatTheTopicHolds(t, n, lost, cut)
+			stopsOnHeld(t, cfg, sc, a, pa[cut-1], "the start after the truncation", stops)
+			before := cfg.checkpoint(t, sc, a.recordingID)
+
+			e := rs.extend(t, a, false)
+			pe := e.publish(t, cut, cut+m)
+			if pe[m-1] >= pa[n-1] {
+				t.Fatalf("the extension is recorded to %d, not below what the topic holds, %d", pe[m-1], pa[n-1])
+			}
+			e.waitRecorded(t, pe[m-1])
+			refusal := fmt.Sprintf("recording %d is live (recorded again from where it was truncated)", a.recordingID)
+			if stopped {
+				e.close(t) // the extension stops with it (auto-stop)
+				eventually.NoError(t, 30*time.Second, func() error {
+					if d := e.descriptor(t); d.IsLive() {
+						return fmt.Errorf("recording %d still recorded: %+v", a.recordingID, d)
+					}
+					return nil
+				})
+				refusal = fmt.Sprintf("the archive recorded recording %d again after a listing had it stop at %d: it stops at %d", a.recordingID, pa[cut-1], pe[m-1])
+			}
+			code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.path, "--stream", sc.Name, "--recording", strconv.FormatInt(a.recordingID, 10), "--topic-holds", strconv.FormatInt(pa[n-1], 10), "--yes")
+			if code != 1 || !strings.Contains(errOut, refusal) || !strings.Contains(errOut, "forget does not apply") || !strings.Contains(errOut, "give the stream a new name") {
+				t.Fatalf("forget --topic-holds of the recording recorded again: exit %d, stdout %q, stderr %q; want 1, %q, with a new name as the way on", code, out, errOut, refusal)
+			}
+			if c := cfg.checkpoint(t, sc, a.recordingID); c != before {
+				t.Fatalf("checkpoint %+v after the refused forget; want it unchanged, %+v", c, before)
+			}
 		})
 	}
 }
