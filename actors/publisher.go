@@ -1105,18 +1105,28 @@ const topicReads = 5
 func (p *publisher) readAgainLater(ctx actor.Context, gen uint64, err error) bool {
 	p.rereads++
 	if p.rereads >= topicReads {
-		msg := fmt.Sprintf("cannot read what the broker stored last in %s (%v; %d reads failed), which checks the records sent again (lesson 21, 22) and where the topic holds the recording to: the records sent again go unchecked, and the recording's end is not checked against what the topic holds of it (a truncation of the recording below records ferry published, while ferry was down, goes unseen)", p.cfg.Def.Topic, err, p.rereads)
+		msg := fmt.Sprintf("cannot read what the broker stored last in %s (%v; %d reads failed), which checks the records sent again (lesson 21, 22) and where the topic holds the recording to: the records sent again go unchecked, and the recording's end is not checked against what the topic holds of it (a truncation of the recording below records ferry published, while ferry was down, goes unseen)%s", p.cfg.Def.Topic, err, p.rereads, consumeRefused(err, p.cfg.Def.Topic))
 		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
 		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "topic-read", Message: msg}})
 		return false
 	}
 	d := producerRetry.Delay(p.rereads, rand.Float64())
-	msg := fmt.Sprintf("cannot read what the broker stored last in %s (%v), which checks the records sent again (lesson 21, 22) and where the topic holds the recording to: the records sent again go unchecked, and the recording is not completed before a read answers; reading again in %s", p.cfg.Def.Topic, err, d.Round(time.Millisecond))
+	msg := fmt.Sprintf("cannot read what the broker stored last in %s (%v), which checks the records sent again (lesson 21, 22) and where the topic holds the recording to: the records sent again go unchecked, and the recording is not completed before a read answers; reading again in %s%s", p.cfg.Def.Topic, err, d.Round(time.Millisecond), consumeRefused(err, p.cfg.Def.Topic))
 	p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "attempt", p.rereads)
 	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "topic-read", Message: msg}})
 	self, system := ctx.Self(), ctx.ActorSystem()
 	time.AfterFunc(d, func() { system.Root.Send(self, &readStoredAgain{gen: gen}) })
 	return true
+}
+
+// consumeRefused is what to do, said after a failed read of topic, when err is the broker
+// refusing ferry's role a reader on it (Pulsar's AuthorizationError, which pulsar-client-go
+// v0.19.0 hands on as text only); "" for any other error.
+func consumeRefused(err error, topic string) string {
+	if !strings.Contains(err.Error(), "AuthorizationError") {
+		return ""
+	}
+	return fmt.Sprintf(". The broker refuses ferry's role a reader on the topic: grant the role consume as well as produce (`pulsar-admin topics grant-permission --role ROLE --actions produce,consume %s`, or the same on its namespace), and the next start makes the check", topic)
 }
 
 // lastStoredRead takes what the broker stored last and lets the sends go. The last message

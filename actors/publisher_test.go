@@ -714,15 +714,18 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 // would complete before a read could say that it stops before records the topic holds. The
 // wait is reported; a failed read is made again; the answer, when it comes, tells the
 // tracker. Reads failing for good (no permission to consume the topic) are given up after
-// topicReads, loudly: the tracker is told that nothing was read.
+// topicReads, loudly: the tracker is told that nothing was read. A broker refusing the
+// read is named, with the permission to grant.
 func TestAReadFailingOrOutlastingItsTimeTellsTheTrackerOnlyWhenOneAnswers(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		fails int32 // the first reads fail at once; none: the first outlasts its time
+		name    string
+		fails   int32 // the first reads fail at once; none: the first outlasts its time
+		refused bool  // failing as the broker refuses a role without consume permission
 	}{
-		{"failing, then read again", 1},
-		{"outlasting its time", 0},
-		{"failing for good", 1000},
+		{"failing, then read again", 1, false},
+		{"outlasting its time", 0, false},
+		{"failing for good", 1000, false},
+		{"refused for good", 1000, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
@@ -738,7 +741,11 @@ func TestAReadFailingOrOutlastingItsTimeTellsTheTrackerOnlyWhenOneAnswers(t *tes
 			})
 			var reads atomic.Int32
 			env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
-				if reads.Add(1) <= c.fails {
+				if reads.Add(1) <= c.fails && c.refused {
+					// As pulsar-client-go v0.19.0 hands on the refusal of Pulsar 4.0.8.
+					return StoredMessage{}, false, errors.New("reader on persistent://public/default/t: server error: AuthorizationError: Client is not authorized to subscribe")
+				}
+				if reads.Load() <= c.fails {
 					return StoredMessage{}, false, fmt.Errorf("reading the last message: %w", context.DeadlineExceeded)
 				}
 				<-release // past its own context's deadline, as a reader reconnecting can
@@ -771,6 +778,11 @@ func TestAReadFailingOrOutlastingItsTimeTellsTheTrackerOnlyWhenOneAnswers(t *tes
 					}
 					return nil
 				})
+				for _, f := range fs {
+					if named := strings.Contains(f.Message, "grant the role consume as well as produce (`pulsar-admin topics grant-permission --role ROLE --actions produce,consume "+cfg.Def.Topic+"`"); named != c.refused {
+						t.Fatalf("failure %q names the permission to grant: %t; want %t", f.Message, named, c.refused)
+					}
+				}
 				if r := next[*messages.TopicRead](t, nb.tracker); r.HoldsEnd != -1 {
 					t.Fatalf("the tracker was told %v; want that nothing was read", r)
 				}

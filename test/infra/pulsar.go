@@ -1,7 +1,9 @@
 package infra
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +38,9 @@ type PulsarOptions struct {
 	// authenticationRefreshCheckSeconds; zero: its default, a minute): a client whose token
 	// expired is asked for a new one, and disconnected without it.
 	AuthRefresh time.Duration
+	// Authorize has a secured broker authorize every request (authorizationEnabled): a role
+	// other than AdminRole may only what [Pulsar.Grant] gave it.
+	Authorize bool
 }
 
 // Pulsar is a real Pulsar standalone broker (with its embedded bookie and RocksDB metadata
@@ -162,7 +167,7 @@ func (p *Pulsar) writeConfig() error {
 	layers := []propertyLayer{{"ferry test settings (test/infra/pulsar.go)", pulsarDefaults(p.brokerPort, p.webPort)}}
 	if sec := p.opts.Security; sec != nil {
 		layers = append(layers, propertyLayer{"TLS and token authentication (test/infra/security.go)",
-			sec.brokerConfig(p.brokerTLSPort, p.webTLSPort, p.opts.AuthRefresh)})
+			sec.brokerConfig(p.brokerTLSPort, p.webTLSPort, p.opts.AuthRefresh, p.opts.Authorize)})
 	}
 	if len(p.opts.Config) > 0 {
 		layers = append(layers, propertyLayer{"this test's own settings", p.opts.Config})
@@ -482,6 +487,35 @@ func (p *Pulsar) Restart(ctx context.Context) error {
 	}
 	p.StartAttempts = attempts
 	return err
+}
+
+// Grant gives role the actions (produce, consume, …) on namespace (tenant/name) of a broker
+// that authorizes (PulsarOptions.Authorize), through the admin API as AdminRole.
+func (p *Pulsar) Grant(ctx context.Context, namespace, role string, actions ...string) error {
+	if p.opts.Security == nil || !p.opts.Authorize {
+		return errors.New("infra: grant on a broker that does not authorize (PulsarOptions.Security and Authorize)")
+	}
+	body, err := json.Marshal(actions)
+	if err != nil {
+		return err
+	}
+	url := p.AdminURL + "/admin/v2/namespaces/" + namespace + "/permissions/" + role
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+p.adminToken())
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("infra: grant %v on %s to %s: %w", actions, namespace, role, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("infra: grant %v on %s to %s: POST %s: %s %s", actions, namespace, role, url, resp.Status, msg)
+	}
+	return nil
 }
 
 // adminToken is what this package's admin requests authenticate with ("": nothing).

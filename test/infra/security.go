@@ -96,11 +96,11 @@ func (s *PulsarSecurity) Token(role string, expires time.Time) (string, error) {
 
 // brokerConfig is the standalone.conf keys that secure a broker with s, its TLS ports given:
 // TLS on ports of their own beside the plain ones (which the standalone's own client uses),
-// token authentication on every port, no authorization (any authenticated role may
-// publish, read and administer), and a check of every connection's token every refresh
-// (zero: Pulsar's default), after which a client whose token expired must present a new
-// one.
-func (s *PulsarSecurity) brokerConfig(brokerTLSPort, webTLSPort int, refresh time.Duration) map[string]string {
+// token authentication on every port, authorization if authorize (without it, any
+// authenticated role may publish, read and administer), and a check of every connection's
+// token every refresh (zero: Pulsar's default), after which a client whose token expired
+// must present a new one.
+func (s *PulsarSecurity) brokerConfig(brokerTLSPort, webTLSPort int, refresh time.Duration, authorize bool) map[string]string {
 	kv := map[string]string{
 		"brokerServicePortTls":                 strconv.Itoa(brokerTLSPort),
 		"webServicePortTls":                    strconv.Itoa(webTLSPort),
@@ -113,6 +113,9 @@ func (s *PulsarSecurity) brokerConfig(brokerTLSPort, webTLSPort int, refresh tim
 		"superUserRoles":                       AdminRole,
 		"brokerClientAuthenticationPlugin":     "org.apache.pulsar.client.impl.auth.AuthenticationToken",
 		"brokerClientAuthenticationParameters": "token:" + s.AdminToken,
+	}
+	if authorize {
+		kv["authorizationEnabled"] = "true"
 	}
 	if refresh > 0 {
 		kv["authenticationRefreshCheckSeconds"] = strconv.Itoa(int(max(refresh/time.Second, 1)))

@@ -170,3 +170,89 @@ func writeToken(t *testing.T, file, token string) {
 		t.Fatal(err)
 	}
 }
+
+// TestATokenThatMayOnlyProduceSkipsTheResumeReadLoudly: ferry's token may produce to the
+// topic's namespace but not consume it (a broker of its own that authorizes: test/infra,
+// PulsarOptions.Authorize). Publishing needs no read, and the first 200 records go through.
+// Resumed from its checkpoint, ferry reads what the broker stored last from the recording's
+// producer, which the broker refuses: the read is tried five times, then given up, and the
+// status shows a topic-read failure naming the refusal and the permission to grant. The
+// records recorded while ferry was down are published all the same, and the topic holds
+// the 400 once each, in order.
+func TestATokenThatMayOnlyProduceSkipsTheResumeReadLoudly(t *testing.T) {
+	const n = 200
+	dir := t.TempDir()
+	sec, err := infra.NewPulsarSecurity(filepath.Join(dir, "security"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker, err := infra.StartPulsar(context.Background(), infra.PulsarOptions{Dir: filepath.Join(dir, "pulsar"), Security: sec, Authorize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := broker.Stop(); err != nil {
+			t.Errorf("stop the secured broker: %v", err)
+		}
+	})
+	if err := broker.Grant(context.Background(), "public/default", "ferry", "produce"); err != nil {
+		t.Fatal(err)
+	}
+	token, err := sec.Token("ferry", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(dir, "ferry.token")
+	writeToken(t, tokenFile, token)
+
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	before := pub.publish(t, 0, n)
+	cfg := newFerryConfig(t, sc)
+	cfg.Pulsar = pulsarSection{ServiceURL: broker.ServiceURL, AdminURL: broker.AdminURL, Auth: &authSection{TokenFile: tokenFile}}
+	path := cfg.write(t)
+	statusURL := "http://" + cfg.HTTP.Listen
+	committed := func(to int64) func() error {
+		return func() error {
+			st, err := findStream(t, statusURL, sc.Name)
+			if err != nil {
+				return err
+			}
+			if r := recordingOf(st, pub.recordingID); r == nil || r.GetCommittedPosition() < to {
+				return fmt.Errorf("recording %d committed to %d, want %d", pub.recordingID, r.GetCommittedPosition(), to)
+			}
+			return nil
+		}
+	}
+	f := startFerry(t, path)
+	waitFor(t, f, 60*time.Second, "the first records published", committed(before[n-1]))
+	f.mustStop()
+
+	after := pub.publish(t, n, 2*n)
+	f = startFerry(t, path)
+	var failure *messages.Failure
+	waitFor(t, f, 60*time.Second, "the resume's read given up", func() error {
+		st, err := findStream(t, statusURL, sc.Name)
+		if err != nil {
+			return err
+		}
+		if failure = failureOf(st, "topic-read"); failure == nil || !strings.Contains(failure.Message, "5 reads failed") {
+			return fmt.Errorf("topic-read failure %v, want the read given up", failure)
+		}
+		return nil
+	})
+	if !strings.Contains(failure.Message, "cannot read what the broker stored last in "+sc.Topic) || !strings.Contains(failure.Message, "AuthorizationError") ||
+		!strings.Contains(failure.Message, "grant the role consume as well as produce") {
+		t.Fatalf("topic-read failure %q; want it naming the topic, the broker's refusal and the permission to grant", failure.Message)
+	}
+	waitFor(t, f, 60*time.Second, "the records recorded while ferry was down", committed(after[n-1]))
+	f.mustStop()
+
+	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: broker.ServiceURL,
+		Authentication: pulsar.NewAuthenticationToken(sec.AdminToken), OperationTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	assertExactlyOnceInOrder(t, readTopicWith(t, client, sc.Topic, 2*n, 30*time.Second), payloads(0, 2*n))
+}
