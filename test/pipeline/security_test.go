@@ -30,19 +30,7 @@ import (
 func TestTLSAndATokenRenewedInItsFile(t *testing.T) {
 	const n = 200
 	dir := t.TempDir()
-	sec, err := infra.NewPulsarSecurity(filepath.Join(dir, "security"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := infra.StartPulsar(context.Background(), infra.PulsarOptions{Dir: filepath.Join(dir, "pulsar"), Security: sec, AuthRefresh: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := broker.Stop(); err != nil {
-			t.Errorf("stop the secured broker: %v", err)
-		}
-	})
+	sec, broker := securedBroker(t, dir, infra.PulsarOptions{AuthRefresh: 5 * time.Second})
 	sc := newStreamConfig(t, "")
 	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
 	before := pub.publish(t, 0, n)
@@ -159,6 +147,27 @@ func TestTLSAndATokenRenewedInItsFile(t *testing.T) {
 	assertExactlyOnceInOrder(t, readTopicWith(t, client, sc.Topic, 2*n, 30*time.Second), payloads(0, 2*n))
 }
 
+// securedBroker starts a broker of the test's own, in dir, with opts and the TLS and token
+// authentication of a PulsarSecurity made there; it is stopped when the test ends.
+func securedBroker(t *testing.T, dir string, opts infra.PulsarOptions) (*infra.PulsarSecurity, *infra.Pulsar) {
+	t.Helper()
+	sec, err := infra.NewPulsarSecurity(filepath.Join(dir, "security"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Dir, opts.Security = filepath.Join(dir, "pulsar"), sec
+	broker, err := infra.StartPulsar(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := broker.Stop(); err != nil {
+			t.Errorf("stop the secured broker: %v", err)
+		}
+	})
+	return sec, broker
+}
+
 // writeToken replaces file with token in one step, as a renewal would.
 func writeToken(t *testing.T, file, token string) {
 	t.Helper()
@@ -182,19 +191,7 @@ func writeToken(t *testing.T, file, token string) {
 func TestATokenThatMayOnlyProduceSkipsTheResumeReadLoudly(t *testing.T) {
 	const n = 200
 	dir := t.TempDir()
-	sec, err := infra.NewPulsarSecurity(filepath.Join(dir, "security"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := infra.StartPulsar(context.Background(), infra.PulsarOptions{Dir: filepath.Join(dir, "pulsar"), Security: sec, Authorize: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := broker.Stop(); err != nil {
-			t.Errorf("stop the secured broker: %v", err)
-		}
-	})
+	sec, broker := securedBroker(t, dir, infra.PulsarOptions{Authorize: true})
 	if err := broker.Grant(context.Background(), "public/default", "ferry", "produce"); err != nil {
 		t.Fatal(err)
 	}
