@@ -56,12 +56,15 @@ func (*release) isRequest()               {}
 func (r *replyTo) setReply(c chan answer) { r.ch = c }
 func (r *replyTo) reply() chan answer     { return r.ch }
 
-// awaiting is a command sent to the driver and not answered yet.
+// awaiting is a command sent to the driver and not answered yet. abandoned: nobody takes
+// its resource, which is released when it arrives; timedOut: its caller was told that the
+// driver took longer than its timeout, and is told nothing more.
 type awaiting struct {
 	req       awaitable
 	what      string
 	deadline  time.Time
 	abandoned bool
+	timedOut  bool
 }
 
 // sharedLog is one mapped log buffer file and how many resources use it (an IPC
@@ -143,13 +146,20 @@ func (d *conductor) run() {
 func (d *conductor) dutyCycle(now time.Time) {
 	d.drainBroadcast()
 	for _, a := range d.awaiting {
-		if now.After(a.deadline) {
-			// A driver that does not answer within its timeout is gone, or so slow that a
-			// late answer would leave a resource nobody owns: the client ends (stop answers
-			// every waiting caller, this one included, and tells a driver still beating
-			// that the client left, which frees that resource too).
-			d.fatal = fmt.Errorf("%w: no answer to %s within %s", ErrDriverTimeout, a.what, d.c.opts.DriverTimeout)
+		if a.timedOut || !now.After(a.deadline) {
+			continue
+		}
+		if err := d.c.cnc.CheckDriverActive(now, d.c.opts.DriverTimeout); err != nil {
+			d.fatal = fmt.Errorf("%w: no answer to %s within %s: %w", ErrDriverTimeout, a.what, d.c.opts.DriverTimeout, err)
 			return
+		}
+		// The driver beats: it is slow, not gone. As Java's awaitResponse, only this
+		// command fails; its answer, when it comes, is released (abandoned), so that no
+		// resource is left that nobody owns, and the client's others go on.
+		a.timedOut = true
+		if !a.abandoned {
+			a.abandoned = true
+			a.req.reply() <- answer{err: fmt.Errorf("%w: no answer to %s within %s, though the driver's heartbeat is current (slow, not gone): its resource, if the driver makes it later, is released", ErrDriverTimeout, a.what, d.c.opts.DriverTimeout)}
 		}
 	}
 	if !now.Before(d.nextKeepalive) {
@@ -336,7 +346,7 @@ func (d *conductor) onPublicationReady(r command.PublicationBuffersReady) {
 		// The driver made it: tell it the publication is gone, or it keeps it, and its
 		// session, until the client closes.
 		d.removePublication(r.RegistrationID, a.req.(*addPublication).channel, r.StreamID)
-		a.req.reply() <- answer{err: fmt.Errorf("aeron: %s: %w", a.what, err)}
+		d.failCaller(a, answer{err: fmt.Errorf("aeron: %s: %w", a.what, err)})
 		return
 	}
 	d.publications[r.RegistrationID] = pub
@@ -401,7 +411,17 @@ func (d *conductor) onError(r command.ErrorResponse) {
 	if a == nil {
 		return
 	}
-	a.req.reply() <- answer{err: &DriverError{Code: int32(r.Code), Name: r.Code.String(), Message: r.Message, Command: a.what}}
+	d.failCaller(a, answer{err: &DriverError{Code: int32(r.Code), Name: r.Code.String(), Message: r.Message, Command: a.what}})
+}
+
+// failCaller gives the caller of command a its failure (ans), or, if it was told already
+// that the command timed out, reports it.
+func (d *conductor) failCaller(a *awaiting, ans answer) {
+	if a.timedOut {
+		d.reportError(fmt.Errorf("after %s timed out: %w", a.what, ans.err))
+		return
+	}
+	a.req.reply() <- ans
 }
 
 func (d *conductor) onAvailableImage(r command.ImageBuffersReady) {

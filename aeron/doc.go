@@ -8,6 +8,8 @@
 //  1. [Connect] maps the driver's cnc.dat and starts the client's conductor.
 //  2. [Client.AddExclusivePublication] and [Client.AddSubscription] ask the driver for a
 //     resource and block until it answers (bounded by the context and the driver timeout).
+//     A driver that still beats but answers later than its timeout fails that call alone,
+//     with an error wrapping [ErrDriverTimeout]; the resource, if it comes, is released.
 //  3. [ExclusivePublication.Offer] appends a message; [Subscription.Poll] and [Image.Poll]
 //     deliver fragments (wrap the handler in a [FragmentAssembler] to get whole messages).
 //     A handler's payload and [Header] are views of the log (or of the assembler's
