@@ -362,7 +362,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		}
 		s.noteStop(ctx, r)
 		if s.endUnmoved(r) {
-			s.known[r.RecordingId] = r
+			s.remember(r)
 			s.status.known(r, l.ListedAtMs)
 			continue
 		}
@@ -384,7 +384,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			inside := st.Kind == config.StartAt && st.RecordingID == r.RecordingId && st.Position > 0
 			ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: r.RecordingId, Position: s.startingPosition(r), StartMs: r.StartMs, SessionId: r.SessionId, FromStart: !inside})
 		}
-		s.known[r.RecordingId] = r
+		s.remember(r)
 		s.status.known(r, l.ListedAtMs)
 	}
 	// A recording whose replay reached its end, but which a listing since showed recorded or
@@ -447,6 +447,18 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 		return
 	}
 	s.completeFinished(ctx)
+}
+
+// remember keeps r as what the latest listing showed of its recording. A live recording
+// whose recorded position the listing could not read (-1) keeps the one known: a live
+// recording's only grows, and checkTail and finishedShort compare the next listing with it
+// (one unread position would let a truncation below it go unsaid).
+func (s *streamSupervisor) remember(r *messages.RecordingInfo) {
+	if k := s.known[r.RecordingId]; r.Live && r.RecordedPosition < 0 && k != nil && k.Live && k.RecordedPosition >= 0 {
+		r = proto.Clone(r).(*messages.RecordingInfo)
+		r.RecordedPosition = k.RecordedPosition
+	}
+	s.known[r.RecordingId] = r
 }
 
 // finishedShort returns the stream's failure if a recording ferry finished (its final

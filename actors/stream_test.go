@@ -396,6 +396,37 @@ func TestARecordingTruncatedBetweenTwoListingsStopsTheStream(t *testing.T) {
 	}
 }
 
+// A live recording whose recorded position one listing could not read keeps the one an
+// earlier listing read (a live recording's only grows): stopped and truncated below it
+// before the next listing, it stops the stream as if that listing had read it. (With the
+// unread -1 taken for what was known, the truncation went unsaid.)
+func TestARecordedPositionNotReadKeepsTheOneKnown(t *testing.T) {
+	env, cfg := testEnv(t)
+	s, nobody, failed, run := bareStream(t, env, cfg)
+	live := &messages.RecordingInfo{RecordingId: 4, StartMs: 100, Live: true, StopPosition: -1, RecordedPosition: 4096}
+	read := &messages.RecordingInfo{RecordingId: 5, StartMs: 200, Live: true, StopPosition: -1, RecordedPosition: 2000}
+	unread := &messages.RecordingInfo{RecordingId: 5, StartMs: 200, Live: true, StopPosition: -1, RecordedPosition: -1}
+	truncated := &messages.RecordingInfo{RecordingId: 5, StartMs: 200, StopMs: 300, StopPosition: 1000, RecordedPosition: 1000}
+	run(func(ctx actor.Context) {
+		for _, id := range []int64{4, 5} { // as if spawned: the test runs no recording's actors
+			s.running[id] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody}
+		}
+		for i, r := range []*messages.RecordingInfo{read, unread} {
+			s.listed(ctx, &messages.RecordingsListed{ListedAtMs: int64(i+1) * 1_000, Recordings: []*messages.RecordingInfo{live, r}})
+			if err := failed(); err != nil {
+				t.Errorf("listing %d failed the stream: %v", i+1, err)
+			}
+		}
+		if unread.RecordedPosition != -1 {
+			t.Errorf("the listing's own recording changed: %v", unread)
+		}
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 3_000, Recordings: []*messages.RecordingInfo{live, truncated}})
+	})
+	if err := failed(); err == nil || !strings.Contains(err.Error(), "recording 5 now stops at 1000, before 2000, where an earlier listing had it recorded to") {
+		t.Fatalf("the stream failed with %v; want the truncation of recording 5 below 2000 said", err)
+	}
+}
+
 // A recording the archive truncated while ferry was down, below the stop a listing had shown
 // before, and above its checkpoint, would be replayed to its new stop and completed, its
 // records after that never published, without a word: at the first listing no listing of
