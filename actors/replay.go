@@ -223,7 +223,7 @@ func (r *replay) open(ctx actor.Context, w *messages.Watermark) {
 	r.handoff = h
 	id, atRecordEnd := r.rec.RecordingId, w.Stored && !w.Seed
 	started := r.env.tasks().Go(func() {
-		res := r.openReplay(callCtx, gen, id, from, followStart, mark)
+		res := r.openReplay(callCtx, gen, id, from, !atRecordEnd, followStart, mark)
 		res.handoff, res.atRecordEnd = h, atRecordEnd
 		if !h.offer(res) {
 			r.closeOpened(res)
@@ -258,10 +258,14 @@ func configuredStart(cfg *StreamConfig, rec *messages.RecordingInfo) int64 {
 }
 
 // openReplay runs on a task goroutine, not the actor's (so it reads none of the actor's
-// mutable fields): it describes the recording, starts the replay and subscribes to it. With mark, the last record of the checkpoint at from, the replay
-// starts at the record's start, to read it again (see check) — at the recording's start if
-// retention purged the padding before the record — unless the archive no longer holds the
-// record (nothing below the checkpoint is needed then: it goes unchecked).
+// mutable fields): it describes the recording, starts the replay and subscribes to it.
+// With mark, the last record of the checkpoint at from, the replay starts at the record's
+// start, to read it again (see check) — at the recording's start if retention purged the
+// padding before the record — unless the archive no longer holds the record (nothing below
+// the checkpoint is needed then: it goes unchecked).
+//
+// seeded: from is where ferry takes the recording on (a seed, or the start position), not
+// the end of a record it published.
 //
 // followStart: from is a seed at the recording's start as it was listed first, and no
 // replay of it has sent anything (store.Checkpoint.FromStart). If the archive's start has
@@ -269,7 +273,7 @@ func configuredStart(cfg *StreamConfig, rec *messages.RecordingInfo) int64 {
 // replay begins there, as it would have had they never been detached: skipping what the
 // archive holds again would lose it without a word. (Once a replay sent a record, the
 // checkpointer has cleared the seed's mark: see takeOn.)
-func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, followStart bool, mark *messages.RecordMark) *openedReplay {
+func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, seeded, followStart bool, mark *messages.RecordMark) *openedReplay {
 	res := &openedReplay{gen: gen}
 	call, cancel := context.WithTimeout(ctx, r.cfg.CallTimeout)
 	defer cancel()
@@ -315,8 +319,18 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, fol
 	switch {
 	// The archive's words for a replay asked to start inside a frame (ReplaySession.init,
 	// 1.47.3: before its OK, so StartReplay fails; docs/findings.md).
-	case err != nil && res.check != nil && errors.As(err, &refused) && strings.Contains(refused.Message, "not aligned to a data header"):
-		res.err = changedBelowCheckpoint(id, from, fmt.Sprintf("no frame begins at %d, where the last record ferry published began, or the padding before it (the archive: %s)", replayFrom, refused.Message))
+	// The archive refuses it again at every restart: the stream stops, naming why.
+	case err != nil && errors.As(err, &refused) && strings.Contains(refused.Message, "not aligned to a data header"):
+		switch {
+		case res.check != nil:
+			res.err = changedBelowCheckpoint(id, from, fmt.Sprintf("no frame begins at %d, where the last record ferry published began, or the padding before it (the archive: %s)", replayFrom, refused.Message))
+		case seeded:
+			res.err = supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: no message begins at %d, where ferry was to take the recording on (the archive: %s): start_position must be where a message of recording %d begins — its start, %d, or a position `ferry recordings --config FILE` or a consumer's ferry.position property gives. "+
+				"Correct it, then run `%s`: ferry stored %d as where it takes the recording on, and a stored position outranks the configuration (nothing of the recording was published)",
+				id, from, refused.Message, id, desc.StartPosition, store.ResetCommand(r.cfg.Def.Name), from))
+		default:
+			res.err = changedBelowCheckpoint(id, from, fmt.Sprintf("no frame begins at %d, where ferry's checkpoint is (the archive: %s)", from, refused.Message))
+		}
 		return res
 	case err != nil:
 		res.err = r.gone(id, fmt.Errorf("start replay of recording %d at %d: %w", id, replayFrom, err))

@@ -22,6 +22,7 @@ import (
 	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/aeron/archive"
 	"github.com/ferry-bridge/ferry/aeron/channel"
+	"github.com/ferry-bridge/ferry/config"
 	"github.com/ferry-bridge/ferry/messages"
 	"github.com/ferry-bridge/ferry/store"
 	"github.com/ferry-bridge/ferry/test/eventually"
@@ -1803,6 +1804,44 @@ func TestLesson14_ConfiguredStartRecordingMissingFailsLoudly(t *testing.T) {
 	if in := receivedMessages(t, sc.Topic); in != 0 {
 		t.Fatalf("the broker received %d messages", in)
 	}
+}
+
+// TestAStartPositionInsideAMessageStopsTheStreamNamingIt: start_position names a 32-byte
+// aligned position inside message 10 of a recording (config takes it: it cannot know where
+// messages begin). The archive refuses to replay from there, and would at every restart:
+// the stream stops, naming start_position and `ferry checkpoint reset`, which the way on
+// needs (ferry stored the position as where it takes the recording on, and that outranks
+// the configuration). Corrected to where message 10 begins, after the reset, ferry
+// publishes messages 10 to 19.
+func TestAStartPositionInsideAMessageStopsTheStreamNamingIt(t *testing.T) {
+	const n, k = 20, 10
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	p := pub.publish(t, 0, n)
+	inside := p[k-1] + 32
+	if inside >= p[k] {
+		t.Fatalf("message %d spans %d to %d: no aligned position inside it", k, p[k-1], p[k])
+	}
+	cfg := newFerryConfig(t, sc)
+	cfg.write(t)
+	at := func(pos int64) config.StartPosition {
+		return config.StartPosition{Kind: config.StartAt, RecordingID: pub.recordingID, Position: pos}
+	}
+	ip := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path, start: at(inside)}, sc)
+	ip.waitFailed(sc.Name, 60*time.Second, fmt.Sprintf("recording %d: no message begins at %d, where ferry was to take the recording on", pub.recordingID, inside),
+		"not aligned to a data header", "start_position must be where a message", store.ResetCommand(sc.Name))
+	if _, err := ip.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := ferryCommand(t, "checkpoint", "reset", "--config", cfg.path, "--stream", sc.Name, "--yes"); code != 0 {
+		t.Fatalf("checkpoint reset: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	again := startInProcess(t, inProcessOptions{storePath: cfg.Store.Path, start: at(p[k-1])}, sc)
+	again.waitCheckpoint(sc, pub.recordingID, p[n-1], 60*time.Second)
+	if _, err := again.stop(); err != nil {
+		t.Fatal(err)
+	}
+	expectTopic(t, sc, pub.published(k, p[k:]))
 }
 
 // TestLesson18_StoredCheckpointOutranksStartPositionAndResetIsOneShot (lesson 18: a stored
