@@ -419,7 +419,9 @@ func (r *replay) poll(ctx actor.Context) {
 		img := r.opened.sub.ImageBySessionID(archive.ReplayImageSessionID(r.opened.session))
 		if img == nil {
 			if time.Now().After(r.joinBy) {
-				r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: the replay image did not join within %s", r.rec.RecordingId, imageJoinTimeout))
+				r.fail(ctx, "read", supervisor.Transient, fmt.Errorf("recording %d: the replay image did not join within %s: the archive accepted the replay (session %d), but nothing of it reached ferry's media driver on replay.channel %s stream %d. "+
+					"If that channel does not lead from the archive's media driver to ferry's (aeron:ipc does only when they are the same driver; otherwise a UDP channel with an endpoint on ferry's host), every replay fails so; the archive's own error, if it sent one, is logged before this",
+					r.rec.RecordingId, imageJoinTimeout, r.opened.session, r.cfg.ReplayChannel, r.cfg.ReplayStreamID))
 			}
 			r.schedulePoll(ctx, idlePollMax)
 			return

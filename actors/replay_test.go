@@ -390,7 +390,8 @@ func (s imagelessSubscriber) AddSubscription(context.Context, string, int32, aer
 
 // A replay whose image never joins (the archive started it, and nothing arrives) does not
 // poll for ever: after imageJoinTimeout it fails with a read failure the stream's status
-// shows, and its next incarnation starts the replay again (lesson 16).
+// shows, naming replay.channel (one that does not reach ferry's media driver fails every
+// replay so), and its next incarnation starts the replay again (lesson 16).
 func TestAReplayWhoseImageNeverJoinsIsStartedAgain(t *testing.T) {
 	env, cfg := testEnv(t)
 	arc := &replayCounter{}
@@ -426,8 +427,8 @@ func TestAReplayWhoseImageNeverJoinsIsStartedAgain(t *testing.T) {
 		}
 		return fmt.Errorf("no read failure %s after the replay was started", time.Since(began).Round(time.Second))
 	})
-	if !strings.Contains(read.Message, "did not join") {
-		t.Errorf("the read failure says %q; want that the replay image did not join", read.Message)
+	if !strings.Contains(read.Message, "did not join") || !strings.Contains(read.Message, "(session 42), but nothing of it reached ferry's media driver on replay.channel aeron:ipc stream 99") {
+		t.Errorf("the read failure says %q; want that the replay image did not join, naming the replay and replay.channel", read.Message)
 	}
 	eventually.NoError(t, waitFor, func() error {
 		if n := arc.started.Load(); n < 2 {
