@@ -794,8 +794,10 @@ func (r *replay) onEndChecked(ctx actor.Context, c *endChecked) {
 		err := r.gone(r.rec.RecordingId, fmt.Errorf("recording %d: describe at the replay's end: %w", r.rec.RecordingId, c.err))
 		r.fail(ctx, "archive", supervisor.Classify(err), err)
 	case c.kind() == endExtended:
-		// Not a failure: the replay starts again from the persisted watermark over the
-		// recording as it is now (its records in flight are sent again, and deduplicated).
+		// Not a failure (supervisor.Restart: not counted against the stream's restarts
+		// within their window, however often a publisher extends the recording): the
+		// replay starts again from the persisted watermark over the recording as it is
+		// now (its records in flight are sent again, and deduplicated).
 		// The archive may also have truncated the recording under the tail just read
 		// before extending it: the tracker compares what is read again with what it sent
 		// (progress.ErrRecordChanged).
@@ -804,7 +806,7 @@ func (r *replay) onEndChecked(ctx actor.Context, c *endChecked) {
 			now = fmt.Sprintf("is recording again, in session %d", c.session)
 		}
 		r.env.Logger.Info("recording extended while ferry replayed it: reading on from the checkpoint", "stream", r.cfg.Def.Name, "recording", r.rec.RecordingId, "replayed_to", c.position, "now", now)
-		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("recording %d was extended while ferry replayed it (ExtendRecording): the replay ended at %d, where the recording stopped, and it %s; the replay starts again from the checkpoint", r.rec.RecordingId, c.position, now)))
+		panic(supervisor.Restart(fmt.Errorf("recording %d was extended while ferry replayed it (ExtendRecording): the replay ended at %d, where the recording stopped, and it %s; the replay starts again from the checkpoint", r.rec.RecordingId, c.position, now)))
 	case c.kind() == endCut:
 		maybe := ""
 		if c.openedStop == archive.NullPosition {

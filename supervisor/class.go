@@ -61,6 +61,12 @@ type Failure struct {
 	Class Class
 	// Err is the cause; it may be nil.
 	Err error
+	// Expected marks a Transient failure that is no fault ([Restart]): the child starts
+	// again from its checkpoint because what it works on changed under it. It does not
+	// count within the window, only in a row without progress (a child that restarts so
+	// for ever without progress is still given up), and restarts after the shortest
+	// back-off, logged at info.
+	Expected bool
 }
 
 // Error returns the class and the cause, e.g. "transient: archive: archive unavailable".
@@ -82,6 +88,19 @@ func Fail(c Class, err error) *Failure {
 		return f
 	}
 	return &Failure{Class: c, Err: err}
+}
+
+// Restart returns the Failure of a child that starts again on purpose, because what it
+// works on changed under it (for ferry: a recording extended while its replay read it),
+// caused by err: Transient and [Failure.Expected]. An actor restarts with
+// panic(supervisor.Restart(err)).
+func Restart(err error) *Failure { return &Failure{Class: Transient, Err: err, Expected: true} }
+
+// expected reports whether reason is a [Restart].
+func expected(reason any) bool {
+	err, ok := reason.(error)
+	var f *Failure
+	return ok && errors.As(err, &f) && f != nil && f.Class == Transient && f.Expected
 }
 
 // Classify returns the class of a failure reason, the value a child actor panicked with.

@@ -52,6 +52,8 @@ func WithNeverRestarted(never func(child *actor.PID) bool) Option {
 //
 //   - Poison and Corrupt, or any failure of a child never restarted
 //     ([WithNeverRestarted]): the child is stopped and [GiveUp] is called.
+//   - A [Restart] is no fault: it counts only in a row without progress (below), and the
+//     child restarts after the shortest back-off.
 //   - Transient and Bug: the failure is counted; if more than [Policy.MaxRestarts]
 //     failures fall within [Policy.Window], or more than MaxRestarts in a row without the
 //     child making progress in between (see [Strategy.Progressed]), however far apart,
@@ -66,9 +68,9 @@ func WithNeverRestarted(never func(child *actor.PID) bool) Option {
 // answers) has too few failures in any window to fill it, and would otherwise restart for
 // ever without a word beyond its warnings.
 //
-// Every decision is logged (error level, but warn for a Transient restart; a Bug with the
-// stack of its panic when the child's producer is wrapped by [KeepStack]) and published as an
-// *actor.SupervisorEvent on the actor system's EventStream.
+// Every decision is logged (error level, but warn for a Transient restart and info for a
+// [Restart]; a Bug with the stack of its panic when the child's producer is wrapped by
+// [KeepStack]) and published as an *actor.SupervisorEvent on the actor system's EventStream.
 //
 // A pending restart is not cancelled: if the child was stopped meanwhile, the restart goes
 // to protoactor's dead letters.
@@ -168,7 +170,8 @@ func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor
 		return
 	}
 
-	attempt, inARow, bugAgain := s.recordFailure(child, class)
+	restart := expected(reason)
+	attempt, inARow, bugAgain := s.recordFailure(child, class, restart)
 	if attempt > s.policy.MaxRestarts || inARow > s.policy.MaxRestarts || bugAgain {
 		s.forget(child, rs)
 		var msg string
@@ -197,8 +200,11 @@ func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor
 
 	delay := s.policy.Backoff.Delay(attempt, s.random())
 	level := slog.LevelWarn
-	if class == Bug {
+	switch {
+	case class == Bug:
 		level = slog.LevelError
+	case restart:
+		delay, level = s.policy.Backoff.Delay(1, s.random()), slog.LevelInfo
 	}
 	s.logger.Log(context.Background(), level, "supervisor: restarting child", append(attrs,
 		slog.Int("attempt", attempt),
@@ -217,10 +223,10 @@ func (s *Strategy) stop(system *actor.ActorSystem, sup actor.Supervisor, child *
 
 // recordFailure counts a failure of child now, of class, and returns how many of its
 // failures fall within the window and how many came in a row without progress, this one
-// included in both, and whether it is a bug following another that still counts (within
-// the window, or with no progress since). It sweeps other children of which nothing counts
-// any more.
-func (s *Strategy) recordFailure(child *actor.PID, class Class) (inWindow, inARow int, bugAgain bool) {
+// included in both (a restart, [Restart], in the second only), and whether it is a bug
+// following another that still counts (within the window, or with no progress since). It
+// sweeps other children of which nothing counts any more.
+func (s *Strategy) recordFailure(child *actor.PID, class Class, restart bool) (inWindow, inARow int, bugAgain bool) {
 	now := s.now()
 	key := pidKey(child)
 
@@ -242,7 +248,10 @@ func (s *Strategy) recordFailure(child *actor.PID, class Class) (inWindow, inARo
 			kept = append(kept, t)
 		}
 	}
-	f.times = append(kept, now)
+	f.times = kept
+	if !restart {
+		f.times = append(f.times, now)
+	}
 	f.inARow++
 	if class == Bug {
 		bugAgain = f.bugSinceProgress || !f.lastBug.IsZero() && s.within(now, f.lastBug)

@@ -167,6 +167,7 @@ type step struct {
 func TestStrategyWithActors(t *testing.T) {
 	errDown := errors.New("pulsar: broker unavailable")
 	transient := Fail(Transient, errDown)
+	restart := Restart(errors.New("recording 7 was extended while ferry replayed it"))
 	backoff := Backoff{Min: 10 * time.Millisecond, Max: 30 * time.Millisecond}
 	delay := func(base time.Duration) time.Duration { return base * 3 / 4 }
 
@@ -271,6 +272,31 @@ func TestStrategyWithActors(t *testing.T) {
 			},
 		},
 		{
+			// A child that starts again on purpose (ferry: a recording extended under its
+			// replay) as often as it likes, with progress in between, is never given up,
+			// and waits the shortest back-off; nor does it raise a failure's back-off.
+			name:   "restarts with progress between them do not count",
+			policy: Policy{Backoff: backoff, MaxRestarts: 2, Window: time.Minute},
+			steps: []step{
+				{reason: transient, wantDelay: delay(10 * time.Millisecond)},
+				{progressed: true, reason: restart, wantDelay: delay(10 * time.Millisecond)},
+				{progressed: true, reason: restart, wantDelay: delay(10 * time.Millisecond)},
+				{progressed: true, reason: restart, wantDelay: delay(10 * time.Millisecond)},
+				{progressed: true, reason: transient, wantDelay: delay(20 * time.Millisecond)},
+				{progressed: true, reason: restart, wantDelay: delay(10 * time.Millisecond)},
+				{progressed: true, reason: transient, wantGiveUp: Transient},
+			},
+		},
+		{
+			name:   "restarts in a row without progress give up",
+			policy: Policy{Backoff: backoff, MaxRestarts: 2, Window: time.Minute},
+			steps: []step{
+				{reason: restart, wantDelay: delay(10 * time.Millisecond)},
+				{reason: restart, wantDelay: delay(10 * time.Millisecond)},
+				{reason: restart, wantGiveUp: Transient},
+			},
+		},
+		{
 			name:   "zero max restarts gives up on the first failure",
 			policy: Policy{Backoff: backoff, MaxRestarts: 0, Window: time.Minute},
 			steps: []step{
@@ -343,9 +369,12 @@ func TestStrategyWithActors(t *testing.T) {
 					}
 					receive(t, p.started, fmt.Sprintf("step %d: the child to start again", i))
 					wantDirectives = append(wantDirectives, actor.RestartDirective)
-					if Classify(s.reason) == Bug {
+					switch {
+					case Classify(s.reason) == Bug:
 						wantLevels = append(wantLevels, slog.LevelError)
-					} else {
+					case s.reason == restart:
+						wantLevels = append(wantLevels, slog.LevelInfo)
+					default:
 						wantLevels = append(wantLevels, slog.LevelWarn)
 					}
 					continue

@@ -420,6 +420,52 @@ func TestALiveRecordingExtendedWhileFerryReplaysItIsFollowed(t *testing.T) {
 	}
 }
 
+// TestARecordingExtendedOftenWhileFerryReplaysItIsFollowed: as
+// TestALiveRecordingExtendedWhileFerryReplaysItIsFollowed, seven times over within a
+// minute, more than the stream's restarts allow in that window (five): a publisher that
+// extends its recording each time it starts again. Each extension starts the replay again
+// from the checkpoint, which is no failure: the stream goes on, every message once, in
+// order. (Counted as failures, the sixth stopped the stream.)
+func TestARecordingExtendedOftenWhileFerryReplaysItIsFollowed(t *testing.T) {
+	const rounds, n, m = 7, 300, 20
+	sc := newStreamConfig(t, "")
+	rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+	var holding atomic.Bool
+	holding.Store(true)
+	// A window of 100 records: the replay, its acknowledgements held, stays behind the n
+	// messages recorded before each extension.
+	ip := startInProcess(t, inProcessOptions{plan: heldFrom(0, &holding), maxInflightRecords: 100}, sc)
+	pub, sent := a, 0
+	for round := range rounds {
+		holding.Store(true)
+		p := pub.publish(t, sent, sent+n)
+		sent += n
+		if round == 0 {
+			rs.stopRecording(t, pub)
+			pub.close(t)
+		} else {
+			pub.waitRecorded(t, p[n-1])
+			pub.close(t) // an extension stops with its publication (auto-stop)
+			pub.waitStopped(t, p[n-1])
+		}
+		pub = rs.extend(t, a, false)
+		pe := pub.publish(t, sent, sent+m)
+		sent += m
+		holding.Store(false)
+		// A stream stopped by a round's restart never gets there.
+		ip.releaseUntilCheckpoint(ip.producer(0), sc, a.recordingID, pe[m-1], 60*time.Second)
+	}
+	eventually.NoError(t, 30*time.Second, func() error {
+		_, err := ip.notFailed(t, sc.Name) // the status is pushed now and then
+		return err
+	})
+	msgs := readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, sent, 30*time.Second)
+	assertExactlyOnceInOrder(t, msgs, payloads(0, sent))
+	if got := strings.Count(ip.logs.String(), "recording extended while ferry replayed it"); got < rounds {
+		t.Errorf("%d extensions told while the replay read the recording; want %d", got, rounds)
+	}
+}
+
 // replayStarts is the real archive client; it keeps where each replay started and the
 // checkpoint stored (stored) at that moment.
 type replayStarts struct {
