@@ -213,6 +213,28 @@ func TestLesson19_OutOfRangeValuesAreRejected(t *testing.T) {
 	}
 }
 
+// The duration keys' bounds are accepted too, at each end.
+func TestLesson19_DurationBoundsAreAccepted(t *testing.T) {
+	for _, c := range []struct {
+		section, key, value string
+		get                 func(*Config) time.Duration
+		want                time.Duration
+	}{
+		{"archive", "message_timeout", minMessageTimeout.String(), func(c *Config) time.Duration { return c.Archive.MessageTimeout }, minMessageTimeout},
+		{"archive", "message_timeout", maxMessageTimeout.String(), func(c *Config) time.Duration { return c.Archive.MessageTimeout }, maxMessageTimeout},
+		{"archive", "restart_grace", "0s", func(c *Config) time.Duration { return c.Archive.RestartGrace }, 0},
+		{"archive", "restart_grace", "1h", func(c *Config) time.Duration { return c.Archive.RestartGrace }, time.Hour},
+		{"health", "stall_after", "1s", func(c *Config) time.Duration { return c.Health.StallAfter }, time.Second},
+	} {
+		t.Run(c.key+" "+c.value, func(t *testing.T) {
+			cfg := mustParse(t, doc("archive", c.section+":\n  "+c.key+": "+c.value+"\n", ""), nil)
+			if got := c.get(cfg); got != c.want {
+				t.Fatalf("%s.%s: %s parsed as %v, want %v", c.section, c.key, c.value, got, c.want)
+			}
+		})
+	}
+}
+
 func TestLesson19_BoundaryValuesAreAccepted(t *testing.T) {
 	yaml := doc("archive", "checkpoint:\n  every_records: 1\n  every_ms: 3600000\ninflight:\n  max_messages: 1048576\n  max_bytes: 1024g\nhealth:\n  stall_after: 24h\n",
 		"    start_position: 0\n    start_recording_id: 0\n")

@@ -184,6 +184,15 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	if errors.As(lerr, &uv) && !force {
 		return newerFerryRefusal(stream.Name, path, uv)
 	}
+	var changed *store.StreamChangedError
+	if errors.As(lerr, &changed) {
+		// Stored under another definition: read under that one, as show does, and listed.
+		if s, err := st.Load(changed.Stored); err == nil {
+			fmt.Fprintf(stdout, "stream %s: stored under another definition than the configured one (%s): its positions are in the recordings of that definition\n",
+				stream.Name, strings.Join(changed.Changes(), ", "))
+			def, state, lerr = changed.Stored, s, nil
+		}
+	}
 	stored := state.Stored || lerr != nil
 	if !stored {
 		// Nothing to delete; but a run, which refuses the start of a stream stored under
@@ -280,7 +289,9 @@ func afterReset(start config.StartPosition) string {
 func checkpointForget(args []string, stdout io.Writer) error {
 	var yes bool
 	var id, topicHolds int64 = -1, -1
+	var fset *flag.FlagSet
 	_, cfg, stream, err := checkpointTarget("checkpoint forget", args, func(fs *flag.FlagSet) {
+		fset = fs
 		fs.Int64Var(&id, "recording", -1, "the recording id, as the stream's failure names it")
 		fs.BoolVar(&yes, "yes", false, "really forget")
 		fs.Int64Var(&topicHolds, "topic-holds", -1, "the position the stream's failure says the topic holds the recording to, past where the archive now stops it")
@@ -292,8 +303,15 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if id < 0 {
+	set := map[string]bool{} // the flags given
+	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case !set["recording"]:
 		return usageError{"--recording is required: the id of the recording the archive no longer has, as the stream's failure names it"}
+	case id < 0:
+		return usageError{fmt.Sprintf("--recording %d: a recording id is 0 or more, as the stream's failure names it", id)}
+	case set["topic-holds"] && topicHolds < 0:
+		return usageError{fmt.Sprintf("--topic-holds %d: a position is 0 or more: the one the stream's failure names, where the topic holds the recording to", topicHolds)}
 	}
 	if !yes {
 		return usageError{fmt.Sprintf("checkpoint forget accepts that the archive lost records of recording %d of stream %s that ferry had not published: "+

@@ -271,8 +271,12 @@ func TestCheckpointShowAndReset(t *testing.T) {
 		want string
 	}{
 		{[]string{"--yes"}, exitUsage, "--recording is required"},
+		{[]string{"--recording", "-2", "--yes"}, exitUsage, "--recording -2: a recording id is 0 or more"},
+		{[]string{"--recording", "7", "--topic-holds", "-64", "--yes"}, exitUsage, "--topic-holds -64: a position is 0 or more"},
 		{[]string{"--recording", "7"}, exitUsage, "Add --yes"},
 		{[]string{"--recording", "99", "--yes"}, exitFailure, "no checkpoint of recording 99"},
+		// The first recording of every archive.
+		{[]string{"--recording", "0", "--yes"}, exitFailure, "no checkpoint of recording 0"},
 	} {
 		args := append([]string{"checkpoint", "forget", "--config", path, "--stream", "orders"}, c.args...)
 		if code, _, errOut := ferry(args...); code != c.code || !strings.Contains(errOut, c.want) {
@@ -366,6 +370,35 @@ func TestCheckpointResetListsWhatItDeletesAndWhatLatestLeavesOut(t *testing.T) {
 	code, out, errOut = ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
 	if code != exitOK || !strings.Contains(out, "nothing deleted") || !strings.Contains(out, "nothing the archive holds now is published") {
 		t.Fatalf("reset with nothing stored = %d\n%s%s; want what latest leaves out", code, out, errOut)
+	}
+}
+
+// A reset of a stream stored under another definition than the configured one (the
+// configuration's topic changed since: `ferry run` refuses it, and names the reset) lists
+// the checkpoints it deletes too, read under the definition they were stored with, as show
+// does: they can be read, and are the only record of where the stream stood.
+func TestCheckpointResetListsWhatItDeletesUnderAnotherDefinition(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	saved(t, storePath, ordersDef("orders-before"),
+		store.Checkpoint{RecordingID: 5, Position: 128, Completed: true, UpdatedAtMs: 1},
+		store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1})
+	code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
+	if code != exitOK {
+		t.Fatalf("reset = %d\n%s%s", code, out, errOut)
+	}
+	deleted := strings.Index(out, "checkpoint deleted")
+	for _, want := range []string{"stored under another definition than the configured one (topic", "start_recording_id and start_position"} {
+		if i := strings.Index(out, want); i < 0 || i > deleted {
+			t.Errorf("reset printed %q at %d, the deletion at %d; want it before:\n%s", want, i, deleted, out)
+		}
+	}
+	for _, row := range [][]string{{"5", "128", "completed"}, {"7", "4096", "acknowledged"}} {
+		if !regexp.MustCompile(`(?m)^` + strings.Join(row, `\s+`)).MatchString(out) {
+			t.Errorf("reset lists no row %v:\n%s", row, out)
+		}
+	}
+	if strings.Contains(out, "cannot be read") {
+		t.Errorf("reset says the checkpoints cannot be read:\n%s", out)
 	}
 }
 
@@ -551,6 +584,9 @@ func TestUsageErrors(t *testing.T) {
 	}
 	if code, out, _ := ferry("version"); code != exitOK || !strings.HasPrefix(out, "ferry ") {
 		t.Errorf("version = %d %q", code, out)
+	}
+	if code, _, errOut := ferry("version", "extra"); code != exitUsage || !strings.Contains(errOut, "version takes no arguments") {
+		t.Errorf("version extra = %d %q; want a usage error", code, errOut)
 	}
 }
 

@@ -26,7 +26,7 @@ const usage = `usage:
   ferry status   --config FILE [--json] [--watch]
   ferry checkpoint show  --config FILE --stream NAME
   ferry checkpoint reset --config FILE --stream NAME --yes [--force]
-  ferry checkpoint forget --config FILE --stream NAME --recording ID --yes
+  ferry checkpoint forget --config FILE --stream NAME --recording ID [--topic-holds POSITION] --yes
   ferry demo [--aeron-dir DIR] [--pulsar URL] [--pulsar-admin URL] [--dir DIR] [--rate N] [--listen HOST:PORT]
   ferry version
 ferry COMMAND -h prints a command's flags and what they mean.`
@@ -42,6 +42,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case cmd == "help" || cmd == "-h" || cmd == "--help" || cmd == "-help":
 		fmt.Fprintln(stdout, usage)
 		return exitOK
+	case cmd == "version" && len(rest) > 0:
+		err = usageError{fmt.Sprintf("version takes no arguments (given %q)", rest)}
 	case cmd == "version":
 		fmt.Fprintln(stdout, "ferry", version)
 		return exitOK
