@@ -189,13 +189,32 @@ streams:
     channel: %s
     stream_id: %d
     topic: %s
-`, aeronDir, pulsarURL, adminKey(adminURL), filepath.Join(dir, demoStoreFile), listen, demoChannel, demoStreamID, demoTopic)
+`, yamlString(aeronDir), yamlString(pulsarURL), adminKey(adminURL), yamlString(filepath.Join(dir, demoStoreFile)), yamlString(listen), demoChannel, demoStreamID, demoTopic)
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		return "", nil, err
 	}
 	cfg, err := config.Load(path, nil) // nil: no environment
+	var ke *config.KeyError
+	if errors.As(err, &ke) && demoFlags[ke.Path] != "" {
+		// A value the demo's flags gave: the flag is what to correct, not the demo's file.
+		return "", nil, usageError{fmt.Sprintf("%s %q: %s; fix: %s", demoFlags[ke.Path], ke.Value, ke.Problem, ke.Fix)}
+	}
 	return path, cfg, err
 }
+
+// demoFlags names the flag that gives each key of the demo's configuration its value.
+var demoFlags = map[string]string{
+	"aeron.dir":          "--aeron-dir",
+	"pulsar.service_url": "--pulsar",
+	"pulsar.admin_url":   "--pulsar-admin",
+	"store.path":         "--dir",
+	"http.listen":        "--listen",
+}
+
+// yamlString is s as a YAML double-quoted scalar (Go's escapes are YAML's, for valid
+// UTF-8): a value a flag gives, such as a directory with " #" in its name or a listen
+// address "[::1]:8090", is read as written, not as a comment or a list.
+func yamlString(s string) string { return strconv.Quote(s) }
 
 // demoIgnoredEnv returns the names of the FERRY_ variables in environ, which the demo's
 // configuration ignores (see demoConfig).
@@ -215,7 +234,7 @@ func adminKey(url string) string {
 	if url == "" {
 		return ""
 	}
-	return "\n  admin_url: " + url
+	return "\n  admin_url: " + yamlString(url)
 }
 
 // demoPublisher offers messages to the demo stream, which the archive records.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -123,6 +124,33 @@ func TestTheDemosConfigurationIgnoresTheUsersFerryVariables(t *testing.T) {
 	slices.Sort(environ)
 	if got := demoIgnoredEnv(environ); !slices.Equal(got, []string{"FERRY_HTTP_LISTEN", "FERRY_PULSAR_SERVICE_URL", "FERRY_STORE_PATH"}) {
 		t.Errorf("the demo says it ignores %v", got)
+	}
+}
+
+// The demo's flags' values are written into its configuration as they are given: a --dir
+// with " #" in its name (unquoted, YAML took the rest for a comment, and the demo's store
+// was opened outside --dir) and a --listen of an IPv6 address (unquoted, a list) are read
+// back as given. A value the configuration refuses is a usage error naming the flag, not a
+// line of the demo's file.
+func TestTheDemosFlagsAreWrittenIntoItsConfigurationAsGiven(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "x #1")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, cfg, err := demoConfig(dir, "/dev/shm/aeron demo: #2", "pulsar://127.0.0.1:6650", "http://127.0.0.1:8080", "[::1]:8090")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, demoStoreFile); cfg.Store.Path != want {
+		t.Errorf("store.path = %q, want %q", cfg.Store.Path, want)
+	}
+	if cfg.Aeron.Dir != "/dev/shm/aeron demo: #2" || cfg.HTTP.Listen != "[::1]:8090" || cfg.Pulsar.AdminURL != "http://127.0.0.1:8080" {
+		t.Errorf("aeron.dir %q, http.listen %q, pulsar.admin_url %q; want them as given", cfg.Aeron.Dir, cfg.HTTP.Listen, cfg.Pulsar.AdminURL)
+	}
+	_, _, err = demoConfig(t.TempDir(), "/dev/shm/aeron-demo", "foo", "", "127.0.0.1:18090")
+	var usage usageError
+	if !errors.As(err, &usage) || !strings.HasPrefix(usage.Error(), `--pulsar "foo": is not a URL`) {
+		t.Errorf("a --pulsar the configuration refuses: %v; want a usage error naming --pulsar", err)
 	}
 }
 
