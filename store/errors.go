@@ -112,8 +112,10 @@ func (e *CorruptError) Error() string {
 // Is reports whether target is [ErrCorrupt].
 func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
-// UnknownVersionError is a file or value in an encoding version this build does not read.
-// It satisfies errors.Is(err, ErrUnknownVersion).
+// UnknownVersionError is a file or value in an encoding version this build does not read,
+// or a value with a field this build does not know (Field): a newer ferry's, which this
+// build would drop at its next save of the value. It satisfies errors.Is(err,
+// ErrUnknownVersion).
 type UnknownVersionError struct {
 	// File is the store file (or endpoint).
 	File string
@@ -125,6 +127,18 @@ type UnknownVersionError struct {
 	Version uint32
 	// Supported is the version this build reads and writes.
 	Supported uint32
+	// Field, if not 0, is the number of a field in the value this build does not know, in
+	// an encoding version it reads (Version).
+	Field int32
+}
+
+// What says what this build does not read: "encoding version 2, which a newer ferry wrote
+// (this build reads version 1)", or the field of a newer ferry's value.
+func (e *UnknownVersionError) What() string {
+	if e.Field != 0 {
+		return fmt.Sprintf("field %d, which a newer ferry wrote (this build reads encoding version %d, but not that field, and would drop it at its next save)", e.Field, e.Supported)
+	}
+	return fmt.Sprintf("encoding version %d, which a newer ferry wrote (this build reads version %d)", e.Version, e.Supported)
 }
 
 // Error names the file, both versions and the operator's options. For the file's own
@@ -137,9 +151,8 @@ func (e *UnknownVersionError) Error() string {
 			"move the file aside and keep it for that release (every stream then starts again from its configured start position)",
 			e.File, e.Version, e.Supported)
 	}
-	return fmt.Sprintf("checkpoint store %s: stream %q, %s: encoding version %d, written by a newer ferry (its checksum checks out; "+
-		"this build reads version %d): run the ferry release that wrote it (or a newer one); do not reset or delete it with this build",
-		e.File, e.Stream, e.Key, e.Version, e.Supported)
+	return fmt.Sprintf("checkpoint store %s: stream %q, %s: %s; its checksum checks out: run the ferry release that wrote it (or a newer one); do not reset or delete it with this build",
+		e.File, e.Stream, e.Key, e.What())
 }
 
 // Is reports whether target is [ErrUnknownVersion].

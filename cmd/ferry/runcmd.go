@@ -362,8 +362,8 @@ func streamConfigs(cfg *config.Config, st store.Store, log *slog.Logger, reset *
 			// this build's to delete (a downgrade with reset: true left set).
 			var uv *store.UnknownVersionError
 			if errors.As(err, &uv) {
-				return nil, fmt.Errorf("stream %s: reset: true, but %s holds its checkpoint data in encoding version %d, which a newer ferry wrote (this build reads version %d), so it is not reset; "+
-					"run the ferry release that wrote it, or delete it with this build's `%s --force`", s.Name, storePath(cfg), uv.Version, uv.Supported, store.ResetCommand(s.Name))
+				return nil, fmt.Errorf("stream %s: reset: true, but %s holds its checkpoint data in %s, so it is not reset; "+
+					"run the ferry release that wrote it, or delete it with this build's `%s --force`", s.Name, storePath(cfg), uv.What(), store.ResetCommand(s.Name))
 			}
 			if err := st.Reset(s.Name); err != nil {
 				return nil, err

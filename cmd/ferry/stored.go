@@ -237,7 +237,7 @@ func resetStoredOnly(stdout io.Writer, st store.Store, path string, nc *notConfi
 // newerFerryRefusal is the refusal to reset stream name's data in path, which a newer ferry
 // wrote, without --force.
 func newerFerryRefusal(name, path string, uv *store.UnknownVersionError) error {
-	return fmt.Errorf("stream %s: %s holds its checkpoint data in encoding version %d, which a newer ferry wrote (this build reads version %d), so it is not reset; "+
+	return fmt.Errorf("stream %s: %s holds its checkpoint data in %s, so it is not reset; "+
 		"run `ferry checkpoint reset` of the ferry release that wrote it, or add --force to delete it with this build anyway",
-		name, path, uv.Version, uv.Supported)
+		name, path, uv.What())
 }

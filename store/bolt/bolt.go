@@ -643,27 +643,31 @@ func (s *Store) checkDefinition(sb *bbolt.Bucket, def store.Stream) error {
 // ferry's only as open takes it, its checksum covering the version checked: a version byte
 // raised by damage is left to the decode that follows, which reports it corrupt.
 func (s *Store) checkVersions(sb *bbolt.Bucket, stream string) error {
-	if v, ok := newerVersion(kindDefinition, sb.Get(definitionKey)); ok {
-		return s.decodeErr(stream, "definition", v)
+	if _, err := decodeDefinition(stream, sb.Get(definitionKey)); newer(err) {
+		return s.decodeErr(stream, "definition", err)
 	}
 	recs := sb.Bucket(recordingsBucket)
 	if recs == nil {
 		return nil // checkDefinition or Load says what is missing
 	}
 	return recs.ForEach(func(k, v []byte) error {
-		if ver, ok := newerVersion(kindCheckpoint, v); ok && len(k) == 8 {
-			return s.decodeErr(stream, fmt.Sprintf("recording %d", int64(binary.BigEndian.Uint64(k))), ver)
+		if len(k) != 8 {
+			return nil
+		}
+		id := int64(binary.BigEndian.Uint64(k))
+		if _, err := decodeCheckpoint(id, v); newer(err) {
+			return s.decodeErr(stream, fmt.Sprintf("recording %d", id), err)
 		}
 		return nil
 	})
 }
 
-// newerVersion reports whether b is an envelope of kind that a newer ferry wrote, and its
-// version.
-func newerVersion(kind byte, b []byte) (errVersion, bool) {
+// newer reports whether err, a decode's, says a newer ferry wrote the value: an encoding
+// version this build does not read, or a field it does not know.
+func newer(err error) bool {
 	var v errVersion
-	_, err := open(kind, b)
-	return v, errors.As(err, &v)
+	var f errNewerField
+	return errors.As(err, &v) || errors.As(err, &f)
 }
 
 // decodeErr names the file, stream and key of a decode failure.
@@ -671,6 +675,10 @@ func (s *Store) decodeErr(stream, key string, err error) error {
 	var v errVersion
 	if errors.As(err, &v) {
 		return &store.UnknownVersionError{File: s.path, Stream: stream, Key: key, Version: uint32(v), Supported: uint32(valueVersion)}
+	}
+	var f errNewerField
+	if errors.As(err, &f) {
+		return &store.UnknownVersionError{File: s.path, Stream: stream, Key: key, Version: uint32(valueVersion), Supported: uint32(valueVersion), Field: int32(f)}
 	}
 	return &store.CorruptError{File: s.path, Stream: stream, Key: key, Reason: err.Error()}
 }

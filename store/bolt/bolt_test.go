@@ -210,6 +210,51 @@ func TestLesson13_UnknownValueVersionOutranksAChangedDefinition(t *testing.T) {
 	}
 }
 
+// A value of the version this build reads, with a field it does not know, its checksum
+// checking out, is a newer ferry's that added the field (checkpoint fields have been added
+// without a new version): read, this build would drop the field at its next save without a
+// word (a newer ferry's partition count, say, or the stop it keeps). Load and Save refuse it
+// as a newer ferry's — not as damage, whose advice, a reset, would delete it — naming the
+// field, also when the definition no longer matches the configuration.
+func TestLesson13_AFieldOfANewerFerryFailsLoudly(t *testing.T) {
+	for _, c := range []struct {
+		name, key string
+		edit      func(tx *bbolt.Tx) error
+	}{
+		{"checkpoint", "recording 7", func(tx *bbolt.Tx) error {
+			return recordings(tx).Put(recordingKey(7), bolt.WithNewerField(recordings(tx).Get(recordingKey(7)), 99))
+		}},
+		{"definition", "definition", func(tx *bbolt.Tx) error {
+			sb := tx.Bucket([]byte("streams")).Bucket([]byte("orders"))
+			return sb.Put([]byte("definition"), bolt.WithNewerField(sb.Get([]byte("definition")), 99))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := seeded(t)
+			editRaw(t, path, c.edit)
+			s := openStore(t, path)
+			changed := storetest.Def("orders")
+			changed.Topic += "-renamed"
+			for _, def := range []store.Stream{storetest.Def("orders"), changed} {
+				_, err := s.Load(def)
+				var ve *store.UnknownVersionError
+				if !errors.As(err, &ve) || ve.Field != 99 || ve.Key != c.key || ve.File != path {
+					t.Fatalf("Load (topic %s): err = %v, want the UnknownVersionError of %s, field 99", def.Topic, err, c.key)
+				}
+				if msg := err.Error(); !strings.Contains(msg, "field 99, which a newer ferry wrote") || !strings.Contains(msg, "do not reset or delete it with this build") {
+					t.Errorf("Load: %q; want the field named, and no reset advised", msg)
+				}
+			}
+			if c.name == "checkpoint" {
+				err := s.Save(storetest.Def("orders"), []store.Checkpoint{ckpt(7, 1<<20)})
+				if !errors.Is(err, store.ErrUnknownVersion) {
+					t.Fatalf("Save over it: err = %v, want ErrUnknownVersion", err)
+				}
+			}
+		})
+	}
+}
+
 func TestLesson13_UnknownSchemaVersionRefusedAtOpen(t *testing.T) {
 	path := seeded(t)
 	editRaw(t, path, func(tx *bbolt.Tx) error {

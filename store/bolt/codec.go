@@ -52,6 +52,14 @@ type errVersion uint32
 
 func (e errVersion) Error() string { return fmt.Sprintf("unknown encoding version %d", uint32(e)) }
 
+// errNewerField is a decode failure for a field this build does not know, in a value whose
+// checksum checks out: a newer ferry's, which this build would drop at its next save.
+type errNewerField int32
+
+func (e errNewerField) Error() string {
+	return fmt.Sprintf("field %d, which this build does not know", int32(e))
+}
+
 // errReason is a decode failure for damaged bytes; the string says what is wrong.
 type errReason string
 
@@ -148,6 +156,13 @@ func decodeCheckpoint(want int64, b []byte) (store.Checkpoint, error) {
 	if err := proto.Unmarshal(payload, &m); err != nil {
 		return store.Checkpoint{}, errReason("payload: " + err.Error())
 	}
+	unknown := m.ProtoReflect().GetUnknown()
+	if l := m.GetLastRecord(); l != nil && len(unknown) == 0 {
+		unknown = l.ProtoReflect().GetUnknown()
+	}
+	if num, _, n := protowire.ConsumeTag(unknown); n > 0 {
+		return store.Checkpoint{}, errNewerField(num) // its checksum checks out: a newer ferry's
+	}
 	c := store.Checkpoint{
 		RecordingID:  m.GetRecordingId(),
 		Position:     m.GetPosition(),
@@ -235,8 +250,13 @@ func decodeDefinition(name string, b []byte) (store.Stream, error) {
 			} else {
 				s.SchemaVersion = uint32(v)
 			}
+		case num == defChannel || num == defTopic || num == defStreamID || num == defSchemaVersion:
+			return store.Stream{}, errReason(fmt.Sprintf("payload: field %d of wire type %d", num, typ))
 		default:
-			return store.Stream{}, errReason(fmt.Sprintf("payload: unexpected field %d of wire type %d", num, typ))
+			if n := protowire.ConsumeFieldValue(num, typ, p); n < 0 {
+				return store.Stream{}, errReason(fmt.Sprintf("payload: field %d of wire type %d: %v", num, typ, protowire.ParseError(n)))
+			}
+			return store.Stream{}, errNewerField(num) // its checksum checks out: a newer ferry's
 		}
 	}
 	if err := s.Validate(); err != nil {
