@@ -106,8 +106,6 @@ func Open(path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("open checkpoint store %s: %w", path, err)
 		}
 	}
-	_, statErr := os.Stat(path)
-	created := errors.Is(statErr, fs.ErrNotExist) && !readOnly
 	db, txid, err := openDB(path, timeout, readOnly)
 	if err != nil {
 		return nil, err
@@ -127,12 +125,14 @@ func Open(path string, opts *Options) (*Store, error) {
 			err = s.update(s.writeSchema)
 		}
 	}
-	if err == nil && created {
-		// The new file's name, to stable storage with its contents: without it, a power
-		// loss could leave the directory without the file, and the next start would take
-		// a new store for the one checkpoints were saved to. So too each directory created
-		// for it, in its parent, up to the first that existed: a new directory whose own
-		// entry is lost takes the file with it.
+	if err == nil && !readOnly {
+		// The file's name, to stable storage with its contents: without it, a power loss
+		// could leave the directory without the file, and the next start would take a new
+		// store for the one checkpoints were saved to. At every open that may write, not
+		// only the one that created the file: that one may have been killed before it
+		// synced, and this one then saves into a file whose name is not yet durable. So
+		// too each directory created for it, in its parent, up to the first that existed:
+		// a new directory whose own entry is lost takes the file with it.
 		err = syncDir(filepath.Dir(path))
 		for _, dir := range newDirs {
 			if err == nil {
