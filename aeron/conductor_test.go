@@ -130,19 +130,7 @@ func TestACommandUnansweredWithinTheDriverTimeoutFailsAlone(t *testing.T) {
 				defer mu.Unlock()
 				reported = append(reported, err)
 			}})
-			// Keep the driver's heartbeat fresh: only the command goes unanswered.
-			stop := make(chan struct{})
-			defer close(stop)
-			go func() {
-				for {
-					select {
-					case <-stop:
-						return
-					case now := <-time.After(20 * time.Millisecond):
-						d.beat(now)
-					}
-				}
-			}()
+			d.keepBeating() // only the command goes unanswered
 			_, err := c.AddSubscription(context.Background(), "aeron:ipc", 1, ImageHandlers{})
 			if !errors.Is(err, ErrDriverTimeout) || !strings.Contains(err.Error(), "slow, not gone") {
 				t.Fatalf("unanswered command: %v, want ErrDriverTimeout, saying the driver beats", err)

@@ -89,6 +89,22 @@ func newFakeDriver(t testing.TB) *fakeDriver {
 // beat writes the driver heartbeat (the consumer heartbeat of the to-driver ring).
 func (d *fakeDriver) beat(now time.Time) { d.ring.SetConsumerHeartbeatTime(now.UnixMilli()) }
 
+// keepBeating keeps the driver's heartbeat fresh, every 20 ms, until the test ends.
+func (d *fakeDriver) keepBeating() {
+	stop := make(chan struct{})
+	d.t.Cleanup(func() { close(stop) })
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-time.After(20 * time.Millisecond):
+				d.beat(now)
+			}
+		}
+	}()
+}
+
 // client connects a client to the fake driver, with a quick duty cycle unless opts say
 // otherwise; the client is closed when the test ends.
 func (d *fakeDriver) client(opts Options) *Client {

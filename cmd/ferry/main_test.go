@@ -345,7 +345,22 @@ func TestCheckpointResetSaysWhatTheStartPositionLeavesOut(t *testing.T) {
 // where the stream stood, and latest skips the stopped recordings the archive still holds.
 func TestCheckpointResetListsWhatItDeletesAndWhatLatestLeavesOut(t *testing.T) {
 	path, storePath := writeConfig(t, "    start_position: latest\n")
-	def := ordersDef("orders")
+	out := resetListsTwo(t, path, storePath, ordersDef("orders"), "RECORDING", "4096", "acknowledged up to POSITION", "completed")
+	if !strings.Contains(out, "nothing the archive holds now is published") {
+		t.Errorf("reset = %q; want what latest leaves out", out)
+	}
+	code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
+	if code != exitOK || !strings.Contains(out, "nothing deleted") || !strings.Contains(out, "nothing the archive holds now is published") {
+		t.Fatalf("reset with nothing stored = %d\n%s%s; want what latest leaves out", code, out, errOut)
+	}
+}
+
+// resetListsTwo stores two checkpoints of stream orders under def in storePath (recording 5
+// completed at 128, 7 at 4096) and resets the stream with the configuration at path. It
+// checks that the reset listed both, and printed start_position as the way on and each of
+// also, before it deleted them; it returns what the reset printed.
+func resetListsTwo(t *testing.T, path, storePath string, def store.Stream, also ...string) string {
+	t.Helper()
 	saved(t, storePath, def,
 		store.Checkpoint{RecordingID: 5, Position: 128, Completed: true, UpdatedAtMs: 1},
 		store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1})
@@ -354,7 +369,7 @@ func TestCheckpointResetListsWhatItDeletesAndWhatLatestLeavesOut(t *testing.T) {
 		t.Fatalf("reset = %d\n%s%s", code, out, errOut)
 	}
 	deleted := strings.Index(out, "checkpoint deleted")
-	for _, want := range []string{"start_recording_id and start_position", "RECORDING", "4096", "acknowledged up to POSITION", "completed"} {
+	for _, want := range append([]string{"start_recording_id and start_position"}, also...) {
 		if i := strings.Index(out, want); i < 0 || i > deleted {
 			t.Errorf("reset printed %q at %d, the deletion at %d; want it before:\n%s", want, i, deleted, out)
 		}
@@ -364,13 +379,7 @@ func TestCheckpointResetListsWhatItDeletesAndWhatLatestLeavesOut(t *testing.T) {
 			t.Errorf("reset lists no row %v:\n%s", row, out)
 		}
 	}
-	if !strings.Contains(out, "nothing the archive holds now is published") {
-		t.Errorf("reset = %q; want what latest leaves out", out)
-	}
-	code, out, errOut = ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
-	if code != exitOK || !strings.Contains(out, "nothing deleted") || !strings.Contains(out, "nothing the archive holds now is published") {
-		t.Fatalf("reset with nothing stored = %d\n%s%s; want what latest leaves out", code, out, errOut)
-	}
+	return out
 }
 
 // A reset of a stream stored under another definition than the configured one (the
@@ -379,24 +388,7 @@ func TestCheckpointResetListsWhatItDeletesAndWhatLatestLeavesOut(t *testing.T) {
 // does: they can be read, and are the only record of where the stream stood.
 func TestCheckpointResetListsWhatItDeletesUnderAnotherDefinition(t *testing.T) {
 	path, storePath := writeConfig(t, "")
-	saved(t, storePath, ordersDef("orders-before"),
-		store.Checkpoint{RecordingID: 5, Position: 128, Completed: true, UpdatedAtMs: 1},
-		store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1})
-	code, out, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
-	if code != exitOK {
-		t.Fatalf("reset = %d\n%s%s", code, out, errOut)
-	}
-	deleted := strings.Index(out, "checkpoint deleted")
-	for _, want := range []string{"stored under another definition than the configured one (topic", "start_recording_id and start_position"} {
-		if i := strings.Index(out, want); i < 0 || i > deleted {
-			t.Errorf("reset printed %q at %d, the deletion at %d; want it before:\n%s", want, i, deleted, out)
-		}
-	}
-	for _, row := range [][]string{{"5", "128", "completed"}, {"7", "4096", "acknowledged"}} {
-		if !regexp.MustCompile(`(?m)^` + strings.Join(row, `\s+`)).MatchString(out) {
-			t.Errorf("reset lists no row %v:\n%s", row, out)
-		}
-	}
+	out := resetListsTwo(t, path, storePath, ordersDef("orders-before"), "stored under another definition than the configured one (topic")
 	if strings.Contains(out, "cannot be read") {
 		t.Errorf("reset says the checkpoints cannot be read:\n%s", out)
 	}
