@@ -51,6 +51,11 @@ type streamStatus struct {
 	// listFailingSinceMs is when the listings of the stream's recordings began to fail,
 	// every one since; 0 while the last one succeeded.
 	listFailingSinceMs int64
+	// recordedUnreadSinceMs is when the listings began to leave a live recording's recorded
+	// position unread (the archive did not answer), every one since; 0 while the last one
+	// read them all. Without it, a live recording's lag is not known: a replay that stopped
+	// reading looks caught up.
+	recordedUnreadSinceMs int64
 	// lossSinceMs is when the transport mode's live reader counted the first message lost
 	// (a failed publish, or one broken off) since its last acknowledgement, and lastLossMs
 	// the last one; 0: none.
@@ -176,6 +181,17 @@ func (s *streamStatus) forgetOldCompleted() {
 		delete(s.carried, id)
 		delete(s.movedAtMs, id)
 		s.forgotten[id] = true
+	}
+}
+
+// recordedRead notes at elapsedMs whether a listing read the recorded position of every
+// live recording the stream publishes (recordedUnreadSinceMs).
+func (s *streamStatus) recordedRead(all bool, elapsedMs int64) {
+	switch {
+	case all:
+		s.recordedUnreadSinceMs = 0
+	case s.recordedUnreadSinceMs == 0:
+		s.recordedUnreadSinceMs = elapsedMs
 	}
 }
 
@@ -494,6 +510,10 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 		st.State, st.Healthy = "stalled", false
 		st.Reason = fmt.Sprintf("stalled: every listing of the stream's recordings failed for %s: new recordings, and how far live ones have grown, are not seen; see failures%s",
 			time.Duration(elapsedMs-s.listFailingSinceMs)*time.Millisecond, kinds(st.Failures))
+	case s.listed && s.recordedUnreadSinceMs > 0 && elapsedMs-s.recordedUnreadSinceMs > stallAfter.Milliseconds():
+		st.State, st.Healthy = "stalled", false
+		st.Reason = fmt.Sprintf("stalled: how far the archive recorded the stream's live recordings could not be read for %s: how far behind them the stream is, is not known (lag_bytes counts only what was read), and a replay that stopped reading would look caught up; see failures%s",
+			time.Duration(elapsedMs-s.recordedUnreadSinceMs)*time.Millisecond, kinds(st.Failures))
 	case (pending > 0 || overdue > 0) && elapsedMs-since > stallAfter.Milliseconds():
 		st.State, st.Healthy = "stalled", false
 		where := "nothing pending: the replay reads nothing from the archive"

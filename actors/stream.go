@@ -332,6 +332,8 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 	}
 	present := map[int64]bool{}
 	listedAt := time.Since(s.scheduleClock).Milliseconds() // not l.ListedAtMs: a wall clock may step
+	unread := false                                        // a live recording the stream publishes whose recorded position was not read
+	defer func() { s.status.recordedRead(!unread, s.env.elapsedMs()) }()
 	for i, r := range l.Recordings {
 		present[r.RecordingId] = true
 		if err := s.checkOrigin(r); err != nil {
@@ -356,6 +358,7 @@ func (s *streamSupervisor) listed(ctx actor.Context, l *messages.RecordingsListe
 			}
 			continue
 		}
+		unread = unread || r.Live && r.RecordedPosition < 0
 		if err := s.checkTail(r); err != nil {
 			s.fail(ctx, supervisor.Poison, err)
 			return

@@ -427,6 +427,53 @@ func TestARecordedPositionNotReadKeepsTheOneKnown(t *testing.T) {
 	}
 }
 
+// A live recording whose recorded position the listings cannot read (the archive does not
+// answer MaxRecordedPosition) has no known lag: a replay of it that stopped reading would
+// look caught up, and the stream healthy, for ever (lesson 16). Listings that leave it
+// unread for longer than stall_after make the stream stalled, saying so; one that reads it
+// again clears that. A live recording the stream leaves out (below its start) does not count.
+func TestARecordedPositionUnreadForLongIsAStall(t *testing.T) {
+	const stall = time.Minute
+	env, cfg := testEnv(t)
+	cfg.Start = config.StartPosition{Kind: config.StartAt, RecordingID: 5}
+	s, nobody, failed, run := bareStream(t, env, cfg)
+	leftOut := &messages.RecordingInfo{RecordingId: 4, StartMs: 100, Live: true, StopPosition: -1, RecordedPosition: -1}
+	read := &messages.RecordingInfo{RecordingId: 5, StartMs: 200, Live: true, StopPosition: -1, RecordedPosition: 0} // nothing behind
+	unread := &messages.RecordingInfo{RecordingId: 5, StartMs: 200, Live: true, StopPosition: -1, RecordedPosition: -1}
+	listing := func(rs ...*messages.RecordingInfo) {
+		run(func(ctx actor.Context) {
+			s.running[5] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned
+			s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: rs})
+		})
+		if err := failed(); err != nil {
+			t.Fatalf("the listing failed the stream: %v", err)
+		}
+	}
+	listing(leftOut, read)
+	if since := s.status.recordedUnreadSinceMs; since != 0 {
+		t.Fatalf("unread since %d after a listing that read every recording the stream publishes; want 0", since)
+	}
+	listing(leftOut, unread)
+	since := s.status.recordedUnreadSinceMs
+	if since == 0 {
+		t.Fatal("a listing that left recording 5's recorded position unread was not noted")
+	}
+	listing(leftOut, unread)
+	if s.status.recordedUnreadSinceMs != since {
+		t.Fatalf("unread since %d after a second such listing; want it still since %d", s.status.recordedUnreadSinceMs, since)
+	}
+	if b := s.status.build("s", "archive", nil, nil, stall, since+stall.Milliseconds()-1); !b.Healthy {
+		t.Fatalf("unread for less than stall_after: %s, %q; want healthy", b.State, b.Reason)
+	}
+	if b := s.status.build("s", "archive", nil, nil, stall, since+stall.Milliseconds()+1); b.Healthy || b.State != "stalled" || !strings.Contains(b.Reason, "how far the archive recorded the stream's live recordings could not be read for") {
+		t.Fatalf("unread for longer than stall_after: %s, %q; want stalled, saying so", b.State, b.Reason)
+	}
+	listing(leftOut, read)
+	if b := s.status.build("s", "archive", nil, nil, stall, since+stall.Milliseconds()+1); b.State == "stalled" {
+		t.Fatalf("read again: %s, %q; want the stall cleared", b.State, b.Reason)
+	}
+}
+
 // A recording the archive truncated while ferry was down, below the stop a listing had shown
 // before, and above its checkpoint, would be replayed to its new stop and completed, its
 // records after that never published, without a word: at the first listing no listing of
