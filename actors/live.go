@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -150,9 +151,7 @@ func (l *live) Receive(ctx actor.Context) {
 			return
 		}
 		if msg.err != nil {
-			err := fmt.Errorf("subscribe to %s stream %d: %w", l.channel(), l.cfg.Def.StreamID, msg.err)
-			ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "read", Message: err.Error()}})
-			panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: %w", l.cfg.Def.Name, err)))
+			l.failRead(ctx, fmt.Errorf("subscribe to %s stream %d: %w", l.channel(), l.cfg.Def.StreamID, msg.err))
 		}
 		l.sub = sub
 		if l.sub != nil {
@@ -311,12 +310,12 @@ func (l *live) poll(ctx actor.Context) {
 			l.pushStatus(ctx, false)
 		}
 		if err != nil {
-			panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: poll session %d: %w", l.cfg.Def.Name, img.SessionID(), err)))
+			l.failRead(ctx, fmt.Errorf("poll session %d: %w", img.SessionID(), err))
 		}
 		moved = moved || img.Position() != before
 	}
 	if l.sub.IsClosed() {
-		panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: the live subscription was closed (media driver gone?)", l.cfg.Def.Name)))
+		l.failRead(ctx, errors.New("the live subscription was closed (media driver gone?)"))
 	}
 	if moved {
 		l.idle = 0
@@ -325,6 +324,13 @@ func (l *live) poll(ctx actor.Context) {
 	}
 	l.idle = min(max(2*l.idle, idlePollMin), idlePollMax)
 	l.schedulePoll(ctx, l.idle)
+}
+
+// failRead reports err as the stream's read failure, which the status keeps past the
+// restart, and fails the reader (transient: it subscribes again after the back-off).
+func (l *live) failRead(ctx actor.Context, err error) {
+	ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "read", Message: err.Error()}})
+	panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: %w", l.cfg.Def.Name, err)))
 }
 
 // checkChannel fails the reader, to subscribe again after the restart's back-off, if the
@@ -339,9 +345,7 @@ func (l *live) checkChannel(ctx actor.Context) {
 	if cause == nil {
 		return
 	}
-	err := fmt.Errorf("subscription to %s stream %d receives nothing, its channel endpoint failed (subscribing again once this subscription is closed: the media driver opens the endpoint again only when no subscription to the channel holds it, so another subscriber to it on that driver keeps it failed): %w", l.channel(), l.cfg.Def.StreamID, cause)
-	ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "read", Message: err.Error()}})
-	panic(supervisor.Fail(supervisor.Transient, fmt.Errorf("stream %s: %w", l.cfg.Def.Name, err)))
+	l.failRead(ctx, fmt.Errorf("subscription to %s stream %d receives nothing, its channel endpoint failed (subscribing again once this subscription is closed: the media driver opens the endpoint again only when no subscription to the channel holds it, so another subscriber to it on that driver keeps it failed): %w", l.channel(), l.cfg.Def.StreamID, cause))
 }
 
 // windowFull reports whether the records or bytes in flight leave no credit to read.

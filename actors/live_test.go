@@ -78,6 +78,26 @@ func (e *endpointSubscriptions) made() []*endpointSubscription {
 	return append([]*endpointSubscription(nil), e.subs...)
 }
 
+// A live reader whose subscription the client closed under it (the media driver gone, the
+// connection lost) reports it as a read failure, which the status keeps past the restart
+// that subscribes again: until then the failure reached only the log.
+func TestALiveReaderWhoseSubscriptionClosedSaysSo(t *testing.T) {
+	env, cfg := testEnv(t)
+	cfg.Transport = true
+	system := testSystem(t)
+	nb, pids := spawnNeighbours(system)
+	subs := &endpointSubscriptions{}
+	sends := &liveSends{epoch: 1, marks: newSentMarks()}
+	spawnSupervised(t, system, env, cfg, func() actor.Actor {
+		return &live{env: env, cfg: cfg, pids: pids, liveSends: sends, lastEnd: map[publication]int64{}, addSub: subs.add}
+	})
+	next[*messages.RecordingProgress](t, nb.stream) // subscribed
+	subs.made()[0].closed.Store(true)
+	if f := next[*messages.FailureObserved](t, nb.stream).Failure; f.Kind != "read" || !strings.Contains(f.Message, "the live subscription was closed") {
+		t.Fatalf("failure %s %q; want a read failure saying the subscription was closed", f.Kind, f.Message)
+	}
+}
+
 // A live reader whose subscription's channel endpoint fails (the driver could not bind its
 // UDP socket, and said so after it made the subscription) receives nothing: it must not show
 // live and healthy. It reports the driver's error as a read failure, is no longer
