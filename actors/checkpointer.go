@@ -526,7 +526,7 @@ func (c *checkpointer) saved(ctx actor.Context, res *saveResult) {
 		}
 		c.takenOn(ctx, res.cps[i])
 		c.routeStored(ctx, s.RecordingID)
-		ctx.Send(ctx.Parent(), &messages.CheckpointPersisted{RecordingId: s.RecordingID, Position: s.Position, Completed: s.Completed})
+		ctx.Send(ctx.Parent(), &messages.CheckpointPersisted{RecordingId: s.RecordingID, Position: s.Position, Completed: s.Completed, Seed: s.Seed})
 		if s.Completed && !p.Unsaved() {
 			c.forget(s.RecordingID)
 		}

@@ -576,6 +576,29 @@ func TestADrainWaitsForTheCompletedCheckpoint(t *testing.T) {
 	notFlushed(t, parent, 300*time.Millisecond, "the drain reported the checkpoints flushed while the recording's completion is not saved")
 }
 
+// The checkpointer tells the stream which save is a seed (CheckpointPersisted.Seed): the
+// status takes a seed saved again lower, where a replay followed the recording's start back,
+// as where its committed position starts; any other save below it is not.
+func TestAPersistedSeedSaysItIsOne(t *testing.T) {
+	env, cfg := testEnv(t)
+	saves := &saveLog{saves: make(chan []store.Checkpoint, 16)}
+	env.Store = saves
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 10, RetryMaxMs: 10}
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 7, Position: 4096, Seed: true, FromStart: true}}}
+	system := testSystem(t)
+	checkpointer, _, parent := spawnWatched(t, system, env, cfg, newCheckpointer(env, cfg))
+	replay := make(probe, 4) // answered TakenOn once the seed is saved again
+	system.Root.RequestWithCustomSender(checkpointer, &messages.ReplayStarted{RecordingId: 7, Generation: 1, FromPosition: 1024},
+		system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return replay })))
+	if p := next[*messages.CheckpointPersisted](t, parent); p.Position != 1024 || !p.Seed {
+		t.Fatalf("persisted %+v; want the seed saved again at 1024", p)
+	}
+	system.Root.Send(checkpointer, &messages.Committed{RecordingId: 7, Position: 1152, Records: 1})
+	if p := next[*messages.CheckpointPersisted](t, parent); p.Position != 1152 || p.Seed {
+		t.Fatalf("persisted %+v; want 1152, not a seed", p)
+	}
+}
+
 // A drain waits for a listed stop whose write failed, as for any save: the next run checks
 // the recording against it.
 func TestADrainWaitsForAListedStop(t *testing.T) {

@@ -350,10 +350,16 @@ func (s *streamStatus) progressed(id int64, now moment) {
 // persisted takes a checkpoint the store holds. Only committed positions are saved, so one
 // beyond the committed position shown is the tracker's commit ahead of its push (commits go
 // to the checkpointer at once, pushes at most every push interval): progress, as it would
-// be in the push. It reports whether the recording moved on (see progress).
+// be in the push. A seed, saved before anything of the recording is committed, is where
+// its committed position starts, also below one shown (a seed saved again lower: its start
+// moved back); it is not progress. It reports whether the recording moved on (see progress).
 func (s *streamStatus) persisted(c *messages.CheckpointPersisted, now moment) (movedOn bool) {
 	r := s.recording(c.RecordingId)
 	r.CheckpointedPosition = proto.Int64(c.Position)
+	if c.Seed {
+		r.CommittedPosition = proto.Int64(c.Position)
+		delete(s.rates, c.RecordingId) // a rate from above the seed would be negative
+	}
 	if r.CommittedPosition != nil && *r.CommittedPosition < c.Position {
 		movedOn = true
 		s.progressed(c.RecordingId, now)

@@ -696,3 +696,35 @@ func TestACheckpointFailureOutlivesTheSaveThatSucceedsAfterIt(t *testing.T) {
 		t.Fatalf("failures after a save that succeeded: %v; want the checkpoint failure at 1000 ms, disk full", st.Failures)
 	}
 }
+
+// A seed saved again lower (the recording's start moved back in the archive, segments
+// attached again, before ferry began it: takeOn) is where what is committed of it starts:
+// the status shows the committed position from there, and its moving as progress, not the
+// first seed's position until the tracker passes it (shown stalled meanwhile).
+func TestASeedSavedAgainLowerIsWhereTheCommittedPositionStarts(t *testing.T) {
+	const stall = time.Minute
+	s := newStreamStatus(0)
+	s.listed = true
+	s.known(&messages.RecordingInfo{RecordingId: 4, Live: true, StopPosition: -1, RecordedPosition: 1 << 30}, 0)
+	s.persisted(&messages.CheckpointPersisted{RecordingId: 4, Position: 1 << 20, Seed: true}, at(0))
+	// The tracker's first push, from the replay's start, may come before the seed is saved
+	// again there.
+	s.progress(&messages.RecordingProgress{RecordingId: 4, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(0), PendingRecords: 5}}, at(50))
+	if moved := s.persisted(&messages.CheckpointPersisted{RecordingId: 4, Position: 0, Seed: true}, at(100)); moved {
+		t.Fatal("a seed saved again is progress")
+	}
+	st := s.build("orders", "archive", nil, nil, stall, 100)
+	if r := st.Recordings[0]; r.GetCommittedPosition() != 0 || r.GetCheckpointedPosition() != 0 {
+		t.Fatalf("the seed saved again at 0: committed %d, checkpointed %d; want 0 and 0", r.GetCommittedPosition(), r.GetCheckpointedPosition())
+	}
+	for now := int64(1000); now <= 2*stall.Milliseconds(); now += 1000 {
+		pos := now * 8 // below the first seed until the end
+		if moved := s.progress(&messages.RecordingProgress{RecordingId: 4, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos), PendingRecords: 5}}, at(now)); !moved {
+			t.Fatalf("at %d ms, committed %d from the seed at 0: not progress", now, pos)
+		}
+		st := s.build("orders", "archive", nil, nil, stall, now)
+		if r := st.Recordings[0]; !st.Healthy || r.GetCommittedPosition() != pos || now > 1000 && r.RateBytesPerS <= 0 {
+			t.Fatalf("at %d ms, committed %d and moving: %s, %q, committed %d shown, rate %f", now, pos, st.State, st.Reason, r.GetCommittedPosition(), r.RateBytesPerS)
+		}
+	}
+}

@@ -1410,10 +1410,14 @@ func (x *RecordingRouted) GetPartitions() int32 {
 
 // CheckpointPersisted tells the stream supervisor what reached the store.
 type CheckpointPersisted struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RecordingId   int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
-	Position      int64                  `protobuf:"varint,2,opt,name=position,proto3" json:"position,omitempty"`
-	Completed     bool                   `protobuf:"varint,3,opt,name=completed,proto3" json:"completed,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RecordingId int64                  `protobuf:"varint,1,opt,name=recording_id,json=recordingId,proto3" json:"recording_id,omitempty"`
+	Position    int64                  `protobuf:"varint,2,opt,name=position,proto3" json:"position,omitempty"`
+	Completed   bool                   `protobuf:"varint,3,opt,name=completed,proto3" json:"completed,omitempty"`
+	// seed: the save is of the recording's seed, where ferry takes it on, before anything of
+	// it is committed: what is committed of it starts here, also below a seed saved before
+	// (saved again lower: the recording's start moved back in the archive).
+	Seed          bool `protobuf:"varint,4,opt,name=seed,proto3" json:"seed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1465,6 +1469,13 @@ func (x *CheckpointPersisted) GetPosition() int64 {
 func (x *CheckpointPersisted) GetCompleted() bool {
 	if x != nil {
 		return x.Completed
+	}
+	return false
+}
+
+func (x *CheckpointPersisted) GetSeed() bool {
+	if x != nil {
+		return x.Seed
 	}
 	return false
 }
@@ -2079,11 +2090,12 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
 	"partitions\x18\x02 \x01(\x05R\n" +
-	"partitions\"r\n" +
+	"partitions\"\x86\x01\n" +
 	"\x13CheckpointPersisted\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x12\x1c\n" +
-	"\tcompleted\x18\x03 \x01(\bR\tcompleted\"\x92\x02\n" +
+	"\tcompleted\x18\x03 \x01(\bR\tcompleted\x12\x12\n" +
+	"\x04seed\x18\x04 \x01(\bR\x04seed\"\x92\x02\n" +
 	"\rRecordingInfo\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12%\n" +
 	"\x0estart_position\x18\x02 \x01(\x03R\rstartPosition\x12#\n" +
