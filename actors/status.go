@@ -46,8 +46,11 @@ type streamStatus struct {
 	storeWrites uint64
 	lastWriteUs *int64
 	// saveFailingSinceMs is when the checkpoint saves began to fail, every one since; 0
-	// while the last one succeeded.
-	saveFailingSinceMs int64
+	// while the last one succeeded, or this incarnation has attempted none.
+	// saveFailedSinceMs is that of the incarnations before, when their last save failed: a
+	// failed save of this one goes on from there, so that a pipeline reconnecting more
+	// often than stall_after, its every save failing, is still seen.
+	saveFailingSinceMs, saveFailedSinceMs int64
 	// listFailingSinceMs is when the listings of the stream's recordings began to fail,
 	// every one since; 0 while the last one succeeded.
 	listFailingSinceMs int64
@@ -125,7 +128,9 @@ func (k *statusKeeper) take(name string, elapsedMs int64) *streamStatus {
 // not known until the new ones report it.
 func (s *streamStatus) resume(elapsedMs int64) {
 	s.startedMs, s.stopped, s.listed, s.subscribed, s.unsubscribedAtMs = elapsedMs, false, false, false, 0
-	s.saveFailingSinceMs = 0    // the new incarnation has saved nothing yet, nor failed to
+	if s.saveFailingSinceMs > 0 { // the new incarnation has saved nothing yet, nor failed to
+		s.saveFailedSinceMs, s.saveFailingSinceMs = s.saveFailingSinceMs, 0
+	}
 	s.rates = map[int64]*rate{} // a new tracker may begin below the last committed position
 	for id, r := range s.recordings {
 		s.carried[id] = counts{r.Published, r.Acknowledged, r.Duplicates, r.Failed}
@@ -392,7 +397,9 @@ func (s *streamStatus) written(w *messages.StoreWritten, elapsedMs int64) {
 	switch {
 	case !w.Failed:
 		s.storeWrites++
-		s.saveFailingSinceMs = 0
+		s.saveFailingSinceMs, s.saveFailedSinceMs = 0, 0
+	case s.saveFailedSinceMs > 0:
+		s.saveFailingSinceMs, s.saveFailedSinceMs = s.saveFailedSinceMs, 0
 	case s.saveFailingSinceMs == 0:
 		s.saveFailingSinceMs = max(elapsedMs-w.TookUs/1000, 1) // since the attempt began (a hung one, long ago)
 	}

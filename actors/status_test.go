@@ -256,7 +256,22 @@ func TestCheckpointSavesFailingForTheThresholdAreUnhealthy(t *testing.T) {
 	s.resume(now + 3)
 	s.listed = true
 	if st := s.build("orders", "archive", nil, nil, stall, now+3+stall.Milliseconds()); !st.Healthy {
-		t.Fatalf("a new incarnation inherited the failing saves: %q", st.Reason)
+		t.Fatalf("a new incarnation that attempted no save inherited the failing saves: %q", st.Reason)
+	}
+
+	// Incarnations each shorter than the threshold, every save of each failing: the clock
+	// runs from the first failure, not from each reconnect.
+	now += 3 + stall.Milliseconds()
+	s.written(&messages.StoreWritten{}, now)
+	first := now + 1
+	for end := first + 2*stall.Milliseconds(); now < end; now += stall.Milliseconds() / 3 {
+		s.resume(now)
+		s.listed = true
+		s.written(&messages.StoreWritten{Failed: true}, now+1)
+	}
+	st = s.build("orders", "archive", nil, nil, stall, now)
+	if st.Healthy || !strings.Contains(st.Reason, "checkpoint save failed for "+(time.Duration(now-first)*time.Millisecond).String()) {
+		t.Fatalf("every save of every incarnation failing for %s: healthy %t, %q; want stalled since the first failure", time.Duration(now-first)*time.Millisecond, st.Healthy, st.Reason)
 	}
 }
 
