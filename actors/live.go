@@ -423,7 +423,7 @@ func (l *live) countBrokenOff(ctx actor.Context) {
 	l.discarded = d
 	l.lost += n
 	l.env.Logger.Error("transport mode: messages broke off before their end and are lost (at most once)", "stream", l.cfg.Def.Name, "lost", n, "lost_total", l.lost)
-	ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "read",
+	ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "partial",
 		Message: fmt.Sprintf("%d message(s) broke off before their end and are lost (transport mode, at most once): a publisher left in the middle of a message, or the channel is unreliable (reliable=false) and the network lost fragments", n)}})
 	l.pushStatus(ctx, true)
 }

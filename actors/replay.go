@@ -579,7 +579,7 @@ func (r *replay) sayDropped(ctx actor.Context, at int64, end bool) {
 	msg := fmt.Sprintf("recording %d holds messages only in part before position %d: %d begun and not ended, %d fragment(s) that belong to no whole message (since this was last said). A publisher went away in the middle of a message, the recording was stopped between a message's fragments, or the channel is recorded unreliably and the network lost fragments: no whole message is there to publish, and ferry goes on past them",
 		r.rec.RecordingId, at, unended, headless)
 	r.env.Logger.Error(msg, "stream", r.cfg.Def.Name, "recording", r.rec.RecordingId)
-	ctx.Send(r.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: r.env.nowMs(), Kind: "read", Message: msg}})
+	ctx.Send(r.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: r.env.nowMs(), Kind: "partial", Message: msg}})
 }
 
 // recordCheck is a replay's check of the last record its checkpoint covers (its mark),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -453,6 +454,15 @@ func TestTransportModeCountsMessagesThatBrokeOff(t *testing.T) {
 		}
 	}
 	failMustContain(t, f.Log(), "ferry's log", "messages broke off before their end and are lost")
+	s, err := findStream(t, "http://"+cfg.HTTP.Listen, sc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(s.Failures, func(fl *messages.Failure) bool {
+		return fl.Kind == "partial" && strings.Contains(fl.Message, "broke off before their end and are lost")
+	}) {
+		t.Fatalf("the stream's failures %v do not say, as kind partial, that messages broke off", s.Failures)
+	}
 	// The rest lost their first fragment: the assembler cannot tell those from a message
 	// begun before ferry subscribed, and they are not counted (README, transport mode).
 	t.Logf("%d messages sent, %d in Pulsar, %d counted lost", n, len(msgs), st.GetFailed())
