@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -160,6 +161,12 @@ func TestAStreamFailedOfATransientFailureIsStartedAgainAfterAReconnect(t *testin
 	close(<-deads)  // the driver is lost
 	<-deads         // and ferry connected again
 	waitRunningAgain(t, subs, board.stream, tries)
+	// Started again, it is no longer failed; why it was stays among its last failures.
+	if st := board.stream("a"); !slices.ContainsFunc(st.Failures, func(f *messages.Failure) bool {
+		return f.Kind == "stream" && f.AtMs > 0 && strings.Contains(f.Message, "refused by the test")
+	}) {
+		t.Fatalf("stream a started again: failures %v; want why it failed, kind stream", st.Failures)
+	}
 }
 
 // TestAStreamFailedForGoodStaysFailedAcrossAReconnect: a stream that failed of what a new

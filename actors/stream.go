@@ -783,10 +783,15 @@ func (s *streamSupervisor) unfinished(id int64) bool {
 // (a commit tracker finding lesson 22's record stored above a failed one, a checkpointer
 // refused by the store): that failure replaces the first, in the status and for Run,
 // which then does not start the stream again.
+//
+// The status keeps it as the stream's last failure of kind stream too, with when: a stream
+// started again after a reconnect is no longer failed, and lesson 24 has its last failures
+// stay until superseded.
 func (s *streamSupervisor) fail(ctx actor.Context, class supervisor.Class, err error) {
 	if s.failed != nil {
 		if s.failedClass == supervisor.Transient && class != supervisor.Transient {
 			s.failed, s.failedClass = err, class
+			s.status.failure(&messages.Failure{AtMs: s.env.nowMs(), Kind: "stream", Message: err.Error()})
 			s.env.Logger.Error("stream failed again, for good: not started again before ferry is restarted", "stream", s.cfg.Def.Name, "class", class.String(), "error", err)
 			if s.onFailed != nil {
 				s.onFailed(s.cfg.Def.Name, class, err)
@@ -796,6 +801,7 @@ func (s *streamSupervisor) fail(ctx actor.Context, class supervisor.Class, err e
 		return
 	}
 	s.failed, s.failedClass = err, class
+	s.status.failure(&messages.Failure{AtMs: s.env.nowMs(), Kind: "stream", Message: err.Error()})
 	s.env.Logger.Error("stream failed; its other recordings stop, other streams go on", "stream", s.cfg.Def.Name, "error", err)
 	for _, child := range ctx.Children() {
 		if s.checkpointer == nil || child.Id != s.checkpointer.Id {
