@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -80,6 +81,9 @@ type Store struct {
 	// deleteBucket is Reset's delete: bbolt's, which a test replaces with one that
 	// deletes nothing, to show that the read-back catches it (lesson 15).
 	deleteBucket func(parent *bbolt.Bucket, name []byte) error
+	// closed is set by Close: checkFile then says the store is closed, as bbolt would, not
+	// that the file is gone.
+	closed atomic.Bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -380,8 +384,12 @@ func (s *Store) Streams() ([]store.Stream, error) {
 
 // checkFile fails with [store.ErrReplaced] unless the path still names the file the store
 // opened: bbolt goes on writing to a file deleted or renamed under it, and a checkpoint
-// written there would not be read at the next start.
+// written there would not be read at the next start. A closed store fails with
+// [store.ErrClosed] first, whatever became of its file.
 func (s *Store) checkFile() error {
+	if s.closed.Load() {
+		return fmt.Errorf("checkpoint store %s: %w", s.path, store.ErrClosed)
+	}
 	now, err := os.Stat(s.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -599,6 +607,7 @@ func (s *Store) verifyReset(tx *bbolt.Tx, name string) error {
 
 // Close implements [store.Store.Close].
 func (s *Store) Close() error {
+	s.closed.Store(true)
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close checkpoint store %s: %w", s.path, err)
 	}

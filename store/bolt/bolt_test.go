@@ -668,3 +668,29 @@ func TestAnEmptyFileBeingCreatedIsHeldNotCorrupt(t *testing.T) {
 		t.Fatalf("Open of an empty file being created: %v; want ErrLocked", err)
 	}
 }
+
+// A closed store says it is closed, also once its file is gone: not that the file was
+// deleted under a running ferry, with a rescue copy made of a store that holds nothing open.
+func TestAClosedStoreWhoseFileIsGoneSaysItIsClosed(t *testing.T) {
+	def := storetest.Def("orders")
+	path := filepath.Join(t.TempDir(), "checkpoints.db")
+	s := openStore(t, path)
+	if err := s.Save(def, []store.Checkpoint{ckpt(3, 64)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(def, []store.Checkpoint{ckpt(3, 128)}); !errors.Is(err, store.ErrClosed) || errors.Is(err, store.ErrReplaced) {
+		t.Fatalf("Save after Close, its file deleted: %v; want ErrClosed", err)
+	}
+	if err := s.Reset(def.Name); !errors.Is(err, store.ErrClosed) || errors.Is(err, store.ErrReplaced) {
+		t.Fatalf("Reset after Close, its file deleted: %v; want ErrClosed", err)
+	}
+	if copies, _ := filepath.Glob(path + ".rescued-*"); len(copies) != 0 {
+		t.Fatalf("a closed store wrote rescue copies: %v", copies)
+	}
+}
