@@ -742,10 +742,10 @@ func (x *RecordingStatus) GetPublishers() int32 {
 type Failure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	AtMs  int64                  `protobuf:"varint,1,opt,name=at_ms,json=atMs,proto3" json:"at_ms,omitempty"`
-	// archive, channel, read, publish, producer, checkpoint, deduplication, start; partial:
-	// messages the recording (or, in transport mode, the subscription) holds only in part,
-	// passed over — a kind of its own, so that a routine read failure after it does not hide
-	// it; stream: the stream failed (why it stopped, kept after it is started again).
+	// archive, channel, read, publish, producer, checkpoint, deduplication, topic-read, start;
+	// partial: messages the recording (or, in transport mode, the subscription) holds only in
+	// part, passed over — a kind of its own, so that a routine read failure after it does not
+	// hide it; stream: the stream failed (why it stopped, kept after it is started again).
 	Kind          string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
