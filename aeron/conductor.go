@@ -613,7 +613,9 @@ func (d *conductor) stop(cause error) {
 	d.c.err.Store(&cause)
 	for corr, a := range d.awaiting {
 		delete(d.awaiting, corr)
-		a.req.reply() <- answer{err: cause}
+		if !a.timedOut { // answered when it timed out: its reply channel holds one answer, read or not
+			a.req.reply() <- answer{err: cause}
+		}
 	}
 	for _, pub := range d.publications {
 		pub.closed.Store(true)

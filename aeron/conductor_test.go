@@ -304,6 +304,35 @@ func waitFor(t testing.TB, cond func() bool) {
 	}
 }
 
+// A command timed out whose caller gave up as the timeout's answer came (its context ended:
+// the answer stays unread in its reply channel) is still awaited, in case the driver answers
+// late. The client's end must not give it a second answer: that send would wait for ever,
+// Close would not return, and a client ending on a failure would never say it is dead.
+func TestTheEndOfAClientDoesNotWaitOnACommandThatTimedOut(t *testing.T) {
+	d := newFakeDriver(t)
+	d.keepBeating()
+	c := d.client(Options{DriverTimeout: 100 * time.Millisecond, KeepaliveInterval: time.Hour})
+	reply := make(chan answer, 1)
+	req := &addSubscription{channel: "aeron:ipc", streamID: 1}
+	req.setReply(reply)
+	c.requests <- req
+	waitFor(t, func() bool { return len(reply) == 1 }) // timed out: the answer waits unread
+	c.send(&abandon{reply: reply})                     // the caller took its context's end instead
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		<-reply // the timeout's answer, taken now so that the client ends and the test with it
+		t.Fatal("Close did not return: the client's end waits to answer a command that timed out")
+	}
+	select {
+	case <-c.Dead():
+	default:
+		t.Fatal("closed, the client does not say it is dead")
+	}
+}
+
 // A caller that gives up just after the driver answered leaves the resource in its reply
 // channel; the conductor must release it, or an unpolled subscription would hold back its
 // publishers for good.
