@@ -202,7 +202,16 @@ type storedEnds struct {
 	// callback that finds a duplicate between from and floor, which is said once.
 	from      int64
 	unchecked atomic.Bool
+	// fresh: nothing was read, as nothing of the recording was published before this
+	// producer by ferry's account (firstSends): a record answered as a duplicate at its
+	// first send was published before under the producer's name, from what ferry's store
+	// does not hold.
+	fresh bool
 }
+
+// firstSends is the read-back of a producer that has nothing to check (checkDedupState):
+// its records' first sends, answered as duplicates, are said (duplicateUnchecked).
+func firstSends(from int64) *storedEnds { return &storedEnds{from: from, floor: notRead, fresh: true} }
 
 // lacks reports whether the record ending at end, answered as a duplicate, is not stored:
 // it lies above the floor and not above the last message read, and is none of them. The
@@ -232,6 +241,7 @@ const notRead = math.MaxInt64
 type duplicateUnchecked struct {
 	end   int64
 	floor int64
+	fresh bool // storedEnds.fresh: at its first send
 }
 
 // duplicateNotStored is a callback's news that the broker answered the record ending at
@@ -1059,6 +1069,7 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 	p.readBack.Store(nil)
 	p.stored = nil
 	if p.checkedUpTo, p.mustHold = p.brokerMustHold(); !p.mustHold && !p.sentBefore() && p.failedEpoch.Load() == 0 {
+		p.readBack.Store(firstSends(p.watermark.Position))
 		p.tellTopicRead(ctx, -1)
 		return // nothing acknowledged, sent before this pipeline, or failed: nothing to check
 	}
@@ -1162,6 +1173,7 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		return
 	case r.err != nil && answered:
 		p.env.Logger.Warn("none of the recording's messages is among what the read of the partition's last reached (other producers published after it): the records sent again from the checkpoint are checked neither for deduplication nor against rewrites, nor is where the topic holds the recording to", "stream", p.cfg.Def.Name, "recording", p.rec, "error", r.err)
+		p.readBack.Store(&storedEnds{from: p.watermark.Position, floor: notRead}) // a duplicate sent again is said
 		return
 	case r.err != nil:
 		answered = !p.readAgainLater(ctx, r.gen, r.err) // given up: the tracker is told nothing was read
@@ -1186,6 +1198,7 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		// topic reloaded since, which loses a deduplication state not snapshotted, opens
 		// one): what it cannot see is unchecked, and said so.
 		p.env.Logger.Warn("none of the recording's messages is among the partition's last (other producers published after it, or the topic was reloaded since): the records sent again from the checkpoint are checked neither for deduplication nor against rewrites", "stream", p.cfg.Def.Name, "recording", p.rec, "last_producer", r.msg.Producer)
+		p.readBack.Store(&storedEnds{from: p.watermark.Position, floor: notRead}) // a duplicate sent again is said
 		return
 	}
 	last, err := strconv.ParseInt(r.msg.Properties[PropPosition], 10, 64)
@@ -1266,6 +1279,16 @@ func (p *publisher) storedEnds(msg StoredMessage) *storedEnds {
 // answered as a duplicate where the read-back did not reach: Pulsar may not hold it (lesson
 // 22), and ferry cannot tell.
 func (p *publisher) duplicateUnchecked(ctx actor.Context, d *duplicateUnchecked) {
+	if d.fresh {
+		msg := fmt.Sprintf("recording %d: the record ending at %d, sent for the first time, was answered as a duplicate: the topic's deduplication knows producer %s past it, "+
+			"from messages published under that name that ferry's checkpoint store does not hold — the store lost, moved (a relative store.path run from another directory) or reset without renaming the stream, "+
+			"or another ferry publishing a stream of this name to the topic. If those were these records (the same archive), nothing is lost; "+
+			"if not (another archive, whose recording ids start again at 0), every record so answered is not in the topic: %s",
+			p.rec, d.end, p.name, renameToGoOn)
+		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
+		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
+		return
+	}
 	where := fmt.Sprintf("below where what the topic holds was read back to (%d: the partition's last ledger begins after it, or the read's bounds)", d.floor)
 	if d.floor == notRead {
 		where = "and the read back of what the topic holds found none of the recording's messages (other producers' messages after them, or a ledger opened since)"
@@ -1432,8 +1455,10 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			payloads.Put(payload)
 			dup := id != nil && id.LedgerID() == -1 && id.EntryID() == -1
 			rb := readBack.Load()
-			if dup && rb.beyondReach(end) && rb.unchecked.CompareAndSwap(false, true) {
-				system.Root.Send(self, &duplicateUnchecked{end: end, floor: rb.floor})
+			// (A record sent again after a failure, epoch > 0, may be a duplicate of its own
+			// first send: for fresh, only a first send's is news.)
+			if dup && rb.beyondReach(end) && (!rb.fresh || epoch == 0) && rb.unchecked.CompareAndSwap(false, true) {
+				system.Root.Send(self, &duplicateUnchecked{end: end, floor: rb.floor, fresh: rb.fresh})
 			}
 			if dup && rb.lacks(end) {
 				// Not stored, and never will be under this sequence id: a failure, which

@@ -1686,3 +1686,95 @@ func TestTheAdminIsAskedAboutTheRecordingsPartition(t *testing.T) {
 		}
 	}
 }
+
+// A record answered as a duplicate at its first send, of a recording nothing of which was
+// published before by ferry's account (nothing stored but this run's seed, no send failed),
+// was published before under the producer's name from what ferry's store does not hold (a
+// store lost or reset without a rename, another ferry with the stream's name): if those were
+// other records, this one is not in the topic. It is said, once, as a deduplication
+// failure. A record sent again (a newer epoch) may be a duplicate of its own first send:
+// not news.
+func TestAFirstSendAnsweredAsADuplicateIsSaid(t *testing.T) {
+	fresh := &messages.Watermark{RecordingId: 7, Partitions: 1}
+	var reads atomic.Int32
+	noRead := func(env *Env, _ *StreamConfig) {
+		env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+			reads.Add(1) // nothing to read: nothing published before
+			return StoredMessage{}, false, nil
+		}
+	}
+	t.Cleanup(func() {
+		if n := reads.Load(); n > 0 {
+			t.Errorf("the topic was read %d times for a recording nothing of which was published before", n)
+		}
+	})
+	t.Run("first sends", func(t *testing.T) {
+		rec := &sendRecorder{}
+		system, nb, pub := startPublisherAt(t, rec, noRead, fresh)
+		system.Root.Send(pub, batch(0, 64, 128))
+		rec.answerDuplicate(t, "64")
+		rec.answerDuplicate(t, "128")
+		var fs []*messages.Failure
+		eventually.NoError(t, waitFor, func() error {
+			if fs = append(fs, failuresOf(nb.stream, "deduplication")...); len(fs) == 0 {
+				return errors.New("no deduplication failure")
+			}
+			return nil
+		})
+		if len(fs) != 1 || !strings.Contains(fs[0].Message, "the record ending at 64, sent for the first time, was answered as a duplicate") || !strings.Contains(fs[0].Message, "give the stream a new name") {
+			t.Fatalf("failures %v; want one, saying the first send of 64 was answered as a duplicate, and the way on", fs)
+		}
+		never[*messages.FailureObserved](t, nb.stream, 300*time.Millisecond, "the duplicate of 128 was said too: once is enough")
+	})
+	t.Run("sent again", func(t *testing.T) {
+		rec := &sendRecorder{}
+		system, nb, pub := startPublisherAt(t, rec, noRead, fresh)
+		system.Root.Send(pub, batch(1, 64))
+		rec.answerDuplicate(t, "64")
+		if a := next[*messages.PublishAcked](t, nb.tracker); a.End != 64 || !a.Duplicate {
+			t.Fatalf("acknowledged %v; want 64, a duplicate", a)
+		}
+		never[*messages.FailureObserved](t, nb.stream, 300*time.Millisecond, "a record sent again, answered as a duplicate, was said to be a first send's")
+	})
+}
+
+// A record sent again from a checkpoint — Pulsar acknowledged the recording's records up to
+// it — answered as a duplicate where the read back found none of the recording's messages
+// (other producers' messages after them: the last one is another's, or the search did not
+// reach back) is not checked, and said so, as it is after a seed's read.
+func TestADuplicateTheReadBackDidNotReachIsSaid(t *testing.T) {
+	other := StoredMessage{Producer: "other", Properties: map[string]string{PropRecordingID: "9", PropPosition: "999"}}
+	for _, tt := range []struct {
+		name string
+		msg  StoredMessage
+		ok   bool
+		err  error
+	}{
+		{"another producer's last", other, true, nil},
+		{"not searched back", StoredMessage{}, false, fmt.Errorf("read: %w", errNotSearchedBack)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &sendRecorder{}
+			system, nb, pub := startPublisherAt(t, rec, func(env *Env, _ *StreamConfig) {
+				env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+					return tt.msg, tt.ok, tt.err
+				}
+			}, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1})
+			b := batch(1, 128)
+			b.Records[0].Start = 64
+			system.Root.Send(pub, b)
+			rec.answerDuplicate(t, "128")
+			if a := next[*messages.PublishAcked](t, nb.tracker); a.End != 128 || !a.Duplicate {
+				t.Fatalf("acknowledged %v; want 128, a duplicate", a)
+			}
+			eventually.NoError(t, waitFor, func() error {
+				for _, f := range failuresOf(nb.stream, "deduplication") {
+					if strings.Contains(f.Message, "the record ending at 128, sent again, was answered as a duplicate") && strings.Contains(f.Message, "is not checked") {
+						return nil
+					}
+				}
+				return errors.New("no deduplication failure saying the duplicate of 128 is not checked")
+			})
+		})
+	}
+}
