@@ -62,9 +62,11 @@ func checkStoredStreams(cfgPath string, cfg *config.Config, st store.Store, log 
 // freshStartRefusal is why `ferry run` refuses to start configured stream s, which has
 // nothing stored under its name, given the streams the store holds (stored, or listErr, the
 // failure to list them); nil when s starts at its start_position. It is s stored under an
-// old name (renamed in the configuration): a stream the configuration does not name stored
-// with s's channel (its parameters in any order), stream id and topic, or that this cannot
-// be told. The checkpoint commands say the same of s as the run does.
+// old name (renamed in the configuration): a stream stored with s's channel (its parameters
+// in any order), stream id and topic that the configuration does not name, or names for
+// another stream (the old name reused: that one's load fails as changed, and the reset it
+// offers would drop s's checkpoints); or that this cannot be told. The checkpoint commands
+// say the same of s as the run does.
 func freshStartRefusal(cfgPath string, cfg *config.Config, s config.Stream, stored []store.Stream, listErr error) error {
 	if s.Reset {
 		return nil // starts again at its start_position, as asked
@@ -72,17 +74,22 @@ func freshStartRefusal(cfgPath string, cfg *config.Config, s config.Stream, stor
 	if listErr != nil {
 		return fmt.Errorf("stream %s has no checkpoint, and whether the checkpoint store holds its checkpoints under another name (the stream renamed in the configuration) cannot be told, so ferry does not start: %w", s.Name, listErr)
 	}
-	def := definition(s)
 	var olds []store.Stream
 	for _, o := range stored {
-		if !configured(cfg, o.Name) && sameChannel(o.Channel, s.Channel) && o.StreamID == def.StreamID && o.Topic == def.Topic {
+		if sameStream(o, s) && !slices.ContainsFunc(cfg.Streams, func(c config.Stream) bool { return c.Name == o.Name && sameStream(o, c) }) {
 			olds = append(olds, o)
 		}
 	}
 	if len(olds) > 0 {
-		return renamedError(cfgPath, storePath(cfg), s, olds)
+		return renamedError(cfgPath, storePath(cfg), cfg, s, olds)
 	}
 	return nil
+}
+
+// sameStream reports whether stored stream o has configured stream s's channel (its
+// parameters in any order), stream id and topic, whatever their names.
+func sameStream(o store.Stream, s config.Stream) bool {
+	return sameChannel(o.Channel, s.Channel) && o.StreamID == s.StreamID && o.Topic == s.Topic
 }
 
 // configured reports whether cfg has a stream called name.
@@ -91,12 +98,20 @@ func configured(cfg *config.Config, name string) bool {
 }
 
 // renamedError refuses the start of configured stream s, which has no checkpoint, whose
-// channel, stream id and topic the streams olds, not configured, are stored under.
-func renamedError(cfgPath, path string, s config.Stream, olds []store.Stream) error {
-	var names, resets []string
+// channel, stream id and topic the streams olds, not configured or configured for another
+// stream (cfg), are stored under.
+func renamedError(cfgPath, path string, cfg *config.Config, s config.Stream, olds []store.Stream) error {
+	var names, resets, reused []string
 	for _, o := range olds {
 		names = append(names, o.Name)
 		resets = append(resets, "`"+resetCommand(cfgPath, o.Name)+"`")
+		if configured(cfg, o.Name) {
+			reused = append(reused, o.Name)
+		}
+	}
+	rename := ""
+	if len(reused) > 0 {
+		rename = fmt.Sprintf(" (%s now names another stream in the configuration: give that one a new name; a reset of %s would drop these checkpoints)", strings.Join(reused, " and "), strings.Join(reused, " or "))
 	}
 	them, was, back := "stream "+names[0]+"'s checkpoints", "stream "+names[0], names[0]
 	if len(olds) > 1 {
@@ -104,11 +119,11 @@ func renamedError(cfgPath, path string, s config.Stream, olds []store.Stream) er
 	}
 	return fmt.Errorf("stream %s has no checkpoint, but the checkpoint store %s holds %s for the same channel, stream id and topic (%s stream %d -> %s): "+
 		"was %s renamed %s in the configuration? ferry does not start, as %s started at its start_position would %s. "+
-		"To resume from those checkpoints, give the stream its old name back (name: %s, in %s); "+
+		"To resume from those checkpoints, give the stream its old name back (name: %s, in %s)%s; "+
 		"or, to start %s at its start_position and drop %s, run %s",
 		s.Name, path, them, olds[0].Channel, olds[0].StreamID, olds[0].Topic,
 		was, s.Name, s.Name, startedAfresh(s.Start),
-		back, cfgPath, s.Name, them, strings.Join(resets, " and "))
+		back, cfgPath, rename, s.Name, them, strings.Join(resets, " and "))
 }
 
 // startedAfresh says what a renamed stream, started at its start position, does with what

@@ -93,6 +93,36 @@ func TestARunOfARenamedStreamIsRefused(t *testing.T) {
 	}
 }
 
+// A stream renamed whose old name the configuration gives another stream (orders → fills,
+// and a new stream called orders): the store holds fills's checkpoints under orders, whose
+// load fails as changed, and the reset that offers would drop them. The run (refused) and
+// checkpoint show of fills say it was renamed, that the other stream takes a new name, and
+// that a reset of orders would drop these checkpoints; nothing is deleted.
+func TestARenamedStreamWhoseOldNameIsReusedIsRefused(t *testing.T) {
+	path, storePath := writeConfig(t, "  - name: fills\n    channel: aeron:ipc\n    stream_id: 2002\n    topic: fills\n")
+	old := ordersDef("fills")
+	old.StreamID = 2002
+	saved(t, storePath, old, store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	for _, c := range []struct {
+		args []string
+		code int
+	}{{[]string{"run", "--config", path}, exitFailure}, {[]string{"checkpoint", "show", "--config", path, "--stream", "fills"}, exitOK}} {
+		code, out, errOut := ferry(c.args...)
+		for _, want := range []string{
+			"stream fills has no checkpoint, but the checkpoint store " + storePath + " holds stream orders's checkpoints for the same channel, stream id and topic",
+			"was stream orders renamed fills", "give the stream its old name back (name: orders, in " + path + ")",
+			"orders now names another stream in the configuration: give that one a new name; a reset of orders would drop these checkpoints",
+		} {
+			if code != c.code || !strings.Contains(out+errOut, want) {
+				t.Errorf("ferry %s = %d, stdout:\n%s\nstderr:\n%s\nwant exit %d and %q", c.args[0:2], code, out, errOut, c.code, want)
+			}
+		}
+	}
+	if got := storedNames(t, storePath); !slices.Equal(got, []string{"orders"}) {
+		t.Errorf("after the refusals the store holds %q; want orders's checkpoints alone, untouched", got)
+	}
+}
+
 // A stream stored and neither configured nor matching a configured stream (another stream
 // id) is named in one warning at start, its checkpoints kept; so is one that matches a
 // stream with reset: true, which starts again at its start_position as asked. The run here
