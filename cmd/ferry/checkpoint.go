@@ -44,7 +44,7 @@ func checkpointShow(args []string, stdout io.Writer) error {
 	}
 	st, err := openStopped(path, "stop it to read its checkpoints here, or ask the running ferry's /status", true)
 	if err != nil {
-		return err
+		return nc.held(err)
 	}
 	defer st.Close()
 	if nc != nil {
@@ -171,7 +171,7 @@ func checkpointReset(args []string, stdout io.Writer) error {
 	}
 	st, err := openStopped(path, "reset a checkpoint only while ferry is stopped: stop it first", false)
 	if err != nil {
-		return err
+		return nc.held(err)
 	}
 	defer st.Close()
 	if nc != nil {
@@ -557,9 +557,17 @@ func storePath(cfg *config.Config) string {
 func openStopped(path, instead string, readOnly bool) (*bolt.Store, error) {
 	st, err := bolt.Open(path, &bolt.Options{OpenTimeout: time.Second, ReadOnly: readOnly})
 	if errors.Is(err, store.ErrLocked) {
-		return nil, fmt.Errorf("checkpoint store %s is held by a running ferry (or another command): %s", path, instead)
+		return nil, &lockedStore{path, instead}
 	}
 	return st, err
+}
+
+// lockedStore is openStopped's error for a store another process holds: instead says what
+// to do.
+type lockedStore struct{ path, instead string }
+
+func (e *lockedStore) Error() string {
+	return fmt.Sprintf("checkpoint store %s is held by a running ferry (or another command): %s", e.path, e.instead)
 }
 
 // checkpointTarget parses --config and --stream (plus extra flags) and finds the stream in

@@ -160,6 +160,19 @@ func (e *notConfigured) Unwrap() error {
 	return usageError{fmt.Sprintf("%s has no stream %q; pass one of its streams to --stream: %s", e.cfgPath, e.name, strings.Join(e.names, ", "))}
 }
 
+// held is the error of a command that could not open the checkpoint store (err) for a name
+// the configuration does not have (nc; nil: a configured name, and err as it is). A store
+// held by a running ferry is a usage error naming the configured streams: most likely the
+// name is mistyped, and an operator should not stop ferry to find that out.
+func (nc *notConfigured) held(err error) error {
+	var locked *lockedStore
+	if nc == nil || !errors.As(err, &locked) {
+		return err
+	}
+	return usageError{fmt.Sprintf("%s has no stream %q; pass one of its streams to --stream: %s. (A stream renamed in the configuration, or removed from it, keeps its checkpoints in the store under its old name, which cannot be looked at now: %s)",
+		nc.cfgPath, nc.name, strings.Join(nc.names, ", "), locked.Error())}
+}
+
 // noStore is the usage error of a name the configuration does not have, when there is no
 // checkpoint store at path either.
 func (e *notConfigured) noStore(cfg *config.Config, path string) error {

@@ -404,3 +404,32 @@ func TestCheckpointShowAndResetOfARenamedStreamSayTheRunRefusesIt(t *testing.T) 
 		t.Errorf("reset beside a damaged stream = %d\n%s%s\nwant exit 1, nothing deleted, and %q", code, out, errOut, untold)
 	}
 }
+
+// A --stream the configuration does not have, while a running ferry holds the store: most
+// likely mistyped. show and reset say so, as a usage error naming the configured streams,
+// rather than only that ferry must be stopped first (to find out it was a typo).
+func TestAMistypedStreamWhileFerryRunsIsAUsageError(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	saved(t, storePath, ordersDef("orders"), store.Checkpoint{RecordingID: 9, Position: 64, UpdatedAtMs: 1795980000000})
+	running, err := bolt.Open(storePath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer running.Close()
+	for _, args := range [][]string{
+		{"checkpoint", "show", "--config", path, "--stream", "ordrs"},
+		{"checkpoint", "reset", "--config", path, "--stream", "ordrs", "--yes"},
+	} {
+		code, _, errOut := ferry(args...)
+		for _, want := range []string{path + ` has no stream "ordrs"; pass one of its streams to --stream: orders`, "held by a running ferry"} {
+			if code != exitUsage || !strings.Contains(errOut, want) {
+				t.Errorf("ferry %s of a mistyped stream while ferry runs = %d, stderr:\n%s\nwant exit %d and %q", args[:2], code, errOut, exitUsage, want)
+			}
+		}
+	}
+	// A configured name: stop ferry first, as before.
+	code, _, errOut := ferry("checkpoint", "reset", "--config", path, "--stream", "orders", "--yes")
+	if code != exitFailure || !strings.Contains(errOut, "held by a running ferry") || strings.Contains(errOut, "has no stream") {
+		t.Errorf("reset of a configured stream while ferry runs = %d, stderr:\n%s\nwant exit 1, saying ferry holds the store", code, errOut)
+	}
+}
