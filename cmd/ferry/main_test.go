@@ -212,6 +212,30 @@ func TestRecordingsCommittedColumn(t *testing.T) {
 	}
 }
 
+// One stream whose checkpoints cannot be read (its definition changed) leaves the others'
+// COMMITTED column as it is: only its own is unknown, and its error is the command's.
+func TestRecordingsCommittedOfOneUnreadableStreamLeavesTheOthers(t *testing.T) {
+	path, storePath := writeConfig(t, "  - name: fills\n    channel: aeron:ipc\n    stream_id: 2002\n    topic: fills\n")
+	saved(t, storePath, ordersDef("orders-before"), store.Checkpoint{RecordingID: 1, Position: 64, UpdatedAtMs: 1795980000000})
+	fills := ordersDef("fills")
+	fills.Name, fills.StreamID = "fills", 2002
+	saved(t, storePath, fills, store.Checkpoint{RecordingID: 2, Position: 4096, UpdatedAtMs: 1795980000000})
+	cfg, err := loadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, note, err := committedCheckpoints(cfg)
+	if !errors.Is(err, store.ErrStreamChanged) || !strings.Contains(err.Error(), "stream orders") || note != "" {
+		t.Fatalf("committed checkpoints: note %q, error %v; want orders's definition changed", note, err)
+	}
+	if got := committedText(all, "fills", archive.RecordingDescriptor{RecordingID: 2}); got != "4096" {
+		t.Errorf("fills's recording 2: COMMITTED %q, want 4096", got)
+	}
+	if got := committedText(all, "orders", archive.RecordingDescriptor{RecordingID: 1}); got != "?" {
+		t.Errorf("orders's recording 1, its checkpoints unread: COMMITTED %q, want ?", got)
+	}
+}
+
 func TestCheckpointShowAndReset(t *testing.T) {
 	path, storePath := writeConfig(t, "")
 	code, out, _ := ferry("checkpoint", "show", "--config", path, "--stream", "orders")

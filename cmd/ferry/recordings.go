@@ -51,7 +51,11 @@ func recordings(args []string, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("stream %s: list recordings: %w", s.Name, err)
 		}
-		fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s): %d recording(s)%s\n", s.Name, s.Channel, s.StreamID, s.Topic, len(descs), storeNote)
+		note := storeNote
+		if _, read := committed[s.Name]; committed != nil && !read {
+			note = "; its checkpoints could not be read (below)"
+		}
+		fmt.Fprintf(stdout, "stream %s (%s stream %d -> %s): %d recording(s)%s\n", s.Name, s.Channel, s.StreamID, s.Topic, len(descs), note)
 		w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(w, "RECORDING\tSTATE\tSTART\tEND\tCOMMITTED\tSTARTED")
 		for _, d := range descs {
@@ -138,7 +142,9 @@ func recordingEnd(ctx context.Context, a recordingArchive, d archive.RecordingDe
 
 // committedCheckpoints reads every stream's checkpoints, or says in a note why it could
 // not. A store that is missing or held by a running ferry is only a note; one that cannot be
-// read is also the error the command ends with, once the recordings are listed.
+// read is also the error the command ends with, once the recordings are listed. A stream
+// whose checkpoints cannot be read (its definition changed, a value damaged) is left out,
+// its error among those the command ends with: the others' are still shown.
 func committedCheckpoints(cfg *config.Config) (map[string]map[int64]store.Checkpoint, string, error) {
 	path := storePath(cfg)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -153,27 +159,30 @@ func committedCheckpoints(cfg *config.Config) (map[string]map[int64]store.Checkp
 	}
 	defer st.Close()
 	out := map[string]map[int64]store.Checkpoint{}
+	var errs []error
 	for _, s := range cfg.Streams {
 		_, state, err := load(st, s)
 		if err != nil {
-			return nil, "; checkpoints unreadable (below)", fmt.Errorf("stream %s: %w", s.Name, err)
+			errs = append(errs, fmt.Errorf("stream %s: %w", s.Name, err))
+			continue
 		}
 		out[s.Name] = map[int64]store.Checkpoint{}
 		for _, c := range state.Checkpoints {
 			out[s.Name][c.RecordingID] = c
 		}
 	}
-	return out, "", nil
+	return out, "", errors.Join(errs...)
 }
 
 // committedText is what ferry committed of recording d: its checkpoint's position and
 // state. A checkpoint of another recording under d's id (the archive's catalog replaced,
 // its ids reused: the running ferry stops the stream) is said to be one.
 func committedText(all map[string]map[int64]store.Checkpoint, stream string, d archive.RecordingDescriptor) string {
-	if all == nil {
+	cps, read := all[stream]
+	if !read {
 		return "?"
 	}
-	c, ok := all[stream][d.RecordingID]
+	c, ok := cps[d.RecordingID]
 	switch {
 	case !ok:
 		return "-"
