@@ -414,6 +414,10 @@ func adminURL(s string) (string, *problem) {
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 		return "", &problem{what: "has a query, fragment or user", fix: fix}
 	}
+	if p := serviceHost(u.Scheme, u.Host); p != nil { // url.Parse takes a port of 0, 99999 or none after ':', and no host before it
+		p.fix = fix
+		return "", p
+	}
 	path := strings.TrimSuffix(u.EscapedPath(), "/")
 	if p := "/" + strings.TrimPrefix(path, "/"); strings.HasSuffix(p, "/admin") || strings.HasSuffix(p, "/admin/v2") || strings.Contains(p, "/admin/v2/") {
 		// Copied from the REST API's documentation: ferry adds /admin/v2/… itself, and every
