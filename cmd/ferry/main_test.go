@@ -1043,3 +1043,44 @@ func TestAStoreThatCannotBeReadStopsTheStart(t *testing.T) {
 		}
 	}
 }
+
+// pulsar.auth.token_file is read the same way for the broker and the admin API: a file
+// written with "\r\n" line ends gives both the token alone (pulsar-client-go's own reader
+// would send the broker "abc\r", refused at every connection); white space inside the token,
+// or an empty file, is an error naming the file.
+func TestATokenFileIsReadTheSameForTheBrokerAndTheAdminAPI(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	crlf := file("crlf", "abc\r\n")
+	cfg, err := config.Parse([]byte("mode: archive\npulsar:\n  service_url: pulsar://127.0.0.1:6650\n  auth:\n    token_file: "+crlf+"\n"+
+		"streams:\n  - name: orders\n    channel: aeron:ipc\n    stream_id: 1001\n    topic: orders\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := clientOptions(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker, ok := opts.Authentication.(interface{ GetData() ([]byte, error) })
+	if !ok {
+		t.Fatalf("authentication %T gives no token", opts.Authentication)
+	}
+	if got, err := broker.GetData(); err != nil || string(got) != "abc" {
+		t.Errorf("the broker's token from a file ending in \\r\\n: %q, %v; want \"abc\"", got, err)
+	}
+	if got, err := tokenFromFile(crlf)(); err != nil || got != "abc" {
+		t.Errorf("the admin API's token from a file ending in \\r\\n: %q, %v; want \"abc\"", got, err)
+	}
+	for name, content := range map[string]string{"empty": " \n", "inside": "ab c\n", "control": "ab\x00c"} {
+		path := file(name, content)
+		if _, err := tokenFromFile(path)(); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("token file %s (%q): %v; want an error naming it", name, content, err)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/apache/pulsar-client-go/pulsar"
 	plog "github.com/apache/pulsar-client-go/pulsar/log"
@@ -454,12 +455,32 @@ func adminAPI(cfg *config.Config, log *slog.Logger) (*pulsaradmin.Client, error)
 	case a.Token != "":
 		token = func() (string, error) { return string(a.Token), nil }
 	case a.TokenFile != "":
-		token = func() (string, error) { // read at every question: the file may be renewed
-			b, err := os.ReadFile(a.TokenFile)
-			return strings.TrimSpace(string(b)), err
-		}
+		token = tokenFromFile(a.TokenFile) // read at every question: the file may be renewed
 	}
 	return pulsaradmin.New(pulsaradmin.Options{URL: cfg.Pulsar.AdminURL, TLS: tc, Token: token}), nil
+}
+
+// tokenFromFile reads the token in the file at path (pulsar.auth.token_file) at every call:
+// the one reader of both the Pulsar client and the admin API, so that they send the same
+// token. pulsar-client-go's own reader trims only spaces and '\n': a file written with
+// "\r\n" line ends would send the broker a token ending in '\r', refused at every
+// connection, while the admin API's took it. White space around the token is trimmed; white
+// space or control characters inside it, or an empty file, are an error naming the file.
+func tokenFromFile(path string) func() (string, error) {
+	return func() (string, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("pulsar.auth.token_file: %w", err)
+		}
+		token := strings.TrimSpace(string(b))
+		switch {
+		case token == "":
+			return "", fmt.Errorf("pulsar.auth.token_file %s is empty: write the token into it", path)
+		case strings.ContainsFunc(token, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+			return "", fmt.Errorf("pulsar.auth.token_file %s holds white space or control characters inside the token: write the token alone, on one line", path)
+		}
+		return token, nil
+	}
 }
 
 // tlsConfig is the TLS configuration of pulsar.tls: the admin API's, and the broker
@@ -575,7 +596,7 @@ func clientOptions(cfg *config.Config, stderr io.Writer) (pulsar.ClientOptions, 
 	case cfg.Pulsar.Auth.Token != "":
 		opts.Authentication = pulsar.NewAuthenticationToken(string(cfg.Pulsar.Auth.Token))
 	case cfg.Pulsar.Auth.TokenFile != "":
-		opts.Authentication = pulsar.NewAuthenticationTokenFromFile(cfg.Pulsar.Auth.TokenFile)
+		opts.Authentication = pulsar.NewAuthenticationTokenFromSupplier(tokenFromFile(cfg.Pulsar.Auth.TokenFile))
 	case certs:
 		opts.Authentication = pulsar.NewAuthenticationTLS(cfg.Pulsar.TLS.CertFile, cfg.Pulsar.TLS.KeyFile)
 	}
