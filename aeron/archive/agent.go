@@ -69,15 +69,19 @@ const (
 // agent is the session's single owner of the request publication and the response
 // subscription. Not safe for concurrent use: only its run goroutine touches it.
 type agent struct {
-	c         *Client
-	asm       *aeron.FragmentAssembler
-	outbox    []*call          // queued, not yet offered (in order)
-	waiting   map[int64]*call  // offered, not yet answered, by correlation id
-	accepted  map[int64]string // answered OK, by correlation id: their description
-	scratch   []byte
-	lastHeard time.Time
-	dropped   uint64 // signals dropped since the last one delivered
-	fatal     error
+	c        *Client
+	asm      *aeron.FragmentAssembler
+	outbox   []*call          // queued, not yet offered (in order)
+	waiting  map[int64]*call  // offered, not yet answered, by correlation id
+	accepted map[int64]string // answered OK, by correlation id: their description
+	// acceptedOrder holds accepted's correlation ids, oldest first from acceptedNext once
+	// full: the oldest is forgotten first.
+	acceptedOrder [acceptedMemory]int64
+	acceptedNext  int
+	scratch       []byte
+	lastHeard     time.Time
+	dropped       uint64 // signals dropped since the last one delivered
+	fatal         error
 }
 
 func newAgent(c *Client) *agent {
@@ -329,11 +333,16 @@ func (c *Client) reentrant() bool {
 	return c.inOnError.Load() > 0 && reentry.OnStack()
 }
 
+// remember keeps what request corr was, answered OK, for an error the archive may report of
+// it later; the acceptedMemory newest are kept, so that a long run's many small calls do not
+// crowd out a replay accepted long ago.
 func (a *agent) remember(corr int64, what string) {
 	if len(a.accepted) >= acceptedMemory {
-		clear(a.accepted)
+		delete(a.accepted, a.acceptedOrder[a.acceptedNext])
 	}
 	a.accepted[corr] = what
+	a.acceptedOrder[a.acceptedNext] = corr
+	a.acceptedNext = (a.acceptedNext + 1) % acceptedMemory
 }
 
 // stop fails every call with cause, tells the archive the session ends (when closing

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -25,5 +26,25 @@ func TestAnAbandonedListingDoesNotWaitForTheListingInFlight(t *testing.T) {
 		}
 	default:
 		t.Fatal("the abandoned listing was not answered")
+	}
+}
+
+// The agent remembers the newest requests the archive accepted, to name one it reports an
+// error of later (a replay that failed after it began): once full it forgets the oldest
+// only, not all at once, so that the newest are always named.
+func TestTheAgentForgetsTheOldestAcceptedRequestFirst(t *testing.T) {
+	a := &agent{accepted: map[int64]string{}}
+	const n = acceptedMemory + 44
+	for corr := int64(1); corr <= n; corr++ {
+		a.remember(corr, fmt.Sprint("request ", corr))
+	}
+	if len(a.accepted) != acceptedMemory {
+		t.Fatalf("%d requests remembered, want %d", len(a.accepted), acceptedMemory)
+	}
+	for corr := int64(1); corr <= n; corr++ {
+		_, kept := a.accepted[corr]
+		if want := corr > n-acceptedMemory; kept != want {
+			t.Fatalf("request %d of %d remembered: %t, want %t (the %d newest)", corr, n, kept, want, acceptedMemory)
+		}
 	}
 }
