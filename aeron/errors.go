@@ -3,7 +3,6 @@ package aeron
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // Errors a client returns. Test them with errors.Is.
@@ -67,9 +66,3 @@ func (e *DriverError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrDriver) true.
 func (e *DriverError) Unwrap() error { return ErrDriver }
-
-// driverTimeout builds the error for a driver that stopped answering.
-func driverTimeout(dir string, age, timeout time.Duration) error {
-	return fmt.Errorf("%w: no heartbeat from the driver in %s for %s (timeout %s); is it running?",
-		ErrDriverTimeout, dir, age.Round(time.Millisecond), timeout)
-}

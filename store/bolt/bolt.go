@@ -20,9 +20,6 @@ import (
 	"github.com/ferry-bridge/ferry/store"
 )
 
-// DefaultPath is where ferry keeps its checkpoints unless configured otherwise.
-const DefaultPath = "./ferry-data/checkpoints.db"
-
 // DefaultOpenTimeout is how long [Open] waits for another process to release the file.
 const DefaultOpenTimeout = 5 * time.Second
 

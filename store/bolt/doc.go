@@ -1,5 +1,5 @@
-// Package bolt is the embedded [store.Store]: one bbolt file per ferry process, by default
-// [DefaultPath] (./ferry-data/checkpoints.db).
+// Package bolt is the embedded [store.Store]: one bbolt file per ferry process, at the
+// configured store.path (by default ./ferry-data/checkpoints.db).
 //
 // It owns the file and its layout:
 //
