@@ -92,7 +92,9 @@ func TestParse_UnknownKeysAreRejectedWithSuggestion(t *testing.T) {
 		{"typo in a stream", doc("archive", "", "    topik: x\n"), "streams[0].topik", "did you mean streams[0].topic?"},
 		{"case", doc("archive", "HTTP:\n  listen: 127.0.0.1:1\n", ""), "HTTP", "did you mean http?"},
 		{"far from everything", doc("archive", "colour: blue\n", ""), "colour", "remove it; allowed at the top level: mode, aeron, archive, replay, transport, pulsar, store, checkpoint, inflight, http, health, streams"},
-		{"merge key", doc("archive", "aeron:\n  <<: {dir: x}\n", ""), "aeron.<<", "remove it; allowed in aeron: dir"},
+		{"merge key", doc("archive", "aeron:\n  <<: {dir: x}\n", ""), "aeron.<<", "write the keys out here; an alias of a whole value (key: *name) is read"},
+		{"merge key in a stream", "mode: archive\npulsar:\n  service_url: pulsar://x:6650\nstreams:\n  - &a\n    name: a\n    channel: aeron:ipc\n    stream_id: 1\n    topic: a\n" +
+			"  - <<: *a\n    name: b\n    channel: aeron:ipc\n    stream_id: 2\n    topic: b\n", "streams[1].<<", "write the keys out here; an alias of a whole value (key: *name) is read"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse([]byte(tt.yaml), nil)

@@ -174,6 +174,11 @@ func (p *parser) walkMapping(m *yaml.Node, prefix string, allowed []string, visi
 			continue
 		}
 		seen[name] = k.Line
+		if k.Tag == "!!merge" {
+			p.add(&KeyError{Path: path, Line: k.Line, Source: "line " + strconv.Itoa(k.Line),
+				Problem: "is a YAML merge key, which ferry does not read", Fix: "write the keys out here; an alias of a whole value (key: *name) is read", Kind: ErrUnknownKey})
+			continue
+		}
 		if !slices.Contains(allowed, name) {
 			fix := "remove it"
 			if len(name) <= 64 {
