@@ -209,6 +209,12 @@ type storedEnds struct {
 	fresh bool
 }
 
+// notReadBack marks what the topic holds of the recording as not read (notRead): a record
+// sent again that is answered as a duplicate is said, unchecked (duplicateUnchecked).
+func (p *publisher) notReadBack() {
+	p.readBack.Store(&storedEnds{from: p.watermark.Position, floor: notRead})
+}
+
 // firstSends is the read-back of a producer that has nothing to check (checkDedupState):
 // its records' first sends, answered as duplicates, are said (duplicateUnchecked).
 func firstSends(from int64) *storedEnds { return &storedEnds{from: from, floor: notRead, fresh: true} }
@@ -1173,7 +1179,7 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		return
 	case r.err != nil && answered:
 		p.env.Logger.Warn("none of the recording's messages is among what the read of the partition's last reached (other producers published after it): the records sent again from the checkpoint are checked neither for deduplication nor against rewrites, nor is where the topic holds the recording to", "stream", p.cfg.Def.Name, "recording", p.rec, "error", r.err)
-		p.readBack.Store(&storedEnds{from: p.watermark.Position, floor: notRead}) // a duplicate sent again is said
+		p.notReadBack()
 		return
 	case r.err != nil:
 		answered = !p.readAgainLater(ctx, r.gen, r.err) // given up: the tracker is told nothing was read
@@ -1191,19 +1197,23 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		// sent and not answered may have been stored and the read not reach them (other
 		// producers' messages after them, a ledger opened since): a record sent again and
 		// answered as a duplicate cannot be checked, which is said (notRead).
-		p.readBack.Store(&storedEnds{from: p.watermark.Position, floor: notRead})
+		p.notReadBack()
 		return
 	case r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr:
 		// The search reads back 4,096 entries at most, in the partition's last ledger (a
 		// topic reloaded since, which loses a deduplication state not snapshotted, opens
 		// one): what it cannot see is unchecked, and said so.
 		p.env.Logger.Warn("none of the recording's messages is among the partition's last (other producers published after it, or the topic was reloaded since): the records sent again from the checkpoint are checked neither for deduplication nor against rewrites", "stream", p.cfg.Def.Name, "recording", p.rec, "last_producer", r.msg.Producer)
-		p.readBack.Store(&storedEnds{from: p.watermark.Position, floor: notRead}) // a duplicate sent again is said
+		p.notReadBack()
 		return
 	}
 	last, err := strconv.ParseInt(r.msg.Properties[PropPosition], 10, 64)
 	if err != nil {
-		return // not ferry's message after all
+		// The producer's name and the recording's id, but no position: not a message ferry
+		// wrote. What the topic holds of the recording is not known, as when none is found.
+		p.env.Logger.Warn("the partition's last message has the recording's producer and id but no ferry.position ferry could have written: the records sent again from the checkpoint are checked neither for deduplication nor against rewrites", "stream", p.cfg.Def.Name, "recording", p.rec, "position", r.msg.Properties[PropPosition])
+		p.notReadBack()
+		return
 	}
 	if last < p.checkedUpTo.position && !p.checkedUpTo.stop {
 		// (A completed checkpoint is the recording's stop, which can lie past its last
@@ -1609,8 +1619,9 @@ func closeProducer(prod pulsar.Producer) bool {
 	return doneWithin(done, producerCloseWait)
 }
 
-// close flushes and closes the producer on a goroutine: Close alone drops the callbacks of
-// buffered messages.
+// close flushes and closes the producer on a goroutine: the flush gives the sends in flight
+// up to flushTimeout to be answered, where Close (pulsar-client-go v0.19.0) would fail every
+// pending one at once with ErrProducerClosed, to be sent again.
 func (p *publisher) close() {
 	prod := p.producer
 	p.producer = nil

@@ -1741,7 +1741,8 @@ func TestAFirstSendAnsweredAsADuplicateIsSaid(t *testing.T) {
 // A record sent again from a checkpoint — Pulsar acknowledged the recording's records up to
 // it — answered as a duplicate where the read back found none of the recording's messages
 // (other producers' messages after them: the last one is another's, or the search did not
-// reach back) is not checked, and said so, as it is after a seed's read.
+// reach back; or the last has the producer's name and no position ferry wrote) is not
+// checked, and said so, as it is after a seed's read.
 func TestADuplicateTheReadBackDidNotReachIsSaid(t *testing.T) {
 	other := StoredMessage{Producer: "other", Properties: map[string]string{PropRecordingID: "9", PropPosition: "999"}}
 	for _, tt := range []struct {
@@ -1752,6 +1753,7 @@ func TestADuplicateTheReadBackDidNotReachIsSaid(t *testing.T) {
 	}{
 		{"another producer's last", other, true, nil},
 		{"not searched back", StoredMessage{}, false, fmt.Errorf("read: %w", errNotSearchedBack)},
+		{"the producer's last without a position", StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "x"}}, true, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &sendRecorder{}
