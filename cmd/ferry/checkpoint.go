@@ -396,8 +396,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	}
 	switch {
 	case err == nil && !same:
-		return fmt.Errorf("the archive has a recording %d, but not the one ferry checkpointed (%s stream %d, started %s, session %d): the archive's catalog was replaced, and forgetting is not the way on; %s",
-			id, d.OriginalChannel, d.StreamID, time.UnixMilli(d.StartTimestampMs).UTC().Format(time.RFC3339), d.SessionID, renameToGoOn)
+		return notTheOneCheckpointed(id, d)
 	case err == nil && d.StartPosition > cp.Position && cp.Seed:
 		// Retention cut its head while it waited: nothing of it was published, and the records
 		// before its new start are gone. Taken up there, the rest is published.
@@ -414,8 +413,7 @@ func checkpointForget(args []string, stdout io.Writer) error {
 			id, cp.Position, d.StartPosition, store.ResetCommand(stream.Name)+" publishes the stream again from its configured start_position")
 	case err == nil && d.StopPosition != archive.NullPosition && d.StopPosition < cp.Position:
 		// The stream stops on this one too (the replay's truncation check), with the same way on.
-		return fmt.Errorf("the archive has recording %d, but it stops at %d, below ferry's checkpoint at %d: it was truncated, or the archive is not the one ferry published from; forget does not apply to it: if it was truncated, %s. If the archive was replaced: %s",
-			id, d.StopPosition, cp.Position, store.ResetCommand(stream.Name)+" publishes the stream again from its configured start_position", renameToGoOn)
+		return stopsBelowTheCheckpoint(stream.Name, cp, d)
 	case truncated:
 		return lowerListedStop(stdout, st, def, stream.Name, cp, end)
 	case err == nil:
@@ -437,6 +435,20 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	return nil
 }
 
+// notTheOneCheckpointed is forget's refusal of recording id when the archive describes
+// another recording under its id (d): the catalog was replaced.
+func notTheOneCheckpointed(id int64, d archive.RecordingDescriptor) error {
+	return fmt.Errorf("the archive has a recording %d, but not the one ferry checkpointed (%s stream %d, started %s, session %d): the archive's catalog was replaced, and forgetting is not the way on; %s",
+		id, d.OriginalChannel, d.StreamID, time.UnixMilli(d.StartTimestampMs).UTC().Format(time.RFC3339), d.SessionID, renameToGoOn)
+}
+
+// stopsBelowTheCheckpoint is forget's refusal of stream's recording checkpointed at cp, which
+// the archive (d) has stop below it.
+func stopsBelowTheCheckpoint(stream string, cp store.Checkpoint, d archive.RecordingDescriptor) error {
+	return fmt.Errorf("the archive has recording %d, but it stops at %d, below ferry's checkpoint at %d: it was truncated, or the archive is not the one ferry published from; forget does not apply to it: if it was truncated, %s. If the archive was replaced: %s",
+		cp.RecordingID, d.StopPosition, cp.Position, store.ResetCommand(stream)+" publishes the stream again from its configured start_position", renameToGoOn)
+}
+
 // forgetHeld accepts that the archive truncated recording cp.RecordingID, while ferry was
 // down, below records the topic holds up to topicHolds: whatever it had recorded after them,
 // which ferry had not published, is gone. The checkpoint keeps topicHolds (ForgottenTo), so
@@ -451,13 +463,11 @@ func forgetHeld(stdout io.Writer, st *bolt.Store, def store.Stream, stream strin
 	case err != nil:
 		return fmt.Errorf("ask the archive where recording %d stops now: %w", id, err)
 	case !same:
-		return fmt.Errorf("the archive has a recording %d, but not the one ferry checkpointed (%s stream %d, started %s, session %d): the archive's catalog was replaced, and forgetting is not the way on; %s",
-			id, d.OriginalChannel, d.StreamID, time.UnixMilli(d.StartTimestampMs).UTC().Format(time.RFC3339), d.SessionID, renameToGoOn)
+		return notTheOneCheckpointed(id, d)
 	case d.StopPosition == archive.NullPosition:
 		return fmt.Errorf("recording %d is live (recorded again from where it was truncated): its new records have the positions of those the topic holds up to %d, which are the sequence ids of the recording's producer, and the topic's deduplication would drop them as already stored, so forget does not apply. Record a continuation as a new recording instead; %s", id, topicHolds, renameToGoOn)
 	case d.StopPosition < cp.Position:
-		return fmt.Errorf("the archive has recording %d, but it stops at %d, below ferry's checkpoint at %d: it was truncated, or the archive is not the one ferry published from; forget does not apply to it: if it was truncated, %s. If the archive was replaced: %s",
-			id, d.StopPosition, cp.Position, store.ResetCommand(stream)+" publishes the stream again from its configured start_position", renameToGoOn)
+		return stopsBelowTheCheckpoint(stream, cp, d)
 	case topicHolds <= d.StopPosition:
 		return fmt.Errorf("the archive holds recording %d up to %d, at or past %d, so there is nothing to forget there: --topic-holds takes the position the stream's failure names, where the topic holds the recording to past the archive's stop", id, d.StopPosition, topicHolds)
 	case cp.ListedStop > d.StopPosition:
