@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -242,18 +243,26 @@ func recordedSoFar(r *messages.RecordingStatus) {
 	raise(r.CommittedPosition, r.LastAckMs, r.LastCheckpointMs)
 }
 
-// rate is the committed position's speed, smoothed.
+// rate is the committed position's speed, smoothed over time: each push's speed since the
+// one before weighs by how long that was (a push soon after another says little), and while
+// nothing moves the rate shown is at most the last step over the time since it (shown). A
+// status build only reads it: sampled by the builds too, which run on their own clock, a
+// push just after one would be measured over a few milliseconds, hundreds of times its speed.
 type rate struct {
 	position, atMs int64
 	bytesPerS      float64
+	// step is the last move of the position, and movedAtMs when it came.
+	step, movedAtMs int64
 }
 
 const (
-	// rateSmoothing weighs a new sample against the smoothed rate.
-	rateSmoothing = 0.3
-	// rateIdleMs: a recording's rate not sampled for this long is sampled again, at the same
-	// position, by the next status build.
-	rateIdleMs = 1_000
+	// rateTauMs is the smoothing's time constant: a speed held for this long has about two
+	// thirds of its weight in the rate.
+	rateTauMs = 1_500.0
+	// rateIdleMs: a rate whose position has not moved for this long is shown capped (shown);
+	// rateStillMs: for this long, it is 0.
+	rateIdleMs  = 1_000
+	rateStillMs = 60_000
 	// minEtaRate is the lowest rate shown, in bytes a second; below it the rate is 0 and
 	// there is no ETA.
 	minEtaRate = 1.0
@@ -264,13 +273,31 @@ const (
 func (x *rate) sample(position, atMs int64) {
 	if x.atMs == 0 || atMs <= x.atMs {
 		if x.atMs == 0 {
-			x.position, x.atMs = position, atMs
+			x.position, x.atMs, x.movedAtMs = position, atMs, atMs
 		}
 		return
 	}
-	v := float64(position-x.position) * 1000 / float64(atMs-x.atMs)
-	x.bytesPerS = rateSmoothing*v + (1-rateSmoothing)*x.bytesPerS
+	dt := float64(atMs - x.atMs)
+	v := float64(position-x.position) * 1000 / dt
+	weight := 1 - math.Exp(-dt/rateTauMs)
+	x.bytesPerS = weight*v + (1-weight)*x.bytesPerS
+	if position != x.position {
+		x.step, x.movedAtMs = position-x.position, atMs
+	}
 	x.position, x.atMs = position, atMs
+}
+
+// shown is the rate at atMs: the smoothed one, and, once the position has not moved for
+// rateIdleMs, no more than its last step over the time since (a commit now would show no
+// more), so that it falls while nothing moves; 0 once nothing moved for rateStillMs.
+func (x *rate) shown(atMs int64) float64 {
+	switch idle := atMs - x.movedAtMs; {
+	case idle >= rateStillMs:
+		return 0
+	case idle >= rateIdleMs:
+		return min(x.bytesPerS, float64(x.step)*1000/float64(idle))
+	}
+	return x.bytesPerS
 }
 
 // progress takes the fields a tracker (or the transport mode's live reader) owns from its
@@ -463,12 +490,11 @@ func (s *streamStatus) build(name, mode string, failed error, waits []progress.W
 				base = *r.CommittedPosition
 			}
 			r.LagBytes = max(r.GetRecordedPosition(), r.GetReplayPosition(), base) - base
-			if x := s.rates[id]; x != nil && elapsedMs-x.atMs >= rateIdleMs {
-				// Nothing pushed for a while: nothing committed. The rate decays rather
-				// than stay at its last value while nothing moves.
-				x.sample(x.position, elapsedMs)
-				s.recordings[id].RateBytesPerS = x.bytesPerS
-				r.RateBytesPerS = x.bytesPerS
+			if x := s.rates[id]; x != nil {
+				// Nothing committed for a while: the rate falls rather than stay at its last
+				// value while nothing moves.
+				r.RateBytesPerS = x.shown(elapsedMs)
+				s.recordings[id].RateBytesPerS = r.RateBytesPerS
 			}
 			if r.RateBytesPerS < minEtaRate {
 				r.RateBytesPerS = 0

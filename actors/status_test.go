@@ -463,6 +463,29 @@ func TestTheRateFallsWhileNothingMovesAndTheEtaStaysSane(t *testing.T) {
 	}
 }
 
+// A trickling recording's rate is its speed, whenever the status builds (every 500 ms, on
+// their own clock) fall between its pushes: a push just after a build is not measured over
+// the few milliseconds since that build. Here 1,000 bytes are committed every 2.5 s
+// (400 B/s), each push 3 ms after a build.
+func TestATricklingRecordsRateIsItsSpeed(t *testing.T) {
+	s := newStreamStatus(0)
+	s.listed = true
+	s.known(&messages.RecordingInfo{RecordingId: 7, Live: true, RecordedPosition: 100_000_000}, 0)
+	const every, step = 2_500, 1_000
+	pushed, pos := int64(3), int64(0)
+	s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos)}}, at(pushed))
+	for now := int64(500); now <= 120_000; now += 500 {
+		r := s.build("orders", "archive", nil, nil, time.Minute, now).Recordings[0]
+		if now > 10_000 && (r.RateBytesPerS < 200 || r.RateBytesPerS > 800) {
+			t.Fatalf("at %d ms, committing %d bytes every %d ms (400 B/s): rate shown %.0f B/s", now, step, every, r.RateBytesPerS)
+		}
+		if now+3 >= pushed+every {
+			pushed, pos = now+3, pos+step
+			s.progress(&messages.RecordingProgress{RecordingId: 7, Status: &messages.RecordingStatus{CommittedPosition: proto.Int64(pos)}}, at(pushed))
+		}
+	}
+}
+
 // What a status carries across a reconnect is what stays true without the last
 // incarnation's actors: the committed position does not go back when the new tracker starts
 // from the persisted checkpoint below it (nor the lag up), and the commit rate and ETA, the
