@@ -275,20 +275,35 @@ func (s *Schedule) reopen(r Recording, anywhere bool) error {
 
 // update grants every permission the rule allows.
 func (s *Schedule) update() {
-	for i := range s.recs {
+	open := s.firstOpen()
+	for i := open; i < len(s.recs); i++ {
 		r := &s.recs[i]
 		if r.permitted || r.completed {
 			continue
 		}
-		_, _, held := s.heldBy(i)
+		_, _, held := s.heldBy(open, i)
 		r.permitted = !held
 	}
 }
 
-// heldBy returns the first recording before s.recs[i] that holds it back, and why.
-func (s *Schedule) heldBy(i int) (int64, WaitReason, bool) {
+// firstOpen is the index of the first recording not completed (len(s.recs): none). The
+// completed ones before it hold nothing back: heldBy starts there, so that a stream with
+// thousands of recordings completed (a restart's first listing completes every one its
+// store holds, one by one) is not walked from its first for each recording at each change.
+func (s *Schedule) firstOpen() int {
+	for i := range s.recs {
+		if !s.recs[i].completed {
+			return i
+		}
+	}
+	return len(s.recs)
+}
+
+// heldBy returns the first recording before s.recs[i], from s.recs[open] (firstOpen), that
+// holds it back, and why.
+func (s *Schedule) heldBy(open, i int) (int64, WaitReason, bool) {
 	r := s.recs[i]
-	for _, q := range s.recs[:i] {
+	for _, q := range s.recs[open:i] {
 		switch {
 		case q.completed:
 		case !q.Live:
@@ -380,11 +395,13 @@ type Wait struct {
 // each with the first recording that holds it back, for status.
 func (s *Schedule) Waits() []Wait {
 	var ws []Wait
-	for i, r := range s.recs {
+	open := s.firstOpen()
+	for i := open; i < len(s.recs); i++ {
+		r := s.recs[i]
 		if r.permitted || r.completed {
 			continue
 		}
-		behind, why, _ := s.heldBy(i) // held by nothing (WaitDue): a call that failed moved the time
+		behind, why, _ := s.heldBy(open, i) // held by nothing (WaitDue): a call that failed moved the time
 		ws = append(ws, Wait{ID: r.ID, Behind: behind, Why: why})
 	}
 	return ws

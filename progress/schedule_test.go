@@ -655,3 +655,26 @@ func TestLesson11_ExtendedRecordingsNeverWedgeTheSchedule(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkScheduleCompletingStoredRecordings is a restart's first listing over a stream
+// with n completed recordings still in the archive: each is added, then completed from its
+// stored checkpoint, one by one (actors, markStoredCompleted).
+func BenchmarkScheduleCompletingStoredRecordings(b *testing.B) {
+	for _, n := range []int{1_000, 4_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for range b.N {
+				s := NewSchedule(0)
+				for id := range int64(n) {
+					if err := s.Add(Recording{ID: id, StartMs: id + 1, StopMs: id + 2, Recorded: -1, ListedAtMs: 1}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for id := range int64(n) {
+					if err := s.Completed(id); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
