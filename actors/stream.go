@@ -841,10 +841,12 @@ func (s *streamSupervisor) producerChanged(msg *messages.ProducerChanged) {
 // resume check cannot tell: a duplicate is what it expects below the broker's last.) Each
 // recording's word is logged, also when the stream failed for good already (of another
 // cause, or of another recording's word): every record to check is named.
+//
+// A stream still running when the word comes fails for good on it too: nothing but a
+// failure stops a tracker with outcomes outstanding (a completed recording has none), and
+// the strategy's notice that the tracker was given up goes through another goroutine
+// (streamProps), so the tracker's word can come first.
 func (s *streamSupervisor) hazardUndecided(ctx actor.Context, h *messages.HazardUndecided) {
-	if s.failed == nil && !s.stopping {
-		return
-	}
 	err := fmt.Errorf("recording %d: the send of the record ending at %d failed while %d sends above it had no outcome yet, and the stream stopped without them: if Pulsar stored one of them, that record's re-send from the checkpoint is answered as a duplicate and lost (lesson 22). Not started again before ferry is restarted: check first that the topic holds the record ending at %d (its message with ferry.position %d)",
 		h.RecordingId, h.FailedEnd, h.Unanswered, h.FailedEnd, h.FailedEnd)
 	if s.failed != nil && s.failedClass != supervisor.Transient {
