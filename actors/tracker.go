@@ -402,12 +402,21 @@ func (t *tracker) progressed(ctx actor.Context, newlyCommitted int, ack bool) {
 	// still out: one below the failure may yet be acknowledged and committed (the stream
 	// flushes the checkpoints once every recording drained), one above it stored (lesson 22
 	// undecided, of this replay's or an earlier one's). Their outcomes are waited for, up to
-	// the drain's deadline (Drain{Now}).
+	// the drain's deadline (Drain{Now}). Asked only while draining: Undecided and InFlight
+	// walk the records pending, and after a failure every one of a full window answers.
+	if !t.draining || t.drainedSent {
+		return
+	}
 	_, redeliver := t.core.Redelivery()
-	_, _, undecided := t.core.Undecided()
-	if t.draining && !t.drainedSent && (t.unacknowledged() == 0 || redeliver && !undecided && t.core.InFlight() == 0) {
+	if t.unacknowledged() == 0 || redeliver && !t.undecided() && t.core.InFlight() == 0 {
 		t.drained(ctx)
 	}
+}
+
+// undecided reports whether lesson 22 is undecided for the recording (see hazardUndecided).
+func (t *tracker) undecided() bool {
+	_, _, undecided := t.core.Undecided()
+	return undecided
 }
 
 // drained answers the stream's drain (once): what is still out, and before it, when
