@@ -189,10 +189,15 @@ func (b *Board) Ready(expected []string) (bool, []string) {
 		case !ok:
 			not = append(not, name+": no status yet")
 		case !slices.Contains([]string{"replaying", "caught-up", "live"}, st.State):
-			not = append(not, name+": "+st.State)
+			// Stalled or failed (every unhealthy stream is one of them; the reason begins
+			// with the state), starting or stopped.
+			why := st.State
+			if st.Reason != "" {
+				why = st.Reason
+			}
+			not = append(not, name+": "+why)
 		case stale[name]:
-			// Not ready: what it shows of its state is from then. A stream unhealthy for
-			// what it said itself (a broker slow to acknowledge, say) is ready, as before.
+			// Not ready: what it shows of its state is from then.
 			not = append(not, name+": "+st.Reason)
 		}
 	}

@@ -154,10 +154,15 @@ func TestAStreamThatStoppedPushingIsStale(t *testing.T) {
 	if ready, not := b.Ready([]string{"orders"}); !ready {
 		t.Errorf("pushed again: not ready, %q", not)
 	}
-	// Unhealthy for what it says itself, and pushing: unhealthy, but ready (only a stale
-	// one is not).
-	b.SetStream(&messages.StreamStatus{Name: "orders", State: "replaying", Reason: "records pending for 2m: Pulsar is slow to acknowledge"})
-	if ready, not := b.Ready([]string{"orders"}); !ready {
-		t.Errorf("unhealthy, not stale: not ready, %q; want ready", not)
+	// Unhealthy for what it says itself, and pushing: the status is then stalled (or
+	// failed), which is not ready, saying why.
+	const why = "stalled: 5 records pending, 0 bytes behind, and no committed_position moved for 2m0s; Pulsar acknowledges nothing"
+	b.SetStream(&messages.StreamStatus{Name: "orders", State: "stalled", Reason: why})
+	if ready, not := b.Ready([]string{"orders"}); ready || len(not) != 1 || not[0] != "orders: "+why {
+		t.Errorf("stalled, not stale: ready %t, %q; want not ready, with the stall's reason", ready, not)
+	}
+	b.SetStream(&messages.StreamStatus{Name: "orders", State: "starting"})
+	if ready, not := b.Ready([]string{"orders"}); ready || len(not) != 1 || not[0] != "orders: starting" {
+		t.Errorf("starting: ready %t, %q; want not ready, starting", ready, not)
 	}
 }
