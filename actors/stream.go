@@ -47,7 +47,8 @@ type streamSupervisor struct {
 	// that no concurrent publisher is left out, lesson 11), a stopped one at its stop; each
 	// is seeded there at once (see decideLatest).
 	latestFrom     map[int64]int64
-	latestDeferred bool // the choice waited for a listing that could read the live ends
+	latestDeferred bool  // the choice waited for a listing that could read the live ends
+	latestBegins   int64 // the recording the choice begins the stream at (skip leaves out those below)
 	// leftOut: the live recordings the start position leaves out, each said once.
 	leftOut         map[int64]bool
 	storedCompleted map[int64]bool
@@ -497,9 +498,11 @@ func (s *streamSupervisor) finishedShort(present map[int64]bool) error {
 }
 
 // leftOutLive says, once per recording, that the start position leaves out a recording that
-// is live: a concurrent publisher's (lesson 11), whose records, those recorded from now on
-// too, ferry never publishes. A start position is the user's to choose, so the stream goes
-// on; leaving a publisher out must not go unsaid.
+// is live: a concurrent publisher's (lesson 11), or one extended after it stopped, whose
+// records, those recorded from now on too, ferry never publishes. A start position is the
+// user's to choose, so the stream goes on; leaving a publisher out must not go unsaid. It
+// names where the stream begins and why, and a way to publish the recording that is not
+// the start the stream already has.
 func (s *streamSupervisor) leftOutLive(id int64) {
 	if s.leftOut == nil {
 		s.leftOut = map[int64]bool{}
@@ -508,12 +511,19 @@ func (s *streamSupervisor) leftOutLive(id int64) {
 		return
 	}
 	s.leftOut[id] = true
-	first := s.cfg.Start.RecordingID
-	if cps := s.cfg.Stored.Checkpoints; len(cps) > 0 {
-		first = cps[0].RecordingID
+	first, why := s.cfg.Start.RecordingID, "start_recording_id"
+	switch cps := s.cfg.Stored.Checkpoints; {
+	case len(cps) > 0:
+		first, why = cps[0].RecordingID, "the lowest recording ferry keeps a checkpoint of"
+	case s.cfg.Start.Kind == config.StartLatest:
+		first, why = s.latestBegins, "start_position latest, decided at the stream's first start"
 	}
-	msg := fmt.Sprintf("recording %d is live but below recording %d, where the stream begins (start_recording_id, or the lowest recording of the stored checkpoint): a concurrent publisher's recording, of which ferry publishes nothing, also what it records from now on; to publish every live recording from its live end use start_position: latest (after `%s`)",
-		id, first, store.ResetCommand(s.cfg.Def.Name))
+	wayOn := fmt.Sprintf("to publish every live recording from its live end use start_position: latest (after `%s`)", store.ResetCommand(s.cfg.Def.Name))
+	if s.cfg.Start.Kind == config.StartLatest {
+		wayOn = fmt.Sprintf("to publish it, set start_position to a position in it with start_recording_id: %d (after `%s`: the stream is then published again from there)", id, store.ResetCommand(s.cfg.Def.Name))
+	}
+	msg := fmt.Sprintf("recording %d is live but below recording %d, where the stream begins (%s): a concurrent publisher's recording, or one extended after it stopped, of which ferry publishes nothing, also what it records from now on; %s",
+		id, first, why, wayOn)
 	s.env.Logger.Error(msg, "stream", s.cfg.Def.Name, "recording", id)
 	s.status.failure(&messages.Failure{AtMs: s.env.nowMs(), Kind: "start", Message: msg})
 }
@@ -591,11 +601,11 @@ func (s *streamSupervisor) decideLatest(ctx actor.Context, l *messages.Recording
 	if len(from) == 0 {
 		ctx.Send(s.checkpointer, &messages.StartDecided{})
 	}
+	s.latestBegins = lowestLive
 	if lowestLive < 0 {
-		s.skip = func(id int64) bool { return id < newest }
-	} else {
-		s.skip = func(id int64) bool { return id < lowestLive }
+		s.latestBegins = newest
 	}
+	s.skip = func(id int64) bool { return id < s.latestBegins }
 	return true
 }
 

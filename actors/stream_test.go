@@ -783,6 +783,37 @@ func TestAStartLeavingOutALiveRecordingSaysSo(t *testing.T) {
 	}
 }
 
+// Under start_position latest, a recording below where the choice began the stream
+// (stopped at the first listing, extended since: live again) is left out, said as such: where
+// the stream begins (the choice's recording, not start_recording_id's 0) and a way on other
+// than the start the stream already has.
+func TestALiveRecordingLeftOutByLatestSaysWhereTheStreamBegins(t *testing.T) {
+	env, cfg := testEnv(t)
+	logged := &lockedBuffer{}
+	env.Logger = slog.New(slog.NewTextHandler(logged, nil))
+	cfg.Start = config.StartPosition{Kind: config.StartLatest}
+	s, nobody, failed, run := bareStream(t, env, cfg)
+	run(func(ctx actor.Context) {
+		s.running[4] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{
+			{RecordingId: 3, StartMs: 100, StopMs: 200, StopPosition: 64, RecordedPosition: 64},
+			{RecordingId: 4, StartMs: 300, Live: true, StopPosition: -1, RecordedPosition: 1000},
+		}})
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{
+			{RecordingId: 3, StartMs: 100, Live: true, StopPosition: -1, RecordedPosition: 128},
+			{RecordingId: 4, StartMs: 300, Live: true, StopPosition: -1, RecordedPosition: 2000},
+		}})
+	})
+	if err := failed(); err != nil {
+		t.Fatalf("the stream failed: %v", err)
+	}
+	f := s.status.failures["start"]
+	if f == nil || !strings.Contains(f.Message, "recording 3 is live but below recording 4, where the stream begins (start_position latest") ||
+		!strings.Contains(f.Message, "start_recording_id: 3") || strings.Contains(f.Message, "use start_position: latest") {
+		t.Fatalf("status failure %v; want recording 3 left out below recording 4, where latest began the stream, and a way on other than latest", f)
+	}
+}
+
 // A recording read again to check its last record (listed stopped at its end at another
 // time) that the archive then deleted had been published to its end: it is done, the check
 // not made — not a recording that vanished before ferry published all of it (lesson 14's
