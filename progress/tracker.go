@@ -140,8 +140,9 @@ type RecordMark struct {
 // CommitTracker tracks the records of one recording from emission to Pulsar
 // acknowledgement and maintains the committed position: the end position of
 // the contiguous acknowledged prefix (lessons 1, 2). The committed position
-// never passes a record that was not acknowledged, never moves backwards, and
-// only acknowledgements move it.
+// never passes a record that was not acknowledged and never moves backwards;
+// acknowledgements move it, and so does [CommitTracker.Finish], to the stop,
+// over the padding after the last record once nothing is pending.
 //
 // A CommitTracker is not safe for concurrent use; one actor owns it.
 type CommitTracker struct {
@@ -671,7 +672,7 @@ func (t *CommitTracker) Finish(stop int64) error {
 // Completed reports whether the recording is finished and every record up to
 // its stop position is acknowledged. It says nothing about persistence: the
 // next recording may start only once the final checkpoint is saved too
-// (lesson 5, [CheckpointPolicy.FinalPersisted]).
+// (lesson 5: the checkpointer's CheckpointPersisted, completed, tells the stream).
 func (t *CommitTracker) Completed() bool {
 	return t.finished && !t.failed && len(t.pending) == 0 && t.committed == t.stop
 }
