@@ -1328,9 +1328,8 @@ func TestGivenUpAs(t *testing.T) {
 // A stream that failed of a transient failure, told by a commit tracker stopping that lesson
 // 22 was not ruled out for its recording, fails for good (a reconnect does not start it
 // again); one failed for good already is not changed by it, but the record to check is
-// logged, each recording's; one draining fails for good
-// (TestADrainingStreamWithLesson22UndecidedFailsForGood), and so does one still running
-// (TestARunningStreamToldLesson22UndecidedFailsForGood).
+// logged, each recording's; one draining or still running fails for good
+// (TestARunningOrDrainingStreamToldLesson22UndecidedFailsForGood).
 func TestAStreamFailedTransientlyWithLesson22UndecidedFailsForGood(t *testing.T) {
 	env, cfg := testEnv(t)
 	logged := &lockedBuffer{}
@@ -1357,43 +1356,36 @@ func TestAStreamFailedTransientlyWithLesson22UndecidedFailsForGood(t *testing.T)
 	}
 }
 
-// A tracker that fails with lesson 22 undecided tells the stream so as it stops, and the
-// strategy's notice that it was given up comes after, from another goroutine: the word may
-// reach a stream still running. Nothing but a failure stops a tracker with outcomes
-// outstanding, so the stream fails for good on it, naming the record to check, rather than
-// drop the word and fail, a moment later, with the tracker's error alone (a restart would
-// then take the failed record's re-send, answered as a duplicate, for published).
-func TestARunningStreamToldLesson22UndecidedFailsForGood(t *testing.T) {
-	env, cfg := testEnv(t)
-	s, _, _, run := bareStream(t, env, cfg)
-	var classes []supervisor.Class
-	s.onFailed = func(_ string, class supervisor.Class, _ error) { classes = append(classes, class) }
-	run(func(ctx actor.Context) {
-		s.hazardUndecided(ctx, &messages.HazardUndecided{RecordingId: 6, FailedEnd: 4242, Unanswered: 3})
-		s.fail(ctx, supervisor.Poison, errors.New("r6-tracker failed (poison) and is not restarted"))
-	})
-	if !slices.Equal(classes, []supervisor.Class{supervisor.Poison}) {
-		t.Fatalf("the stream failed as %v; want once, for good", classes)
-	}
-	if s.failed == nil || !strings.Contains(s.failed.Error(), "recording 6: the send of the record ending at 4242 failed while 3 sends above it had no outcome") {
-		t.Fatalf("the stream's failure %v; want lesson 22's undecided record named", s.failed)
-	}
-}
-
-// A stream draining (for a reconnect, or ferry's stop), told by a commit tracker at the
-// drain's deadline that lesson 22 was not ruled out, fails for good: a reconnect does not
-// start it again, and its failure names the record to check.
-func TestADrainingStreamWithLesson22UndecidedFailsForGood(t *testing.T) {
-	env, cfg := testEnv(t)
-	s, _, _, run := bareStream(t, env, cfg)
-	var classes []supervisor.Class
-	s.onFailed = func(_ string, class supervisor.Class, _ error) { classes = append(classes, class) }
-	run(func(ctx actor.Context) {
-		s.stopping = true // as drain sets it
-		s.hazardUndecided(ctx, &messages.HazardUndecided{RecordingId: 7, FailedEnd: 128, Unanswered: 2})
-	})
-	if !slices.Equal(classes, []supervisor.Class{supervisor.Poison}) {
-		t.Fatalf("the stream failed as %v; want poison", classes)
+// A stream still running or draining, told by a commit tracker that lesson 22 was not ruled
+// out for its recording, fails for good: a reconnect does not start it again, and its
+// failure names the record to check.
+//   - Draining (for a reconnect, or ferry's stop): the tracker said so at the drain's deadline.
+//   - Running: a tracker that fails says so as it stops, and the strategy's notice that it
+//     was given up comes after, from another goroutine. Nothing but a failure stops a tracker
+//     with outcomes outstanding; dropped, the word would leave the stream failing a moment
+//     later with the tracker's error alone, and a restart would take the failed record's
+//     re-send, answered as a duplicate, for published.
+func TestARunningOrDrainingStreamToldLesson22UndecidedFailsForGood(t *testing.T) {
+	for _, draining := range []bool{false, true} {
+		t.Run(map[bool]string{false: "running", true: "draining"}[draining], func(t *testing.T) {
+			env, cfg := testEnv(t)
+			s, _, _, run := bareStream(t, env, cfg)
+			var classes []supervisor.Class
+			s.onFailed = func(_ string, class supervisor.Class, _ error) { classes = append(classes, class) }
+			run(func(ctx actor.Context) {
+				s.stopping = draining // as drain sets it
+				s.hazardUndecided(ctx, &messages.HazardUndecided{RecordingId: 6, FailedEnd: 4242, Unanswered: 3})
+				if !draining {
+					s.fail(ctx, supervisor.Poison, errors.New("r6-tracker failed (poison) and is not restarted"))
+				}
+			})
+			if !slices.Equal(classes, []supervisor.Class{supervisor.Poison}) {
+				t.Fatalf("the stream failed as %v; want once, for good", classes)
+			}
+			if s.failed == nil || !strings.Contains(s.failed.Error(), "recording 6: the send of the record ending at 4242 failed while 3 sends above it had no outcome") {
+				t.Fatalf("the stream's failure %v; want lesson 22's undecided record named", s.failed)
+			}
+		})
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/pulsar-client-go/pulsar"
 	"go.etcd.io/bbolt"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -606,6 +607,22 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// clientOptionsOf is the Pulsar client's options of a configuration whose pulsar section
+// holds section (its keys, indented), with one stream.
+func clientOptionsOf(t *testing.T, section string) pulsar.ClientOptions {
+	t.Helper()
+	cfg, err := config.Parse([]byte("mode: archive\npulsar:\n"+section+
+		"streams:\n  - name: orders\n    channel: aeron:ipc\n    stream_id: 1001\n    topic: orders\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := clientOptions(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opts
+}
+
 // A client certificate is presented in the TLS handshake beside a token (mutual TLS), and
 // authenticates ferry only when no token does.
 func TestClientOptionsPresentTheCertificateBesideAToken(t *testing.T) {
@@ -618,15 +635,7 @@ func TestClientOptionsPresentTheCertificateBesideAToken(t *testing.T) {
 		{"certificate for the admin API only", "  service_url: pulsar://127.0.0.1:6650\n  admin_url: https://127.0.0.1:8443\n" + tlsConf, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := config.Parse([]byte("mode: archive\npulsar:\n"+c.pulsar+
-				"streams:\n  - name: orders\n    channel: aeron:ipc\n    stream_id: 1001\n    topic: orders\n"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			opts, err := clientOptions(cfg, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
+			opts := clientOptionsOf(t, c.pulsar)
 			if c.wantAuth == "" { // a plain connection to the broker: no certificate, no TLS authentication
 				if opts.TLSCertificateFile != "" || opts.Authentication != nil {
 					t.Errorf("TLS certificate %q, authentication %T on a pulsar:// connection", opts.TLSCertificateFile, opts.Authentication)
@@ -1058,15 +1067,7 @@ func TestATokenFileIsReadTheSameForTheBrokerAndTheAdminAPI(t *testing.T) {
 		return path
 	}
 	crlf := file("crlf", "abc\r\n")
-	cfg, err := config.Parse([]byte("mode: archive\npulsar:\n  service_url: pulsar://127.0.0.1:6650\n  auth:\n    token_file: "+crlf+"\n"+
-		"streams:\n  - name: orders\n    channel: aeron:ipc\n    stream_id: 1001\n    topic: orders\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts, err := clientOptions(cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := clientOptionsOf(t, "  service_url: pulsar://127.0.0.1:6650\n  auth:\n    token_file: "+crlf+"\n")
 	broker, ok := opts.Authentication.(interface{ GetData() ([]byte, error) })
 	if !ok {
 		t.Fatalf("authentication %T gives no token", opts.Authentication)
