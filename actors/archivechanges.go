@@ -61,9 +61,11 @@ func (s *streamSupervisor) checkOrigin(r *messages.RecordingInfo) error {
 // live until the listing that reports its stop, so only growth beyond its end tells an
 // extension there. Listed stopped at the end at another stop time than in the listing
 // before, it was extended by nothing and stopped again, or truncated and recorded again up
-// to the same end, which only reading its last record again tells apart (reopen); the first
-// listing of a run has no stop time before it to compare. (A recording extended before ferry
-// finished it is followed as it is: its replay reads on, or starts again from the checkpoint.)
+// to the same end, which only reading its last record again tells apart (reopen); at a run's
+// first listing, the stop time its completed checkpoint keeps stands for the listing before
+// (stopBefore), so that what the archive did while ferry was down is told too. (A recording
+// extended before ferry finished it is followed as it is: its replay reads on, or starts
+// again from the checkpoint.)
 func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string, err error) {
 	id := r.RecordingId
 	final, ok := s.finalAt[id]
@@ -78,13 +80,40 @@ func (s *streamSupervisor) checkEnd(r *messages.RecordingInfo) (extended string,
 		return fmt.Sprintf("it is recording again, at %d", r.RecordedPosition), nil
 	case r.Live && done:
 		return "it is recording again", nil
-	case !r.Live && r.StopPosition == final && done && s.known[id] != nil && !s.known[id].Live && s.known[id].StopMs != r.StopMs:
-		return fmt.Sprintf("it stopped again at %d, at %s (before, at %s): extended by nothing, or truncated and recorded again to the same end", r.StopPosition, formatMs(r.StopMs), formatMs(s.known[id].StopMs)), nil
+	case !r.Live && r.StopPosition == final && done:
+		if before, seen := s.stopBefore(r); before != r.StopMs {
+			return fmt.Sprintf("it stopped again at %d, at %s (%s): extended by nothing, or truncated and recorded again to the same end", r.StopPosition, formatMs(r.StopMs), seen), nil
+		}
 	case !r.Live && r.StopPosition < final:
 		return "", fmt.Errorf("recording %d now stops at %d, before %d, where ferry published it to its end: the archive truncated it (TruncateRecording), and the records after %d that ferry published are no longer in the archive. %s",
 			id, r.StopPosition, final, r.StopPosition, extensionDropped(final))
 	}
 	return "", nil
+}
+
+// stopBefore is the stop time of completed recording r (listed stopped at the end ferry
+// published it to) before this listing, and how that was seen: at the listing before, or,
+// at a run's first, as its checkpoint keeps it. A checkpoint that keeps no stop time at that
+// end (ferry stopped before a listing showed the recording stopped; or a stop kept
+// elsewhere, which checkTail tells) gives 0, which no stop time is: the recording is read
+// again once, unless the checkpoint keeps no last record to compare (an older ferry's).
+// A recording listed live before (its stop not listed yet) gives r's own: nothing to tell.
+func (s *streamSupervisor) stopBefore(r *messages.RecordingInfo) (int64, string) {
+	id := r.RecordingId
+	if k := s.known[id]; k != nil {
+		if k.Live {
+			return r.StopMs, ""
+		}
+		return k.StopMs, "before, at " + formatMs(k.StopMs)
+	}
+	kept := s.listedStops[id]
+	switch {
+	case kept.position == r.StopPosition && kept.atMs != 0:
+		return kept.atMs, "its checkpoint keeps a stop at " + formatMs(kept.atMs)
+	case !s.origins.byRecording[id].LastRecord.Known():
+		return r.StopMs, ""
+	}
+	return 0, "its checkpoint keeps no stop time at that end"
 }
 
 // checkTail fails if a recording ferry has not published to its end now stops before where
@@ -164,11 +193,14 @@ func truncatedToGoOn(stream string, id int64) string {
 // when that is not the stop its checkpoint keeps or the checkpointer was last told: once when
 // it is first listed stopped, and again when it stops elsewhere or at another time (extended).
 // A recording with a stored checkpoint has it written at once; one without has it written
-// with its seed.
+// with its seed. A recording read again (stopped again at its end at another time, see
+// reopen) has its new stop time stored only once that reading is done, by a listing after
+// it: stored before, and ferry stopped meanwhile, the next run would find the stop time
+// kept and never read it again (checkEnd).
 func (s *streamSupervisor) noteStop(ctx actor.Context, r *messages.RecordingInfo) {
 	id := r.RecordingId
 	mark := stopMark{r.StopPosition, r.StopMs}
-	if r.Live || r.StopPosition <= 0 || s.listedStops[id] == mark {
+	if r.Live || r.StopPosition <= 0 || s.listedStops[id] == mark || s.rechecking[id] {
 		return
 	}
 	s.listedStops[id] = mark

@@ -1416,3 +1416,79 @@ func TestAFailedStreamShowsNoRateProducerOrPublishers(t *testing.T) {
 		t.Errorf("failed: committed %d, acknowledged %d; want them kept, %d and 2000", r.GetCommittedPosition(), r.Acknowledged, 2<<20)
 	}
 }
+
+// A recording published to its end and stopped again there at another time while ferry was
+// down (extended by nothing, or truncated and recorded again up to the same end) shows, at
+// the first listing of the next run, only its new stop time: compared with the one its
+// checkpoint keeps, it is read again (reopen). One whose checkpoint keeps no stop time at
+// that end is read again once, unless the checkpoint keeps no last record to compare. The
+// new stop time is stored only once that reading is done: stored before, and ferry stopped
+// meanwhile, the run after would find it kept and never read the recording again.
+func TestARecordingStoppedAgainWhileFerryWasDownIsReadAgain(t *testing.T) {
+	last := store.RecordMark{Start: 32, End: 64, Checksum: 7}
+	for _, tt := range []struct {
+		name      string
+		kept      store.Checkpoint // recording 5's, completed at 64
+		stopMs    int64            // where the first listing has it stop, at 64
+		readAgain bool
+	}{
+		{"its stop time kept, unchanged", store.Checkpoint{ListedStop: 64, ListedStopMs: 600, LastRecord: last}, 600, false},
+		{"its stop time kept, another now", store.Checkpoint{ListedStop: 64, ListedStopMs: 600, LastRecord: last}, 1_500, true},
+		{"no stop kept", store.Checkpoint{LastRecord: last}, 1_500, true},
+		{"no stop kept, nor its last record (an older ferry's)", store.Checkpoint{}, 1_500, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env, cfg := testEnv(t)
+			cp := tt.kept
+			cp.RecordingID, cp.Position, cp.Completed, cp.StartMs = 5, 64, true, 500
+			cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{cp}}
+			s, nobody, failed, run := bareStream(t, env, cfg)
+			told := make(probe, 16)
+			listing := func(ctx actor.Context, at int64) {
+				s.listed(ctx, &messages.RecordingsListed{ListedAtMs: at, Recordings: []*messages.RecordingInfo{
+					{RecordingId: 5, StartMs: 500, StopMs: tt.stopMs, StopPosition: 64, RecordedPosition: 64},
+				}})
+			}
+			var readAgain, toldWhileRead bool
+			run(func(ctx actor.Context) {
+				s.checkpointer = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return told }))
+				s.running[5] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned: the test runs no recording's actors
+				listing(ctx, 1_000)
+				readAgain = s.rechecking[5]
+				if !readAgain {
+					return
+				}
+				listing(ctx, 2_000)
+				ctx.Send(s.checkpointer, "read")
+				s.finished[5] = true // the reading done: the last record unchanged, nothing after it
+				s.completeFinished(ctx)
+				listing(ctx, 3_000)
+				ctx.Send(s.checkpointer, "done")
+			})
+			if err := failed(); err != nil {
+				t.Fatalf("the stream failed: %v", err)
+			}
+			if readAgain != tt.readAgain {
+				t.Fatalf("recording 5 read again: %t; want %t", readAgain, tt.readAgain)
+			}
+			if !readAgain {
+				return
+			}
+			var stops []string
+			for m := next[any](t, told); m != "done"; m = next[any](t, told) {
+				switch m := m.(type) {
+				case string:
+					toldWhileRead = len(stops) > 0
+				case *messages.RecordingListedStopped:
+					stops = append(stops, fmt.Sprintf("%d at %d, %d", m.RecordingId, m.StopPosition, m.StopMs))
+				}
+			}
+			if want := []string{fmt.Sprintf("5 at 64, %d", tt.stopMs)}; toldWhileRead || !slices.Equal(stops, want) {
+				t.Fatalf("the checkpointer was told of stops %q (while the recording was read again: %t); want %q, once read", stops, toldWhileRead, want)
+			}
+			if !s.completed[5] || s.rechecking[5] {
+				t.Fatalf("recording 5: completed %t, read again %t; want completed", s.completed[5], s.rechecking[5])
+			}
+		})
+	}
+}

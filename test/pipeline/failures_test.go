@@ -969,6 +969,85 @@ func TestLesson14_RecordingRewrittenToTheSameEndBetweenTwoListingsFailsLoudly(t 
 	}
 }
 
+// TestARecordingStoppedAgainAtItsEndWhileFerryWasDownIsReadAgain (lesson 14): a recording
+// ferry published to its end, and listed stopped there (its checkpoint keeps the stop time),
+// is stopped again at the same end while ferry is down: truncated and recorded again up to
+// it, in the same sizes with other bytes, or extended by nothing. The next run's first
+// listing shows only a new stop time. Compared with the one the checkpoint keeps, the
+// recording is read again (before, the first listing had no stop time to compare, and a
+// rewritten recording was taken for done: its new records never published). That run is
+// stopped while the reading is held back, and the run after reads it again too: the new
+// stop time is stored only once a reading is done. Rewritten, its last record's CRC-32C
+// changed and the stream stops; extended by nothing, it is completed again, nothing sent.
+func TestARecordingStoppedAgainAtItsEndWhileFerryWasDownIsReadAgain(t *testing.T) {
+	const n, cut = sameEndN, sameEndN - 20
+	for _, rewrite := range []bool{true, false} {
+		t.Run(map[bool]string{true: "rewritten", false: "extended by nothing"}[rewrite], func(t *testing.T) {
+			sc := newStreamConfig(t, "")
+			rs, a := newRecordedStream(t, sc.Channel, sc.StreamID)
+			path := filepath.Join(t.TempDir(), "checkpoints.db")
+			ip := startInProcess(t, inProcessOptions{storePath: path}, sc)
+			pa := a.publish(t, 0, n)
+			end := pa[n-1]
+			rs.stopRecording(t, a)
+			a.close(t)
+			ip.waitDone(sc, a.recordingID, end, 60*time.Second)
+			before := a.descriptor(t)
+			eventually.NoError(t, 30*time.Second, func() error {
+				if cp := ip.checkpoint(sc, a.recordingID); cp.ListedStop != end || cp.ListedStopMs != before.StopTimestampMs {
+					return fmt.Errorf("the checkpoint keeps the stop %d at %d; want %d at %d", cp.ListedStop, cp.ListedStopMs, end, before.StopTimestampMs)
+				}
+				return nil
+			})
+			if _, err := ip.stop(); err != nil {
+				t.Fatal(err)
+			}
+			received := receivedMessages(t, sc.Topic)
+
+			if rewrite {
+				rs.truncate(t, a, pa[cut-1])
+			}
+			e := rs.extend(t, a, false)
+			if rewrite {
+				if pe := e.publishPayloads(t, rewritten(cut, n, false)); !slices.Equal(pe, pa[cut:]) {
+					t.Fatalf("the rewritten messages end at %v, not where the published ones did (%v)", pe, pa[cut:])
+				}
+			}
+			e.close(t)
+			if after := e.descriptor(t); after.IsLive() || after.StopPosition != end || after.StopTimestampMs == before.StopTimestampMs {
+				t.Fatalf("recording %d now: %+v; want it stopped again at %d, at another time than %d", a.recordingID, after, end, before.StopTimestampMs)
+			}
+
+			readAgain := fmt.Sprintf("reading its last record again\" stream=%s recording=%d ", sc.Name, a.recordingID)
+			gate := &heldListings{}
+			gate.holdReplays(t)
+			held := startInProcess(t, inProcessOptions{storePath: path, wrapArchive: gate.wrap}, sc)
+			failWaitLogIn(t, held, readAgain)
+			if _, err := held.stop(); err != nil {
+				t.Logf("stopping the run whose reading was held: %v", err)
+			}
+			gate.releaseReplays()
+
+			last := startInProcess(t, inProcessOptions{storePath: path}, sc)
+			failWaitLogIn(t, last, readAgain)
+			if rewrite {
+				last.waitFailed(sc.Name, 60*time.Second, fmt.Sprintf("recording %d changed below ferry's checkpoint at %d", a.recordingID, end), "CRC-32C", "TruncateRecording")
+			} else {
+				failWaitLogIn(t, last, fmt.Sprintf("the last record before the checkpoint is the one published; resuming after it\" stream=%s recording=%d checkpoint=%d", sc.Name, a.recordingID, end))
+				failWaitLogIn(t, last, fmt.Sprintf("recording published and acknowledged to its end\" stream=%s recording=%d stop_position=%d", sc.Name, a.recordingID, end))
+				last.waitDone(sc, a.recordingID, end, 30*time.Second)
+				if _, err := last.notFailed(t, sc.Name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if now := receivedMessages(t, sc.Topic); now != received {
+				t.Fatalf("the broker received %d messages after the first run, want none", now-received)
+			}
+			assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(0, n))
+		})
+	}
+}
+
 // TestARecordingExtendedWhileReadAgain: recording A is stopped again at its end at another
 // time, and ferry reads it again from its last record (its replay held back by a decorator);
 // meanwhile A is extended with new records and stopped. The reading goes to A's old end and
