@@ -398,10 +398,13 @@ func checkpointForget(args []string, stdout io.Writer) error {
 	case err == nil && !same:
 		return notTheOneCheckpointed(id, d)
 	case err == nil && d.StartPosition > cp.Position && cp.Seed:
-		// Retention cut its head while it waited: nothing of it was published, and the records
-		// before its new start are gone. Taken up there, the rest is published.
+		// Retention cut its head while it waited: nothing of it was acknowledged, and the
+		// records before its new start are gone. Taken up there, the rest is published. The
+		// seed keeps its time: the publisher takes it for the time before which nothing of
+		// the recording was sent (actors/publisher.go, storedEnds), and a run before may have
+		// sent some of it since, unacknowledged.
 		from := cp.Position
-		cp.Position, cp.LastRecord, cp.UpdatedAtMs = d.StartPosition, store.RecordMark{}, time.Now().UnixMilli()
+		cp.Position, cp.LastRecord = d.StartPosition, store.RecordMark{}
 		if err := st.Save(def, []store.Checkpoint{cp}); err != nil {
 			return err
 		}

@@ -1521,11 +1521,17 @@ func TestLesson14_AWaitingRecordingPurgedWhileFerryIsDownFailsLoudly(t *testing.
 			// The way on the failure names: forget what the archive lost of B.
 			cfg := newFerryConfig(t, sc)
 			cfg.Aeron.Dir, cfg.Store.Path = own.AeronDir, storePath
+			seed := cfg.checkpoint(t, sc, b.recordingID)
 			code, out, errOut := ferryCommand(t, "checkpoint", "forget", "--config", cfg.write(t), "--stream", sc.Name, "--recording", strconv.FormatInt(b.recordingID, 10), "--yes")
 			if code != 0 {
 				t.Fatalf("ferry checkpoint forget: exit %d, %s%s", code, out, errOut)
 			}
 			t.Logf("ferry checkpoint forget: %s", strings.TrimSpace(out))
+			if cp := cfg.checkpoint(t, sc, b.recordingID); c.name != "whole" && (!cp.Seed || cp.Position != segment || cp.UpdatedAtMs != seed.UpdatedAtMs) {
+				// The publisher takes a seed's time for the time before which nothing of the
+				// recording was sent (actors/publisher.go, storedEnds).
+				t.Fatalf("recording %d's checkpoint after forget: %+v; want its seed at %d, its time kept (%d)", b.recordingID, cp, segment, seed.UpdatedAtMs)
+			}
 			third := startInProcess(t, inProcessOptions{aeronDir: own.AeronDir, storePath: storePath}, sc)
 			third.waitCheckpoint(sc, a.recordingID, pa[len(pa)-1], 60*time.Second)
 			if c.name != "whole" {
