@@ -405,3 +405,51 @@ func failureOf(st *messages.StreamStatus, kind string) *messages.Failure {
 	}
 	return nil
 }
+
+// TestLesson25_WhatWasNeverObservedHasNoTime: a recording ferry has read and sent, none of
+// it acknowledged yet, has no time of a last acknowledgement, nor its stream one of a last
+// progress: null (absent), not 0, which is 1970 (lesson 25). Once the acknowledgements
+// come, both are the time they came at.
+func TestLesson25_WhatWasNeverObservedHasNoTime(t *testing.T) {
+	const n = 10
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	var holding atomic.Bool
+	holding.Store(true)
+	began := time.Now().UnixMilli()
+	ip := startInProcess(t, inProcessOptions{plan: holdAcksOf(pub.recordingID, &holding)}, sc)
+	t.Cleanup(func() { holding.Store(false); ip.producer(0).ReleaseAll() }) // before the pipeline's stop (LIFO)
+	pub.publish(t, 0, n)
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if r := recordingOf(st, pub.recordingID); r == nil || r.Published < n || r.LastReadMs == nil {
+			return fmt.Errorf("recording %d: %v; want its %d records read and sent", pub.recordingID, r, n)
+		}
+		return nil
+	})
+	st, err := ip.status(sc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recordingOf(st, pub.recordingID)
+	if r.LastAckMs != nil || st.LastProgressMs != nil {
+		t.Fatalf("nothing acknowledged yet: recording %d's last acknowledgement set %t (%d), the stream's last progress set %t (%d); want both null", pub.recordingID, r.LastAckMs != nil, r.GetLastAckMs(), st.LastProgressMs != nil, st.GetLastProgressMs())
+	}
+
+	holding.Store(false)
+	ip.producer(0).ReleaseAll()
+	eventually.NoError(t, 30*time.Second, func() error {
+		st, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		r := recordingOf(st, pub.recordingID)
+		if r == nil || r.GetLastAckMs() < began || st.GetLastProgressMs() < began {
+			return fmt.Errorf("recording %d: last acknowledgement at %d, the stream's last progress at %d; want both since %d", pub.recordingID, r.GetLastAckMs(), st.GetLastProgressMs(), began)
+		}
+		return nil
+	})
+}
