@@ -158,11 +158,15 @@ func (c *checkpointer) Receive(ctx actor.Context) {
 	case *messages.RouteRecording:
 		c.route(ctx, msg)
 	case *messages.StartDecided:
-		c.defining = !c.defined
+		// Its seeds in one write (or none: the definition alone).
+		for _, sd := range msg.Seeds {
+			c.seed(sd)
+		}
+		c.defining = !c.defined && len(msg.Seeds) == 0
 		c.flush(ctx, c.env.elapsedMs())
 	case *messages.SeedCheckpoint:
-		c.fromStart[msg.RecordingId] = msg.FromStart
-		c.track(ctx, msg.RecordingId, msg.Position, origin{msg.StartMs, msg.SessionId})
+		c.seed(msg)
+		c.flush(ctx, c.env.elapsedMs())
 	case *messages.RecordingReopened:
 		c.reopened[msg.RecordingId] = true
 	case *messages.RecordingListedStopped:
@@ -229,6 +233,19 @@ type origin struct {
 // start saved at once). The stream sends a seed before it spawns the replay, so that it is
 // stored no later than its commits.
 func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
+	c.begin(id, from, o)
+	c.flush(ctx, c.env.elapsedMs())
+}
+
+// seed begins the policy of a recording seeded (SeedCheckpoint), its save due; the caller
+// flushes.
+func (c *checkpointer) seed(sd *messages.SeedCheckpoint) {
+	c.fromStart[sd.RecordingId] = sd.FromStart
+	c.begin(sd.RecordingId, sd.Position, origin{sd.StartMs, sd.SessionId})
+}
+
+// begin is track without the flush.
+func (c *checkpointer) begin(id, from int64, o origin) {
 	c.origins[id] = o
 	if _, ok := c.policies[id]; ok && !c.reopened[id] {
 		return
@@ -249,7 +266,6 @@ func (c *checkpointer) track(ctx actor.Context, id, from int64, o origin) {
 		p.Shutdown()
 	}
 	c.policies[id] = p
-	c.flush(ctx, now)
 }
 
 // route has the count of partitions recording id is routed by stored, for a publisher

@@ -704,6 +704,34 @@ func TestASeedLeftBehindGoesWithTheNextSave(t *testing.T) {
 	}
 }
 
+// The seeds start_position latest decided (StartDecided) are stored in one write: in two, a
+// restart between them would find the lowest alone, take the decision for made there, and
+// publish the history of the others that the decision left out.
+func TestTheSeedsLatestDecidedGoInOneWrite(t *testing.T) {
+	env, cfg := testEnv(t)
+	saves := &saveLog{saves: make(chan []store.Checkpoint, 16)}
+	env.Store = saves
+	cfg.Checkpoint = progress.CheckpointConfig{EveryRecords: 1, EveryMs: 1000, RetryMinMs: 60_000, RetryMaxMs: 60_000}
+	system := testSystem(t)
+	checkpointer, _ := spawnSupervised(t, system, env, cfg, newCheckpointer(env, cfg))
+	system.Root.Send(checkpointer, &messages.StartDecided{Seeds: []*messages.SeedCheckpoint{
+		{RecordingId: 3, Position: 4096, StartMs: 1}, {RecordingId: 4, Position: 2000, StartMs: 2}, {RecordingId: 5, Position: 300, StartMs: 3},
+	}})
+	select {
+	case cps := <-saves.saves:
+		var got []string
+		for _, c := range cps {
+			got = append(got, fmt.Sprintf("%d at %d, seed %t", c.RecordingID, c.Position, c.Seed))
+		}
+		slices.Sort(got)
+		if want := []string{"3 at 4096, seed true", "4 at 2000, seed true", "5 at 300, seed true"}; !slices.Equal(got, want) {
+			t.Fatalf("the first write holds %q; want %q", got, want)
+		}
+	case <-time.After(waitFor):
+		t.Fatalf("no save within %s", waitFor)
+	}
+}
+
 // Stopping waits for the work the actors started, but not for ever: a task that never ends
 // (a store write on a hung disk) is left behind after the bound.
 func TestTasksCloseWithinLeavesAHungTaskBehind(t *testing.T) {

@@ -555,10 +555,11 @@ func (s *streamSupervisor) atLatest(id int64) bool {
 // skip below the lowest recording stored — gives the same: each of them is seeded now, also
 // those the schedule holds back for a while, so that a restart before their turn neither
 // publishes their history nor skips what was recorded meanwhile. With none live, the newest
-// takes its turn so, from its stop. An empty archive has nothing to seed: the checkpointer
-// stores the stream's definition instead (StartDecided), which tells a restart that the
-// decision was made (skipRule). false: a live end could not be read, and the next listing
-// decides.
+// takes its turn so, from its stop. The seeds go to the checkpointer together
+// (StartDecided), stored in one write: a restart finds all of them or none. An empty
+// archive has nothing to seed: the checkpointer stores the stream's definition instead,
+// which tells a restart that the decision was made (skipRule). false: a live end could not
+// be read, and the next listing decides.
 func (s *streamSupervisor) decideLatest(ctx actor.Context, l *messages.RecordingsListed) bool {
 	newest, lowestLive := int64(-1), int64(-1)
 	for _, r := range l.Recordings {
@@ -578,7 +579,7 @@ func (s *streamSupervisor) decideLatest(ctx actor.Context, l *messages.Recording
 			lowestLive = r.RecordingId
 		}
 	}
-	from := map[int64]int64{}
+	from, decided := map[int64]int64{}, &messages.StartDecided{}
 	for _, r := range l.Recordings {
 		switch {
 		case lowestLive < 0 && r.RecordingId == newest:
@@ -594,13 +595,11 @@ func (s *streamSupervisor) decideLatest(ctx actor.Context, l *messages.Recording
 			from[r.RecordingId] = r.StopPosition
 		}
 		if pos, ok := from[r.RecordingId]; ok {
-			ctx.Send(s.checkpointer, &messages.SeedCheckpoint{RecordingId: r.RecordingId, Position: pos, StartMs: r.StartMs, SessionId: r.SessionId})
+			decided.Seeds = append(decided.Seeds, &messages.SeedCheckpoint{RecordingId: r.RecordingId, Position: pos, StartMs: r.StartMs, SessionId: r.SessionId})
 		}
 	}
 	s.latestFrom = from
-	if len(from) == 0 {
-		ctx.Send(s.checkpointer, &messages.StartDecided{})
-	}
+	ctx.Send(s.checkpointer, decided) // the seeds in one write
 	s.latestBegins = lowestLive
 	if lowestLive < 0 {
 		s.latestBegins = newest

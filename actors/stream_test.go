@@ -1249,7 +1249,9 @@ func TestStartLatestOnAnEmptyArchiveIsNotDecidedAgainByARestart(t *testing.T) {
 	}
 
 	t.Run("an empty archive", func(t *testing.T) {
-		next[*messages.StartDecided](t, listed(t, store.State{}, &messages.RecordingsListed{ListedAtMs: 1_000}))
+		if d := next[*messages.StartDecided](t, listed(t, store.State{}, &messages.RecordingsListed{ListedAtMs: 1_000})); len(d.Seeds) != 0 {
+			t.Fatalf("decided with seeds %v; want none", d.Seeds)
+		}
 	})
 	t.Run("restarted, the definition alone stored", func(t *testing.T) {
 		stored := store.State{Stored: true, Stream: store.Stream{Name: "s"}}
@@ -1258,10 +1260,19 @@ func TestStartLatestOnAnEmptyArchiveIsNotDecidedAgainByARestart(t *testing.T) {
 			t.Fatalf("recording 0, made while ferry was down, seeded at %d; want its start, 0 (its head [0, 4096) would never be published)", seed.Position)
 		}
 	})
-	t.Run("nothing stored, a live recording", func(t *testing.T) {
-		seed := next[*messages.SeedCheckpoint](t, listed(t, store.State{}, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{rec}}))
-		if seed.Position != 4096 {
-			t.Fatalf("recording 0, live at the first listing, seeded at %d; want its live end, 4096", seed.Position)
+	t.Run("nothing stored, a live recording and two after it", func(t *testing.T) {
+		// Their seeds in one message, for one write: stored in two, a restart between them
+		// would find recording 0's alone, and publish the history of 1 and 2 the decision
+		// left out.
+		stopped := &messages.RecordingInfo{RecordingId: 1, StartMs: 600, StopPosition: 2000, RecordedPosition: 2000}
+		concurrent := &messages.RecordingInfo{RecordingId: 2, StartMs: 700, Live: true, StopPosition: -1, RecordedPosition: 300}
+		d := next[*messages.StartDecided](t, listed(t, store.State{}, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{rec, stopped, concurrent}}))
+		var got []string
+		for _, sd := range d.Seeds {
+			got = append(got, fmt.Sprintf("%d at %d", sd.RecordingId, sd.Position))
+		}
+		if want := []string{"0 at 4096", "1 at 2000", "2 at 300"}; !slices.Equal(got, want) {
+			t.Fatalf("decided with seeds %q; want %q: recording 0, live at the first listing, at its live end, the ones after it at their ends", got, want)
 		}
 	})
 }

@@ -400,13 +400,16 @@ func (x *SeedCheckpoint) GetFromStart() bool {
 	return false
 }
 
-// StartDecided tells the checkpointer that start_position latest was decided at a listing
-// with nothing to take on (no recording): it stores the stream's definition, alone if need
-// be, so that the next start knows the decision was made and publishes every recording
-// after it in full, instead of deciding again and leaving out the head of one made while
-// ferry was down.
+// StartDecided tells the checkpointer that start_position latest was decided at a listing,
+// with the seeds of the recordings it takes on, to be stored in one write: stored in two, a
+// restart between them would find only the lowest, take the decision for made there, and
+// publish in full the history of those after it that the decision left out. With none (no
+// recording to take on), it stores the stream's definition, alone if need be, so that the
+// next start knows the decision was made and publishes every recording after it in full,
+// instead of deciding again and leaving out the head of one made while ferry was down.
 type StartDecided struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seeds         []*SeedCheckpoint      `protobuf:"bytes,1,rep,name=seeds,proto3" json:"seeds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -439,6 +442,13 @@ func (x *StartDecided) ProtoReflect() protoreflect.Message {
 // Deprecated: Use StartDecided.ProtoReflect.Descriptor instead.
 func (*StartDecided) Descriptor() ([]byte, []int) {
 	return file_ferry_v1_pipeline_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *StartDecided) GetSeeds() []*SeedCheckpoint {
+	if x != nil {
+		return x.Seeds
+	}
+	return nil
 }
 
 // ReplayEnded tells the commit tracker that the replay read a stopped recording to its end.
@@ -2004,8 +2014,9 @@ const file_ferry_v1_pipeline_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x04 \x01(\x05R\tsessionId\x12\x1d\n" +
 	"\n" +
-	"from_start\x18\x05 \x01(\bR\tfromStart\"\x0e\n" +
-	"\fStartDecided\"u\n" +
+	"from_start\x18\x05 \x01(\bR\tfromStart\">\n" +
+	"\fStartDecided\x12.\n" +
+	"\x05seeds\x18\x01 \x03(\v2\x18.ferry.v1.SeedCheckpointR\x05seeds\"u\n" +
 	"\vReplayEnded\x12!\n" +
 	"\frecording_id\x18\x01 \x01(\x03R\vrecordingId\x12\x1e\n" +
 	"\n" +
@@ -2181,14 +2192,15 @@ var file_ferry_v1_pipeline_proto_goTypes = []any{
 }
 var file_ferry_v1_pipeline_proto_depIdxs = []int32{
 	0,  // 0: ferry.v1.RecordBatch.records:type_name -> ferry.v1.Record
-	29, // 1: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
-	29, // 2: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
-	21, // 3: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
-	4,  // [4:4] is the sub-list for method output_type
-	4,  // [4:4] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	4,  // 1: ferry.v1.StartDecided.seeds:type_name -> ferry.v1.SeedCheckpoint
+	29, // 2: ferry.v1.Committed.last_record:type_name -> ferry.v1.RecordMark
+	29, // 3: ferry.v1.Watermark.last_record:type_name -> ferry.v1.RecordMark
+	21, // 4: ferry.v1.RecordingsListed.recordings:type_name -> ferry.v1.RecordingInfo
+	5,  // [5:5] is the sub-list for method output_type
+	5,  // [5:5] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_ferry_v1_pipeline_proto_init() }
