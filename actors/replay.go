@@ -135,6 +135,9 @@ type openedReplay struct {
 	// an extension (ExtendRecording) records it on in the extending publication's.
 	recordedSession int32
 	nothingLeft     bool // the recording stopped at or before the watermark
+	// replayFrom is where the replay begins (from, or the start of the record read again),
+	// where its image must join: see joinedAt.
+	replayFrom int64
 	// atRecordEnd: from is a committed checkpoint's, where a record ended, so no message
 	// read from there began before it (see firstUnread).
 	atRecordEnd bool
@@ -336,7 +339,7 @@ func (r *replay) openReplay(ctx context.Context, gen uint64, id, from int64, see
 		res.err = r.gone(id, fmt.Errorf("start replay of recording %d at %d: %w", id, replayFrom, err))
 		return res
 	}
-	res.session, res.replaying = session, true
+	res.session, res.replaying, res.replayFrom = session, true, replayFrom
 	ch, err := r.cfg.ReplayChannel.WithSessionID(archive.ReplayImageSessionID(session))
 	if err == nil && ch.Media() == channel.MediaUDP {
 		// Whatever the driver's default (aeron.reliable.stream): an unreliable subscription
@@ -407,6 +410,21 @@ func (r *replay) fail(ctx actor.Context, kind string, class supervisor.Class, er
 	panic(supervisor.Fail(class, err))
 }
 
+// joinedAt fails unless the replay's image joined at position, where the replay begins.
+// The archive replays once anything subscribes to its publication: another program's
+// subscription to replay.channel and replay.stream_id without a session (aeron:ipc, stream
+// 101, is Aeron Cluster's default ingress, for one) has it start before ferry subscribes,
+// and ferry's subscription then joins where that one has read to, past records it would
+// never read: taken for the replay's start, they would be skipped without a word (or the
+// record read again taken for changed).
+func (r *replay) joinedAt(position int64) error {
+	if position == r.opened.replayFrom {
+		return nil
+	}
+	return fmt.Errorf("recording %d: the replay began at %d, but its image joined ferry's subscription at %d: something else subscribes to replay.channel %s stream %d on this media driver and read the replay first, and ferry does not skip what it read (the replay is started again). Give ferry a replay.stream_id that nothing else on the driver uses",
+		r.rec.RecordingId, r.opened.replayFrom, position, r.cfg.ReplayChannel, r.cfg.ReplayStreamID)
+}
+
 // maxMessageLength bounds a reassembled message: Aeron's limit for the largest term length.
 const maxMessageLength = 16 << 20
 
@@ -425,6 +443,9 @@ func (r *replay) poll(ctx actor.Context) {
 			}
 			r.schedulePoll(ctx, idlePollMax)
 			return
+		}
+		if err := r.joinedAt(img.JoinPosition()); err != nil {
+			r.fail(ctx, "read", supervisor.Transient, err)
 		}
 		r.image = img
 	}

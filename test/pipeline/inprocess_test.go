@@ -81,6 +81,8 @@ type inProcessOptions struct {
 	// maxInflightRecords and maxInflightBytes are the replay's window (zero: ferry's
 	// defaults, 1,000 records and 64 MiB).
 	maxInflightRecords, maxInflightBytes int64
+	// replayStreamID is the streams' replay.stream_id (zero: one of their own each).
+	replayStreamID int32
 	// aeronDir connects to a media driver and archive of the test's own (empty: the shared).
 	aeronDir string
 	// adminURL is the broker's admin API the publishers ask whether it deduplicates (empty:
@@ -160,9 +162,13 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 		if err != nil {
 			t.Fatal(err)
 		}
+		replayStreamID := o.replayStreamID
+		if replayStreamID == 0 {
+			replayStreamID = infra.UniqueStreamID()
+		}
 		cfgs = append(cfgs, actors.StreamConfig{
 			Def: sc.definition(), Channel: ch, Start: o.start, Stored: state,
-			ReplayChannel: replay, ReplayStreamID: infra.UniqueStreamID(),
+			ReplayChannel: replay, ReplayStreamID: replayStreamID,
 			Checkpoint:         o.checkpoint,
 			MaxInflightRecords: o.maxInflightRecords, MaxInflightBytes: o.maxInflightBytes,
 			DiscoveryInterval: o.discovery, CallTimeout: 10 * time.Second,

@@ -1,14 +1,19 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ferry-bridge/ferry/actors"
 	"github.com/ferry-bridge/ferry/aeron"
 	"github.com/ferry-bridge/ferry/store/bolt"
 	"github.com/ferry-bridge/ferry/test/harness"
+	"github.com/ferry-bridge/ferry/test/infra"
 )
 
 // Lessons 9 and 10 through the pipeline, in process: how the replay reads the log.
@@ -211,4 +216,70 @@ func TestAReplayOverUDPDeliversEveryMessage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAReplayReadFirstByAnotherSubscriberIsNotSkipped: another program on ferry's media
+// driver subscribes to aeron:ipc on the stream id ferry replays on, with no session, and
+// reads eagerly. The archive starts a replay once anything subscribes to it, so that one
+// reads the replay before ferry's subscription joins, which then joins where it has read
+// to (here every time: the archive's answer to StartReplay is held back 300 ms; without
+// that, about two replays in five against the real driver). Before, the records in between
+// were skipped without a word. Now a replay whose image joins past where it began is
+// started again, saying so, and the stream is given up on as that goes on, naming
+// replay.stream_id; nothing is counted as published.
+func TestAReplayReadFirstByAnotherSubscriberIsNotSkipped(t *testing.T) {
+	const n = 20_000
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	pos := pub.publish(t, 0, n)
+	pub.waitRecorded(t, pos[n-1])
+
+	replayStreamID := infra.UniqueStreamID()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	other, err := connectArchive(t).aeron.AddSubscription(ctx, "aeron:ipc", replayStreamID, aeron.ImageHandlers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read atomic.Int64
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if k, _ := other.Poll(func([]byte, aeron.Header) { read.Add(1) }, 1000); k == 0 {
+				runtime.Gosched()
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-stopped })
+
+	ip := startInProcess(t, inProcessOptions{replayStreamID: replayStreamID, wrapArchive: func(a actors.Archive) actors.Archive {
+		return lateReplayAnswers{Archive: a, by: 300 * time.Millisecond}
+	}}, sc)
+	ip.waitFailed(sc.Name, 2*time.Minute, "but its image joined ferry's subscription at", "replay.stream_id")
+	t.Logf("the other subscriber read %d fragments", read.Load())
+	if cp := ip.checkpoint(sc, pub.recordingID); cp.Position != 0 || !cp.Seed {
+		t.Fatalf("checkpoint %+v; want the seed at 0: nothing published", cp)
+	}
+	if got := receivedMessages(t, sc.Topic); got != 0 {
+		t.Fatalf("the broker received %d messages; want none", got)
+	}
+}
+
+// lateReplayAnswers is the real archive client whose StartReplay returns by later than the
+// archive answered it (the replay under way meanwhile).
+type lateReplayAnswers struct {
+	actors.Archive
+	by time.Duration
+}
+
+func (l lateReplayAnswers) StartReplay(ctx context.Context, recordingID, position, length int64, replayChannel string, replayStreamID int32) (int64, error) {
+	session, err := l.Archive.StartReplay(ctx, recordingID, position, length, replayChannel, replayStreamID)
+	time.Sleep(l.by)
+	return session, err
 }
