@@ -286,6 +286,7 @@ func (l *live) poll(ctx actor.Context) {
 		l.reading = publicationOf(img)
 		if _, ok := l.lastEnd[l.reading]; !ok {
 			l.lastEnd[l.reading] = img.JoinPosition()
+			l.joinedAhead(ctx, img)
 		}
 		before := img.Position()
 		l.batch = &messages.RecordBatch{Generation: 0, Epoch: l.epoch, SessionId: img.SessionID()}
@@ -406,6 +407,24 @@ func (l *live) forgetGone(images []*aeron.Image) {
 			l.asm.FreeSession(p.session)
 		}
 	}
+}
+
+// joinedAhead says, at error level and as a `skipped` failure, that a reader subscribed
+// again (restarted, or after a reconnect to a driver that kept the publication) joined
+// publication img past the end of the last message it had sent of it: the driver joins a
+// new subscription where the slowest subscriber of the stream is, and another, faster one
+// had read on meanwhile. What was published in between is lost (at most once), as if ferry
+// had been down; how many messages is not known, their bytes are.
+func (l *live) joinedAhead(ctx actor.Context, img *aeron.Image) {
+	p := publicationOf(img)
+	mark, ok := l.marks.ends[p]
+	if !ok || img.JoinPosition() <= mark.end {
+		return
+	}
+	l.env.Logger.Error("transport mode: the reader subscribed again past what it had sent of a publication: what was published in between is lost (at most once)",
+		"stream", l.cfg.Def.Name, "session", img.SessionID(), "sent_to", mark.end, "joined_at", img.JoinPosition())
+	ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "skipped",
+		Message: fmt.Sprintf("session %d: the reader, subscribed again, joined at position %d, past %d, the end of the last message it had sent: the %d bytes published in between are lost (transport mode, at most once; another subscriber of the stream on the media driver had read on while ferry's reader was away)", img.SessionID(), img.JoinPosition(), mark.end, img.JoinPosition()-mark.end)}})
 }
 
 // countBrokenOff counts as lost the messages the assembler dropped unfinished since the last

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -590,6 +591,101 @@ func TestTransportReaderRestartedBehindASlowerSubscriberSendsNothingTwice(t *tes
 	eventually.NoError(t, 10*time.Second, func() error {
 		if !ip.logs.contains("already sent") {
 			return errors.New("the messages read again and not sent are not reported")
+		}
+		return nil
+	})
+}
+
+// TestTransportReaderRestartedBehindAFasterSubscriberSaysWhatItLost: as above, but the
+// other subscriber reads eagerly, and messages are published while the restarted reader
+// waits to subscribe again. Its new subscription joins where the other one has read to,
+// past them: lost (at most once), as if ferry had been down — and said, at error level and
+// as a skipped failure with the bytes lost. (Before, nothing said so.) The messages after
+// reach Pulsar, each once.
+func TestTransportReaderRestartedBehindAFasterSubscriberSaysWhatItLost(t *testing.T) {
+	const n, gap, more = 20, 10, 5
+	sc := newStreamConfig(t, "")
+	rs := newStream(t, sc.Channel, sc.StreamID)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fast, err := rs.s.aeron.AddSubscription(ctx, sc.Channel, sc.StreamID, aeron.ImageHandlers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read atomic.Int64
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if k, _ := fast.Poll(func([]byte, aeron.Header) { read.Add(1) }, 100); k == 0 {
+				runtime.Gosched()
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-stopped; _ = fast.Close() })
+	pub := rs.newPublication(t)
+	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+	subs := &subscriptions{}
+	ip := startInProcess(t, inProcessOptions{transport: true, wrapAeron: subs.wrap}, sc)
+	connected := func(sub *aeron.Subscription) func() error {
+		return func() error {
+			if len(sub.Images()) == 0 {
+				return errors.New("ferry's subscription has no image of the publication yet")
+			}
+			return nil
+		}
+	}
+	entries := func() (int64, error) {
+		var stats struct {
+			NumberOfEntries int64 `json:"numberOfEntries"`
+		}
+		err := adminGet(topicPath(sc.Topic)+"/internalStats", &stats)
+		return stats.NumberOfEntries, err
+	}
+	eventually.NoError(t, 30*time.Second, connected(subs.get(t, 0)))
+	pub.publish(t, 0, n)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if got, err := entries(); err != nil || got != n {
+			return fmt.Errorf("the topic holds %d messages (%v), want %d", got, err, n)
+		}
+		return nil
+	})
+	subs.hold(t)
+	if err := subs.get(t, 0).Close(); err != nil {
+		t.Fatal(err)
+	}
+	pub.publish(t, n, n+gap)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if got := read.Load(); got < n+gap {
+			return fmt.Errorf("the other subscriber read %d messages, want %d", got, n+gap)
+		}
+		return nil
+	})
+	subs.release()
+	eventually.NoError(t, 30*time.Second, connected(subs.get(t, 1)))
+	pub.publish(t, n+gap, n+gap+more)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if got, err := entries(); err != nil || got < n+more {
+			return fmt.Errorf("the topic holds %d messages (%v), want %d", got, err, n+more)
+		}
+		return nil
+	})
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n+more, 30*time.Second), append(payloads(0, n), payloads(n+gap, n+gap+more)...))
+	eventually.NoError(t, 10*time.Second, func() error {
+		st, err := ip.status(sc.Name)
+		if err != nil {
+			return err
+		}
+		if f := failureOf(st, "skipped"); f == nil || !strings.Contains(f.Message, "bytes published in between are lost") {
+			return fmt.Errorf("failures %v; want the messages published while the reader was away said lost", st.Failures)
+		}
+		if !ip.logs.contains("level=ERROR msg=\"transport mode: the reader subscribed again past what it had sent") {
+			return errors.New("the loss is not logged at error level")
 		}
 		return nil
 	})
