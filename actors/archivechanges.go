@@ -196,11 +196,14 @@ func truncatedToGoOn(stream string, id int64) string {
 // with its seed. A recording read again (stopped again at its end at another time, see
 // reopen) has its new stop time stored only once that reading is done, by a listing after
 // it: stored before, and ferry stopped meanwhile, the next run would find the stop time
-// kept and never read it again (checkEnd).
+// kept and never read it again (checkEnd). A stop below the checkpoint stored at start is
+// not stored either: the recording was truncated below what ferry published, which its
+// replay refuses (the way on, forget, lowers the stop kept itself); stored, it would replace
+// the stop kept above, which checkTail compares a recording recorded again since with.
 func (s *streamSupervisor) noteStop(ctx actor.Context, r *messages.RecordingInfo) {
 	id := r.RecordingId
 	mark := stopMark{r.StopPosition, r.StopMs}
-	if r.Live || r.StopPosition <= 0 || s.listedStops[id] == mark || s.rechecking[id] {
+	if r.Live || r.StopPosition <= 0 || s.listedStops[id] == mark || s.rechecking[id] || r.StopPosition < s.origins.byRecording[id].Position {
 		return
 	}
 	s.listedStops[id] = mark

@@ -571,6 +571,38 @@ func TestARecordingListedStoppedHasItsStopStoredOnce(t *testing.T) {
 	}
 }
 
+// A recording truncated below its checkpoint while ferry was down is left to its replay at
+// the first listing (which refuses it), and its stop is not stored: stored, it would
+// replace the stop the checkpoint keeps above, and the next listing, which says the
+// truncation against that stop, would say nothing.
+func TestAStopBelowTheCheckpointIsNotStored(t *testing.T) {
+	env, cfg := testEnv(t)
+	cfg.Stored = store.State{Stored: true, Checkpoints: []store.Checkpoint{{RecordingID: 3, Position: 3000, StartMs: 50, ListedStop: 4000, ListedStopMs: 90}}}
+	s, nobody, failed, run := bareStream(t, env, cfg)
+	told := make(probe, 16)
+	truncated := &messages.RecordingInfo{RecordingId: 3, StartMs: 50, StopMs: 90, StopPosition: 2000, RecordedPosition: 2000}
+	var first error
+	run(func(ctx actor.Context) {
+		s.checkpointer = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return told }))
+		s.running[3] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 1_000, Recordings: []*messages.RecordingInfo{truncated}})
+		first = failed()
+		s.listed(ctx, &messages.RecordingsListed{ListedAtMs: 2_000, Recordings: []*messages.RecordingInfo{truncated}})
+		ctx.Send(s.checkpointer, "done")
+	})
+	if first != nil {
+		t.Fatalf("the first listing failed the stream: %v; want it left to the replay", first)
+	}
+	for m := next[any](t, told); m != "done"; m = next[any](t, told) {
+		if l, ok := m.(*messages.RecordingListedStopped); ok {
+			t.Fatalf("the checkpointer was told of the stop %d of recording 3, below its checkpoint at 3000", l.StopPosition)
+		}
+	}
+	if err := failed(); err == nil || !strings.Contains(err.Error(), "recording 3 now stops at 2000, before 4000") {
+		t.Fatalf("the stream failed with %v; want the truncation below the stop kept said", err)
+	}
+}
+
 // waitingSubscriber is an Aeron client whose subscriptions never come: a transport stream
 // stays starting, with nothing in flight.
 type waitingSubscriber struct{}
