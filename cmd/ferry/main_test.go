@@ -602,6 +602,9 @@ func TestUsageErrors(t *testing.T) {
 	if code, out, _ := ferry("version"); code != exitOK || !strings.HasPrefix(out, "ferry ") {
 		t.Errorf("version = %d %q", code, out)
 	}
+	if code, out, errOut := ferry("version", "-h"); code != exitOK || !strings.Contains(out, "usage: ferry version") || errOut != "" {
+		t.Errorf("version -h = %d, stdout %q, stderr %q; want exit 0 and its usage, as every command's -h", code, out, errOut)
+	}
 	if code, _, errOut := ferry("version", "extra"); code != exitUsage || !strings.Contains(errOut, "version takes no arguments") {
 		t.Errorf("version extra = %d %q; want a usage error", code, errOut)
 	}

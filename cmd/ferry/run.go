@@ -42,6 +42,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case cmd == "help" || cmd == "-h" || cmd == "--help" || cmd == "-help":
 		fmt.Fprintln(stdout, usage)
 		return exitOK
+	case cmd == "version" && len(rest) == 1 && (rest[0] == "-h" || rest[0] == "--help" || rest[0] == "-help"):
+		fmt.Fprintln(stdout, "usage: ferry version\n\nprints ferry's version; it takes no flags")
+		return exitOK
 	case cmd == "version" && len(rest) > 0:
 		err = usageError{fmt.Sprintf("version takes no arguments (given %q)", rest)}
 	case cmd == "version":
