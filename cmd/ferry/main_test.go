@@ -204,9 +204,16 @@ func TestRecordingsCommittedColumn(t *testing.T) {
 	}
 	// Recording 6 of a replaced archive: another recording under the same id.
 	other := listed(6)
-	other.SessionID = 10
+	other.StartTimestampMs++
 	if got := committedText(all, "orders", other); !strings.Contains(got, "of another recording") || !strings.HasPrefix(got, "- ") {
 		t.Errorf("another recording under id 6: COMMITTED %q; want nothing committed, the checkpoint named another recording's", got)
+	}
+	// Recording 6 extended (ExtendRecording) by a publication of another session: the
+	// archive lists it in that session, with its start; the running ferry follows it.
+	extended := listed(6)
+	extended.SessionID = 10
+	if got := committedText(all, "orders", extended); got != "512 (completed)" {
+		t.Errorf("recording 6 extended in another session: COMMITTED %q; want %q, as the running ferry takes it", got, "512 (completed)")
 	}
 	if got := committedText(nil, "orders", listed(1)); got != "?" {
 		t.Errorf("checkpoints unknown: COMMITTED %q, want ?", got)
@@ -1085,6 +1092,18 @@ func TestATokenFileIsReadTheSameForTheBrokerAndTheAdminAPI(t *testing.T) {
 		path := file(name, content)
 		if _, err := tokenFromFile(path)(); err == nil || !strings.Contains(err.Error(), path) {
 			t.Errorf("token file %s (%q): %v; want an error naming it", name, content, err)
+		}
+	}
+	// The broker's is read at start too: a missing or empty file stops it, instead of
+	// every producer failing later.
+	for name, path := range map[string]string{"missing": filepath.Join(dir, "missing"), "empty": file("empty", "")} {
+		cfg, err := config.Parse([]byte("mode: archive\npulsar:\n  service_url: pulsar://127.0.0.1:6650\n  auth:\n    token_file: "+path+"\n"+
+			"streams:\n  - name: orders\n    channel: aeron:ipc\n    stream_id: 1001\n    topic: orders\n"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := clientOptions(cfg, io.Discard); err == nil || !strings.Contains(err.Error(), "pulsar.auth.token_file") {
+			t.Errorf("token file %s: %v; want the start stopped, naming pulsar.auth.token_file", name, err)
 		}
 	}
 }

@@ -176,7 +176,9 @@ func committedCheckpoints(cfg *config.Config) (map[string]map[int64]store.Checkp
 
 // committedText is what ferry committed of recording d: its checkpoint's position and
 // state. A checkpoint of another recording under d's id (the archive's catalog replaced,
-// its ids reused: the running ferry stops the stream) is said to be one.
+// its ids reused: the running ferry stops the stream) is said to be one: another start
+// time, as the stream tells it (actors, checkOrigin); an extension (ExtendRecording) keeps
+// the start and may record it on in another session.
 func committedText(all map[string]map[int64]store.Checkpoint, stream string, d archive.RecordingDescriptor) string {
 	cps, read := all[stream]
 	if !read {
@@ -186,7 +188,7 @@ func committedText(all map[string]map[int64]store.Checkpoint, stream string, d a
 	switch {
 	case !ok:
 		return "-"
-	case !c.SameRecording(d.StartTimestampMs, d.SessionID):
+	case c.StartMs != 0 && c.StartMs != d.StartTimestampMs:
 		return fmt.Sprintf("- (the checkpoint under this id, at %d, is of another recording, started %s in session %d: the archive reuses ids)", c.Position, time.UnixMilli(c.StartMs).UTC().Format(time.RFC3339), c.SessionID)
 	case c.Forgotten:
 		return fmt.Sprintf("%d (forgotten: never published after it)", c.Position)
