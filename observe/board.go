@@ -85,8 +85,9 @@ func (b *Board) SetConnection(c *messages.Connection) {
 // no stream is healthy, whatever it last said: its actors are gone until ferry reconnects,
 // and nothing it shows moves. While it is up, a stream healthy when it last pushed, but
 // that has not pushed for staleAfter (since the connection was made, if later), is not:
-// what it shows is stale. One that has never pushed (only expected, starting) is not
-// stale.
+// what it shows is stale. One that has never pushed (only expected, starting) is so
+// staleAfter after the connection was made: its actors, started with it, push within 500
+// ms, so one that has not is stuck before its first push.
 func (b *Board) Snapshot() *messages.Status {
 	snap, _ := b.snapshot()
 	return snap
@@ -116,6 +117,10 @@ func (b *Board) snapshot() (*messages.Status, map[string]bool) {
 			st.Healthy, stale[name] = false, true
 			st.Reason = fmt.Sprintf("its status is stale: not pushed since %s (%s ago; a running stream pushes every 500 ms), so what it shows is from then",
 				pushed.UTC().Format(time.RFC3339), now.Sub(pushed).Round(time.Second))
+		case !ok && !down && !b.upAt.IsZero() && st.Healthy && now.Sub(b.upAt) > staleAfter:
+			st.Healthy, stale[name] = false, true
+			st.Reason = fmt.Sprintf("it has not pushed its status since ferry connected to Aeron at %s (%s ago; a running stream pushes every 500 ms): its actors are stuck before their first push",
+				b.upAt.UTC().Format(time.RFC3339), now.Sub(b.upAt).Round(time.Second))
 		}
 		out.Streams = append(out.Streams, st)
 	}

@@ -110,8 +110,9 @@ func TestExpectedStreamsAreOnTheBoardBeforeTheyReport(t *testing.T) {
 // A stream that stopped pushing its status is not shown healthy and ready for ever on what
 // it last said: after staleAfter without a push (while ferry is connected) it is unhealthy
 // and not ready, saying since when its status is stale, and /status says when it pushed.
-// A stream only expected (it never pushed) is not stale; nor one whose actors start again
-// after a reconnect, until staleAfter after it; one unhealthy keeps its own reason; and
+// A stream only expected (it never pushed) is so staleAfter after the connection was made
+// (its actors are stuck before their first push); one whose actors start again after a
+// reconnect is not, until staleAfter after it; one unhealthy keeps its own reason; and
 // while the connection is down the reason is the connection's.
 func TestAStreamThatStoppedPushingIsStale(t *testing.T) {
 	b := NewBoard("test")
@@ -128,8 +129,9 @@ func TestAStreamThatStoppedPushingIsStale(t *testing.T) {
 	}
 	now = now.Add(time.Hour)
 	ok, reasons := b.Healthy()
-	if ok || len(reasons) != 2 || !strings.HasPrefix(reasons[0], "orders: its status is stale: not pushed since 2026-11-29T19:20:00Z (1h0m10s ago") || reasons[1] != "quotes: failed: a bug" {
-		t.Errorf("an hour without a push: healthy %t, %q; want orders stale since its push, quotes failed (fills never pushed: not stale)", ok, reasons)
+	if ok || len(reasons) != 3 || !strings.HasPrefix(reasons[0], "orders: its status is stale: not pushed since 2026-11-29T19:20:00Z (1h0m10s ago") ||
+		!strings.HasPrefix(reasons[1], "fills: it has not pushed its status since ferry connected to Aeron at 2026-11-29T19:20:00Z (1h0m10s ago") || reasons[2] != "quotes: failed: a bug" {
+		t.Errorf("an hour without a push: healthy %t, %q; want orders stale since its push, fills never pushed since the connection, quotes failed", ok, reasons)
 	}
 	if ready, not := b.Ready([]string{"orders"}); ready || len(not) != 1 || !strings.Contains(not[0], "stale") {
 		t.Errorf("an hour without a push: ready %t, %q; want not ready, stale", ready, not)
@@ -147,8 +149,8 @@ func TestAStreamThatStoppedPushingIsStale(t *testing.T) {
 		t.Errorf("just reconnected: healthy %t, %q; want quotes' failure alone (the others' actors start again)", ok, reasons)
 	}
 	now = now.Add(staleAfter + time.Millisecond)
-	if ok, reasons := b.Healthy(); ok || len(reasons) != 2 {
-		t.Errorf("%s after the reconnect without a push: healthy %t, %q; want orders stale", staleAfter, ok, reasons)
+	if ok, reasons := b.Healthy(); ok || len(reasons) != 3 {
+		t.Errorf("%s after the reconnect without a push: healthy %t, %q; want orders and fills stale, quotes failed", staleAfter, ok, reasons)
 	}
 	b.SetStream(&messages.StreamStatus{Name: "orders", State: "replaying", Healthy: true})
 	if ready, not := b.Ready([]string{"orders"}); !ready {
