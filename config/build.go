@@ -47,7 +47,10 @@ func (p *parser) build() *Config {
 	p.checkModes(c.Mode)
 	g := func(path string) *setting { return p.vals[path] }
 
-	c.Aeron.Dir = decode(p, "aeron.dir", g("aeron.dir"), "", dirPath)
+	// Left out, the Aeron client's default; given empty (an unfilled variable or template),
+	// refused as every other key's, rather than taken for the default: on a host with
+	// several media drivers, that could be another's.
+	c.Aeron.Dir = decode(p, "aeron.dir", g("aeron.dir"), "", filePath)
 
 	a := &c.Archive
 	a.ControlChannel = decode(p, "archive.control_channel", g("archive.control_channel"), mustChannel(DefaultControlChannel), archiveChannel)

@@ -191,6 +191,9 @@ func TestParse_EmptyValueFix(t *testing.T) {
 		{"empty variable of a key with a default", doc("archive", "", ""), map[string]string{"FERRY_STORE_PATH": ""}, "store.path", "unset FERRY_STORE_PATH, or give it a value"},
 		{"empty variable of a required key", doc("archive", "", ""), map[string]string{"FERRY_PULSAR_SERVICE_URL": ""}, "pulsar.service_url", "unset FERRY_PULSAR_SERVICE_URL, or give it a value"},
 		{"empty mode variable", doc("archive", "", ""), map[string]string{"FERRY_MODE": ""}, "mode", "unset FERRY_MODE, or give it a value"},
+		// Not taken for the default, which could be another media driver's.
+		{"empty aeron.dir", doc("archive", "aeron:\n  dir: ''\n", ""), nil, "aeron.dir", "give it a value, or remove the key to get the default"},
+		{"empty aeron.dir variable", doc("archive", "", ""), map[string]string{"FERRY_AERON_DIR": ""}, "aeron.dir", "unset FERRY_AERON_DIR, or give it a value"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse([]byte(tt.yaml), envOf(tt.env))

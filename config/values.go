@@ -103,14 +103,6 @@ func filePath(s string) (string, *problem) {
 	return s, pathProblem(s)
 }
 
-// dirPath is a directory's path like filePath's, or empty (the default).
-func dirPath(s string) (string, *problem) {
-	if s == "" {
-		return s, nil
-	}
-	return filePath(s)
-}
-
 func pathProblem(s string) *problem {
 	switch {
 	case strings.TrimSpace(s) != s:

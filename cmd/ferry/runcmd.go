@@ -596,7 +596,13 @@ func clientOptions(cfg *config.Config, stderr io.Writer) (pulsar.ClientOptions, 
 	case cfg.Pulsar.Auth.Token != "":
 		opts.Authentication = pulsar.NewAuthenticationToken(string(cfg.Pulsar.Auth.Token))
 	case cfg.Pulsar.Auth.TokenFile != "":
-		opts.Authentication = pulsar.NewAuthenticationTokenFromSupplier(tokenFromFile(cfg.Pulsar.Auth.TokenFile))
+		// Read now too, as tlsConfig's files: a missing or empty file stops the start,
+		// rather than every producer failing, the stream stalled only after stall_after.
+		read := tokenFromFile(cfg.Pulsar.Auth.TokenFile)
+		if _, err := read(); err != nil {
+			return pulsar.ClientOptions{}, err
+		}
+		opts.Authentication = pulsar.NewAuthenticationTokenFromSupplier(read)
 	case certs:
 		opts.Authentication = pulsar.NewAuthenticationTLS(cfg.Pulsar.TLS.CertFile, cfg.Pulsar.TLS.KeyFile)
 	}
