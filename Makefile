@@ -12,6 +12,8 @@ PEERS       := .bin/peers
 # More flags for `ferry demo`, e.g. DEMO_ARGS=--listen=127.0.0.1:8090 beside another ferry
 # or demo that holds the default status port (`.bin/ferry demo -h` lists them).
 DEMO_ARGS   ?=
+# What `ferry version` and /status say of the demo's binary: the commit it was built from.
+VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 # A count, not a duration: a duration-bounded fuzz run can end in a spurious
 # "context deadline exceeded" (golang/go#75804).
 FUZZTIME    ?= 2000x
@@ -84,5 +86,5 @@ infra-down: $(PEERS) ## stop the peers infra-up started
 	$(PEERS) down
 
 demo: deps $(PEERS) ## the main job live: real archive + Pulsar, a sample publisher, ferry, status each second (Ctrl-C stops)
-	$(GO) build -o .bin/ferry ./cmd/ferry
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o .bin/ferry ./cmd/ferry
 	$(PEERS) run -- bash -c 'exec .bin/ferry demo --aeron-dir "$$FERRYTEST_AERON_DIR" --pulsar "$$FERRYTEST_PULSAR_URL" --pulsar-admin "$$FERRYTEST_PULSAR_ADMIN_URL" $(DEMO_ARGS)'
