@@ -1271,7 +1271,9 @@ func TestStartLatestOnAnEmptyArchiveIsNotDecidedAgainByARestart(t *testing.T) {
 		checkpointer := make(probe, 64)
 		run(func(ctx actor.Context) {
 			s.checkpointer = ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return checkpointer }))
-			s.running[0] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody} // as if spawned
+			for id := range int64(3) { // as if spawned: the test runs no recording's actors
+				s.running[id] = &recordingPIDs{replay: nobody, tracker: nobody, publisher: nobody}
+			}
 			s.listed(ctx, l)
 		})
 		if err := failed(); err != nil {
