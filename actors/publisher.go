@@ -1290,10 +1290,15 @@ func (p *publisher) storedEnds(msg StoredMessage) *storedEnds {
 // 22), and ferry cannot tell.
 func (p *publisher) duplicateUnchecked(ctx actor.Context, d *duplicateUnchecked) {
 	if d.fresh {
-		msg := fmt.Sprintf("recording %d: the record ending at %d, sent for the first time, was answered as a duplicate: the topic's deduplication knows producer %s past it, "+
-			"from messages published under that name that ferry's checkpoint store does not hold — the store lost, moved (a relative store.path run from another directory) or reset without renaming the stream, "+
-			"or another ferry publishing a stream of this name to the topic. If those were these records (the same archive), nothing is lost; "+
-			"if not (another archive, whose recording ids start again at 0), every record so answered is not in the topic: %s",
+		// (A reconnect in the middle of the sends explains it too: the client sends its pending
+		// messages again, and one the broker stored before its answer was lost comes back as a
+		// duplicate. Nothing is lost then, and the advice to rename would store every record
+		// again: it is given for the case it is for.)
+		msg := fmt.Sprintf("recording %d: the record ending at %d, sent for the first time, was answered as a duplicate: the topic's deduplication knows producer %s past it. "+
+			"If the Pulsar client reconnected to the broker while the record was in flight (a broker restart, a topic unload: its warnings say so), this is its own re-send of a record the broker had stored, and nothing is lost. "+
+			"If not, messages were published under that name that ferry's checkpoint store does not hold — the store lost, moved (a relative store.path run from another directory) or reset without renaming the stream, "+
+			"or another ferry publishing a stream of this name to the topic: if those were these records (the same archive), nothing is lost; "+
+			"if they were another archive's (whose recording ids start again at 0), every record so answered is not in the topic, and then: %s",
 			p.rec, d.end, p.name, renameToGoOn)
 		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
 		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
