@@ -198,7 +198,7 @@ func truncatedToGoOn(stream string, id int64) string {
 // it: stored before, and ferry stopped meanwhile, the next run would find the stop time
 // kept and never read it again (checkEnd). A stop below the checkpoint stored at start is
 // not stored either: the recording was truncated below what ferry published, which its
-// replay refuses (the way on, forget, lowers the stop kept itself); stored, it would replace
+// replay refuses (forget refuses it too; the way on is a reset); stored, it would replace
 // the stop kept above, which checkTail compares a recording recorded again since with.
 func (s *streamSupervisor) noteStop(ctx actor.Context, r *messages.RecordingInfo) {
 	id := r.RecordingId

@@ -296,6 +296,7 @@ func (l *live) poll(ctx actor.Context) {
 		// takes at least a frame, so that a message longer than the room left still arrives.
 		limit := max(l.lastEnd[l.reading]+l.cfg.MaxInflightBytes-l.inflightB, before+1)
 		_, err := img.BoundedPoll(l.asm.OnFragment, limit, int(credits))
+		l.marks.readTo(l.reading, img.Position())
 		batch := l.batch
 		l.batch = nil
 		if l.again > 0 {
@@ -411,20 +412,21 @@ func (l *live) forgetGone(images []*aeron.Image) {
 
 // joinedAhead says, at error level and as a `skipped` failure, that a reader subscribed
 // again (restarted, or after a reconnect to a driver that kept the publication) joined
-// publication img past the end of the last message it had sent of it: the driver joins a
-// new subscription where the slowest subscriber of the stream is, and another, faster one
-// had read on meanwhile. What was published in between is lost (at most once), as if ferry
-// had been down; how many messages is not known, their bytes are.
+// publication img past where it had read it to (readPast): the driver joins a new
+// subscription where the slowest subscriber of the stream is, and another, faster one had
+// read on meanwhile. What was published in between is lost (at most once), as if ferry had
+// been down; how many messages is not known, their bytes are. (Alone on the driver, the
+// reader joins again where its last poll left the image, which may be inside a message,
+// counted as broken off, or past padding: nothing to say.)
 func (l *live) joinedAhead(ctx actor.Context, img *aeron.Image) {
-	p := publicationOf(img)
-	mark, ok := l.marks.ends[p]
-	if !ok || img.JoinPosition() <= mark.end {
+	read, ok := l.marks.readPast(publicationOf(img))
+	if !ok || img.JoinPosition() <= read {
 		return
 	}
-	l.env.Logger.Error("transport mode: the reader subscribed again past what it had sent of a publication: what was published in between is lost (at most once)",
-		"stream", l.cfg.Def.Name, "session", img.SessionID(), "sent_to", mark.end, "joined_at", img.JoinPosition())
+	l.env.Logger.Error("transport mode: the reader subscribed again past where it had read a publication to: what was published in between is lost (at most once)",
+		"stream", l.cfg.Def.Name, "session", img.SessionID(), "read_to", read, "joined_at", img.JoinPosition())
 	ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "skipped",
-		Message: fmt.Sprintf("session %d: the reader, subscribed again, joined at position %d, past %d, the end of the last message it had sent: the %d bytes published in between are lost (transport mode, at most once; another subscriber of the stream on the media driver had read on while ferry's reader was away)", img.SessionID(), img.JoinPosition(), mark.end, img.JoinPosition()-mark.end)}})
+		Message: fmt.Sprintf("session %d: the reader, subscribed again, joined at position %d, past %d, where it had read to: the %d bytes published in between are lost (transport mode, at most once; another subscriber of the stream on the media driver read on while ferry's reader was away)", img.SessionID(), img.JoinPosition(), read, img.JoinPosition()-read)}})
 }
 
 // countBrokenOff counts as lost the messages the assembler dropped unfinished since the last

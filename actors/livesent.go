@@ -45,7 +45,12 @@ type sentMarks struct {
 
 type sentMark struct {
 	end int64
-	seq uint64 // when it was last marked, for the bound
+	// read is the reader's image position after its last poll of the publication: past end
+	// inside a message not read whole, or past padding. A subscription of ferry's alone on
+	// the driver joins again there (IpcPublication.joinPosition: the consumer position,
+	// which follows the highest subscriber position seen), not at end.
+	read int64
+	seq  uint64 // when it was last marked, for the bound
 }
 
 // maxSentMarks bounds the publications a stream's marks keep: a publisher restarting every
@@ -76,7 +81,25 @@ func (m *sentMarks) mark(p publication, end int64) {
 		}
 		delete(m.ends, oldest)
 	}
-	m.ends[p] = sentMark{end: end, seq: m.seq}
+	e := m.ends[p]
+	e.end, e.seq = end, m.seq
+	m.ends[p] = e
+}
+
+// readTo notes that the reader read p's image to position (kept for a publication it sent a
+// message of).
+func (m *sentMarks) readTo(p publication, position int64) {
+	if e, ok := m.ends[p]; ok && position > e.read {
+		e.read = position
+		m.ends[p] = e
+	}
+}
+
+// readPast is how far the reader had read p: the end of the last message it sent, or the
+// image position past it its last poll reached; ok false if it sent nothing of p.
+func (m *sentMarks) readPast(p publication) (int64, bool) {
+	e, ok := m.ends[p]
+	return max(e.end, e.read), ok
 }
 
 // sentMarksKeeper carries each transport stream's marks from one pipeline to the next (Run's

@@ -31,6 +31,32 @@ func TestSentMarksKeepTheMostRecentPublications(t *testing.T) {
 	}
 }
 
+// How far the reader read a publication is the end of the last message it sent, or the
+// image position its last poll reached past it (inside a message, past padding): where a
+// subscription of ferry's alone on the driver joins again, which is no loss. A publication
+// it sent nothing of has none; a mark keeps the position read.
+func TestReadPastIsWhereTheReaderLeftThePublication(t *testing.T) {
+	m := newSentMarks()
+	a, b := publication{session: 1}, publication{session: 2}
+	m.readTo(b, 500) // nothing of b sent: not kept
+	if _, ok := m.readPast(b); ok {
+		t.Fatal("a publication nothing of which was sent has a position read")
+	}
+	m.mark(a, 64)
+	if got, ok := m.readPast(a); !ok || got != 64 {
+		t.Fatalf("read past %d, %t; want 64, the last message's end", got, ok)
+	}
+	m.readTo(a, 96) // inside the next message
+	m.mark(a, 80)   // an older mark cannot be: the read position stays
+	if got, _ := m.readPast(a); got != 96 {
+		t.Fatalf("read past %d; want 96, where the last poll left the image", got)
+	}
+	m.mark(a, 128)
+	if got, _ := m.readPast(a); got != 128 {
+		t.Fatalf("read past %d; want 128, the last message's end", got)
+	}
+}
+
 // A publisher restarted with an explicit session id and initial term id starts again from
 // position 0 on the same channel: the driver makes it a new image, and its messages are not
 // taken for its predecessor's, already sent (they were dropped as read again, with only a

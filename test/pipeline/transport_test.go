@@ -684,7 +684,7 @@ func TestTransportReaderRestartedBehindAFasterSubscriberSaysWhatItLost(t *testin
 		if f := failureOf(st, "skipped"); f == nil || !strings.Contains(f.Message, "bytes published in between are lost") {
 			return fmt.Errorf("failures %v; want the messages published while the reader was away said lost", st.Failures)
 		}
-		if !ip.logs.contains("level=ERROR msg=\"transport mode: the reader subscribed again past what it had sent") {
+		if !ip.logs.contains("level=ERROR msg=\"transport mode: the reader subscribed again past where it had read a publication to") {
 			return errors.New("the loss is not logged at error level")
 		}
 		return nil
