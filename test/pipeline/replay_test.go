@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -241,22 +239,7 @@ func TestAReplayReadFirstByAnotherSubscriberIsNotSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var read atomic.Int64
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if k, _ := other.Poll(func([]byte, aeron.Header) { read.Add(1) }, 1000); k == 0 {
-				runtime.Gosched()
-			}
-		}
-	}()
-	t.Cleanup(func() { close(stop); <-stopped })
+	read := readEagerly(t, other)
 
 	ip := startInProcess(t, inProcessOptions{replayStreamID: replayStreamID, wrapArchive: func(a actors.Archive) actors.Archive {
 		return lateReplayAnswers{Archive: a, by: 300 * time.Millisecond}

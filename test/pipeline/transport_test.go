@@ -175,15 +175,7 @@ func TestTransportReaderRestartedAfterAFailureLosesNothingElse(t *testing.T) {
 	// The first message's acknowledgement becomes a failure (the broker stored it).
 	plan := harness.Faults(map[int]harness.Fault{0: harness.Fail(nil)})
 	ip := startInProcess(t, inProcessOptions{transport: true, plan: plan, wrapAeron: subs.wrap}, sc)
-	connected := func(sub *aeron.Subscription) func() error {
-		return func() error {
-			if len(sub.Images()) == 0 {
-				return errors.New("ferry's subscription has no image of the publication yet")
-			}
-			return nil
-		}
-	}
-	eventually.NoError(t, 30*time.Second, connected(subs.get(t, 0)))
+	eventually.NoError(t, 30*time.Second, imageJoined(subs.get(t, 0)))
 	pub.publish(t, 0, 1)
 	eventually.NoError(t, 30*time.Second, func() error {
 		if !ip.logs.contains("is lost") {
@@ -194,7 +186,7 @@ func TestTransportReaderRestartedAfterAFailureLosesNothingElse(t *testing.T) {
 	if err := subs.get(t, 0).Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually.NoError(t, 30*time.Second, connected(subs.get(t, 1)))
+	eventually.NoError(t, 30*time.Second, imageJoined(subs.get(t, 1)))
 	pub.publish(t, 1, 1+n)
 	eventually.NoError(t, 30*time.Second, func() error {
 		var stats struct {
@@ -289,12 +281,7 @@ func TestTransportStreamThatCannotPublishTurnsStalled(t *testing.T) {
 		createProducer: func(actors.ProducerFactory) actors.ProducerFactory {
 			return func(pulsar.ProducerOptions) (pulsar.Producer, error) { return nil, errors.New("refused by the test") }
 		}}, sc)
-	eventually.NoError(t, 30*time.Second, func() error {
-		if len(subs.get(t, 0).Images()) == 0 {
-			return errors.New("ferry's subscription has no image of the publication yet")
-		}
-		return nil
-	})
+	eventually.NoError(t, 30*time.Second, imageJoined(subs.get(t, 0)))
 	pub.publish(t, 0, 10)
 	eventually.NoError(t, 30*time.Second, func() error {
 		for _, s := range ip.board.Snapshot().Streams {
@@ -318,12 +305,7 @@ func TestTransportOneFailedPublishLosesThatMessageOnly(t *testing.T) {
 	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
 	subs := &subscriptions{}
 	ip := startInProcess(t, inProcessOptions{transport: true, wrapAeron: subs.wrap}, sc)
-	eventually.NoError(t, 30*time.Second, func() error {
-		if len(subs.get(t, 0).Images()) == 0 {
-			return errors.New("ferry's subscription has no image of the publication yet")
-		}
-		return nil
-	})
+	eventually.NoError(t, 30*time.Second, imageJoined(subs.get(t, 0)))
 	want := make([][]byte, 0, n-1)
 	for i := range n {
 		msg := payloadFor(i)
@@ -553,25 +535,10 @@ func TestTransportReaderRestartedBehindASlowerSubscriberSendsNothingTwice(t *tes
 	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
 	subs := &subscriptions{}
 	ip := startInProcess(t, inProcessOptions{transport: true, wrapAeron: subs.wrap}, sc)
-	connected := func(sub *aeron.Subscription) func() error {
-		return func() error {
-			if len(sub.Images()) == 0 {
-				return errors.New("ferry's subscription has no image of the publication yet")
-			}
-			return nil
-		}
-	}
-	entries := func() (int64, error) {
-		var stats struct {
-			NumberOfEntries int64 `json:"numberOfEntries"`
-		}
-		err := adminGet(topicPath(sc.Topic)+"/internalStats", &stats)
-		return stats.NumberOfEntries, err
-	}
-	eventually.NoError(t, 30*time.Second, connected(subs.get(t, 0)))
+	eventually.NoError(t, 30*time.Second, imageJoined(subs.get(t, 0)))
 	pub.publish(t, 0, n)
 	eventually.NoError(t, 30*time.Second, func() error {
-		if got, err := entries(); err != nil || got != n {
+		if got, err := topicEntries(sc.Topic); err != nil || got != n {
 			return fmt.Errorf("the topic holds %d messages (%v), want %d", got, err, n)
 		}
 		return nil
@@ -579,10 +546,10 @@ func TestTransportReaderRestartedBehindASlowerSubscriberSendsNothingTwice(t *tes
 	if err := subs.get(t, 0).Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually.NoError(t, 30*time.Second, connected(subs.get(t, 1)))
+	eventually.NoError(t, 30*time.Second, imageJoined(subs.get(t, 1)))
 	pub.publish(t, n, n+more)
 	eventually.NoError(t, 30*time.Second, func() error {
-		if got, err := entries(); err != nil || got < n+more {
+		if got, err := topicEntries(sc.Topic); err != nil || got < n+more {
 			return fmt.Errorf("the topic holds %d messages (%v), want %d", got, err, n+more)
 		}
 		return nil
@@ -612,45 +579,16 @@ func TestTransportReaderRestartedBehindAFasterSubscriberSaysWhatItLost(t *testin
 	if err != nil {
 		t.Fatal(err)
 	}
-	var read atomic.Int64
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if k, _ := fast.Poll(func([]byte, aeron.Header) { read.Add(1) }, 100); k == 0 {
-				runtime.Gosched()
-			}
-		}
-	}()
-	t.Cleanup(func() { close(stop); <-stopped; _ = fast.Close() })
+	t.Cleanup(func() { _ = fast.Close() }) // after the reading ends (LIFO)
+	read := readEagerly(t, fast)
 	pub := rs.newPublication(t)
 	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
 	subs := &subscriptions{}
 	ip := startInProcess(t, inProcessOptions{transport: true, wrapAeron: subs.wrap}, sc)
-	connected := func(sub *aeron.Subscription) func() error {
-		return func() error {
-			if len(sub.Images()) == 0 {
-				return errors.New("ferry's subscription has no image of the publication yet")
-			}
-			return nil
-		}
-	}
-	entries := func() (int64, error) {
-		var stats struct {
-			NumberOfEntries int64 `json:"numberOfEntries"`
-		}
-		err := adminGet(topicPath(sc.Topic)+"/internalStats", &stats)
-		return stats.NumberOfEntries, err
-	}
-	eventually.NoError(t, 30*time.Second, connected(subs.get(t, 0)))
+	eventually.NoError(t, 30*time.Second, imageJoined(subs.get(t, 0)))
 	pub.publish(t, 0, n)
 	eventually.NoError(t, 30*time.Second, func() error {
-		if got, err := entries(); err != nil || got != n {
+		if got, err := topicEntries(sc.Topic); err != nil || got != n {
 			return fmt.Errorf("the topic holds %d messages (%v), want %d", got, err, n)
 		}
 		return nil
@@ -667,10 +605,10 @@ func TestTransportReaderRestartedBehindAFasterSubscriberSaysWhatItLost(t *testin
 		return nil
 	})
 	subs.release()
-	eventually.NoError(t, 30*time.Second, connected(subs.get(t, 1)))
+	eventually.NoError(t, 30*time.Second, imageJoined(subs.get(t, 1)))
 	pub.publish(t, n+gap, n+gap+more)
 	eventually.NoError(t, 30*time.Second, func() error {
-		if got, err := entries(); err != nil || got < n+more {
+		if got, err := topicEntries(sc.Topic); err != nil || got < n+more {
 			return fmt.Errorf("the topic holds %d messages (%v), want %d", got, err, n+more)
 		}
 		return nil
@@ -703,12 +641,7 @@ func TestTransportInflightBytesBoundWhatAwaitsAcknowledgement(t *testing.T) {
 	holding.Store(true)
 	subs := &subscriptions{}
 	ip := startInProcess(t, inProcessOptions{transport: true, plan: holdAcks(&holding), wrapAeron: subs.wrap, maxInflightBytes: window}, sc)
-	eventually.NoError(t, 30*time.Second, func() error {
-		if len(subs.get(t, 0).Images()) == 0 {
-			return errors.New("ferry's subscription has no image of the publication yet")
-		}
-		return nil
-	})
+	eventually.NoError(t, 30*time.Second, imageJoined(subs.get(t, 0)))
 	msgs := make([][]byte, n)
 	for i := range msgs {
 		msgs[i] = bytes.Repeat([]byte{byte('a' + i%26)}, size)
@@ -743,4 +676,46 @@ func TestTransportInflightBytesBoundWhatAwaitsAcknowledgement(t *testing.T) {
 		return nil
 	})
 	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), msgs)
+}
+
+// imageJoined is, for eventually, whether ferry's subscription sub has an image of the
+// publication yet.
+func imageJoined(sub *aeron.Subscription) func() error {
+	return func() error {
+		if len(sub.Images()) == 0 {
+			return errors.New("ferry's subscription has no image of the publication yet")
+		}
+		return nil
+	}
+}
+
+// topicEntries is storedEntries for an eventually: an admin API error is returned.
+func topicEntries(topic string) (int64, error) {
+	var stats struct {
+		NumberOfEntries int64 `json:"numberOfEntries"`
+	}
+	err := adminGet(topicPath(topic)+"/internalStats", &stats)
+	return stats.NumberOfEntries, err
+}
+
+// readEagerly polls sub on a goroutine of its own until the test ends, as another program
+// reading the stream as fast as it can: it returns the count of fragments read.
+func readEagerly(t *testing.T, sub *aeron.Subscription) *atomic.Int64 {
+	var read atomic.Int64
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if k, _ := sub.Poll(func([]byte, aeron.Header) { read.Add(1) }, 100); k == 0 {
+				runtime.Gosched()
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-stopped })
+	return &read
 }
