@@ -34,7 +34,8 @@
 //	                               # it for a concurrent publisher's
 //	replay:                        # archive mode only
 //	  channel: aeron:ipc           # not reliable=false, eos=false or tether=false: refused
-//	  stream_id: 101
+//	  stream_id: 101               # used by nothing else on the media driver: a subscriber
+//	                               # to it there reads replays before ferry (refused, loudly)
 //	transport:                     # transport mode only
 //	  spy: false                   # subscribe with aeron-spy: on this driver
 //	pulsar:
