@@ -531,18 +531,7 @@ func TestTransportReaderRestartedBehindASlowerSubscriberSendsNothingTwice(t *tes
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = slow.Close() })
-	pub := rs.newPublication(t)
-	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
-	subs := &subscriptions{}
-	ip := startInProcess(t, inProcessOptions{transport: true, wrapAeron: subs.wrap}, sc)
-	eventually.NoError(t, 30*time.Second, imageJoined(subs.get(t, 0)))
-	pub.publish(t, 0, n)
-	eventually.NoError(t, 30*time.Second, func() error {
-		if got, err := topicEntries(sc.Topic); err != nil || got != n {
-			return fmt.Errorf("the topic holds %d messages (%v), want %d", got, err, n)
-		}
-		return nil
-	})
+	ip, subs, pub := transportPublished(t, sc, rs, n)
 	if err := subs.get(t, 0).Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -581,18 +570,7 @@ func TestTransportReaderRestartedBehindAFasterSubscriberSaysWhatItLost(t *testin
 	}
 	t.Cleanup(func() { _ = fast.Close() }) // after the reading ends (LIFO)
 	read := readEagerly(t, fast)
-	pub := rs.newPublication(t)
-	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
-	subs := &subscriptions{}
-	ip := startInProcess(t, inProcessOptions{transport: true, wrapAeron: subs.wrap}, sc)
-	eventually.NoError(t, 30*time.Second, imageJoined(subs.get(t, 0)))
-	pub.publish(t, 0, n)
-	eventually.NoError(t, 30*time.Second, func() error {
-		if got, err := topicEntries(sc.Topic); err != nil || got != n {
-			return fmt.Errorf("the topic holds %d messages (%v), want %d", got, err, n)
-		}
-		return nil
-	})
+	ip, subs, pub := transportPublished(t, sc, rs, n)
 	subs.hold(t)
 	if err := subs.get(t, 0).Close(); err != nil {
 		t.Fatal(err)
@@ -718,4 +696,23 @@ func readEagerly(t *testing.T, sub *aeron.Subscription) *atomic.Int64 {
 	}()
 	t.Cleanup(func() { close(stop); <-stopped })
 	return &read
+}
+
+// transportPublished starts a transport stream sc whose subscriptions subs records, and
+// publishes n messages on a new publication of rs, until the topic holds them.
+func transportPublished(t *testing.T, sc streamConfig, rs *recordedStream, n int) (*inProcess, *subscriptions, *publisher) {
+	t.Helper()
+	pub := rs.newPublication(t)
+	adminMust(t, http.MethodPut, topicPath(sc.Topic), "")
+	subs := &subscriptions{}
+	ip := startInProcess(t, inProcessOptions{transport: true, wrapAeron: subs.wrap}, sc)
+	eventually.NoError(t, 30*time.Second, imageJoined(subs.get(t, 0)))
+	pub.publish(t, 0, n)
+	eventually.NoError(t, 30*time.Second, func() error {
+		if got, err := topicEntries(sc.Topic); err != nil || got != int64(n) {
+			return fmt.Errorf("the topic holds %d messages (%v), want %d", got, err, n)
+		}
+		return nil
+	})
+	return ip, subs, pub
 }
