@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -478,4 +480,48 @@ func publishedToItsEnd(t *testing.T, f *ferryProc, w *topicWatcher, p *publisher
 	w.waitAll(t, f, p.recordingID, positions, 90*time.Second)
 	failWaitLog(t, f, 60*time.Second, "recording published and acknowledged to its end", fmt.Sprintf("recording=%d ", p.recordingID))
 	return positions
+}
+
+// gate holds the calls that pass it while closed (hold) until it is opened again (release);
+// it is open at first. waiting counts the calls it holds.
+type gate struct {
+	mu      sync.Mutex
+	closed  chan struct{} // nil: open
+	waiting atomic.Int32
+}
+
+// hold closes the gate until release (at the latest when the test ends).
+func (g *gate) hold(t *testing.T) {
+	g.mu.Lock()
+	g.closed = make(chan struct{})
+	g.mu.Unlock()
+	t.Cleanup(g.release)
+}
+
+// release opens the gate and lets the calls it holds go.
+func (g *gate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed != nil {
+		close(g.closed)
+		g.closed = nil
+	}
+}
+
+// pass returns once the gate is open, or with ctx's error if ctx ends first.
+func (g *gate) pass(ctx context.Context) error {
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed == nil {
+		return nil
+	}
+	g.waiting.Add(1)
+	defer g.waiting.Add(-1)
+	select {
+	case <-closed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

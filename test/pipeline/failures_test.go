@@ -1319,39 +1319,17 @@ func (c *sameEnd) stoppedAgain(t *testing.T, e *publisher) {
 // and whose replays start only once let go, if held (holdReplays).
 type heldListings struct {
 	actors.Archive
-	mu      sync.Mutex
-	gate    chan struct{} // nil: open; closed by release
-	waiting atomic.Int32
-	replays chan struct{} // nil: open; closed by releaseReplays
+	listings, replays gate
 }
 
 // holdReplays holds the starts of replays from now on, until releaseReplays.
-func (h *heldListings) holdReplays(t *testing.T) {
-	h.mu.Lock()
-	h.replays = make(chan struct{})
-	h.mu.Unlock()
-	t.Cleanup(h.releaseReplays)
-}
+func (h *heldListings) holdReplays(t *testing.T) { h.replays.hold(t) }
 
-func (h *heldListings) releaseReplays() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.replays != nil {
-		close(h.replays)
-		h.replays = nil
-	}
-}
+func (h *heldListings) releaseReplays() { h.replays.release() }
 
 func (h *heldListings) StartReplay(ctx context.Context, recordingID, position, length int64, replayChannel string, replayStreamID int32) (int64, error) {
-	h.mu.Lock()
-	gate := h.replays
-	h.mu.Unlock()
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
+	if err := h.replays.pass(ctx); err != nil {
+		return 0, err
 	}
 	return h.Archive.StartReplay(ctx, recordingID, position, length, replayChannel, replayStreamID)
 }
@@ -1365,40 +1343,20 @@ func (h *heldListings) wrap(a actors.Archive) actors.Archive {
 // which may have begun before hold, has answered.
 func (h *heldListings) hold(t *testing.T) {
 	t.Helper()
-	h.mu.Lock()
-	h.gate = make(chan struct{})
-	h.mu.Unlock()
-	t.Cleanup(h.release)
+	h.listings.hold(t)
 	eventually.NoError(t, 10*time.Second, func() error {
-		if h.waiting.Load() == 0 {
+		if h.listings.waiting.Load() == 0 {
 			return errors.New("no listing held yet")
 		}
 		return nil
 	})
 }
 
-// release lets the held listings and those after them go to the archive.
-func (h *heldListings) release() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.gate != nil {
-		close(h.gate)
-		h.gate = nil
-	}
-}
+func (h *heldListings) release() { h.listings.release() }
 
 func (h *heldListings) ChannelRecordings(ctx context.Context, uri channel.URI, streamID int32, pageSize int32) (selected, others []archive.RecordingDescriptor, err error) {
-	h.mu.Lock()
-	gate := h.gate
-	h.mu.Unlock()
-	if gate != nil {
-		h.waiting.Add(1)
-		defer h.waiting.Add(-1)
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		}
+	if err := h.listings.pass(ctx); err != nil {
+		return nil, nil, err
 	}
 	return h.Archive.ChannelRecordings(ctx, uri, streamID, pageSize)
 }

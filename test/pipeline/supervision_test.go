@@ -124,26 +124,9 @@ func TestRepeatedFailuresFailTheStreamAndOthersGoOn(t *testing.T) {
 // subscriptions is the real Aeron client; it keeps the subscriptions it added, in order.
 type subscriptions struct {
 	actors.Subscriber
+	gate // held (hold): AddSubscription waits until release
 	mu   sync.Mutex
 	subs []*aeron.Subscription
-	gate chan struct{} // non-nil: AddSubscription waits until it is closed (hold)
-}
-
-// hold has AddSubscription wait from now on until release.
-func (s *subscriptions) hold(t *testing.T) {
-	s.mu.Lock()
-	s.gate = make(chan struct{})
-	s.mu.Unlock()
-	t.Cleanup(s.release)
-}
-
-func (s *subscriptions) release() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gate != nil {
-		close(s.gate)
-		s.gate = nil
-	}
 }
 
 // wrap is an inProcessOptions.wrapAeron: it decorates the real client with s.
@@ -153,15 +136,8 @@ func (s *subscriptions) wrap(real actors.Subscriber) actors.Subscriber {
 }
 
 func (s *subscriptions) AddSubscription(ctx context.Context, ch string, stream int32, h aeron.ImageHandlers) (*aeron.Subscription, error) {
-	s.mu.Lock()
-	gate := s.gate
-	s.mu.Unlock()
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	if err := s.pass(ctx); err != nil {
+		return nil, err
 	}
 	sub, err := s.Subscriber.AddSubscription(ctx, ch, stream, h)
 	if err == nil {
