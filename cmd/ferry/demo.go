@@ -118,7 +118,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	}
 
 	ran := make(chan error, 1)
-	go func() { ran <- runLoaded(ctx, cfgPath, cfg, cfg.Warnings(), stderr) }()
+	go func() { ran <- withConfigPath(runLoaded(ctx, cfgPath, cfg, cfg.Warnings(), stderr), cfgPath) }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	fmt.Fprintf(stdout, "demo: `ferry status --config %s [--watch]` in another terminal shows the same table\n", cfgPath)

@@ -636,7 +636,8 @@ func clientOptionsOf(t *testing.T, section string) pulsar.ClientOptions {
 // A client certificate is presented in the TLS handshake beside a token (mutual TLS), and
 // authenticates ferry only when no token does.
 func TestClientOptionsPresentTheCertificateBesideAToken(t *testing.T) {
-	const tlsConf = "  tls:\n    cert_file: /etc/ferry/client.pem\n    key_file: /etc/ferry/client-key.pem\n"
+	certFile, keyFile := clientCertFiles(t)
+	tlsConf := "  tls:\n    cert_file: " + certFile + "\n    key_file: " + keyFile + "\n"
 	for _, c := range []struct {
 		name, pulsar, wantAuth string
 	}{
@@ -652,7 +653,7 @@ func TestClientOptionsPresentTheCertificateBesideAToken(t *testing.T) {
 				}
 				return
 			}
-			if opts.TLSCertificateFile != "/etc/ferry/client.pem" || opts.TLSKeyFilePath != "/etc/ferry/client-key.pem" {
+			if opts.TLSCertificateFile != certFile || opts.TLSKeyFilePath != keyFile {
 				t.Errorf("TLS certificate %q, key %q; want the configured pair in the handshake", opts.TLSCertificateFile, opts.TLSKeyFilePath)
 			}
 			named, ok := opts.Authentication.(interface{ Name() string })
@@ -1105,5 +1106,40 @@ func TestATokenFileIsReadTheSameForTheBrokerAndTheAdminAPI(t *testing.T) {
 		if _, err := clientOptions(cfg, io.Discard); err == nil || !strings.Contains(err.Error(), "pulsar.auth.token_file") {
 			t.Errorf("token file %s: %v; want the start stopped, naming pulsar.auth.token_file", name, err)
 		}
+	}
+}
+
+// A store that holds no stream is said at every start, not only by the start that created
+// it: that one may have stopped on another error (here a token file missing, as an upgrade
+// run from another directory may stop on a port the old ferry holds), and the next start,
+// on a wrong store.path, would otherwise begin every stream at its start position quietly.
+func TestAStoreHoldingNoStreamIsSaidAtEveryStart(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "token")
+	withToken := strings.Replace(string(raw), "  service_url: pulsar://127.0.0.1:6650\n",
+		"  service_url: pulsar://127.0.0.1:6650\n  auth:\n    token_file: "+missing+"\n", 1)
+	if err := os.WriteFile(path, []byte(withToken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"no checkpoint store at store.path: created a new one", "the checkpoint store at store.path holds no stream"} {
+		code, out, errOut := ferry("run", "--config", path)
+		if code != exitFailure || !strings.Contains(errOut, "pulsar.auth.token_file") || !strings.Contains(errOut, want) || !strings.Contains(errOut, storePath) {
+			t.Fatalf("start %d, token file missing = %d\n%s%s\nwant it stopped on the token file, after %q naming %s", i+1, code, out, errOut, want, storePath)
+		}
+	}
+}
+
+// An error of the store that advises a command names the configuration file ferry runs
+// with, not the placeholder FILE: the command is one to paste.
+func TestAStoreErrorAdvisesTheCommandForTheConfigurationInUse(t *testing.T) {
+	path, storePath := writeConfig(t, "")
+	saved(t, storePath, ordersDef("another-topic"), store.Checkpoint{RecordingID: 7, Position: 4096, UpdatedAtMs: 1795980000000})
+	code, _, errOut := ferry("run", "--config", path)
+	if code != exitFailure || !strings.Contains(errOut, "ferry checkpoint reset --config "+path+" --stream orders") || strings.Contains(errOut, "--config FILE") {
+		t.Fatalf("ferry run of a changed stream = %d, stderr:\n%s\nwant exit 1 and the reset command for %s", code, errOut, path)
 	}
 }

@@ -66,8 +66,28 @@ func runPipeline(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return runLoaded(context.Background(), path, cfg, configWarnings(cfg), stderr)
+	return withConfigPath(runLoaded(context.Background(), path, cfg, configWarnings(cfg), stderr), path)
 }
+
+// withConfigPath is err (nil: nil) with the configuration file named where an error of the
+// store advises a command for FILE (store.ResetCommand): the command is then one to paste.
+func withConfigPath(err error, path string) error {
+	if err == nil || !strings.Contains(err.Error(), "--config FILE") {
+		return err
+	}
+	return configNamed{err: err, path: path}
+}
+
+type configNamed struct {
+	err  error
+	path string
+}
+
+func (e configNamed) Error() string {
+	return strings.ReplaceAll(e.err.Error(), "--config FILE", "--config "+e.path)
+}
+
+func (e configNamed) Unwrap() error { return e.err }
 
 // runLoaded is `ferry run` of cfg, loaded from path: the demo's ferry runs its own
 // configuration, loaded without the environment's overrides. warnings are said at the start.
@@ -97,10 +117,15 @@ func runLoaded(parent context.Context, path string, cfg *config.Config, warnings
 		if err != nil {
 			return err
 		}
+		// Both are also what a wrong store.path looks like (a relative one run from another
+		// directory, a volume not mounted): the path says which. A store holding no stream
+		// is said on every start, not only on the one that created it, which may have
+		// stopped on another error before anything was stored.
 		if errors.Is(statErr, fs.ErrNotExist) {
-			// Also what a wrong store.path looks like (a relative one run from another
-			// directory, a volume not mounted): the path says which.
 			log.Warn("no checkpoint store at store.path: created a new one; every stream starts at its configured start position", "path", file)
+		} else if stored, err := bst.Streams(); err == nil && len(stored) == 0 {
+			log.Warn("the checkpoint store at store.path holds no stream: every stream starts at its configured start position; "+
+				"if an earlier ferry published these streams, store.path names another file than the one it kept its checkpoints in", "path", file)
 		} else {
 			log.Info("checkpoint store", "path", file)
 		}
@@ -577,16 +602,21 @@ func clientOptions(cfg *config.Config, stderr io.Writer) (pulsar.ClientOptions, 
 	}
 	// The TLS settings may be there for an https:// admin URL only (pulsar.admin_url).
 	overTLS := strings.HasPrefix(cfg.Pulsar.ServiceURL, "pulsar+ssl://") || strings.HasPrefix(cfg.Pulsar.ServiceURL, "https://")
-	if t := cfg.Pulsar.TLS; overTLS && !t.ValidateHostname && !t.InsecureSkipVerify {
-		// pulsar-client-go v0.19.0 checks the broker's host name whatever
-		// TLSValidateHostname says (tls.DialWithDialer takes it from the address, the HTTP
-		// lookup's transport likewise; docs/findings.md): validate_hostname: false is
-		// honoured with a configuration of ferry's own, which verifies the chain only.
+	if t := cfg.Pulsar.TLS; overTLS {
+		// Read now, so that a missing or damaged file stops the start: pulsar-client-go
+		// reads its own at each connection, and every producer would fail, the stream
+		// stalled only after stall_after.
 		tc, err := tlsConfig(t)
 		if err != nil {
 			return pulsar.ClientOptions{}, err
 		}
-		opts.TLSConfig = tc
+		if !t.ValidateHostname && !t.InsecureSkipVerify {
+			// pulsar-client-go v0.19.0 checks the broker's host name whatever
+			// TLSValidateHostname says (tls.DialWithDialer takes it from the address, the
+			// HTTP lookup's transport likewise; docs/findings.md): validate_hostname: false
+			// is honoured with a configuration of ferry's own, which verifies the chain only.
+			opts.TLSConfig = tc
+		}
 	}
 	certs := cfg.Pulsar.TLS.CertFile != "" && overTLS
 	if certs {

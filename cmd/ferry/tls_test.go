@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,6 +123,51 @@ func selfSigned(t *testing.T, name string, ip ...bool) (*x509.Certificate, *ecds
 		t.Fatal(err)
 	}
 	return cert, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// clientCertFiles writes a client certificate and its key into files of a temporary
+// directory and returns their paths.
+func clientCertFiles(t *testing.T) (certFile, keyFile string) {
+	t.Helper()
+	_, key, certPEM := selfSigned(t, "client")
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+// Over TLS the files of pulsar.tls are read at start, whatever validate_hostname says: a
+// missing one stops the start, naming its key, rather than every producer failing later
+// (pulsar-client-go reads them at each connection).
+func TestTheTLSFilesAreReadAtStart(t *testing.T) {
+	certFile, keyFile := clientCertFiles(t)
+	missing := filepath.Join(t.TempDir(), "missing.pem")
+	for _, c := range []struct{ name, tls, auth, want string }{
+		{"ca_file", "    ca_file: " + missing + "\n", "", "pulsar.tls.ca_file"},
+		{"ca_file, validate_hostname false", "    ca_file: " + missing + "\n    validate_hostname: false\n", "", "pulsar.tls.ca_file"},
+		{"cert_file beside a token", "    cert_file: " + missing + "\n    key_file: " + keyFile + "\n", "  auth:\n    token: abc\n", "pulsar.tls.cert_file"},
+		{"key_file beside a token", "    cert_file: " + certFile + "\n    key_file: " + missing + "\n", "  auth:\n    token: abc\n", "pulsar.tls.cert_file and key_file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte("mode: archive\npulsar:\n  service_url: pulsar+ssl://127.0.0.1:6651\n  tls:\n"+c.tls+c.auth+
+				"streams:\n  - name: orders\n    channel: aeron:ipc\n    stream_id: 1001\n    topic: orders\n"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := clientOptions(cfg, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("clientOptions = %v; want the start stopped, naming %s", err, c.want)
+			}
+		})
+	}
 }
 
 // With validate_hostname false ferry verifies the broker's chain itself; it reads the CA
