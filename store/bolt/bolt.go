@@ -176,6 +176,11 @@ var syncDir = func(dir string) error {
 var errNoSchema = errors.New("no schema yet")
 
 func openDB(path string, timeout time.Duration, readOnly bool) (db *bbolt.DB, txid uint64, err error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		// Read only, bbolt takes a directory for an invalid database: not damage, a path.
+		return nil, 0, fmt.Errorf("open checkpoint store %s: it is a directory: store.path names the checkpoint file itself (%s, say)",
+			path, filepath.Join(path, "checkpoints.db"))
+	}
 	txid, err = checkLayout(path, timeout, readOnly)
 	if errors.Is(err, errLockTimeout) {
 		err = berrors.ErrTimeout // as bbolt's own wait for the lock ends, below

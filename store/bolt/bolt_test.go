@@ -694,3 +694,16 @@ func TestAClosedStoreWhoseFileIsGoneSaysItIsClosed(t *testing.T) {
 		t.Fatalf("a closed store wrote rescue copies: %v", copies)
 	}
 }
+
+// A store.path naming a directory is said to be one, opened for writing or read only: bbolt
+// takes a directory opened read only for an invalid database, and "corrupt, move it aside"
+// would be advice to move the directory holding the real store.
+func TestADirectoryIsNotTakenForADamagedStore(t *testing.T) {
+	dir := t.TempDir()
+	for _, opts := range []*bolt.Options{nil, {ReadOnly: true}} {
+		_, err := bolt.Open(dir, opts)
+		if err == nil || errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "it is a directory") {
+			t.Errorf("Open(%s, %+v) = %v; want it said to be a directory, not corrupt", dir, opts, err)
+		}
+	}
+}
