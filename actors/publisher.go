@@ -1018,16 +1018,21 @@ const lastStoredTimeout = 5 * time.Second
 
 // acknowledgedUpTo is how far Pulsar acknowledged a recording's records, as the resume check
 // holds the broker to it: up to position, by the checkpoint the publisher started from
-// (stop: the recording's stop, completed, which may lie past its last record) or by the
-// receipts of this publisher's producers.
+// (stop: the recording's stop, completed, which may lie past its last record; checkpoint:
+// the checkpoint's position, when position is the end of the last record it covers) or by
+// the receipts of this publisher's producers.
 type acknowledgedUpTo struct {
 	position      int64
 	stop, receipt bool
+	checkpoint    int64
 }
 
 func (a acknowledgedUpTo) String() string {
-	if a.receipt {
+	switch {
+	case a.receipt:
 		return fmt.Sprintf("Pulsar acknowledged the recording's records up to %d to this ferry", a.position)
+	case a.checkpoint > a.position:
+		return fmt.Sprintf("ferry's checkpoint at %d says Pulsar acknowledged the recording's records up to its last record there, ending at %d", a.checkpoint, a.position)
 	}
 	return fmt.Sprintf("ferry's checkpoint at %d says Pulsar acknowledged the recording's records up to there", a.position)
 }
@@ -1040,7 +1045,13 @@ func (a acknowledgedUpTo) String() string {
 func (p *publisher) brokerMustHold() (acknowledgedUpTo, bool) {
 	from, ok := acknowledgedUpTo{position: -1}, false
 	if w := p.watermark; w.Stored && !w.Seed {
-		from, ok = acknowledgedUpTo{position: w.Position, stop: w.Completed}, true
+		from, ok = acknowledgedUpTo{position: w.Position, stop: w.Completed, checkpoint: w.Position}, true
+		if r := w.LastRecord; r != nil && r.End > 0 && r.End < w.Position && !w.Completed {
+			// At the recording's stop before it is marked completed (the commit reached it
+			// while the topic was still being read, or a crash came between the two writes):
+			// past the last record lie padding or a message never finished, nothing stored.
+			from.position = r.End
+		}
 	}
 	if acked := p.acked.Load(); acked > from.position {
 		from, ok = acknowledgedUpTo{position: acked, receipt: true}, true

@@ -538,18 +538,24 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 		err       error
 		completed bool   // the checkpoint at 64 is the recording's stop
 		report    string // in the deduplication failure; "": none
+		lastEnd   int64  // the checkpoint's last record ends there (0: not known)
 	}{
-		{"own past the checkpoint", own("192"), true, nil, false, "stored again the record at 128"},
-		{"own before the checkpoint", own("32"), true, nil, false, "the topic lost messages"},
-		{"own at the checkpoint", own("64"), true, nil, false, ""},
+		{"own past the checkpoint", own("192"), true, nil, false, "stored again the record at 128", 0},
+		{"own before the checkpoint", own("32"), true, nil, false, "the topic lost messages", 0},
+		{"own at the checkpoint", own("64"), true, nil, false, "", 0},
 		// A completed checkpoint is the recording's stop, which may lie past its last record.
-		{"own before a completed checkpoint", own("32"), true, nil, true, ""},
-		{"another producer's", withProducer(own("192"), "other"), true, nil, false, ""},
-		{"another recording's under the producer's name", withRecording(own("192"), "8"), true, nil, false, ""},
-		{"a failed read", StoredMessage{}, false, errors.New("reader on t: connection refused"), false, "the recording is not completed before a read answers"},
-		{"a read that did not reach the recording's messages", StoredMessage{}, false, fmt.Errorf("no message of recording 7 among the last 64 MiB: %w", errNotSearchedBack), false, ""},
-		{"an empty partition", StoredMessage{}, false, nil, false, "the topic lost messages"},
-		{"an empty partition, a completed checkpoint", StoredMessage{}, false, nil, true, ""},
+		{"own before a completed checkpoint", own("32"), true, nil, true, "", 0},
+		{"another producer's", withProducer(own("192"), "other"), true, nil, false, "", 0},
+		{"another recording's under the producer's name", withRecording(own("192"), "8"), true, nil, false, "", 0},
+		{"a failed read", StoredMessage{}, false, errors.New("reader on t: connection refused"), false, "the recording is not completed before a read answers", 0},
+		{"a read that did not reach the recording's messages", StoredMessage{}, false, fmt.Errorf("no message of recording 7 among the last 64 MiB: %w", errNotSearchedBack), false, "", 0},
+		{"an empty partition", StoredMessage{}, false, nil, false, "the topic lost messages", 0},
+		{"an empty partition, a completed checkpoint", StoredMessage{}, false, nil, true, "", 0},
+		// A checkpoint at the recording's stop not yet marked completed (the commit reached
+		// the stop while the topic was being read, or ferry stopped between the two writes):
+		// its last record ends below it, at 32.
+		{"own at the last record of a checkpoint at the stop", own("32"), true, nil, false, "", 32},
+		{"own before the last record of a checkpoint at the stop", own("16"), true, nil, false, "up to its last record there, ending at 32", 32},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := &sendRecorder{}
@@ -557,7 +563,7 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 				env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
 					return c.msg, c.ok, c.err
 				}
-			}, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1, Completed: c.completed})
+			}, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1, Completed: c.completed, LastRecord: lastRecordEnding(c.lastEnd)})
 			b := batch(1, 128, 192)
 			b.Records[0].Start = 64
 			system.Root.Send(pub, b)
@@ -597,6 +603,14 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lastRecordEnding is a last record of 16 bytes ending at end (0: none known).
+func lastRecordEnding(end int64) *messages.RecordMark {
+	if end == 0 {
+		return nil
+	}
+	return &messages.RecordMark{Start: end - 16, End: end}
 }
 
 // A resume reads back which of the recording's records the topic holds above the
