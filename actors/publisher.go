@@ -417,6 +417,7 @@ func (p *publisher) Receive(ctx actor.Context) {
 	case *recordTooLarge:
 		panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the record ending at %d (a payload of %d bytes) is larger, with its metadata, than the broker accepts (its maxMessageSize, 5 MB unless configured): it can never be published, and ferry does not skip records; raise maxMessageSize in the broker's configuration (broker.conf or standalone.conf) and restart ferry. (If the client found it too large only with its metadata, as it wrote it, Pulsar may have stored later records already: the restart then finds its re-send answered as a duplicate of them and stops again, naming the way on (lesson 22).) (%w)", p.rec, msg.end, msg.size, msg.err)))
 	case *messages.RecordBatch:
+		p.supersede(ctx, msg.Epoch)
 		p.waiting = append(p.waiting, msg)
 		p.pump(ctx)
 	case *resumeSends:
@@ -1354,6 +1355,24 @@ func (p *publisher) producerState(ctx actor.Context, state string) {
 type resumeSends struct{}
 
 // pump sends the waiting batches that may go now, in order.
+// supersede drops the batches waiting to be sent of epochs before epoch: the replay
+// restarted (its image closed, an archive error, not only a failed send, which failedEpoch
+// covers) and reads their records again from the commit, below them, so sent they would go
+// twice (stored twice without deduplication). Each record is reported not sent, as every
+// record handed to the publisher gets an outcome.
+func (p *publisher) supersede(ctx actor.Context, epoch uint64) {
+	p.waiting = slices.DeleteFunc(p.waiting, func(b *messages.RecordBatch) bool {
+		if b.Epoch >= epoch {
+			return false
+		}
+		for _, r := range b.Records {
+			ctx.Send(p.pids.tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: b.Epoch, End: r.End,
+				Error: fmt.Sprintf("not sent: the replay restarted (epoch %d) and reads it again", epoch), NotSent: true})
+		}
+		return true
+	})
+}
+
 func (p *publisher) pump(ctx actor.Context) {
 	for len(p.waiting) > 0 && !p.verifying && !p.sizing && p.routable(ctx) {
 		b := p.waiting[0]

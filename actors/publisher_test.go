@@ -1794,3 +1794,38 @@ func TestADuplicateTheReadBackDidNotReachIsSaid(t *testing.T) {
 		})
 	}
 }
+
+// A replay restarted for another reason than a failed send (its image closed, an archive
+// error: a new epoch, nothing failed) reads again, from the commit, the records of its
+// batches still waiting in the publisher (here behind the read of what the topic holds):
+// those are reported not sent, not sent a second time (stored twice without
+// deduplication).
+func TestABatchOfAReplayRestartedSupersedesTheWaitingOnesOfTheEpochBefore(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	let := func() { once.Do(func() { close(release) }) }
+	rec := &sendRecorder{}
+	system, nb, pub := startPublisherAt(t, rec, func(env *Env, _ *StreamConfig) {
+		env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+			<-release
+			return StoredMessage{}, false, nil
+		}
+	}, &messages.Watermark{RecordingId: 7, Stored: true, Position: 0, Partitions: 1, Seed: true, Earlier: true})
+	t.Cleanup(let) // registered after the publisher's stop, which waits for the read: runs before it
+	system.Root.Send(pub, batch(0, 64, 128))
+	system.Root.Send(pub, batch(1, 64, 128))
+	for _, end := range []int64{64, 128} {
+		if f := next[*messages.PublishFailed](t, nb.tracker); f.Epoch != 0 || f.End != end || !f.NotSent {
+			t.Fatalf("the tracker was told %v; want epoch 0's record ending at %d not sent", f, end)
+		}
+	}
+	let()
+	rec.answer(t, "64", nil)
+	rec.answer(t, "128", nil)
+	eventually.Always(t, 200*time.Millisecond, func() error {
+		if got := rec.sent(); !slices.Equal(got, []string{"64", "128"}) {
+			return fmt.Errorf("sent %v; want each record once", got)
+		}
+		return nil
+	})
+}
