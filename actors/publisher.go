@@ -139,6 +139,16 @@ type publisher struct {
 	// that the broker answers as a duplicate must be one of them.
 	mustHold bool
 	readBack *atomic.Pointer[storedEnds]
+	// dupChecks are the records answered as duplicates where nothing read tells whether the
+	// topic holds them, held back from the tracker until a read made since tells
+	// (checkDuplicates); dupRead is the read under way (0: none), of the first dupCovered
+	// of them, numbered by dupGen; dupUncheckedSaid: one of them was said unchecked.
+	dupChecks        []*duplicateToCheck
+	dupRead          uint64
+	dupGen           uint64
+	dupCovered       int
+	dupTimer         *time.Timer
+	dupUncheckedSaid bool
 	// stored are the producer's messages of the recording that the read back found past
 	// the checkpoint, up to the broker's last, when that lies past it, ascending end: those
 	// the sends have not passed yet (nil: none, or all checked). The record the archive
@@ -247,7 +257,30 @@ const notRead = math.MaxInt64
 type duplicateUnchecked struct {
 	end   int64
 	floor int64
-	fresh bool // storedEnds.fresh: at its first send
+	fresh bool   // storedEnds.fresh: at its first send
+	why   string // what the read made after the answer found (checkDuplicates); "": none made
+}
+
+// duplicateToCheck is a callback's news that the broker answered the record ending at end
+// (epoch, its CRC-32C checksum) as a duplicate where no read tells whether the topic holds
+// it (storedEnds.beyondReach with nothing read): a first send (fresh), or a send after a
+// read that found none of the recording's messages above the checkpoint. Its outcome is
+// the tracker's once a read made since tells (checkDuplicates).
+type duplicateToCheck struct {
+	end      int64
+	epoch    uint64
+	checksum uint32
+	floor    int64
+	fresh    bool
+	why      string // why a read made since could not tell (duplicatesRead)
+}
+
+// duplicatesRead is the answer to read gen made for the duplicates to check.
+type duplicatesRead struct {
+	gen uint64
+	msg StoredMessage
+	ok  bool
+	err error
 }
 
 // duplicateNotStored is a callback's news that the broker answered the record ending at
@@ -387,6 +420,11 @@ func (p *publisher) Receive(ctx actor.Context) {
 		p.notStored(msg)
 	case *duplicateUnchecked:
 		p.duplicateUnchecked(ctx, msg)
+	case *duplicateToCheck:
+		p.dupChecks = append(p.dupChecks, msg)
+		p.readForDuplicates(ctx)
+	case *duplicatesRead:
+		p.duplicatesRead(ctx, msg)
 	case *producerCreated:
 		p.created(ctx, msg)
 	case *deduplicationRead:
@@ -423,6 +461,11 @@ func (p *publisher) Receive(ctx actor.Context) {
 	case *resumeSends:
 		p.pump(ctx)
 	case *actor.Restarting, *actor.Stopping:
+		for _, c := range p.dupChecks {
+			c.why = "ferry stopped the recording's publishing before a read of what the topic holds told"
+		}
+		p.uncheckedDuplicates(ctx, p.dupChecks)
+		p.dupChecks = nil
 		if p.handoff != nil {
 			if prod, ok := p.handoff.abandon(); ok {
 				p.producer = prod // created, and its news not handled yet: closed below
@@ -1203,6 +1246,7 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		msg := fmt.Sprintf("the partition of %s the recording is routed to holds no message, though %s: the topic lost messages ferry had published (deleted and created again, truncated, or trimmed by retention), and its deduplication state for them (lesson 21)", p.cfg.Def.Topic, p.checkedUpTo)
 		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
 		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
+		p.notReadBack() // a record sent again answered as a duplicate is not in it, unless stored since: read again
 		return
 	case !r.ok || (r.msg.Producer != p.name || r.msg.Properties[PropRecordingID] != p.recordingStr) && !p.mustHold:
 		// Nothing of the recording found, as usual when nothing was sent before; but records
@@ -1250,7 +1294,12 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 			p.env.Logger.Warn("what the broker stored was read after the sends had passed some of it: the records sent again up to there are not compared with it (a rewrite of the recording there would go unseen)", "stream", p.cfg.Def.Name, "recording", p.rec, "sent_to", p.sentEnd, "broker_last", last)
 		}
 		p.env.Logger.Info("resuming past what the broker stored: the records sent again up to there must come back as duplicates", "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position, "broker_last", last)
+		return
 	}
+	// The broker's last message of the recording is at or below the checkpoint (below it: a
+	// loss, said above): a record sent again answered as a duplicate was not stored before
+	// the read; the topic is read again to tell whether it was since.
+	p.notReadBack()
 }
 
 // tellTopicRead tells the tracker what this producer's read of the topic found: where the
@@ -1306,24 +1355,127 @@ func (p *publisher) duplicateUnchecked(ctx actor.Context, d *duplicateUnchecked)
 		// messages again, and one the broker stored before its answer was lost comes back as a
 		// duplicate. Nothing is lost then, and the advice to rename would store every record
 		// again: it is given for the case it is for.)
-		msg := fmt.Sprintf("recording %d: the record ending at %d, sent for the first time, was answered as a duplicate: the topic's deduplication knows producer %s past it. "+
+		read := ""
+		if d.why != "" {
+			read = "; " + d.why
+		}
+		msg := fmt.Sprintf("recording %d: the record ending at %d, sent for the first time, was answered as a duplicate: the topic's deduplication knows producer %s past it%s. "+
 			"If the Pulsar client reconnected to the broker while the record was in flight (a broker restart, a topic unload: its warnings say so), this is its own re-send of a record the broker had stored, and nothing is lost. "+
 			"If not, messages were published under that name that ferry's checkpoint store does not hold — the store lost, moved (a relative store.path run from another directory) or reset without renaming the stream, "+
 			"or another ferry publishing a stream of this name to the topic: if those were these records (the same archive), nothing is lost; "+
 			"if they were another archive's (whose recording ids start again at 0), every record so answered is not in the topic, and then: %s",
-			p.rec, d.end, p.name, renameToGoOn)
+			p.rec, d.end, p.name, read, renameToGoOn)
 		p.env.Logger.Error(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "topic", p.cfg.Def.Topic)
 		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
 		return
 	}
 	where := fmt.Sprintf("below where what the topic holds was read back to (%d: the partition's last ledger begins after it, or the read's bounds)", d.floor)
-	if d.floor == notRead {
+	switch {
+	case d.why != "":
+		where = "and " + d.why
+	case d.floor == notRead:
 		where = "and the read back of what the topic holds found none of the recording's messages (other producers' messages after them, or a ledger opened since)"
 	}
 	msg := fmt.Sprintf("recording %d: the record ending at %d, sent again, was answered as a duplicate %s: whether the topic holds it is not checked (lesson 22: if a later record was stored while it was not, it is not published)",
 		p.rec, d.end, where)
 	p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec, "checkpoint", p.watermark.Position)
 	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "deduplication", Message: msg}})
+}
+
+// readForDuplicates reads what the broker stored last for the duplicates to check, unless
+// a read is under way: its answer reads again for those that came after it began.
+func (p *publisher) readForDuplicates(ctx actor.Context) {
+	if p.dupRead != 0 || len(p.dupChecks) == 0 {
+		return
+	}
+	p.dupGen++
+	p.dupRead, p.dupCovered = p.dupGen, len(p.dupChecks)
+	self, system, read, topic, rec, by, gen := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load()), p.dupGen
+	from, timeout := p.watermark.Position, max(p.cfg.CallTimeout, lastStoredTimeout)
+	if !p.env.tasks().Go(func() {
+		call, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		msg, ok, err := read(call, topic, rec, by, from)
+		system.Root.Send(self, &duplicatesRead{gen: gen, msg: msg, ok: ok, err: err})
+	}) {
+		return // stopping: Stopping says them unchecked
+	}
+	// As the resume check's: the client's calls can outlast their own timeouts.
+	p.dupTimer = time.AfterFunc(timeout+time.Second, func() {
+		system.Root.Send(self, &duplicatesRead{gen: gen, err: fmt.Errorf("no answer within %s", timeout+time.Second)})
+	})
+}
+
+// duplicatesRead checks the duplicates the read covers against what it found of the
+// producer's messages of the recording (Ends): one the topic holds, with the record's
+// checksum, was stored (the client's own re-send after a reconnect, or, at a first send,
+// this archive's record published before under the name from a checkpoint store ferry no
+// longer has), and is acknowledged; one among what the read found that the topic does not
+// hold, or holds with another checksum, is not stored, and the stream stops; one the read
+// cannot tell of (below where it reached, above the last, nothing of the recording found,
+// a failed read) is acknowledged and said, unchecked, as before there was a read.
+func (p *publisher) duplicatesRead(ctx actor.Context, r *duplicatesRead) {
+	if r.gen != p.dupRead {
+		return // an earlier read's, or the timer after the answer
+	}
+	if p.dupTimer != nil {
+		p.dupTimer.Stop()
+	}
+	checks := p.dupChecks[:p.dupCovered]
+	p.dupChecks, p.dupRead = p.dupChecks[p.dupCovered:], 0
+	var ends []StoredEnd
+	why := "the read of what the topic holds, made after the answer, found none of the recording's messages (other producers' messages after them, or a ledger opened since)"
+	switch {
+	case r.err != nil:
+		why = fmt.Sprintf("the read of what the topic holds, made after the answer, failed (%v)", r.err)
+	case r.ok && r.msg.Producer == p.name && r.msg.Properties[PropRecordingID] == p.recordingStr:
+		ends = slices.SortedFunc(slices.Values(r.msg.Ends), func(a, b StoredEnd) int { return cmp.Compare(a.End, b.End) })
+	}
+	var unchecked []*duplicateToCheck
+	for _, c := range checks {
+		i, found := slices.BinarySearchFunc(ends, c.end, func(e StoredEnd, end int64) int { return cmp.Compare(e.End, end) })
+		switch {
+		case found && ends[i].Checksum == c.checksum:
+			p.env.Logger.Info("a record answered as a duplicate is in the topic, the same: stored before its answer was lost (the client sent it again after a reconnect), or published before under the producer's name",
+				"stream", p.cfg.Def.Name, "recording", p.rec, "end", c.end, "first_send", c.fresh)
+			raiseInt(p.acked, c.end)
+			ctx.Send(p.pids.tracker, &messages.PublishAcked{RecordingId: p.rec, Epoch: c.epoch, End: c.end, Duplicate: true})
+		case len(ends) > 0 && c.end > ends[0].End && c.end <= ends[len(ends)-1].End:
+			raise(p.failedEpoch, c.epoch+1)
+			ctx.Send(p.pids.tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: c.epoch, End: c.end, Error: "answered as a duplicate, though the topic does not hold it"})
+			held := "does not hold it"
+			if found {
+				held = fmt.Sprintf("holds another record there (CRC-32C %08x, this one's %08x)", ends[i].Checksum, c.checksum)
+			}
+			panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the broker answered the record ending at %d as a duplicate, though the topic %s: of producer %s's messages of the recording, read after the answer, from %d up to %d, none is this record. "+
+				"The topic's deduplication knows the producer past it from messages that are not this recording's (another archive's recording of the same id, published under the stream's name by a ferry whose checkpoint store this one does not have), or the topic lost the record while keeping its deduplication state; "+
+				"its re-send is dropped as well, so the stream stops rather than count it as published: %s",
+				p.rec, c.end, held, p.name, ends[0].End, ends[len(ends)-1].End, renameToGoOn)))
+		default:
+			switch c.why = why; {
+			case len(ends) > 0 && c.end <= ends[0].End:
+				c.why = fmt.Sprintf("the read of what the topic holds, made after the answer, reached back to %d only", ends[0].End)
+			case len(ends) > 0:
+				c.why = fmt.Sprintf("the recording's messages in the topic, read after the answer, end at %d, below it", ends[len(ends)-1].End)
+			}
+			unchecked = append(unchecked, c)
+		}
+	}
+	p.uncheckedDuplicates(ctx, unchecked)
+	p.readForDuplicates(ctx)
+}
+
+// uncheckedDuplicates acknowledges the duplicates no read could check, saying the first of
+// them (once per publisher) as a deduplication failure.
+func (p *publisher) uncheckedDuplicates(ctx actor.Context, checks []*duplicateToCheck) {
+	for _, c := range checks {
+		raiseInt(p.acked, c.end)
+		ctx.Send(p.pids.tracker, &messages.PublishAcked{RecordingId: p.rec, Epoch: c.epoch, End: c.end, Duplicate: true})
+		if !p.dupUncheckedSaid {
+			p.dupUncheckedSaid = true
+			p.duplicateUnchecked(ctx, &duplicateUnchecked{end: c.end, floor: c.floor, fresh: c.fresh, why: c.why})
+		}
+	}
 }
 
 // notStored stops the stream: the broker answered a record sent again as a duplicate,
@@ -1446,7 +1598,7 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			p.checkStored(r)
 		}
 		p.sentEnd = r.End
-		end, epoch, payload := r.End, b.Epoch, r.Payload
+		end, epoch, payload, checksum := r.End, b.Epoch, r.Payload, r.Checksum
 		msg := &pulsar.ProducerMessage{
 			Payload: r.Payload,
 			Properties: map[string]string{
@@ -1502,8 +1654,17 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			rb := readBack.Load()
 			// (A record sent again after a failure, epoch > 0, may be a duplicate of its own
 			// first send: for fresh, only a first send's is news.)
-			if dup && rb.beyondReach(end) && (!rb.fresh || epoch == 0) && rb.unchecked.CompareAndSwap(false, true) {
-				system.Root.Send(self, &duplicateUnchecked{end: end, floor: rb.floor, fresh: rb.fresh})
+			if dup && rb.beyondReach(end) && (!rb.fresh || epoch == 0) {
+				if rb.floor == notRead {
+					// Nothing read could tell, and the record is among the partition's last
+					// if it was the client's own re-send after a reconnect (the broker stored
+					// it before its answer was lost): a read made now tells.
+					system.Root.Send(self, &duplicateToCheck{end: end, epoch: epoch, checksum: checksum, floor: rb.floor, fresh: rb.fresh})
+					return
+				}
+				if rb.unchecked.CompareAndSwap(false, true) {
+					system.Root.Send(self, &duplicateUnchecked{end: end, floor: rb.floor, fresh: rb.fresh})
+				}
 			}
 			if dup && rb.lacks(end) {
 				// Not stored, and never will be under this sequence id: a failure, which

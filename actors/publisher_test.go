@@ -1290,17 +1290,17 @@ func refusedFirst(t *testing.T, read StoredMessage, stops bool) {
 	for _, end := range []string{"64", "128", "192"} {
 		second.answerDuplicate(t, end)
 	}
-	if n := reads.Load(); n != 1 {
-		t.Fatalf("%d reads of what the broker stored; want one, by the second producer", n)
-	}
 	if !stops {
 		for _, end := range []int64{64, 128, 192} {
 			if a := next[*messages.PublishAcked](t, nb.tracker); a.End != end || !a.Duplicate {
 				t.Fatalf("outcome %+v; want the record ending at %d answered as a duplicate", a, end)
 			}
 		}
+		if n := reads.Load(); n < 2 {
+			t.Fatalf("%d reads of what the broker stored; want the second producer's, and one made after the duplicates' answers", n)
+		}
 		eventually.NoError(t, waitFor, func() error {
-			if fs := failuresOf(nb.stream, "deduplication"); len(fs) != 1 || !strings.Contains(fs[0].Message, "the record ending at 64, sent again, was answered as a duplicate and the read back of what the topic holds found none of the recording's messages") {
+			if fs := failuresOf(nb.stream, "deduplication"); len(fs) != 1 || !strings.Contains(fs[0].Message, "the record ending at 64, sent again, was answered as a duplicate and the read of what the topic holds, made after the answer, found none of the recording's messages") {
 				return fmt.Errorf("deduplication failures %v; want one saying the duplicate was not checked", fs)
 			}
 			return nil
@@ -1312,6 +1312,9 @@ func refusedFirst(t *testing.T, read StoredMessage, stops bool) {
 		t.Fatalf("outcome %+v; want the record ending at 64 failed: answered as a duplicate, not stored", f)
 	}
 	stoppedWith(t, givenUp, "the broker answered the record ending at 64, sent again, as a duplicate, though the topic does not hold it", "lesson 22")
+	if n := reads.Load(); n != 1 {
+		t.Fatalf("%d reads of what the broker stored; want one, by the second producer", n)
+	}
 }
 
 // A record over the policy that a producer replaced for answering nothing never sent is
@@ -1713,15 +1716,10 @@ func TestAFirstSendAnsweredAsADuplicateIsSaid(t *testing.T) {
 	var reads atomic.Int32
 	noRead := func(env *Env, _ *StreamConfig) {
 		env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
-			reads.Add(1) // nothing to read: nothing published before
+			reads.Add(1) // the read made for the duplicates finds none of the recording's messages
 			return StoredMessage{}, false, nil
 		}
 	}
-	t.Cleanup(func() {
-		if n := reads.Load(); n > 0 {
-			t.Errorf("the topic was read %d times for a recording nothing of which was published before", n)
-		}
-	})
 	t.Run("first sends", func(t *testing.T) {
 		rec := &sendRecorder{}
 		system, nb, pub := startPublisherAt(t, rec, noRead, fresh)
@@ -1739,8 +1737,17 @@ func TestAFirstSendAnsweredAsADuplicateIsSaid(t *testing.T) {
 			t.Fatalf("failures %v; want one, saying the first send of 64 was answered as a duplicate, and the way on", fs)
 		}
 		never[*messages.FailureObserved](t, nb.stream, 300*time.Millisecond, "the duplicate of 128 was said too: once is enough")
+		if reads.Load() == 0 {
+			t.Error("the topic was not read for the duplicates")
+		}
 	})
 	t.Run("sent again", func(t *testing.T) {
+		reads.Store(0)
+		t.Cleanup(func() {
+			if n := reads.Load(); n > 0 {
+				t.Errorf("the topic was read %d times for a record sent again after a failure", n)
+			}
+		})
 		rec := &sendRecorder{}
 		system, nb, pub := startPublisherAt(t, rec, noRead, fresh)
 		system.Root.Send(pub, batch(1, 64))
@@ -1828,4 +1835,94 @@ func TestABatchOfAReplayRestartedSupersedesTheWaitingOnesOfTheEpochBefore(t *tes
 		}
 		return nil
 	})
+}
+
+// A record answered as a duplicate where nothing read tells whether the topic holds it — at
+// its first send, or sent again after a read that found the recording's messages end at or
+// below the checkpoint — is held back from the tracker until a read made after the answer
+// tells: the record in the topic, the same (the client's own re-send after a reconnect of a
+// record the broker had stored), is acknowledged and nothing is said; another record there,
+// or none where the producer's messages are, is not stored, and the stream stops; a read that
+// cannot tell (the record below where it reached, nothing of the recording found) leaves it
+// acknowledged and said, unchecked.
+func TestADuplicateNothingReadCouldTellOfIsCheckedByAReadAfterItsAnswer(t *testing.T) {
+	own := func(ends ...StoredEnd) StoredMessage {
+		last := ends[len(ends)-1].End
+		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: strconv.FormatInt(last, 10)}, Ends: ends}
+	}
+	fresh := &messages.Watermark{RecordingId: 7, Partitions: 1}
+	atCheckpoint := &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1}
+	for _, c := range []struct {
+		name      string
+		w         *messages.Watermark
+		resume    StoredMessage // the resume check's read (a checkpoint only)
+		read      StoredMessage // the read after the answer
+		ok        bool
+		stop      string // the stream stops saying it; "": acknowledged
+		said      string // a deduplication failure says it; "": none
+		wantReads int32
+	}{
+		{"a first send, in the topic, the same", fresh, StoredMessage{}, own(StoredEnd{32, 0}, StoredEnd{64, 0}), true, "", "", 1},
+		{"a first send, another record there", fresh, StoredMessage{}, own(StoredEnd{32, 0}, StoredEnd{64, 0xbad}, StoredEnd{96, 0}), true, "the topic holds another record there", "", 1},
+		{"a first send, none there among the producer's", fresh, StoredMessage{}, own(StoredEnd{32, 0}, StoredEnd{96, 0}), true, "the topic does not hold it", "", 1},
+		{"a first send below where the read reached", fresh, StoredMessage{}, own(StoredEnd{96, 0}, StoredEnd{128, 0}), true, "", "sent for the first time, was answered as a duplicate", 1},
+		{"a first send, nothing of the recording found", fresh, StoredMessage{}, StoredMessage{}, false, "", "sent for the first time, was answered as a duplicate", 1},
+		{"sent again past the broker's last, since stored, the same", atCheckpoint, own(StoredEnd{64, 0}), own(StoredEnd{64, 0}, StoredEnd{128, 0}), true, "", "", 2},
+		{"sent again past the broker's last, not stored since", atCheckpoint, own(StoredEnd{64, 0}), own(StoredEnd{64, 0}), true, "", "whether the topic holds it is not checked", 2},
+		{"sent again after a loss, since stored", atCheckpoint, own(StoredEnd{32, 0}), own(StoredEnd{32, 0}, StoredEnd{128, 0}), true, "", "the topic lost messages", 2},
+		{"sent again after a loss, not stored since", atCheckpoint, own(StoredEnd{32, 0}), own(StoredEnd{32, 0}), true, "", "whether the topic holds it is not checked", 2},
+		{"sent again into an empty partition, since stored", atCheckpoint, StoredMessage{}, own(StoredEnd{128, 0}), true, "", "holds no message", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
+			env, cfg := testEnv(t)
+			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
+			var reads atomic.Int32
+			env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+				if reads.Add(1) == 1 && c.w.Stored {
+					return c.resume, c.resume.Producer != "", nil // none: an empty partition
+				}
+				return c.read, c.ok, nil
+			}
+			system := testSystem(t)
+			nb, pids := spawnNeighbours(system)
+			pub, givenUp := spawnSupervised(t, system, env, cfg, newPublisher(env, cfg, 7, pids))
+			system.Root.Send(pub, c.w)
+			b := batch(0, 64)
+			if c.w.Stored {
+				b = batch(0, 128)
+				b.Records[0].Start = 64
+			}
+			system.Root.Send(pub, b)
+			end := strconv.FormatInt(b.Records[0].End, 10)
+			rec.answerDuplicate(t, end)
+			if c.stop != "" {
+				stoppedWith(t, givenUp, c.stop)
+				if f := next[*messages.PublishFailed](t, nb.tracker); f.End != b.Records[0].End || f.NotSent {
+					t.Fatalf("the tracker was told %v; want the record failed", f)
+				}
+				return
+			}
+			if a := next[*messages.PublishAcked](t, nb.tracker); a.End != b.Records[0].End || !a.Duplicate {
+				t.Fatalf("acknowledged %v; want %s, a duplicate", a, end)
+			}
+			if n := reads.Load(); n != c.wantReads {
+				t.Errorf("the topic was read %d times, want %d", n, c.wantReads)
+			}
+			if c.said == "" {
+				never[*messages.FailureObserved](t, nb.stream, 300*time.Millisecond, "a duplicate the topic holds was said")
+				return
+			}
+			var fs []*messages.Failure
+			eventually.NoError(t, waitFor, func() error {
+				fs = append(fs, failuresOf(nb.stream, "deduplication")...)
+				for _, f := range fs {
+					if strings.Contains(f.Message, c.said) {
+						return nil
+					}
+				}
+				return fmt.Errorf("no deduplication failure saying %q among %d", c.said, len(fs))
+			})
+		})
+	}
 }
