@@ -58,12 +58,19 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	if rate < 1 || rate > 1_000_000 {
 		return usageError{fmt.Sprintf("--rate %d: give the messages per second the sample publisher offers, 1 to 1000000", rate)}
 	}
+	if _, port, err := net.SplitHostPort(listen); err != nil || port == "" {
+		return usageError{fmt.Sprintf("--listen %q: give the status endpoint's host:port, as 127.0.0.1:8090", listen)}
+	}
 	kept := false // --dir holds an earlier demo's checkpoint store
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "ferry-demo-"); err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir) // the demo's own: nothing in it outlives the demo's run
+	} else if fi, err := os.Stat(dir); err != nil {
+		return usageError{fmt.Sprintf("--dir %s: %v; create the directory, or leave --dir out for a temporary one", dir, err)}
+	} else if !fi.IsDir() {
+		return usageError{fmt.Sprintf("--dir %s is not a directory: give a directory, or leave --dir out for a temporary one", dir)}
 	} else if _, err := os.Stat(filepath.Join(dir, demoStoreFile)); err == nil {
 		kept = true
 	}

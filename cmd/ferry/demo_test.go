@@ -238,6 +238,28 @@ func TestADemoWhosePortIsTakenSaysSoFirstAndNamesListen(t *testing.T) {
 	}
 }
 
+// A malformed --listen, or a --dir that is missing or not a directory, is a usage error
+// (exit 2) naming the flag, before anything starts.
+func TestTheDemosFlagsAreCheckedFirst(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "bogus"}, `--listen "bogus": give the status endpoint's host:port`},
+		{[]string{"--dir", filepath.Join(t.TempDir(), "missing")}, "create the directory, or leave --dir out"},
+		{[]string{"--dir", file}, "is not a directory"},
+	} {
+		code, _, errOut := ferry(append([]string{"demo", "--aeron-dir", t.TempDir()}, c.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("ferry demo %q = %d, %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
 // TestTheDemosReaderCountsMessagesThatAreNotFerrysApart: a message on the demo's topic
 // without ferry's recording id and position properties was counted as recording 0 at
 // position 0: it must be left out of ferry's count and position, and counted apart.

@@ -606,8 +606,10 @@ func TestUsageErrors(t *testing.T) {
 			}
 		}
 	}
-	if code, out, _ := ferry("version"); code != exitOK || !strings.HasPrefix(out, "ferry ") {
-		t.Errorf("version = %d %q", code, out)
+	for _, v := range []string{"version", "--version", "-version"} {
+		if code, out, _ := ferry(v); code != exitOK || !strings.HasPrefix(out, "ferry ") {
+			t.Errorf("%s = %d %q; want exit 0 and the version", v, code, out)
+		}
 	}
 	if code, out, errOut := ferry("version", "-h"); code != exitOK || !strings.Contains(out, "usage: ferry version") || errOut != "" {
 		t.Errorf("version -h = %d, stdout %q, stderr %q; want exit 0 and its usage, as every command's -h", code, out, errOut)

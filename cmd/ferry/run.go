@@ -47,7 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case cmd == "version" && len(rest) > 0:
 		err = usageError{fmt.Sprintf("version takes no arguments (given %q)", rest)}
-	case cmd == "version":
+	case cmd == "version" || (cmd == "--version" || cmd == "-version") && len(rest) == 0:
 		fmt.Fprintln(stdout, "ferry", version)
 		return exitOK
 	case cmd == "run":
