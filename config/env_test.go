@@ -144,6 +144,24 @@ func TestAPathWithWhiteSpaceAroundItIsRefused(t *testing.T) {
 	}
 }
 
+// A path beginning with ~ is refused, naming the key: only a shell expands it, and ferry
+// would use a directory called ~ where it runs (for store.path a new, empty store).
+func TestAPathBeginningWithATildeIsRefused(t *testing.T) {
+	for _, c := range []struct{ globals, key string }{
+		{"store:\n  path: ~/ferry/checkpoints.db\n", "store.path"},
+		{"aeron:\n  dir: \"~\"\n", "aeron.dir"},
+	} {
+		_, err := Parse([]byte(doc("archive", c.globals, "")), envOf(nil))
+		if ke := wantOne(t, err, c.key, ErrInvalid); !strings.Contains(ke.Error(), "does not expand") {
+			t.Errorf("%s: got %v; want the ~ named", c.key, ke)
+		}
+	}
+	cfg, err := Parse([]byte(doc("archive", "store:\n  path: /var/lib/ferry/~old/checkpoints.db\n", "")), envOf(nil))
+	if err != nil || cfg.Store.Path != "/var/lib/ferry/~old/checkpoints.db" {
+		t.Fatalf("a path with a ~ inside: %+v, %v; want it taken as written", cfg.Store, err)
+	}
+}
+
 // A mode from FERRY_MODE that is not one is fixed where it came from: the variable, not the
 // file (which may say the right mode already); white space around it is named.
 func TestEnv_AModeVariableThatIsNotAModeNamesTheVariable(t *testing.T) {

@@ -111,6 +111,11 @@ func pathProblem(s string) *problem {
 				"if a ferry ran with this value before, what it wrote is in the file whose name has the white space: rename that file to the name without it first (for store.path, or ferry starts a new, empty store)"}
 	case strings.ContainsFunc(s, unicode.IsControl):
 		return &problem{what: fmt.Sprintf("%q holds a control character, which no path ferry is meant to use has", s), fix: "write the path without it"}
+	case s == "~" || strings.HasPrefix(s, "~/"):
+		// Only a shell expands ~: ferry would make a directory named ~ where it runs, for
+		// store.path a new, empty store there.
+		return &problem{what: fmt.Sprintf("%q begins with ~, which ferry does not expand (only a shell does): it would name a directory called ~ in the directory ferry runs in", s),
+			fix: "write the home directory out (/home/NAME/...), or give the path through an environment variable set by a shell, which expands it"}
 	}
 	return nil
 }
