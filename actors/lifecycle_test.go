@@ -46,7 +46,13 @@ func (p probe) Receive(ctx actor.Context) {
 // arrives within waitFor.
 func next[T any](t *testing.T, p probe) T {
 	t.Helper()
-	deadline := time.After(waitFor)
+	return nextWithin[T](t, p, waitFor)
+}
+
+// nextWithin is next, waiting up to d.
+func nextWithin[T any](t *testing.T, p probe, d time.Duration) T {
+	t.Helper()
+	deadline := time.After(d)
 	for {
 		select {
 		case m := <-p:
@@ -55,7 +61,7 @@ func next[T any](t *testing.T, p probe) T {
 			}
 		case <-deadline:
 			var zero T
-			t.Fatalf("no %T within %s", zero, waitFor)
+			t.Fatalf("no %T within %s", zero, d)
 			return zero
 		}
 	}

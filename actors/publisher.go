@@ -141,7 +141,7 @@ type publisher struct {
 	readBack *atomic.Pointer[storedEnds]
 	// dupChecks are the records answered as duplicates where nothing read tells whether the
 	// topic holds them, held back from the tracker until a read made since tells
-	// (checkDuplicates); dupRead is the read under way (0: none), of the first dupCovered
+	// (duplicatesRead); dupRead is the read under way (0: none), of the first dupCovered
 	// of them, numbered by dupGen; dupUncheckedSaid: one of them was said unchecked.
 	dupChecks        []*duplicateToCheck
 	dupRead          uint64
@@ -149,6 +149,9 @@ type publisher struct {
 	dupCovered       int
 	dupTimer         *time.Timer
 	dupUncheckedSaid bool
+	// dupFruitless counts the reads in a row that could tell of none of the duplicates they
+	// covered; at dupReadsFruitless, the duplicates that follow are not read for.
+	dupFruitless int
 	// stored are the producer's messages of the recording that the read back found past
 	// the checkpoint, up to the broker's last, when that lies past it, ascending end: those
 	// the sends have not passed yet (nil: none, or all checked). The record the archive
@@ -258,14 +261,14 @@ type duplicateUnchecked struct {
 	end   int64
 	floor int64
 	fresh bool   // storedEnds.fresh: at its first send
-	why   string // what the read made after the answer found (checkDuplicates); "": none made
+	why   string // what the read made after the answer found (duplicatesRead); "": none made
 }
 
 // duplicateToCheck is a callback's news that the broker answered the record ending at end
 // (epoch, its CRC-32C checksum) as a duplicate where no read tells whether the topic holds
 // it (storedEnds.beyondReach with nothing read): a first send (fresh), or a send after a
 // read that found none of the recording's messages above the checkpoint. Its outcome is
-// the tracker's once a read made since tells (checkDuplicates).
+// the tracker's once a read made since tells (duplicatesRead).
 type duplicateToCheck struct {
 	end      int64
 	epoch    uint64
@@ -421,6 +424,11 @@ func (p *publisher) Receive(ctx actor.Context) {
 	case *duplicateUnchecked:
 		p.duplicateUnchecked(ctx, msg)
 	case *duplicateToCheck:
+		if p.dupFruitless >= dupReadsFruitless {
+			msg.why = fmt.Sprintf("%d reads of what the topic holds made after such answers in a row told of none (the records far below the partition's last, as when a lost checkpoint store has the recording published again), so no more are made", p.dupFruitless)
+			p.uncheckedDuplicates(ctx, []*duplicateToCheck{msg})
+			return
+		}
 		p.dupChecks = append(p.dupChecks, msg)
 		p.readForDuplicates(ctx)
 	case *duplicatesRead:
@@ -461,11 +469,13 @@ func (p *publisher) Receive(ctx actor.Context) {
 	case *resumeSends:
 		p.pump(ctx)
 	case *actor.Restarting, *actor.Stopping:
-		for _, c := range p.dupChecks {
-			c.why = "ferry stopped the recording's publishing before a read of what the topic holds told"
+		if n := len(p.dupChecks); n > 0 {
+			// Not acknowledged: the checkpoint stays below them, and the next start sends
+			// them again, to be checked then.
+			p.env.Logger.Warn("records answered as duplicates were not checked against what the topic holds before the recording's publishing stopped: they are not counted as published, and are sent again from the checkpoint at the next start",
+				"stream", p.cfg.Def.Name, "recording", p.rec, "records", n, "first_end", p.dupChecks[0].end)
+			p.dupChecks = nil
 		}
-		p.uncheckedDuplicates(ctx, p.dupChecks)
-		p.dupChecks = nil
 		if p.handoff != nil {
 			if prod, ok := p.handoff.abandon(); ok {
 				p.producer = prod // created, and its news not handled yet: closed below
@@ -1391,7 +1401,13 @@ func (p *publisher) readForDuplicates(ctx actor.Context) {
 	p.dupGen++
 	p.dupRead, p.dupCovered = p.dupGen, len(p.dupChecks)
 	self, system, read, topic, rec, by, gen := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load()), p.dupGen
-	from, timeout := p.watermark.Position, max(p.cfg.CallTimeout, lastStoredTimeout)
+	// Back to below the lowest held (the read stops at a message of the recording at or
+	// below from): a client's re-sends are among the partition's last, a short read.
+	from := p.dupChecks[0].end
+	for _, c := range p.dupChecks {
+		from = min(from, c.end)
+	}
+	from, timeout := max(from-1, p.watermark.Position), max(p.cfg.CallTimeout, lastStoredTimeout)
 	if !p.env.tasks().Go(func() {
 		call, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
@@ -1440,29 +1456,45 @@ func (p *publisher) duplicatesRead(ctx actor.Context, r *duplicatesRead) {
 				"stream", p.cfg.Def.Name, "recording", p.rec, "end", c.end, "first_send", c.fresh)
 			raiseInt(p.acked, c.end)
 			ctx.Send(p.pids.tracker, &messages.PublishAcked{RecordingId: p.rec, Epoch: c.epoch, End: c.end, Duplicate: true})
-		case len(ends) > 0 && c.end > ends[0].End && c.end <= ends[len(ends)-1].End:
-			raise(p.failedEpoch, c.epoch+1)
-			ctx.Send(p.pids.tracker, &messages.PublishFailed{RecordingId: p.rec, Epoch: c.epoch, End: c.end, Error: "answered as a duplicate, though the topic does not hold it"})
-			held := "does not hold it"
-			if found {
-				held = fmt.Sprintf("holds another record there (CRC-32C %08x, this one's %08x)", ends[i].Checksum, c.checksum)
-			}
-			panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the broker answered the record ending at %d as a duplicate, though the topic %s: of producer %s's messages of the recording, read after the answer, from %d up to %d, none is this record. "+
-				"The topic's deduplication knows the producer past it from messages that are not this recording's (another archive's recording of the same id, published under the stream's name by a ferry whose checkpoint store this one does not have), or the topic lost the record while keeping its deduplication state; "+
-				"its re-send is dropped as well, so the stream stops rather than count it as published: %s",
-				p.rec, c.end, held, p.name, ends[0].End, ends[len(ends)-1].End, renameToGoOn)))
+		case found:
+			p.duplicateNotHeld(c, fmt.Sprintf("holds another record of producer %s there (CRC-32C %08x, this one's %08x)", p.name, ends[i].Checksum, c.checksum), ends)
+		case len(ends) > 0 && c.end > ends[0].End:
+			// Every message of the producer above the first read is among those read (a
+			// producer's messages are stored in the order of their sequence ids), the
+			// partition's last among them, and the broker answers a duplicate only once a
+			// message of the producer at or past it is stored.
+			p.duplicateNotHeld(c, fmt.Sprintf("holds none of producer %s's messages ending there", p.name), ends)
 		default:
 			switch c.why = why; {
-			case len(ends) > 0 && c.end <= ends[0].End:
-				c.why = fmt.Sprintf("the read of what the topic holds, made after the answer, reached back to %d only", ends[0].End)
 			case len(ends) > 0:
-				c.why = fmt.Sprintf("the recording's messages in the topic, read after the answer, end at %d, below it", ends[len(ends)-1].End)
+				c.why = fmt.Sprintf("the read of what the topic holds, made after the answer, reached back to %d only", ends[0].End)
 			}
 			unchecked = append(unchecked, c)
 		}
 	}
+	if len(unchecked) < len(checks) {
+		p.dupFruitless = 0
+	} else {
+		p.dupFruitless++
+	}
 	p.uncheckedDuplicates(ctx, unchecked)
 	p.readForDuplicates(ctx)
+}
+
+// dupReadsFruitless is how many reads in a row for duplicates may tell of none before no
+// more are made for the publisher: each holds the records it covers back from the commit.
+const dupReadsFruitless = 3
+
+// duplicateNotHeld stops the stream: the broker answered c as a duplicate, though the
+// topic, read after the answer (ends: what it found of the producer's messages of the
+// recording), does not hold it (held says how). Its re-send would be dropped too. It is
+// not reported to the tracker, which keeps the checkpoint below it all the same.
+func (p *publisher) duplicateNotHeld(c *duplicateToCheck, held string, ends []StoredEnd) {
+	raise(p.failedEpoch, c.epoch+1)
+	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the broker answered the record ending at %d as a duplicate, though the topic %s: read after the answer, the producer's messages of the recording end at %d and go back to %d. "+
+		"The topic's deduplication knows the producer past the record from messages that are not this recording's (another archive's recording of the same id, published under the stream's name by a ferry whose checkpoint store this one does not have), "+
+		"or the topic lost messages while keeping its deduplication state (truncated, or trimmed by retention); its re-send is dropped as well, so the stream stops rather than count it as published: %s",
+		p.rec, c.end, held, ends[len(ends)-1].End, ends[0].End, renameToGoOn)))
 }
 
 // uncheckedDuplicates acknowledges the duplicates no read could check, saying the first of
@@ -1506,13 +1538,15 @@ func (p *publisher) producerState(ctx actor.Context, state string) {
 // resumeSends tells the publisher that the sends it waited for have their outcomes.
 type resumeSends struct{}
 
-// pump sends the waiting batches that may go now, in order.
 // supersede drops the batches waiting to be sent of epochs before epoch: the replay
 // restarted (its image closed, an archive error, not only a failed send, which failedEpoch
 // covers) and reads their records again from the commit, below them, so sent they would go
 // twice (stored twice without deduplication). Each record is reported not sent, as every
 // record handed to the publisher gets an outcome.
 func (p *publisher) supersede(ctx actor.Context, epoch uint64) {
+	if len(p.waiting) == 0 || p.waiting[0].Epoch >= epoch {
+		return // the waiting batches come in epoch order: none is older
+	}
 	p.waiting = slices.DeleteFunc(p.waiting, func(b *messages.RecordBatch) bool {
 		if b.Epoch >= epoch {
 			return false
@@ -1525,6 +1559,7 @@ func (p *publisher) supersede(ctx actor.Context, epoch uint64) {
 	})
 }
 
+// pump sends the waiting batches that may go now, in order.
 func (p *publisher) pump(ctx actor.Context) {
 	for len(p.waiting) > 0 && !p.verifying && !p.sizing && p.routable(ctx) {
 		b := p.waiting[0]

@@ -295,6 +295,14 @@ func (t *tracker) failed(ctx actor.Context, f *messages.PublishFailed) {
 	if t.core == nil {
 		return
 	}
+	if f.NotSent && progress.Epoch(f.Epoch) < t.core.Epoch() {
+		// Superseded by a restarted replay (publisher.supersede), or skipped after a
+		// failure of an epoch a reset has ended: never sent, no failure to weigh (as one,
+		// it would count toward lesson 22's hazard of its epoch).
+		t.must(t.core.NotSentEarlier(progress.Epoch(f.Epoch)))
+		t.progressed(ctx, 0, false)
+		return
+	}
 	out, err := t.core.Fail(progress.Epoch(f.Epoch), f.End)
 	t.must(err)
 	if !f.NotSent {

@@ -630,6 +630,20 @@ func (t *CommitTracker) Reset(from int64) (Epoch, error) {
 func (t *CommitTracker) EarlierUnanswered() int { return t.earlierUnanswered }
 
 // answeredEarlier counts the arrival of an outcome of earlier epoch.
+// NotSentEarlier records that a record of an earlier epoch than the current one was never
+// sent (its replay restarted before it was): it has no outcome to weigh — nothing of its
+// epoch above it was sent — and is one fewer outcome that epoch awaits. A later epoch than
+// the current one is an error, as for [CommitTracker.Fail]; the current one has no such
+// record (a skip after a failure of the current epoch is a failure: Fail).
+func (t *CommitTracker) NotSentEarlier(epoch Epoch) error {
+	if epoch >= t.epoch {
+		return fmt.Errorf("not sent in epoch %d of recording %d, current %d: %w", epoch, t.recordingID, t.epoch, ErrUnknownEpoch)
+	}
+	t.answeredEarlier(epoch)
+	t.stats.Stale++
+	return nil
+}
+
 func (t *CommitTracker) answeredEarlier(epoch Epoch) {
 	if e := t.sends[epoch]; e != nil && e.unanswered > 0 {
 		e.unanswered--

@@ -1025,6 +1025,24 @@ func TestCommitTracker_UndecidedWhileSendsAboveAFailureAwaitTheirOutcome(t *test
 	_, err = tr.Fail(0, 192)
 	must(err)
 	undecided(tr, 0, 0)
+
+	// A replay restarted without a failure (an image closed): the earlier epoch's records
+	// the publisher had not sent yet are superseded, never sent. No failure of that epoch is
+	// recorded, so the send of 64 still out is no undecided hazard; reported as failures, it
+	// would be (an undecided hazard stops the stream at a drain).
+	tr = newTracker(t, 0)
+	emit(tr, 64, 128, 192)
+	_, err = tr.Reset(0)
+	must(err)
+	must(tr.NotSentEarlier(0)) // 128
+	must(tr.NotSentEarlier(0)) // 192
+	undecided(tr, 0, 0)
+	if n := tr.EarlierUnanswered(); n != 1 {
+		t.Fatalf("EarlierUnanswered() = %d; want 1, the send of 64", n)
+	}
+	if err := tr.NotSentEarlier(1); !errors.Is(err, ErrUnknownEpoch) {
+		t.Fatalf("NotSentEarlier of the current epoch = %v; want ErrUnknownEpoch", err)
+	}
 }
 
 // InFlight counts the current epoch's records without an outcome, below a failure and above

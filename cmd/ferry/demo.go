@@ -128,7 +128,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	go func() { ran <- withConfigPath(runLoaded(ctx, cfgPath, cfg, cfg.Warnings(), stderr), cfgPath) }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	fmt.Fprintf(stdout, "demo: `ferry status --config %s [--watch]` in another terminal shows the same table\n", cfgPath)
+	fmt.Fprintf(stdout, "demo: `ferry status --config %s [--watch]` in another terminal shows the same table\n", shellWord(cfgPath))
 	for n := 0; ; {
 		select {
 		case err := <-ran:

@@ -1145,3 +1145,18 @@ func TestAStoreErrorAdvisesTheCommandForTheConfigurationInUse(t *testing.T) {
 		t.Fatalf("ferry run of a changed stream = %d, stderr:\n%s\nwant exit 1 and the reset command for %s", code, errOut, path)
 	}
 }
+
+// A command ferry advises names the configuration file as one shell word.
+func TestShellWordQuotesWhatAShellWouldSplitOrExpand(t *testing.T) {
+	for in, want := range map[string]string{
+		"/etc/ferry/ferry.yaml":    "/etc/ferry/ferry.yaml",
+		"/etc/my ferry/ferry.yaml": "'/etc/my ferry/ferry.yaml'",
+		"/etc/it's/ferry.yaml":     `'/etc/it'\''s/ferry.yaml'`,
+		"/etc/$HOME/ferry.yaml":    "'/etc/$HOME/ferry.yaml'",
+		"":                         "''",
+	} {
+		if got := shellWord(in); got != want {
+			t.Errorf("shellWord(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -84,7 +84,16 @@ type configNamed struct {
 }
 
 func (e configNamed) Error() string {
-	return strings.ReplaceAll(e.err.Error(), "--config FILE", "--config "+e.path)
+	return strings.ReplaceAll(e.err.Error(), "--config FILE", "--config "+shellWord(e.path))
+}
+
+// shellWord is s as one word of a shell command line: quoted when it holds what a shell
+// would split or expand.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"$`\\;&|<>()*?[]#~{}!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (e configNamed) Unwrap() error { return e.err }

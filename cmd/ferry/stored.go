@@ -141,7 +141,7 @@ func startedAfresh(start config.StartPosition) string {
 
 // resetCommand is the reset of stream name, with the configuration file it runs with.
 func resetCommand(cfgPath, name string) string {
-	return strings.Replace(store.ResetCommand(name), "--config FILE", "--config "+cfgPath, 1)
+	return strings.Replace(store.ResetCommand(name), "--config FILE", "--config "+shellWord(cfgPath), 1)
 }
 
 // notConfigured is checkpointTarget's answer for a --stream the configuration does not
