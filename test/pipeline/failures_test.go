@@ -2052,6 +2052,16 @@ func TestPulsarUnavailableAtStartThenMidStream(t *testing.T) {
 	w.waitAll(t, f, pub.recordingID, positions, 120*time.Second)
 	f.mustStop()
 
+	// A record the broker stored before the kill, its receipt lost, is sent again by the
+	// client as it reconnects and answered as a duplicate at its first send: the topic read
+	// after the answer finds it there, and nothing is said (no false alarm of a name's
+	// foreign history) unless that read could not answer.
+	log := f.Log()
+	t.Logf("first sends answered as duplicates and found in the topic (the client's re-sends across the restart): %d", strings.Count(log, "a record answered as a duplicate is in the topic"))
+	if strings.Contains(log, "sent for the first time, was answered as a duplicate") && !strings.Contains(log, "made after the answer, failed") {
+		t.Errorf("ferry said a first send answered as a duplicate was unchecked, the read after the answer answering:\n%s", logLinesWith(log, "answered as a duplicate"))
+	}
+
 	msgs := readTopic(t, own.serviceURL, sc.Topic, len(positions), 60*time.Second)
 	if repeats := assertInOrderNoGaps(t, msgs, payloads(0, len(positions))); repeats > 0 {
 		t.Fatalf("every message arrived in order, but %d arrived again: the broker's deduplication did not catch a re-send across its restart; %s", repeats, summarizeMessages(msgs))
@@ -2302,4 +2312,15 @@ func ferryWithoutBroker(t *testing.T) (*ferryProc, streamConfig, *publisher, *fe
 	pub.publish(t, 0, 100)
 	failWaitLog(t, f, 60*time.Second, "level=WARN", "cannot create the Pulsar producer; retrying", fmt.Sprintf("recording=%d ", pub.recordingID))
 	return f, sc, pub, cfg
+}
+
+// logLinesWith returns the lines of log that contain s.
+func logLinesWith(log, s string) string {
+	var out []string
+	for line := range strings.Lines(log) {
+		if strings.Contains(line, s) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "")
 }
