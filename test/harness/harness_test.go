@@ -462,3 +462,57 @@ func TestADelayedOutcomeThatComesAfterCloseIsDeliveredAtOnce(t *testing.T) {
 		t.Fatalf("a send after Close: called back inside SendAsync %t, with %v; want ErrProducerClosed", calledBack, got)
 	}
 }
+
+// TestAResentMessageIsAnsweredAsADuplicate: with Resend, the first acknowledgement of a
+// message the broker stored is lost and the message sent again, as the client does after a
+// reconnect; the broker's deduplication answers the re-send as a duplicate (ledger and entry
+// -1), which is what the caller gets, and the topic holds the message once.
+func TestAResentMessageIsAnsweredAsADuplicate(t *testing.T) {
+	client, topic, real, opts := realProducerWith(t, "harness-resend", pulsar.ProducerOptions{Name: "resender", DisableBatching: true, SendTimeout: -1})
+	p := Wrap(real, opts, Faults(map[int]Fault{1: Resend()}))
+	defer p.Close()
+	ids := make(chan pulsar.MessageID, 3)
+	for n := range 3 {
+		seq := int64(n)
+		p.SendAsync(context.Background(), &pulsar.ProducerMessage{Payload: []byte(fmt.Sprint(n)), SequenceID: &seq},
+			func(id pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
+				if err != nil {
+					t.Errorf("message %d: %v", n, err)
+				}
+				ids <- id
+			})
+	}
+	dups := 0
+	for range 3 {
+		select {
+		case id := <-ids:
+			if id != nil && id.LedgerID() == -1 && id.EntryID() == -1 {
+				dups++
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("not every message was acknowledged")
+		}
+	}
+	if dups != 1 {
+		t.Fatalf("%d acknowledgements were the broker's duplicate answer; want one, the re-send's", dups)
+	}
+	reader, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.EarliestMessageID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for n := range 3 {
+		msg, err := reader.Next(ctx)
+		if err != nil {
+			t.Fatalf("reading message %d: %v", n, err)
+		}
+		if string(msg.Payload()) != fmt.Sprint(n) {
+			t.Fatalf("stored message %d = %q; want each once, in order", n, msg.Payload())
+		}
+	}
+	if reader.HasNext() {
+		t.Fatal("the topic holds more than the three messages")
+	}
+}

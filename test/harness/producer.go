@@ -25,6 +25,7 @@ const (
 	held
 	failed
 	lost
+	resent
 )
 
 // Deliver passes the acknowledgement on as the broker gave it.
@@ -47,6 +48,16 @@ func Fail(err error) Fault {
 
 // Lose drops it: the callback is never called.
 func Lose() Fault { return Fault{kind: lost} }
+
+// Resend loses the acknowledgement of a message the broker stored and sends the message
+// again, as pulsar-client-go does with its pending messages after a reconnect (v0.19.0
+// grabCnx): the re-send's acknowledgement — with deduplication, the broker's answer that it
+// is a duplicate — is passed on instead. The client re-sends its pending queue in order, and
+// matches each answer to the head of that queue (an answer for another sequence id is
+// ignored), so the re-send waits until the real producer has called back every send it
+// holds, and later sends wait for the re-send's answer. A message the broker refused is
+// failed as it was.
+func Resend() Fault { return Fault{kind: resent} }
 
 // ErrInjected is the default error of [Fail].
 var ErrInjected = errors.New("harness: injected send failure")
@@ -100,6 +111,10 @@ type Producer struct {
 	closeArmed bool
 	closed     bool          // Close was called: held acknowledgements are never delivered
 	closing    chan struct{} // closed by Close: a flush stops waiting for them
+	// inReal counts the sends the real producer has not called back; resending, while a
+	// Resend is under way, holds later sends back until it is closed.
+	inReal    int
+	resending chan struct{}
 }
 
 // outstanding is a send whose planned outcome has not reached its caller.
@@ -206,13 +221,67 @@ func (p *Producer) SendAsync(ctx context.Context, msg *pulsar.ProducerMessage, c
 			p.mu.Lock()
 			p.lost++
 			p.mu.Unlock()
+		case resent:
+			p.mu.Lock()
+			if p.closed || err != nil || p.resending != nil {
+				p.mu.Unlock()
+				p.deliver(n, cb, id, m, err)
+				return
+			}
+			gate := make(chan struct{})
+			p.resending = gate
+			p.wg.Add(1)
+			p.mu.Unlock()
+			// Not on the client's goroutine that called back: the real sends in flight are
+			// called back on it.
+			go func() {
+				defer p.wg.Done()
+				for {
+					p.mu.Lock()
+					idle, closed := p.inReal == 0, p.closed
+					p.mu.Unlock()
+					if idle || closed {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+				p.real(ctx, msg, func(id pulsar.MessageID, m *pulsar.ProducerMessage, err error) {
+					p.deliver(n, cb, id, m, err)
+					p.mu.Lock()
+					p.resending = nil
+					p.mu.Unlock()
+					close(gate)
+				})
+			}()
+		}
+	}
+	p.mu.Lock()
+	gate := p.resending
+	p.mu.Unlock()
+	if gate != nil {
+		select { // the client writes nothing new before its pending queue is sent again
+		case <-gate:
+		case <-p.closing:
 		}
 	}
 	if err := p.takeSlot(ctx, out); err != nil {
 		outcome(nil, msg, err)
 		return
 	}
-	p.Producer.SendAsync(ctx, msg, outcome)
+	p.real(ctx, msg, outcome)
+}
+
+// real sends msg with the real producer, counting it until it is called back.
+func (p *Producer) real(ctx context.Context, msg *pulsar.ProducerMessage, cb func(pulsar.MessageID, *pulsar.ProducerMessage, error)) {
+	p.mu.Lock()
+	p.inReal++
+	p.mu.Unlock()
+	p.Producer.SendAsync(ctx, msg, func(id pulsar.MessageID, m *pulsar.ProducerMessage, err error) {
+		p.mu.Lock()
+		p.inReal--
+		p.mu.Unlock()
+		cb(id, m, err)
+	})
 }
 
 // takeSlot takes a slot of the pending queue for out, or says why the real producer would

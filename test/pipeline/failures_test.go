@@ -147,7 +147,13 @@ func TestLesson13_CorruptCheckpointFailsStart(t *testing.T) {
 			if code != 1 {
 				t.Fatalf("exit status %d, want 1; log:\n%s", code, log)
 			}
-			failMustContain(t, log, "ferry's output", append([]string{damaged}, d.mentions...)...)
+			// The advised command names the configuration ferry ran with (store.ResetCommand
+			// has FILE for it).
+			mentions := []string{damaged}
+			for _, m := range d.mentions {
+				mentions = append(mentions, strings.Replace(m, "--config FILE", "--config "+c.path, 1))
+			}
+			failMustContain(t, log, "ferry's output", mentions...)
 			if line, ok := failLogLine(log, "ferry: "); ok {
 				t.Logf("ferry said: %s", line)
 			}

@@ -1532,3 +1532,39 @@ func (a *answers) wait(t *testing.T, n int, timeout time.Duration) {
 		return nil
 	})
 }
+
+// TestAFirstSendTheClientSentAgainIsFoundInTheTopic: the client sends its pending messages
+// again after a reconnect, and one the broker had stored, its receipt lost, comes back
+// answered as a duplicate at the record's first send (harness.Resend, answered by the real
+// broker's deduplication). ferry reads the topic after the answer, finds the record there,
+// the same, and commits it without a word. (It was said at error level, a deduplication
+// failure advising a new stream name: a false alarm at every broker restart or topic unload
+// under a new recording.) Every record is in the topic once, in order.
+func TestAFirstSendTheClientSentAgainIsFoundInTheTopic(t *testing.T) {
+	const n = 100
+	sc := newStreamConfig(t, "")
+	_, pub := newRecordedStream(t, sc.Channel, sc.StreamID)
+	var resent atomic.Bool
+	ip := startInProcess(t, inProcessOptions{plan: func(k int, _ *pulsar.ProducerMessage) harness.Fault {
+		if k == 40 && resent.CompareAndSwap(false, true) {
+			return harness.Resend()
+		}
+		return harness.Deliver()
+	}}, sc)
+	pos := pub.publish(t, 0, n)
+	ip.waitCheckpoint(sc, pub.recordingID, pos[n-1], 60*time.Second)
+	if !resent.Load() {
+		t.Fatal("the decorator sent nothing again")
+	}
+	var st *messages.StreamStatus
+	eventually.NoError(t, 10*time.Second, func() error {
+		var err error
+		st, err = ip.status(sc.Name)
+		return err
+	})
+	if f := failureOf(st, "deduplication"); f != nil {
+		t.Fatalf("a re-send the topic holds was said: %s", f.Message)
+	}
+	failWaitLogIn(t, ip, "a record answered as a duplicate is in the topic, the same")
+	assertExactlyOnceInOrder(t, readTopic(t, peers.Pulsar.ServiceURL, sc.Topic, n, 30*time.Second), payloads(0, n))
+}
