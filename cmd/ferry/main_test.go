@@ -68,6 +68,18 @@ streams:
 	return path, storePath
 }
 
+// editConfig rewrites the configuration file at path with edit.
+func editConfig(t *testing.T, path string, edit func(string) string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(edit(string(raw))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // ordersDef is the definition writeConfig's stream is stored under, with topic
 // persistent://public/default/topic.
 func ordersDef(topic string) store.Stream {
@@ -169,14 +181,9 @@ func TestValidate(t *testing.T) {
 // rather than only "ferry starts at its configured start position".
 func TestCheckpointShowOfARelativeStoreSaysWhereItWasLooked(t *testing.T) {
 	path, _ := writeConfig(t, "")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	relative := regexp.MustCompile(`(?m)^  path: .*$`).ReplaceAll(raw, []byte("  path: data/checkpoints.db"))
-	if err := os.WriteFile(path, relative, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editConfig(t, path, func(cfg string) string {
+		return regexp.MustCompile(`(?m)^  path: .*$`).ReplaceAllString(cfg, "  path: data/checkpoints.db")
+	})
 	t.Chdir(t.TempDir())
 	code, out, errOut := ferry("checkpoint", "show", "--config", path, "--stream", "orders")
 	if code != exitOK || !strings.Contains(out, "no checkpoint store at") || !strings.Contains(out, "store.path is relative to the directory ferry runs in") {
@@ -1117,16 +1124,11 @@ func TestATokenFileIsReadTheSameForTheBrokerAndTheAdminAPI(t *testing.T) {
 // on a wrong store.path, would otherwise begin every stream at its start position quietly.
 func TestAStoreHoldingNoStreamIsSaidAtEveryStart(t *testing.T) {
 	path, storePath := writeConfig(t, "")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	missing := filepath.Join(t.TempDir(), "token")
-	withToken := strings.Replace(string(raw), "  service_url: pulsar://127.0.0.1:6650\n",
-		"  service_url: pulsar://127.0.0.1:6650\n  auth:\n    token_file: "+missing+"\n", 1)
-	if err := os.WriteFile(path, []byte(withToken), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editConfig(t, path, func(cfg string) string {
+		return strings.Replace(cfg, "  service_url: pulsar://127.0.0.1:6650\n",
+			"  service_url: pulsar://127.0.0.1:6650\n  auth:\n    token_file: "+missing+"\n", 1)
+	})
 	for i, want := range []string{"no checkpoint store at store.path: created a new one", "the checkpoint store at store.path holds no stream"} {
 		code, out, errOut := ferry("run", "--config", path)
 		if code != exitFailure || !strings.Contains(errOut, "pulsar.auth.token_file") || !strings.Contains(errOut, want) || !strings.Contains(errOut, storePath) {

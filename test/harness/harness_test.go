@@ -101,6 +101,13 @@ func TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored(t *testing.T) {
 	mu.Unlock()
 
 	// The broker stored every message, those whose acknowledgement failed or was lost too.
+	readEach(t, client, topic, 7)
+}
+
+// readEach reads topic from its start and fails unless it holds the messages 0 to n-1 (their
+// number as payload), each once, in order, and nothing after them.
+func readEach(t *testing.T, client pulsar.Client, topic string, n int) {
+	t.Helper()
 	reader, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.EarliestMessageID()})
 	if err != nil {
 		t.Fatal(err)
@@ -108,14 +115,17 @@ func TestProducerFaultsAcknowledgementsOfMessagesTheBrokerStored(t *testing.T) {
 	defer reader.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for n := range 7 {
+	for i := range n {
 		msg, err := reader.Next(ctx)
 		if err != nil {
-			t.Fatalf("reading message %d: %v", n, err)
+			t.Fatalf("reading message %d: %v", i, err)
 		}
-		if string(msg.Payload()) != fmt.Sprint(n) {
-			t.Fatalf("stored message %d = %q", n, msg.Payload())
+		if string(msg.Payload()) != fmt.Sprint(i) {
+			t.Fatalf("stored message %d = %q; want each once, in order", i, msg.Payload())
 		}
+	}
+	if reader.HasNext() {
+		t.Fatalf("the topic holds more than the %d messages", n)
 	}
 }
 
@@ -496,23 +506,5 @@ func TestAResentMessageIsAnsweredAsADuplicate(t *testing.T) {
 	if dups != 1 {
 		t.Fatalf("%d acknowledgements were the broker's duplicate answer; want one, the re-send's", dups)
 	}
-	reader, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, StartMessageID: pulsar.EarliestMessageID()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for n := range 3 {
-		msg, err := reader.Next(ctx)
-		if err != nil {
-			t.Fatalf("reading message %d: %v", n, err)
-		}
-		if string(msg.Payload()) != fmt.Sprint(n) {
-			t.Fatalf("stored message %d = %q; want each once, in order", n, msg.Payload())
-		}
-	}
-	if reader.HasNext() {
-		t.Fatal("the topic holds more than the three messages")
-	}
+	readEach(t, client, topic, 3)
 }
