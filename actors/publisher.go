@@ -1493,8 +1493,9 @@ func (p *publisher) duplicateNotHeld(c *duplicateToCheck, held string, ends []St
 	raise(p.failedEpoch, c.epoch+1)
 	panic(supervisor.Fail(supervisor.Poison, fmt.Errorf("recording %d: the broker answered the record ending at %d as a duplicate, though the topic %s: read after the answer, the producer's messages of the recording end at %d and go back to %d. "+
 		"The topic's deduplication knows the producer past the record from messages that are not this recording's (another archive's recording of the same id, published under the stream's name by a ferry whose checkpoint store this one does not have), "+
-		"or the topic lost messages while keeping its deduplication state (truncated, or trimmed by retention); its re-send is dropped as well, so the stream stops rather than count it as published: %s",
-		p.rec, c.end, held, ends[len(ends)-1].End, ends[0].End, renameToGoOn)))
+		"or the topic lost messages while keeping its deduplication state (truncated, or trimmed by retention); its re-send is dropped as well, so the stream stops rather than count it as published. "+
+		"If another archive's recording was published under the name: %s. If the topic lost messages: %s.",
+		p.rec, c.end, held, ends[len(ends)-1].End, ends[0].End, renameToGoOn, lesson22Recovery(p.cfg.Def.Name))))
 }
 
 // uncheckedDuplicates acknowledges the duplicates no read could check, saying the first of

@@ -1898,7 +1898,7 @@ func TestADuplicateNothingReadCouldTellOfIsCheckedByAReadAfterItsAnswer(t *testi
 			end := strconv.FormatInt(b.Records[0].End, 10)
 			rec.answerDuplicate(t, end)
 			if c.stop != "" {
-				stoppedWith(t, givenUp, c.stop)
+				stoppedWith(t, givenUp, c.stop, "give the stream a new name", "turn deduplication off for the topic")
 				never[*messages.PublishAcked](t, nb.tracker, 200*time.Millisecond, "a duplicate the topic does not hold was acknowledged")
 				return
 			}
