@@ -1164,13 +1164,22 @@ func (p *publisher) checkDedupState(ctx actor.Context) {
 // from where this producer's sends start again (or below it: a producer created again),
 // answered by a lastStoredRead; false when the publisher is stopping.
 func (p *publisher) readStored(ctx actor.Context, gen uint64) bool {
+	return p.readLast(ctx, p.watermark.Position, func(msg StoredMessage, ok bool, err error) any {
+		return &lastStoredRead{gen: gen, msg: msg, ok: ok, err: err}
+	})
+}
+
+// readLast starts a read of what the broker stored last in the recording's partition, back
+// to a message of the recording at or below from (Env.LastStored), whose outcome answer
+// makes into the message the actor gets; false when the publisher is stopping.
+func (p *publisher) readLast(ctx actor.Context, from int64, answer func(StoredMessage, bool, error) any) bool {
 	self, system, read, topic, rec, by := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load())
-	from, timeout := p.watermark.Position, max(p.cfg.CallTimeout, lastStoredTimeout)
+	timeout := max(p.cfg.CallTimeout, lastStoredTimeout)
 	return p.env.tasks().Go(func() {
 		call, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		msg, ok, err := read(call, topic, rec, by, from)
-		system.Root.Send(self, &lastStoredRead{gen: gen, msg: msg, ok: ok, err: err})
+		system.Root.Send(self, answer(msg, ok, err))
 	})
 }
 
@@ -1400,23 +1409,20 @@ func (p *publisher) readForDuplicates(ctx actor.Context) {
 	}
 	p.dupGen++
 	p.dupRead, p.dupCovered = p.dupGen, len(p.dupChecks)
-	self, system, read, topic, rec, by, gen := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load()), p.dupGen
+	self, system, gen := ctx.Self(), ctx.ActorSystem(), p.dupGen
 	// Back to below the lowest held (the read stops at a message of the recording at or
 	// below from): a client's re-sends are among the partition's last, a short read.
 	from := p.dupChecks[0].end
 	for _, c := range p.dupChecks {
 		from = min(from, c.end)
 	}
-	from, timeout := max(from-1, p.watermark.Position), max(p.cfg.CallTimeout, lastStoredTimeout)
-	if !p.env.tasks().Go(func() {
-		call, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		msg, ok, err := read(call, topic, rec, by, from)
-		system.Root.Send(self, &duplicatesRead{gen: gen, msg: msg, ok: ok, err: err})
+	if !p.readLast(ctx, max(from-1, p.watermark.Position), func(msg StoredMessage, ok bool, err error) any {
+		return &duplicatesRead{gen: gen, msg: msg, ok: ok, err: err}
 	}) {
-		return // stopping: Stopping says them unchecked
+		return // stopping: Stopping leaves them unanswered
 	}
 	// As the resume check's: the client's calls can outlast their own timeouts.
+	timeout := max(p.cfg.CallTimeout, lastStoredTimeout)
 	p.dupTimer = time.AfterFunc(timeout+time.Second, func() {
 		system.Root.Send(self, &duplicatesRead{gen: gen, err: fmt.Errorf("no answer within %s", timeout+time.Second)})
 	})
