@@ -50,9 +50,14 @@ type ProducerFactory func(pulsar.ProducerOptions) (pulsar.Producer, error)
 // 0, modulo the topic's partitions), or, when it finds none near the partition's end, the
 // partition's last message. ok is false for an empty partition. It reads on back, as far as
 // it may, to a message of the recording at or below position from (where the sends start
-// again), and says which of the recording's messages it found (StoredMessage.Ends).
+// again), and says which of the recording's messages it found (StoredMessage.Ends). known,
+// if not nil, is the id the broker gave a message of the recording's producer it stored
+// (the publisher's latest acknowledged): a read back to the start of the partition's last
+// ledger that did not reach from goes on from it, across the ledgers before (a broker
+// restart or a topic unload opens a ledger; the records stored before it, and their
+// re-sends answered as duplicates after it, are in the ledger before).
 // [LastStoredWith] makes one of a Pulsar client.
-type LastStoredFunc func(ctx context.Context, topic string, rec int64, by int, from int64) (msg StoredMessage, ok bool, err error)
+type LastStoredFunc func(ctx context.Context, topic string, rec int64, by int, from int64, known pulsar.MessageID) (msg StoredMessage, ok bool, err error)
 
 // Admin is what the deduplication check asks of the broker's admin API.
 // *pulsaradmin.Client implements it.
@@ -162,7 +167,7 @@ type StoredMessage struct {
 	// order of their sequence ids: every message of the producer above Ends[0] that the
 	// partition holds is among them (lesson 22). Ends[0] is at or below the from given to
 	// the read, or the earliest the read reached (the start of the partition's last ledger,
-	// or its bounds).
+	// the known message given to the read, or its bounds).
 	Ends []StoredEnd
 	// EarliestMs is the publish time (Unix epoch milliseconds, the producer's clock) of the
 	// earliest message the read went through, every message after it read; 0: none.
@@ -407,12 +412,12 @@ func LastStoredWith(client pulsar.Client) LastStoredFunc {
 		ok  bool
 		err error
 	}
-	return func(ctx context.Context, topic string, rec int64, by int, from int64) (StoredMessage, bool, error) {
+	return func(ctx context.Context, topic string, rec int64, by int, from int64, known pulsar.MessageID) (StoredMessage, bool, error) {
 		// The client's calls here do not take ctx (and a reader reconnecting retries without
 		// end): they run on a goroutine of their own, which the caller does not wait for.
 		done := make(chan result, 1)
 		go func() {
-			msg, ok, err := lastStored(ctx, client, topic, rec, by, from)
+			msg, ok, err := lastStored(ctx, client, topic, rec, by, from, known)
 			done <- result{msg, ok, err}
 		}()
 		select {
@@ -433,7 +438,9 @@ func LastStoredWith(client pulsar.Client) LastStoredFunc {
 // spans: a restart sends again at most the records acknowledged since the last checkpoint,
 // the credits and the checkpoint interval, in the usual case. The search ends at the start
 // of the last entry's ledger (a topic reloaded since, which opens a ledger, is not searched
-// before it), and once it read scanBytes of payload after the first span (large messages):
+// before it, but from a known message of the producer on: Pulsar's ledger ids are not
+// consecutive, and a reader cannot step back to the ledger before without one), and once
+// it read scanBytes of payload after the first span (large messages):
 // looking for the last message, it fails, which the publisher says, going on unchecked;
 // reading on back, it keeps what it found, as it does once half the time left when it found
 // that message has passed, or a read fails.
@@ -447,7 +454,7 @@ const scanBytes = 64 << 20
 // the partition's last does.
 var errNotSearchedBack = errors.New("not searched further back")
 
-func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int64, by int, from int64) (StoredMessage, bool, error) {
+func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int64, by int, from int64, known pulsar.MessageID) (StoredMessage, bool, error) {
 	parts, err := client.TopicPartitions(topic)
 	if err != nil {
 		return StoredMessage{}, false, fmt.Errorf("partitions of %s: %w", topic, err)
@@ -466,6 +473,7 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 	case last.EntryID() < 0:
 		return StoredMessage{}, false, nil // empty
 	}
+	recStr := strconv.FormatInt(rec, 10)
 	var (
 		newest StoredMessage
 		own    *StoredMessage
@@ -475,6 +483,15 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		// ledgerStart: the spans read went back to the start of last's ledger.
 		ledgerStart bool
 	)
+	// reached: the marks go back to a message of own's producer at or below from.
+	reached := func() bool {
+		return own != nil && slices.ContainsFunc(marks, func(m ownMark) bool { return m.msg.Producer == own.Producer && m.end >= 0 && m.end <= from })
+	}
+	// found completes own with what was read.
+	found := func() (StoredMessage, bool, error) {
+		own.Ends, own.EarliestMs = endsOf(marks, own.Producer), earliestMs
+		return *own, true, nil
+	}
 	// Reading on back takes the first half of the time left; what was found stands.
 	read := ctx
 	hi, budget := last.EntryID(), int64(-1) // the first span is read whole: it holds the last message
@@ -483,11 +500,10 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		if lo >= hi {
 			break
 		}
-		span, err := readSpan(read, client, topic, last, lo, hi, strconv.FormatInt(rec, 10), budget)
+		span, err := readSpan(read, client, topic, last, entryAt(last, lo), entryAt(last, hi), recStr, budget)
 		switch {
 		case err != nil && own != nil:
-			own.Ends, own.EarliestMs = endsOf(marks, own.Producer), earliestMs // reading on back: what was read stands
-			return *own, true, nil
+			return found() // reading on back: what was read stands
 		case err != nil:
 			return StoredMessage{}, false, err
 		}
@@ -497,8 +513,7 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		switch {
 		case span.overBudget && own != nil:
 			// The span's last entries were not read: its messages would leave a gap.
-			own.Ends, own.EarliestMs = endsOf(marks, own.Producer), earliestMs
-			return *own, true, nil
+			return found()
 		case span.overBudget:
 			// The recording's last message may be in what was not read: an older one would
 			// be taken for the topic having lost messages.
@@ -518,7 +533,7 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 				defer cancel()
 			}
 		}
-		if own != nil && slices.ContainsFunc(span.marks, func(m ownMark) bool { return m.msg.Producer == own.Producer && m.end >= 0 && m.end <= from }) {
+		if reached() {
 			break
 		}
 		hi = lo
@@ -528,12 +543,27 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 			budget -= span.bytes
 		}
 	}
+	if ledgerStart && !reached() && known != nil && known.LedgerID() < last.LedgerID() {
+		// From the known message (its entry the first read) up to last's ledger: whole, or
+		// not at all (a gap below last's ledger would hide a message the topic lacks).
+		before, err := readSpan(read, client, topic, last, entryAt(known, known.EntryID()-1), entryAt(last, -1), recStr, scanBytes)
+		if err == nil && !before.overBudget {
+			marks, ledgerStart = append(before.marks, marks...), false
+			if before.firstMs > 0 {
+				earliestMs = before.firstMs
+			}
+			if own == nil && len(before.marks) > 0 {
+				m := before.marks[len(before.marks)-1].msg
+				own = &m
+			}
+		}
+	}
 	if own == nil {
 		return newest, true, nil
 	}
-	own.Ends, own.EarliestMs = endsOf(marks, own.Producer), earliestMs
-	own.ReachedFirst = ledgerStart && firstInLedger(read, client, topic, last)
-	return *own, true, nil
+	msg, ok, err := found()
+	msg.ReachedFirst = ledgerStart && firstInLedger(read, client, topic, last)
+	return msg, ok, err
 }
 
 // firstInLedger reports whether the partition's first message is in last's ledger, so that
@@ -579,24 +609,40 @@ type span struct {
 	overBudget bool
 }
 
-// readSpan reads the messages of entries lo+1 to hi of last's ledger (hi at most last's).
-// The reader starts at entry lo (a reader starts after the entry it is given) and skips
-// what comes before lo+1: Pulsar 4.0.8 with v0.19.0 delivers a reader's start message
-// although the reader is not inclusive, which the broker's and the client's documentation do
-// not promise either way. Messages of an entry below last's are read up to the first of the
-// entry after hi (one is there: last is); at last, up to last (its batch index, if batched:
-// not ferry's, whose producers do not batch). It stops once it read more than budget bytes
-// of payload (budget < 0: no bound).
-func readSpan(ctx context.Context, client pulsar.Client, topic string, last pulsar.MessageID, lo, hi int64, rec string, budget int64) (span, error) {
+// entry is an entry's place in a partition, ordered by ledger, then entry id.
+type entry struct{ ledger, id int64 }
+
+// entryAt is entry id of the ledger of in.
+func entryAt(in pulsar.MessageID, id int64) entry { return entry{in.LedgerID(), id} }
+
+func (e entry) compare(o entry) int {
+	return cmp.Or(cmp.Compare(e.ledger, o.ledger), cmp.Compare(e.id, o.id))
+}
+
+// readSpan reads the messages of the entries after after, up to upTo (at most last's), of
+// the partition whose last message is last. The reader starts at after (a reader starts
+// after the entry it is given; entry -1 of a ledger is before its first) and skips what
+// comes before: Pulsar 4.0.8 with v0.19.0 delivers a reader's start message although the
+// reader is not inclusive, which the broker's and the client's documentation do not promise
+// either way. Messages of an entry below last's are read up to the first of an entry after
+// upTo (one is there: last is), of whichever ledger; at last, up to last (its batch index,
+// if batched: not ferry's, whose producers do not batch). It stops once it read more than
+// budget bytes of payload (budget < 0: no bound).
+func readSpan(ctx context.Context, client pulsar.Client, topic string, last pulsar.MessageID, after, upTo entry, rec string, budget int64) (span, error) {
 	// A small queue: the broker sends a reader as much ahead as its queue holds (1,000
-	// messages by default), also past hi and the budget.
-	r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, ReceiverQueueSize: int(min(hi-lo+1, 64)),
-		StartMessageID: pulsar.NewMessageID(last.LedgerID(), lo, -1, last.PartitionIdx())})
+	// messages by default), also past upTo and the budget.
+	queue := 64
+	if after.ledger == upTo.ledger {
+		queue = int(min(upTo.id-after.id+1, 64))
+	}
+	r, err := client.CreateReader(pulsar.ReaderOptions{Topic: topic, ReceiverQueueSize: queue,
+		StartMessageID: pulsar.NewMessageID(after.ledger, after.id, -1, last.PartitionIdx())})
 	if err != nil {
 		return span{}, fmt.Errorf("reader on %s: %w", topic, err)
 	}
 	stop := context.AfterFunc(ctx, r.Close) // a close ends the reader's reconnect loop
 	defer func() { stop(); r.Close() }()
+	lastAt := entryAt(last, last.EntryID())
 	var out span
 	for {
 		m, err := r.Next(ctx)
@@ -604,13 +650,13 @@ func readSpan(ctx context.Context, client pulsar.Client, topic string, last puls
 			return span{}, fmt.Errorf("reading the messages of %s before its last (%v): %w", topic, last, err)
 		}
 		id := m.ID()
-		c := cmp.Or(cmp.Compare(id.LedgerID(), last.LedgerID()), cmp.Compare(id.EntryID(), last.EntryID()))
+		at := entryAt(id, id.EntryID())
 		switch {
-		case id.LedgerID() == last.LedgerID() && id.EntryID() <= lo || id.LedgerID() < last.LedgerID():
+		case at.compare(after) <= 0:
 			continue
-		case c > 0:
+		case at.compare(lastAt) > 0:
 			return span{}, fmt.Errorf("reading the last message of %s (%v): the reader passed it, at %v", topic, last, id)
-		case id.EntryID() > hi:
+		case at.compare(upTo) > 0:
 			return out, nil // the span read, up to the first message after it
 		}
 		out.last = StoredMessage{Producer: m.ProducerName(), Properties: m.Properties(), Checksum: crc32.Checksum(m.Payload(), castagnoli)}
@@ -628,7 +674,7 @@ func readSpan(ctx context.Context, client pulsar.Client, topic string, last puls
 			out.overBudget = true
 			return out, nil
 		}
-		if c == 0 && (last.BatchIdx() < 0 || id.BatchIdx() >= last.BatchIdx()) {
+		if at == lastAt && (last.BatchIdx() < 0 || id.BatchIdx() >= last.BatchIdx()) {
 			return out, nil // the partition's last message
 		}
 	}

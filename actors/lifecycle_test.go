@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/pulsar-client-go/pulsar"
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
 
@@ -1325,7 +1326,7 @@ func TestARecordingStoppingBeforeWhatTheTopicHoldsStopsTheStream(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env, cfg := testEnv(t)
-			env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+			env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 				return StoredMessage{}, false, errors.New("not read here: the publisher reads")
 			}
 			system := testSystem(t)

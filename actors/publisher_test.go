@@ -560,7 +560,7 @@ func TestTheResumeCheckTakesWhatTheBrokerStoredLast(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rec := &sendRecorder{}
 			system, nb, pub := startPublisherAt(t, rec, func(env *Env, _ *StreamConfig) {
-				env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+				env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 					return c.msg, c.ok, c.err
 				}
 			}, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1, Completed: c.completed, LastRecord: lastRecordEnding(c.lastEnd)})
@@ -660,7 +660,7 @@ func TestAResumeTellsADuplicateTheTopicDoesNotHold(t *testing.T) {
 			env.Logger = slog.New(slog.NewTextHandler(logged, nil))
 			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
 			var reads atomic.Int32
-			env.LastStored = func(_ context.Context, _ string, _ int64, _ int, from int64) (StoredMessage, bool, error) {
+			env.LastStored = func(_ context.Context, _ string, _ int64, _ int, from int64, _ pulsar.MessageID) (StoredMessage, bool, error) {
 				reads.Add(1)
 				if from != 64 {
 					return StoredMessage{}, false, fmt.Errorf("read back to %d; want the checkpoint, 64", from)
@@ -754,7 +754,7 @@ func TestAReadFailingOrOutlastingItsTimeTellsTheTrackerOnlyWhenOneAnswers(t *tes
 				}
 			})
 			var reads atomic.Int32
-			env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+			env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 				if reads.Add(1) <= c.fails && c.refused {
 					// As pulsar-client-go v0.19.0 hands on the refusal of Pulsar 4.0.8.
 					return StoredMessage{}, false, errors.New("reader on persistent://public/default/t: server error: AuthorizationError: Client is not authorized to subscribe")
@@ -889,7 +889,7 @@ func TestAProducerCreatedAgainChecksWhatItSendsAgain(t *testing.T) {
 			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
 			env, cfg := testEnv(t)
 			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
-			env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+			env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 				if reads.Add(1) == 1 {
 					return own("128"), true, nil // what the first producer resumes past
 				}
@@ -950,7 +950,7 @@ func TestAProducerCreatedAgainHoldsTheBrokerToItsReceipts(t *testing.T) {
 			var reads atomic.Int32
 			rec := &sendRecorder{}
 			system, nb, pub := startPublisherAt(t, rec, func(env *Env, _ *StreamConfig) {
-				env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+				env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 					reads.Add(1)
 					return c.msg, c.ok, nil
 				}
@@ -1000,7 +1000,7 @@ func TestAProducerCreatedAgainThatFindsALossStillChecksWhatItSendsAgain(t *testi
 	rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
 	env, cfg := testEnv(t)
 	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
-	env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+	env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "128"}, Checksum: 0xbeef}, true, nil
 	}
 	system := testSystem(t)
@@ -1035,7 +1035,7 @@ func TestARecordPassingOverTheBrokersLastMessageStopsTheStream(t *testing.T) {
 	rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
 	env, cfg := testEnv(t)
 	env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
-	env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+	env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 		return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "192"}}, true, nil
 	}
 	system := testSystem(t)
@@ -1076,7 +1076,7 @@ func TestARecordSentAgainIsComparedWithEveryMessageReadBack(t *testing.T) {
 			rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
 			env, cfg := testEnv(t)
 			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
-			env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+			env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 				return StoredMessage{Producer: "ferry-s-7", Properties: map[string]string{PropRecordingID: "7", PropPosition: "256"}, Checksum: 4, Ends: stored}, true, nil
 			}
 			system := testSystem(t)
@@ -1262,7 +1262,7 @@ func refusedFirst(t *testing.T, read StoredMessage, stops bool) {
 		}
 		return second, nil
 	}
-	env.LastStored = func(_ context.Context, _ string, _ int64, _ int, from int64) (StoredMessage, bool, error) {
+	env.LastStored = func(_ context.Context, _ string, _ int64, _ int, from int64, _ pulsar.MessageID) (StoredMessage, bool, error) {
 		if reads.Add(1) == 1 && from != 0 { // the second producer's (later: for its duplicates)
 			return StoredMessage{}, false, fmt.Errorf("read back to %d; want 0, nothing stored", from)
 		}
@@ -1714,7 +1714,7 @@ func TestAFirstSendAnsweredAsADuplicateIsSaid(t *testing.T) {
 	fresh := &messages.Watermark{RecordingId: 7, Partitions: 1}
 	var reads atomic.Int32
 	noRead := func(env *Env, _ *StreamConfig) {
-		env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+		env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 			reads.Add(1) // the read made for the duplicates finds none of the recording's messages
 			return StoredMessage{}, false, nil
 		}
@@ -1778,7 +1778,7 @@ func TestADuplicateTheReadBackDidNotReachIsSaid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &sendRecorder{}
 			system, nb, pub := startPublisherAt(t, rec, func(env *Env, _ *StreamConfig) {
-				env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+				env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 					return tt.msg, tt.ok, tt.err
 				}
 			}, &messages.Watermark{RecordingId: 7, Stored: true, Position: 64, Partitions: 1})
@@ -1812,7 +1812,7 @@ func TestABatchOfAReplayRestartedSupersedesTheWaitingOnesOfTheEpochBefore(t *tes
 	let := func() { once.Do(func() { close(release) }) }
 	rec := &sendRecorder{}
 	system, nb, pub := startPublisherAt(t, rec, func(env *Env, _ *StreamConfig) {
-		env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+		env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 			<-release
 			return StoredMessage{}, false, nil
 		}
@@ -1879,7 +1879,7 @@ func TestADuplicateNothingReadCouldTellOfIsCheckedByAReadAfterItsAnswer(t *testi
 			env, cfg := testEnv(t)
 			env.CreateProducer = func(pulsar.ProducerOptions) (pulsar.Producer, error) { return rec, nil }
 			var reads atomic.Int32
-			env.LastStored = func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+			env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 				if reads.Add(1) == 1 && c.w.Stored {
 					return c.resume, c.resume.Producer != "", nil // none: an empty partition
 				}
@@ -1956,7 +1956,7 @@ func TestTheReadsForDuplicates(t *testing.T) {
 		let := func() { once.Do(func() { close(release) }) }
 		var reads atomic.Int32
 		var froms sync.Map
-		rec, nb, pub, system := start(t, func(ctx context.Context, _ string, _ int64, _ int, from int64) (StoredMessage, bool, error) {
+		rec, nb, pub, system := start(t, func(ctx context.Context, _ string, _ int64, _ int, from int64, _ pulsar.MessageID) (StoredMessage, bool, error) {
 			n := reads.Add(1)
 			froms.Store(n, from)
 			if n == 1 {
@@ -1987,9 +1987,37 @@ func TestTheReadsForDuplicates(t *testing.T) {
 		}
 		never[*messages.FailureObserved](t, nb.stream, 200*time.Millisecond, "a duplicate the topic holds was said")
 	})
+	t.Run("on from the furthest record stored", func(t *testing.T) {
+		// The read is given the id the broker gave the furthest record it stored (the
+		// ledger before a restart's holds the duplicates: LastStoredWith goes on from it).
+		knowns := make(chan pulsar.MessageID, 4)
+		rec, nb, pub, system := start(t, func(_ context.Context, _ string, _ int64, _ int, _ int64, known pulsar.MessageID) (StoredMessage, bool, error) {
+			knowns <- known
+			return own(StoredEnd{64, 0}, StoredEnd{128, 0}, StoredEnd{192, 0}, StoredEnd{256, 0}), true, nil
+		})
+		system.Root.Send(pub, batch(0, 64, 128, 192, 256))
+		rec.answerDuplicate(t, "64")
+		if known := <-knowns; known != nil {
+			t.Errorf("the read before any record was stored was given %v; want none", known)
+		}
+		acked(t, nb, 64)
+		at128, at192 := pulsar.NewMessageID(5, 1, -1, 0), pulsar.NewMessageID(5, 2, -1, 0)
+		rec.take(t, "192")(at192, nil, nil)
+		rec.take(t, "128")(at128, nil, nil) // after the further one: not taken
+		for _, end := range []int64{192, 128} {
+			if a := next[*messages.PublishAcked](t, nb.tracker); a.End != end || a.Duplicate {
+				t.Fatalf("acknowledged %v; want %d, stored", a, end)
+			}
+		}
+		rec.answerDuplicate(t, "256")
+		if known := <-knowns; known != at192 {
+			t.Errorf("the read was given %v; want %v, the id of 192, the furthest record stored", known, at192)
+		}
+		acked(t, nb, 256)
+	})
 	t.Run("a read that does not answer", func(t *testing.T) {
 		release := make(chan struct{})
-		rec, nb, pub, system := start(t, func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+		rec, nb, pub, system := start(t, func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 			<-release // past its context's end, as a client's call can be
 			return StoredMessage{}, false, nil
 		})
@@ -2009,7 +2037,7 @@ func TestTheReadsForDuplicates(t *testing.T) {
 	})
 	t.Run("no more reads after three that told of none", func(t *testing.T) {
 		var reads atomic.Int32
-		rec, nb, pub, system := start(t, func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+		rec, nb, pub, system := start(t, func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 			reads.Add(1)
 			return StoredMessage{}, false, nil
 		})
@@ -2024,7 +2052,7 @@ func TestTheReadsForDuplicates(t *testing.T) {
 	})
 	t.Run("stopping with duplicates held", func(t *testing.T) {
 		release, reading := make(chan struct{}), make(chan struct{}, 1)
-		rec, nb, pub, system := start(t, func(context.Context, string, int64, int, int64) (StoredMessage, bool, error) {
+		rec, nb, pub, system := start(t, func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
 			reading <- struct{}{}
 			<-release
 			return own(StoredEnd{0, 0}, StoredEnd{64, 0}), true, nil

@@ -50,7 +50,7 @@ func TestLastStoredReadsWhatTheBrokerStoredLast(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		start := time.Now()
-		msg, ok, err := lastStored(ctx, topic, rec, by, 0)
+		msg, ok, err := lastStored(ctx, topic, rec, by, 0, nil)
 		switch {
 		case err != nil:
 			t.Fatalf("%s, recording %d: %v", topic, rec, err)
@@ -102,7 +102,7 @@ func TestLastStoredReadsWhatTheBrokerStoredLast(t *testing.T) {
 	expectBy(partitioned, 9, 2, 1)  // 9 mod 2 = 1 (9 mod 3 = 0: empty)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, _, err := lastStored(ctx, partitioned, 7, 8, 0); err == nil || !strings.Contains(err.Error(), "fewer than the 8 recording 7 is routed by") {
+	if _, _, err := lastStored(ctx, partitioned, 7, 8, 0, nil); err == nil || !strings.Contains(err.Error(), "fewer than the 8 recording 7 is routed by") {
 		t.Fatalf("recording 7 routed by 8 partitions, of a topic of 3: err = %v; want the topic's partitions named fewer", err)
 	}
 }
@@ -116,13 +116,15 @@ func TestLastStoredReadsWhatTheBrokerStoredLast(t *testing.T) {
 // start again (lesson 22): across spans, and no further than that one's span needs. The read
 // says whether it went through the partition's first message (StoredMessage.ReachedFirst):
 // back to the start of the ledger that holds it, and not once the topic was unloaded (a new
-// ledger: the earlier one may hold the recording's messages).
+// ledger: the earlier one may hold the recording's messages). Given a message of the
+// producer the broker stored, the read goes on from it across the ledger before.
 func TestLastStoredLooksBackPastOtherProducers(t *testing.T) {
 	client := newPulsarClient(t, peers.Pulsar.ServiceURL)
 	lastStored := actors.LastStoredWith(client)
 	topic := newStreamConfig(t, "").Topic
 	producers := map[string]pulsar.Producer{}
 	n := 0
+	ids := map[int]pulsar.MessageID{} // the id the broker gave each message
 	send := func(rec string, count int) {
 		t.Helper()
 		p := producers[rec]
@@ -135,8 +137,9 @@ func TestLastStoredLooksBackPastOtherProducers(t *testing.T) {
 		}
 		for range count {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_, err := p.Send(ctx, &pulsar.ProducerMessage{Payload: payloadFor(n), Properties: map[string]string{actors.PropRecordingID: rec, actors.PropPosition: fmt.Sprint(n), "n": fmt.Sprint(n)}})
+			id, err := p.Send(ctx, &pulsar.ProducerMessage{Payload: payloadFor(n), Properties: map[string]string{actors.PropRecordingID: rec, actors.PropPosition: fmt.Sprint(n), "n": fmt.Sprint(n)}})
 			cancel()
+			ids[n] = id
 			n++
 			if err != nil {
 				t.Fatal(err)
@@ -148,14 +151,15 @@ func TestLastStoredLooksBackPastOtherProducers(t *testing.T) {
 			p.Close()
 		}
 	}()
-	// expect reads recording rec's last message from position from, and wants message want
-	// of producer, with the positions of the producer's messages of the recording from ends
-	// (ends < 0: none, another recording's message) to want, each with its payload's CRC-32C.
-	expect := func(rec int64, from int64, producer string, want, ends int) actors.StoredMessage {
+	// expectKnown reads recording rec's last message from position from, the message of
+	// known stored (nil: none known), and wants message want of producer, with the
+	// positions of the producer's messages of the recording from ends (ends < 0: none,
+	// another recording's message) to want, each with its payload's CRC-32C.
+	expectKnown := func(rec int64, from int64, known pulsar.MessageID, producer string, want, ends int) actors.StoredMessage {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		msg, ok, err := lastStored(ctx, topic, rec, 0, from)
+		msg, ok, err := lastStored(ctx, topic, rec, 0, from, known)
 		if err != nil || !ok || msg.Producer != producer || msg.Properties["n"] != fmt.Sprint(want) {
 			t.Fatalf("recording %d: read %+v (ok %t, %v); want message %d of producer %s", rec, msg, ok, err, want, producer)
 		}
@@ -167,6 +171,10 @@ func TestLastStoredLooksBackPastOtherProducers(t *testing.T) {
 			t.Fatalf("recording %d from %d: the recording's messages read back end at %v; want %v", rec, from, msg.Ends, wantEnds)
 		}
 		return msg
+	}
+	expect := func(rec int64, from int64, producer string, want, ends int) actors.StoredMessage {
+		t.Helper()
+		return expectKnown(rec, from, nil, producer, want, ends)
 	}
 	// reachedFirst wants the read to have gone through the partition's first message, or not.
 	reachedFirst := func(msg actors.StoredMessage, want bool) {
@@ -197,4 +205,10 @@ func TestLastStoredLooksBackPastOtherProducers(t *testing.T) {
 	// Read back to the start of the last ledger only, which does not hold the partition's
 	// first message: the earlier ledger may hold the recording's.
 	reachedFirst(expect(8, 3, "rec-8", 323, 323), false)
+	// From a message the broker is known to have stored on, across the ledgers before the
+	// last (the publisher's latest acknowledged, the records after it a restart or a
+	// reconnect sends again): back to it, every message of the producer after it read.
+	reachedFirst(expectKnown(8, 3, ids[300], "rec-8", 323, 300), false)
+	expectKnown(7, 0, ids[2], "rec-7", 2, 2)         // none in the last ledger: its last in the one before
+	expectKnown(8, 323, ids[300], "rec-8", 323, 323) // the last ledger reaches from: not read before it
 }
