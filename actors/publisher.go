@@ -125,10 +125,10 @@ type publisher struct {
 	// created: every record re-sent up to there must come back as a duplicate.
 	watermark *messages.Watermark
 	acked     *atomic.Int64
-	// lastStoredID (shared with the callbacks) is the id the broker gave the furthest record it
-	// stored for this publisher (not a duplicate's); nil: none. The reads of what the
-	// broker stored last go on from it into the ledgers before the partition's last.
-	lastStoredID *atomic.Pointer[storedID]
+	// storedAt (shared with the callbacks) are ids the broker gave records it stored for
+	// this publisher (not duplicates'): the reads of what the broker stored last go on
+	// from one into the ledgers before the partition's last.
+	storedAt     *storedIDs
 	checkedUpTo  acknowledgedUpTo
 	dedupChecked bool
 	verifying    bool
@@ -388,7 +388,7 @@ func newPublisher(env *Env, cfg *StreamConfig, rec int64, pids *recordingPIDs) a
 	return func() actor.Actor {
 		incarnations++
 		p := &publisher{env: env, cfg: cfg, rec: rec, pids: pids, failedEpoch: new(atomic.Uint64),
-			verifyUpTo: new(atomic.Int64), readBack: new(atomic.Pointer[storedEnds]), acked: new(atomic.Int64), lastStoredID: new(atomic.Pointer[storedID]), storedAgainSent: new(atomic.Bool), routedBy: new(atomic.Int64),
+			verifyUpTo: new(atomic.Int64), readBack: new(atomic.Pointer[storedEnds]), acked: new(atomic.Int64), storedAt: new(storedIDs), storedAgainSent: new(atomic.Bool), routedBy: new(atomic.Int64),
 			recordingStr: strconv.FormatInt(rec, 10), streamIDStr: strconv.FormatInt(int64(cfg.Def.StreamID), 10), incarnation: incarnations,
 			sentEnd: -1, unheardEnd: -1, unheardLast: -1}
 		p.verifyUpTo.Store(-1)
@@ -1177,7 +1177,7 @@ func (p *publisher) readStored(ctx actor.Context, gen uint64) bool {
 // to a message of the recording at or below from (Env.LastStored), whose outcome answer
 // makes into the message the actor gets; false when the publisher is stopping.
 func (p *publisher) readLast(ctx actor.Context, from int64, answer func(StoredMessage, bool, error) any) bool {
-	self, system, read, topic, rec, by, known := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load()), p.knownID()
+	self, system, read, topic, rec, by, known := ctx.Self(), ctx.ActorSystem(), p.env.LastStored, p.cfg.Def.Topic, p.rec, int(p.routedBy.Load()), p.storedAt.below(from)
 	timeout := max(p.cfg.CallTimeout, lastStoredTimeout)
 	return p.env.tasks().Go(func() {
 		call, cancel := context.WithTimeout(context.Background(), timeout)
@@ -1604,7 +1604,7 @@ func isProducerBusy(err error) bool { return strings.Contains(err.Error(), "Prod
 
 func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 	system, self, tracker, payloads := ctx.ActorSystem(), ctx.Self(), p.pids.tracker, p.env.Payloads
-	outstanding, parked, failedEpoch, verifyUpTo, storedAgainSent, acked, stored, readBack, answeredAt, elapsedMs := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo, p.storedAgainSent, p.acked, p.lastStoredID, p.readBack, p.answeredAt, p.env.elapsedMs
+	outstanding, parked, failedEpoch, verifyUpTo, storedAgainSent, acked, storedAt, readBack, answeredAt, elapsedMs := p.outstanding, p.parked, p.failedEpoch, p.verifyUpTo, p.storedAgainSent, p.acked, p.storedAt, p.readBack, p.answeredAt, p.env.elapsedMs
 	prod := p.producer
 	stopped := func() bool { return b.Epoch < failedEpoch.Load() }
 	// skip reports records of a failed epoch as not sent: every record handed to the
@@ -1722,7 +1722,7 @@ func (p *publisher) send(ctx actor.Context, b *messages.RecordBatch) {
 			}
 			raiseInt(acked, end)
 			if !dup && id != nil {
-				raiseStored(stored, end, id)
+				storedAt.add(end, id)
 			}
 			if !dup && end <= verifyUpTo.Load() && storedAgainSent.CompareAndSwap(false, true) {
 				system.Root.Send(self, &storedAgain{end: end})
@@ -1900,31 +1900,6 @@ func raise(a *atomic.Uint64, v uint64) {
 }
 
 // raiseInt is raise for an int64.
-// storedID is a record the broker stored: its end and the message id it gave.
-type storedID struct {
-	end int64
-	id  pulsar.MessageID
-}
-
-// raiseStored sets a to the record ending at end, stored as id, unless it holds a further.
-func raiseStored(a *atomic.Pointer[storedID], end int64, id pulsar.MessageID) {
-	next := &storedID{end: end, id: id}
-	for {
-		old := a.Load()
-		if old != nil && old.end >= end || a.CompareAndSwap(old, next) {
-			return
-		}
-	}
-}
-
-// knownID is the id of the furthest record the broker stored for p; nil: none.
-func (p *publisher) knownID() pulsar.MessageID {
-	if s := p.lastStoredID.Load(); s != nil {
-		return s.id
-	}
-	return nil
-}
-
 func raiseInt(a *atomic.Int64, v int64) {
 	for {
 		old := a.Load()

@@ -1987,33 +1987,38 @@ func TestTheReadsForDuplicates(t *testing.T) {
 		}
 		never[*messages.FailureObserved](t, nb.stream, 200*time.Millisecond, "a duplicate the topic holds was said")
 	})
-	t.Run("on from the furthest record stored", func(t *testing.T) {
-		// The read is given the id the broker gave the furthest record it stored (the
-		// ledger before a restart's holds the duplicates: LastStoredWith goes on from it).
-		knowns := make(chan pulsar.MessageID, 4)
+	t.Run("on from the furthest record stored below", func(t *testing.T) {
+		// The read is given the id the broker gave the furthest record it stored below the
+		// duplicate (the ledger before a restart's holds it: LastStoredWith goes on from
+		// there), not that of a record stored after, in the ledger the restart opened.
+		knowns, release := make(chan pulsar.MessageID, 4), make(chan struct{})
+		var once sync.Once
+		let := func() { once.Do(func() { close(release) }) }
 		rec, nb, pub, system := start(t, func(_ context.Context, _ string, _ int64, _ int, _ int64, known pulsar.MessageID) (StoredMessage, bool, error) {
 			knowns <- known
+			<-release
 			return own(StoredEnd{64, 0}, StoredEnd{128, 0}, StoredEnd{192, 0}, StoredEnd{256, 0}), true, nil
 		})
+		t.Cleanup(let)
 		system.Root.Send(pub, batch(0, 64, 128, 192, 256))
-		rec.answerDuplicate(t, "64")
-		if known := <-knowns; known != nil {
-			t.Errorf("the read before any record was stored was given %v; want none", known)
+		at64, at256 := pulsar.NewMessageID(5, 1, -1, 0), pulsar.NewMessageID(6, 0, -1, 0)
+		rec.take(t, "64")(at64, nil, nil)
+		rec.answerDuplicate(t, "128")
+		if known := <-knowns; known != at64 {
+			t.Errorf("the read for 128 was given %v; want %v, the id of 64", known, at64)
 		}
-		acked(t, nb, 64)
-		at128, at192 := pulsar.NewMessageID(5, 1, -1, 0), pulsar.NewMessageID(5, 2, -1, 0)
-		rec.take(t, "192")(at192, nil, nil)
-		rec.take(t, "128")(at128, nil, nil) // after the further one: not taken
-		for _, end := range []int64{192, 128} {
+		rec.answerDuplicate(t, "192") // held, the read for 128 under way
+		rec.take(t, "256")(at256, nil, nil)
+		for _, end := range []int64{64, 256} {
 			if a := next[*messages.PublishAcked](t, nb.tracker); a.End != end || a.Duplicate {
 				t.Fatalf("acknowledged %v; want %d, stored", a, end)
 			}
 		}
-		rec.answerDuplicate(t, "256")
-		if known := <-knowns; known != at192 {
-			t.Errorf("the read was given %v; want %v, the id of 192, the furthest record stored", known, at192)
+		let()
+		if known := <-knowns; known != at64 {
+			t.Errorf("the read for 192 was given %v; want %v, the id of 64, the furthest stored below it", known, at64)
 		}
-		acked(t, nb, 256)
+		acked(t, nb, 128, 192)
 	})
 	t.Run("a read that does not answer", func(t *testing.T) {
 		release := make(chan struct{})
