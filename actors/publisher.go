@@ -991,7 +991,10 @@ func (p *publisher) unheard(ctx actor.Context, waited time.Duration) {
 	p.unheardEnd, p.unheardLast = oldest, p.unanswered[n-1].end
 	msg := fmt.Sprintf("%s: the broker answered none of the producer's %d sends outstanding for %s, the oldest the record ending at %d; creating the producer again. The Pulsar client no longer hears a producer whose send the broker refused (a record over the topic's maxMessageSize policy, a terminated topic)",
 		p.cfg.Def.Topic, n, waited.Round(time.Second), oldest)
-	if p.env.Publishers == nil {
+	switch {
+	case p.cfg.Transport:
+		msg += ", or the broker was unreachable all that time; in transport mode the sends it held are lost"
+	case p.env.Publishers == nil:
 		msg += ", or the broker was unreachable all that time (with pulsar.admin_url set, ferry tells the two apart, and reads the topic's policy before it sends)"
 	}
 	p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec)

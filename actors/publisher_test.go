@@ -1217,6 +1217,10 @@ func TestAProducerThatAnswersNoneOfItsSendsIsReplaced(t *testing.T) {
 			if len(fs) != 1 || !strings.Contains(fs[0].Message, "answered none of the producer's 2 sends outstanding for") || !strings.Contains(fs[0].Message, "the oldest the record ending at 128") {
 				t.Fatalf("producer failures %v; want one saying the producer answered none of 2 sends", fs)
 			}
+			// Transport mode takes no admin API: its sends held are lost, said as such.
+			if lost := strings.Contains(fs[0].Message, "in transport mode the sends it held are lost"); lost != transport || strings.Contains(fs[0].Message, "pulsar.admin_url") == transport {
+				t.Errorf("the failure says %q; want the sends held said lost in transport mode (%t), pulsar.admin_url advised otherwise", fs[0].Message, transport)
+			}
 			redelivery := batch(1, 128, 192)
 			redelivery.Records[0].Start = 64
 			system.Root.Send(pub, redelivery)
