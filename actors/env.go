@@ -527,11 +527,9 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		if own == nil && len(span.marks) > 0 {
 			m := span.marks[len(span.marks)-1].msg
 			own = &m
-			if d, ok := ctx.Deadline(); ok {
-				var cancel context.CancelFunc
-				read, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(d)/2))
-				defer cancel()
-			}
+			var cancel context.CancelFunc
+			read, cancel = halfLeft(ctx)
+			defer cancel()
 		}
 		if reached() {
 			break
@@ -545,9 +543,19 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 	}
 	if ledgerStart && !reached() && known != nil && known.LedgerID() < last.LedgerID() {
 		// From the known message (its entry the first read) up to last's ledger: whole, or
-		// not at all (a gap below last's ledger would hide a message the topic lacks).
+		// not at all (a gap below last's ledger would hide a message the topic lacks). In
+		// half the time left at most, as reading on back; a read that fails fails the whole,
+		// which the caller says as such, rather than pass for a read that reached no further.
+		if own == nil {
+			var cancel context.CancelFunc
+			read, cancel = halfLeft(ctx)
+			defer cancel()
+		}
 		before, err := readSpan(read, client, topic, last, entryAt(known, known.EntryID()-1), entryAt(last, -1), recStr, scanBytes)
-		if err == nil && !before.overBudget {
+		switch {
+		case err != nil:
+			return StoredMessage{}, false, fmt.Errorf("reading on back from %v, a message the broker stored for the recording, to the ledger of the last: %w", known, err)
+		case !before.overBudget:
 			marks, ledgerStart = append(before.marks, marks...), false
 			if before.firstMs > 0 {
 				earliestMs = before.firstMs
@@ -564,6 +572,14 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 	msg, ok, err := found()
 	msg.ReachedFirst = ledgerStart && firstInLedger(read, client, topic, last)
 	return msg, ok, err
+}
+
+// halfLeft is ctx with half its time left, if it has a deadline.
+func halfLeft(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(ctx, time.Now().Add(time.Until(d)/2))
+	}
+	return ctx, func() {}
 }
 
 // firstInLedger reports whether the partition's first message is in last's ledger, so that
