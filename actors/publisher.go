@@ -1257,6 +1257,7 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		msg := fmt.Sprintf("the read of what the broker stored last in %s gave %v: the records sent again go unchecked until it answers, and the recording is not completed before", p.cfg.Def.Topic, r.err)
 		p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
 		ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "topic-read", Message: msg}})
+		p.notReadBack() // meanwhile, a duplicate is read for after its answer
 		return
 	case r.err != nil && answered:
 		p.env.Logger.Warn("none of the recording's messages is among what the read of the partition's last reached (other producers published after it): the records sent again from the checkpoint are checked neither for deduplication nor against rewrites, nor is where the topic holds the recording to", "stream", p.cfg.Def.Name, "recording", p.rec, "error", r.err)
@@ -1264,6 +1265,7 @@ func (p *publisher) lastStoredRead(ctx actor.Context, r *lastStoredRead) {
 		return
 	case r.err != nil:
 		answered = !p.readAgainLater(ctx, r.gen, r.err) // given up: the tracker is told nothing was read
+		p.notReadBack()                                 // a duplicate is read for after its answer
 		return
 	case !r.ok && p.mustHold && !p.checkedUpTo.stop:
 		// Pulsar acknowledged records of the recording: an empty partition lost them, the

@@ -753,8 +753,12 @@ func TestAReadFailingOrOutlastingItsTimeTellsTheTrackerOnlyWhenOneAnswers(t *tes
 					close(release)
 				}
 			})
-			var reads atomic.Int32
-			env.LastStored = func(context.Context, string, int64, int, int64, pulsar.MessageID) (StoredMessage, bool, error) {
+			var reads, dupReads atomic.Int32
+			env.LastStored = func(_ context.Context, _ string, _ int64, _ int, from int64, _ pulsar.MessageID) (StoredMessage, bool, error) {
+				if from != 64 { // not the resume check's, from the checkpoint: a duplicate's
+					dupReads.Add(1)
+					return StoredMessage{}, false, errors.New("the duplicate's read fails")
+				}
 				if reads.Add(1) <= c.fails && c.refused {
 					// As pulsar-client-go v0.19.0 hands on the refusal of Pulsar 4.0.8.
 					return StoredMessage{}, false, errors.New("reader on persistent://public/default/t: server error: AuthorizationError: Client is not authorized to subscribe")
@@ -783,6 +787,11 @@ func TestAReadFailingOrOutlastingItsTimeTellsTheTrackerOnlyWhenOneAnswers(t *tes
 					}
 					acked = true
 				}
+			}
+			// Answered as a duplicate with no read of the resume check's to tell: read for
+			// after its answer (failing here, so said), not taken on the broker's word.
+			if n := dupReads.Load(); n != 1 {
+				t.Errorf("%d reads for the duplicate; want one", n)
 			}
 			if c.fails > topicReads {
 				var fs []*messages.Failure
