@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -113,6 +115,58 @@ func (p *process) kill() error {
 	}
 	<-p.done
 	return nil
+}
+
+// freezeAndKill kills the process group as a crash would, at one instant: it stops it
+// first (SIGSTOP), waits, at most within, until none of its threads is running (none is then
+// in the middle of a system call), and then kills it (SIGKILL). A SIGKILL alone can cut a
+// write short between two pages: a Pulsar standalone's bookie then replays its journal's
+// torn last record, whose digest fails, and the ledger it ends can never be recovered
+// (docs/findings.md). A machine that crashes loses the page cache instead, which the
+// journal's fsync is for; a process killed loses only what it had not written.
+func (p *process) freezeAndKill(within time.Duration) error {
+	if ok, _ := p.exited(); ok {
+		return nil
+	}
+	if err := syscall.Kill(-p.pid(), syscall.SIGSTOP); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("%s: stop process group %d: %w", p.name, p.pid(), err)
+	}
+	deadline := time.Now().Add(within)
+	running := groupRunning(p.pid())
+	for ; running != "" && time.Now().Before(deadline); running = groupRunning(p.pid()) {
+		time.Sleep(5 * time.Millisecond) // polls the kernel's thread states: nothing to wait on
+	}
+	if running != "" {
+		appendLog(p.log, fmt.Sprintf("infra: not every thread stopped within %s (%s); killed all the same", within, running))
+	} else {
+		appendLog(p.log, "infra: stopped (SIGSTOP), every thread; killed (SIGKILL)")
+	}
+	return p.kill()
+}
+
+// groupRunning names a thread of process group pgid that is not stopped ("": none), from
+// /proc.
+func groupRunning(pgid int) string {
+	stats, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*/stat")
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 3 || f[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		if state := f[0]; state != "T" && state != "t" && state != "Z" && state != "X" {
+			return fmt.Sprintf("%s in state %s", path, state)
+		}
+	}
+	return ""
 }
 
 // logTail returns the last n bytes of a log file, for failure messages.
