@@ -288,13 +288,14 @@ type failBroker struct {
 func startOwnBroker(t *testing.T) (failBroker, *infra.Pulsar) {
 	t.Helper()
 	port := freePort(t)
-	broker := startBrokerOn(t, port)
+	broker := startBrokerOn(t, port, freePort(t))
 	return failBroker{serviceURL: fmt.Sprintf("pulsar://%s:%d", infra.Loopback, port), adminURL: broker.AdminURL}, broker
 }
 
 // startBrokerOn starts a Pulsar standalone of the test's own with its broker service on
-// port, stopped when the test ends; its logs and data are kept if the test failed.
-func startBrokerOn(t *testing.T, port int) *infra.Pulsar {
+// port and its web service (the admin API) on webPort, stopped when the test ends; its logs
+// and data are kept if the test failed.
+func startBrokerOn(t *testing.T, port, webPort int) *infra.Pulsar {
 	t.Helper()
 	runDir, err := infra.NewRunDir()
 	if err != nil {
@@ -302,7 +303,7 @@ func startBrokerOn(t *testing.T, port int) *infra.Pulsar {
 	}
 	broker, err := infra.StartPulsar(context.Background(), infra.PulsarOptions{
 		Dir:    filepath.Join(runDir, "pulsar"),
-		Config: map[string]string{"brokerServicePort": strconv.Itoa(port)},
+		Config: map[string]string{"brokerServicePort": strconv.Itoa(port), "webServicePort": strconv.Itoa(webPort)},
 	})
 	if err != nil {
 		t.Fatalf("%v\n(logs kept in %s)", err, runDir)
