@@ -128,6 +128,15 @@ func StartPulsar(ctx context.Context, opts PulsarOptions) (*Pulsar, error) {
 				return nil, err
 			}
 		}
+		// A test's own broker and web ports (Config), which it may point clients at before
+		// the broker starts, are the ones its URLs name and its readiness is waited for on.
+		for key, port := range map[string]*int{"brokerServicePort": &p.brokerPort, "webServicePort": &p.webPort} {
+			if v, ok := opts.Config[key]; ok {
+				if *port, err = strconv.Atoi(v); err != nil {
+					return nil, fmt.Errorf("infra: pulsar %s %q: %w", key, v, err)
+				}
+			}
+		}
 		p.ServiceURL = fmt.Sprintf("pulsar://%s:%d", Loopback, p.brokerPort)
 		p.AdminURL = fmt.Sprintf("http://%s:%d", Loopback, p.webPort)
 		if opts.Security != nil {
