@@ -414,19 +414,25 @@ func (l *live) forgetGone(images []*aeron.Image) {
 // again (restarted, or after a reconnect to a driver that kept the publication) joined
 // publication img past where it had read it to (readPast): the driver joins a new
 // subscription where the slowest subscriber of the stream is, and another, faster one had
-// read on meanwhile. What was published in between is lost (at most once), as if ferry had
-// been down; how many messages is not known, their bytes are. (Alone on the driver, the
-// reader joins again where its last poll left the image, which may be inside a message,
-// counted as broken off, or past padding: nothing to say.)
+// read on meanwhile; or, alone on the driver over the network, the driver dropped its image
+// with the reader's subscription, and made a new one that joins where the sender is
+// (readPastStream). What was published in between is lost (at most once), as if ferry had
+// been down; how many messages is not known, their bytes are. (Alone on the driver with an
+// IPC publication or a spy, the reader joins again where its last poll left the image,
+// which may be inside a message, counted as broken off, or past padding: nothing to say.)
 func (l *live) joinedAhead(ctx actor.Context, img *aeron.Image) {
-	read, ok := l.marks.readPast(publicationOf(img))
+	read, newImage, ok := l.marks.readPastStream(publicationOf(img))
 	if !ok || img.JoinPosition() <= read {
 		return
+	}
+	why := "another subscriber of the stream on the media driver read on while ferry's reader was away"
+	if newImage {
+		why = "the media driver's image of the publication went with ferry's subscription, its last, and the new one joined where the publisher was"
 	}
 	l.env.Logger.Error("transport mode: the reader subscribed again past where it had read a publication to: what was published in between is lost (at most once)",
 		"stream", l.cfg.Def.Name, "session", img.SessionID(), "read_to", read, "joined_at", img.JoinPosition())
 	ctx.Send(l.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: l.env.nowMs(), Kind: "skipped",
-		Message: fmt.Sprintf("session %d: the reader, subscribed again, joined at position %d, past %d, where it had read to: the %d bytes published in between are lost (transport mode, at most once; another subscriber of the stream on the media driver read on while ferry's reader was away)", img.SessionID(), img.JoinPosition(), read, img.JoinPosition()-read)}})
+		Message: fmt.Sprintf("session %d: the reader, subscribed again, joined at position %d, past %d, where it had read to: the %d bytes published in between are lost (transport mode, at most once; %s)", img.SessionID(), img.JoinPosition(), read, img.JoinPosition()-read, why)}})
 }
 
 // countBrokenOff counts as lost the messages the assembler dropped unfinished since the last

@@ -102,6 +102,26 @@ func (m *sentMarks) readPast(p publication) (int64, bool) {
 	return max(e.end, e.read), ok
 }
 
+// readPastStream is readPast of p, or, when nothing of p was sent, of the publication of
+// the same session, initial term id and source marked last (again true): the publisher's
+// stream of positions through an image the driver made anew. A network image goes with its
+// last subscription: ferry's reader, alone on the driver, that subscribes again gets a new
+// image of the same publication, which joins where the sender is, past what the reader had
+// read. (A publisher restarted with an explicit session id and initial term id starts again
+// below where the reader had read its predecessor, which this does not take for a loss.)
+func (m *sentMarks) readPastStream(p publication) (read int64, again, ok bool) {
+	if read, ok := m.readPast(p); ok {
+		return read, false, true
+	}
+	var last sentMark
+	for q, e := range m.ends {
+		if q.session == p.session && q.initialTermID == p.initialTermID && q.source == p.source && (!ok || e.seq > last.seq) {
+			last, ok = e, true
+		}
+	}
+	return max(last.end, last.read), ok, ok
+}
+
 // sentMarksKeeper carries each transport stream's marks from one pipeline to the next (Run's
 // reconnects): the driver may have kept the publications. nil keeps nothing.
 type sentMarksKeeper struct {

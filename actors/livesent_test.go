@@ -75,3 +75,35 @@ func TestARestartedPublisherWithTheSameSessionIsANewPublication(t *testing.T) {
 		t.Fatal("a message of the same image, read again, is not known as sent")
 	}
 }
+
+// A network image goes with its last subscription: ferry's reader, alone on the driver,
+// subscribing again gets a new image of the same publication (session, initial term id,
+// source), joined where the sender is. How far it had read is that of the publication's
+// last image marked, said as through a new image; a publication of another session, initial
+// term id or source has none.
+func TestReadPastStreamFollowsThePublicationThroughANewImage(t *testing.T) {
+	m := newSentMarks()
+	older := publication{image: 40, session: 7, initialTermID: 3, source: "127.0.0.1:40123"}
+	last := older
+	last.image = 41
+	m.mark(older, 1<<10)
+	m.mark(last, 1<<20)
+	m.readTo(last, 1<<20+96)
+	if read, again, ok := m.readPastStream(last); !ok || again || read != 1<<20+96 {
+		t.Fatalf("the image marked: read past %d (new image %t, %t); want %d, the same image", read, again, ok, 1<<20+96)
+	}
+	anew := last
+	anew.image = 57
+	if read, again, ok := m.readPastStream(anew); !ok || !again || read != 1<<20+96 {
+		t.Fatalf("a new image of it: read past %d (new image %t, %t); want %d of image 41, the last marked, through a new image", read, again, ok, 1<<20+96)
+	}
+	for _, other := range []publication{
+		{image: 57, session: 8, initialTermID: 3, source: "127.0.0.1:40123"},
+		{image: 57, session: 7, initialTermID: 4, source: "127.0.0.1:40123"},
+		{image: 57, session: 7, initialTermID: 3, source: "127.0.0.1:40124"},
+	} {
+		if read, _, ok := m.readPastStream(other); ok {
+			t.Errorf("%+v: read past %d; want none, another publication", other, read)
+		}
+	}
+}
