@@ -888,11 +888,14 @@ func (p *publisher) answersDue(ctx actor.Context, m *answersDue) {
 	waited, overdue := p.overdue(ctx)
 	switch {
 	case !overdue:
-	case p.env.Publishers == nil || p.cfg.Transport:
+	case p.env.Publishers == nil:
 		p.unheard(ctx, waited)
 	case !p.askingUnheard:
 		p.askingUnheard = true
 		prod, topic, name, rec, by := p.producer, p.cfg.Def.Topic, p.name, p.rec, int(p.routedBy.Load())
+		if p.cfg.Transport {
+			name = prod.Name() // the broker names a transport producer
+		}
 		publishers, terminated := p.env.Publishers, p.env.Terminated
 		p.askAdmin(ctx, func(call context.Context) any {
 			r := &unheardRead{producer: prod}
@@ -992,10 +995,12 @@ func (p *publisher) unheard(ctx actor.Context, waited time.Duration) {
 	msg := fmt.Sprintf("%s: the broker answered none of the producer's %d sends outstanding for %s, the oldest the record ending at %d; creating the producer again. The Pulsar client no longer hears a producer whose send the broker refused (a record over the topic's maxMessageSize policy, a terminated topic)",
 		p.cfg.Def.Topic, n, waited.Round(time.Second), oldest)
 	switch {
-	case p.cfg.Transport:
-		msg += ", or the broker was unreachable all that time; in transport mode the sends it held are lost"
+	case p.env.Publishers == nil && p.cfg.Transport:
+		msg += ", or the broker was unreachable all that time (with pulsar.admin_url set, ferry tells the two apart); in transport mode the sends it held are lost"
 	case p.env.Publishers == nil:
 		msg += ", or the broker was unreachable all that time (with pulsar.admin_url set, ferry tells the two apart, and reads the topic's policy before it sends)"
+	case p.cfg.Transport:
+		msg += "; in transport mode the sends it held are lost"
 	}
 	p.env.Logger.Warn(msg, "stream", p.cfg.Def.Name, "recording", p.rec)
 	ctx.Send(p.pids.stream, &messages.FailureObserved{Failure: &messages.Failure{AtMs: p.env.nowMs(), Kind: "producer", Message: msg}})

@@ -1226,9 +1226,10 @@ func TestAProducerThatAnswersNoneOfItsSendsIsReplaced(t *testing.T) {
 			if len(fs) != 1 || !strings.Contains(fs[0].Message, "answered none of the producer's 2 sends outstanding for") || !strings.Contains(fs[0].Message, "the oldest the record ending at 128") {
 				t.Fatalf("producer failures %v; want one saying the producer answered none of 2 sends", fs)
 			}
-			// Transport mode takes no admin API: its sends held are lost, said as such.
-			if lost := strings.Contains(fs[0].Message, "in transport mode the sends it held are lost"); lost != transport || strings.Contains(fs[0].Message, "pulsar.admin_url") == transport {
-				t.Errorf("the failure says %q; want the sends held said lost in transport mode (%t), pulsar.admin_url advised otherwise", fs[0].Message, transport)
+			// Without the admin API: pulsar.admin_url advised; in transport mode, the sends
+			// held said lost.
+			if lost := strings.Contains(fs[0].Message, "in transport mode the sends it held are lost"); lost != transport || !strings.Contains(fs[0].Message, "with pulsar.admin_url set, ferry tells the two apart") {
+				t.Errorf("the failure says %q; want pulsar.admin_url advised, and the sends held said lost in transport mode (%t)", fs[0].Message, transport)
 			}
 			redelivery := batch(1, 128, 192)
 			redelivery.Records[0].Start = 64
@@ -1535,11 +1536,11 @@ func TestAFencedTopicThatIsTerminatedStopsTheStream(t *testing.T) {
 // terminated topic stops the stream, and so does a second producer in a row that answers
 // nothing from the same record on (the broker refuses that record).
 func TestAProducerThatAnswersNothingIsReplacedOnlyIfConnected(t *testing.T) {
-	start := func(t *testing.T, publishers func() ([]string, error)) (*actor.ActorSystem, neighbours, *actor.PID, *sendRecorder, *atomic.Int32, *atomic.Int32) {
+	start := func(t *testing.T, transport bool, publishers func() ([]string, error)) (*actor.ActorSystem, neighbours, *actor.PID, *sendRecorder, *atomic.Int32, *atomic.Int32) {
 		var asks, created atomic.Int32
 		rec := &sendRecorder{}
 		system, nb, pub := startPublisherWith(t, rec, func(env *Env, cfg *StreamConfig) {
-			cfg.StallAfter = 25 * time.Millisecond // answers awaited 50 ms
+			cfg.Transport, cfg.StallAfter = transport, 25*time.Millisecond // answers awaited 50 ms
 			env.Publishers = func(context.Context, string, int64, int) ([]string, error) {
 				asks.Add(1)
 				return publishers()
@@ -1569,50 +1570,55 @@ func TestAProducerThatAnswersNothingIsReplacedOnlyIfConnected(t *testing.T) {
 			t.Fatalf("replaced after %d looks; want %d", n, want)
 		}
 	}
-	t.Run("the broker unreachable", func(t *testing.T) {
-		_, nb, _, _, asks, created := start(t, func() ([]string, error) { return nil, errors.New("connection refused") })
-		eventually.NoError(t, waitFor, func() error {
-			if n := asks.Load(); n < 6 {
-				return fmt.Errorf("asked %d times whether the producer is connected; want it asked again and again", n)
-			}
-			return nil
+	// In transport mode the broker names the producer: the one listed is the producer's Name.
+	for _, transport := range []bool{false, true} {
+		t.Run(fmt.Sprintf("transport=%t", transport), func(t *testing.T) {
+			t.Run("the broker unreachable", func(t *testing.T) {
+				_, nb, _, _, asks, created := start(t, transport, func() ([]string, error) { return nil, errors.New("connection refused") })
+				eventually.NoError(t, waitFor, func() error {
+					if n := asks.Load(); n < 6 {
+						return fmt.Errorf("asked %d times whether the producer is connected; want it asked again and again", n)
+					}
+					return nil
+				})
+				if n := created.Load(); n != 1 {
+					t.Fatalf("%d producers created while the broker could not be asked; want the producer waited for", n)
+				}
+				if fs := failuresOf(nb.stream, "producer"); len(fs) != 1 || !strings.Contains(fs[0].Message, "the admin API could not be asked whether the broker lists it as connected (connection refused)") {
+					t.Fatalf("producer failures %v; want one, saying the admin API could not be asked", fs)
+				}
+			})
+			t.Run("connected", func(t *testing.T) {
+				_, nb, _, _, asks, created := start(t, transport, func() ([]string, error) { return []string{"other", "ferry-s-7"}, nil })
+				replacedAfter(t, nb, asks, created, 1)
+			})
+			t.Run("unlisted by a broker that answers", func(t *testing.T) {
+				_, nb, _, _, asks, created := start(t, transport, func() ([]string, error) { return []string{"other"}, nil })
+				replacedAfter(t, nb, asks, created, unlistedLooks)
+				if fs := failuresOf(nb.stream, "producer"); len(fs) < 1 || !strings.Contains(fs[0].Message, "does not list it as connected") {
+					t.Fatalf("producer failures %v; want the first saying the broker does not list the producer", fs)
+				}
+			})
+			t.Run("unlisted looks broken by looks that could not tell", func(t *testing.T) {
+				var looks atomic.Int32
+				_, _, _, _, asks, created := start(t, transport, func() ([]string, error) {
+					if looks.Add(1)%3 == 0 {
+						return nil, errors.New("connection refused")
+					}
+					return []string{"other"}, nil
+				})
+				eventually.NoError(t, waitFor, func() error {
+					if n := asks.Load(); n < 10 {
+						return fmt.Errorf("asked %d times whether the producer is connected", n)
+					}
+					return nil
+				})
+				if n := created.Load(); n != 1 {
+					t.Fatalf("%d producers created; want none replaced without %d unlisted looks in a row", n, unlistedLooks)
+				}
+			})
 		})
-		if n := created.Load(); n != 1 {
-			t.Fatalf("%d producers created while the broker could not be asked; want the producer waited for", n)
-		}
-		if fs := failuresOf(nb.stream, "producer"); len(fs) != 1 || !strings.Contains(fs[0].Message, "the admin API could not be asked whether the broker lists it as connected (connection refused)") {
-			t.Fatalf("producer failures %v; want one, saying the admin API could not be asked", fs)
-		}
-	})
-	t.Run("connected", func(t *testing.T) {
-		_, nb, _, _, asks, created := start(t, func() ([]string, error) { return []string{"other", "ferry-s-7"}, nil })
-		replacedAfter(t, nb, asks, created, 1)
-	})
-	t.Run("unlisted by a broker that answers", func(t *testing.T) {
-		_, nb, _, _, asks, created := start(t, func() ([]string, error) { return []string{"other"}, nil })
-		replacedAfter(t, nb, asks, created, unlistedLooks)
-		if fs := failuresOf(nb.stream, "producer"); len(fs) < 1 || !strings.Contains(fs[0].Message, "does not list it as connected") {
-			t.Fatalf("producer failures %v; want the first saying the broker does not list the producer", fs)
-		}
-	})
-	t.Run("unlisted looks broken by looks that could not tell", func(t *testing.T) {
-		var looks atomic.Int32
-		_, _, _, _, asks, created := start(t, func() ([]string, error) {
-			if looks.Add(1)%3 == 0 {
-				return nil, errors.New("connection refused")
-			}
-			return []string{"other"}, nil
-		})
-		eventually.NoError(t, waitFor, func() error {
-			if n := asks.Load(); n < 10 {
-				return fmt.Errorf("asked %d times whether the producer is connected", n)
-			}
-			return nil
-		})
-		if n := created.Load(); n != 1 {
-			t.Fatalf("%d producers created; want none replaced without %d unlisted looks in a row", n, unlistedLooks)
-		}
-	})
+	}
 	t.Run("terminated", func(t *testing.T) {
 		rec := &sendRecorder{held: map[string]func(pulsar.MessageID, *pulsar.ProducerMessage, error){}}
 		env, cfg := testEnv(t)

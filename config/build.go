@@ -63,7 +63,7 @@ func (p *parser) build() *Config {
 	c.Replay.StreamID = decode(p, "replay.stream_id", g("replay.stream_id"), int32(DefaultReplayStreamID), int32Of)
 	c.Transport.Spy = decode(p, "transport.spy", g("transport.spy"), false, boolean)
 
-	p.buildPulsar(&c.Pulsar, c.Mode)
+	p.buildPulsar(&c.Pulsar)
 
 	c.Store.Path = decode(p, "store.path", g("store.path"), DefaultStorePath, filePath)
 	c.Checkpoint.EveryRecords = decode(p, "checkpoint.every_records", g("checkpoint.every_records"), DefaultEveryRecords, intIn(1, maxEveryRecords))
@@ -169,7 +169,7 @@ func sectionMode(prefix string) Mode {
 	return m
 }
 
-func (p *parser) buildPulsar(ps *Pulsar, mode Mode) {
+func (p *parser) buildPulsar(ps *Pulsar) {
 	g := func(path string) *setting { return p.vals[path] }
 	if s := g("pulsar.service_url"); s == nil {
 		p.add(p.keyError(ErrMissing, "pulsar.service_url", nil, "is missing",
@@ -221,18 +221,14 @@ func (p *parser) buildPulsar(ps *Pulsar, mode Mode) {
 	for _, path := range []string{"pulsar.tls.ca_file", "pulsar.tls.cert_file", "pulsar.tls.key_file", "pulsar.tls.insecure_skip_verify", "pulsar.tls.validate_hostname"} {
 		if s := g(path); s != nil && !p.failed[path] { // a value refused is said once
 			p.add(p.keyError(ErrConflict, path, s, "is a TLS setting, but "+url+" uses "+scheme+"://",
-				tlsFix(mode, url, path, s)))
+				tlsFix(url, path, s)))
 		}
 	}
 }
 
 // tlsFix is the fix for a TLS setting path, set by s, without a TLS URL to use it; url is
 // where the service URL was set (its key, or the variable that replaced it).
-// pulsar.admin_url is archive mode's only.
-func tlsFix(m Mode, url, path string, s *setting) string {
-	if m == ModeTransport {
-		return "use pulsar+ssl:// or https:// in " + url + ", or " + drop(path, s)
-	}
+func tlsFix(url, path string, s *setting) string {
 	return "use pulsar+ssl:// or https:// in " + url + " (or https:// in pulsar.admin_url), or " + drop(path, s)
 }
 

@@ -123,9 +123,10 @@ type Pulsar struct {
 	TLS TLS
 	// Auth configures token authentication.
 	Auth Auth
-	// AdminURL is the broker's admin REST API, http:// or https:// (pulsar.admin_url;
-	// archive mode). When set, ferry asks it, for each recording it publishes, whether the
-	// broker deduplicates the recording's topic partition (lesson 21); TLS and Auth apply
+	// AdminURL is the broker's admin REST API, http:// or https:// (pulsar.admin_url).
+	// When set, ferry asks it, for each recording it publishes, whether the broker
+	// deduplicates the recording's topic partition (lesson 21), and, in either mode, whether
+	// a producer that answers nothing is connected before it replaces it; TLS and Auth apply
 	// to it too. Empty: not asked.
 	AdminURL string
 }

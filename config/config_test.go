@@ -155,7 +155,6 @@ func TestParse_InvalidConfigurations(t *testing.T) {
 		{"admin url with a query", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080?x=1\n", 1), "pulsar.admin_url", ErrInvalid},
 		{"admin url with the admin API's path", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080/admin/v2\n", 1), "pulsar.admin_url", ErrInvalid},
 		{"admin url with the admin API's path and more", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080/proxy/admin/v2/persistent/\n", 1), "pulsar.admin_url", ErrInvalid},
-		{"admin url in transport mode", strings.Replace(doc("transport", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080\n", 1), "pulsar.admin_url", ErrWrongMode},
 		{"tls without tls url", strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  tls:\n    ca_file: /ca.pem\n", 1), "pulsar.tls.ca_file", ErrConflict},
 		{"cert without key", strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650\n", "pulsar+ssl://localhost:6651\n  tls:\n    cert_file: /c.pem\n", 1), "pulsar.tls.cert_file", ErrConflict},
 		{"boolean yes", strings.Replace(doc("archive", "", ""), "pulsar://localhost:6650\n", "pulsar+ssl://localhost:6651\n  tls:\n    validate_hostname: yes\n", 1), "pulsar.tls.validate_hostname", ErrInvalid},
@@ -502,6 +501,10 @@ func TestParse_TLSSettingsWithAnHTTPSAdminURL(t *testing.T) {
 	if w := c.Warnings(); len(w) != 0 {
 		t.Fatalf("warnings %q", w)
 	}
+	// In transport mode too: whether a producer that answers nothing is connected.
+	if c := mustParse(t, strings.Replace(doc("transport", "", ""), "6650\n", "6650\n  admin_url: http://localhost:8080\n", 1), nil); c.Pulsar.AdminURL != "http://localhost:8080" {
+		t.Fatalf("admin_url in transport mode: %q", c.Pulsar.AdminURL)
+	}
 	// A path before the admin API's own: a proxy may serve it there.
 	if c := mustParse(t, strings.Replace(doc("archive", "", ""), "6650\n", "6650\n  admin_url: http://proxy:8080/pulsar/\n", 1), nil); c.Pulsar.AdminURL != "http://proxy:8080/pulsar" {
 		t.Fatalf("admin_url under a path: %q", c.Pulsar.AdminURL)
@@ -516,14 +519,14 @@ func TestParse_TLSSettingsWithAnHTTPSAdminURL(t *testing.T) {
 	}
 }
 
-// A TLS setting without a TLS URL to use it is refused with a fix the mode allows:
-// pulsar.admin_url is archive mode's only.
+// A TLS setting without a TLS URL to use it is refused with a fix that names both URLs, in
+// either mode (pulsar.admin_url is taken in both).
 func TestATLSSettingWithoutATLSURLIsRefusedWithAFixTheModeAllows(t *testing.T) {
 	for _, mode := range []string{"archive", "transport"} {
 		_, err := Parse([]byte(strings.Replace(doc(mode, "", ""), "6650\n", "6650\n  tls:\n    ca_file: /ca.pem\n", 1)), nil)
 		var ke *KeyError
-		if !errors.As(err, &ke) || ke.Path != "pulsar.tls.ca_file" || strings.Contains(ke.Fix, "admin_url") != (mode == "archive") {
-			t.Fatalf("%s mode: %v; want pulsar.tls.ca_file refused, admin_url in the fix only in archive mode", mode, err)
+		if !errors.As(err, &ke) || ke.Path != "pulsar.tls.ca_file" || !strings.Contains(ke.Fix, "pulsar.service_url (or https:// in pulsar.admin_url)") {
+			t.Fatalf("%s mode: %v; want pulsar.tls.ca_file refused, the fix naming both URLs", mode, err)
 		}
 	}
 }

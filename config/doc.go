@@ -40,7 +40,7 @@
 //	  spy: false                   # subscribe with aeron-spy: on this driver
 //	pulsar:
 //	  service_url: pulsar+ssl://pulsar.example.com:6651  # required
-//	  admin_url: https://pulsar.example.com:8443  # archive only; no default: asks the broker whether each topic deduplicates, and its maxMessageSize policy
+//	  admin_url: https://pulsar.example.com:8443  # no default: asks the broker whether each topic deduplicates, its maxMessageSize policy (archive mode), and whether a producer that answers nothing is connected
 //	  tls:                         # only with pulsar+ssl:// or https://
 //	    ca_file: /etc/ferry/ca.pem
 //	    cert_file: /etc/ferry/client.pem   # with key_file, or neither

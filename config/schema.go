@@ -51,7 +51,7 @@ var globalKeys = []key{
 	{path: "pulsar.tls.validate_hostname"},
 	{path: "pulsar.auth.token", secret: true, need: unused},
 	{path: "pulsar.auth.token_file", need: unused},
-	{path: "pulsar.admin_url", mode: ModeArchive, need: unused},
+	{path: "pulsar.admin_url", need: unused},
 	{path: "store.path", mode: ModeArchive},
 	{path: "checkpoint.every_records", mode: ModeArchive},
 	{path: "checkpoint.every_ms", mode: ModeArchive},

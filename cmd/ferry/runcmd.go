@@ -168,7 +168,7 @@ func runLoaded(parent context.Context, path string, cfg *config.Config, warnings
 	var maxSize actors.MaxMessageSizeFunc
 	var terminated actors.TerminatedFunc
 	var publishers actors.PublishersFunc
-	if admin != nil { // archive mode only (config)
+	if admin != nil { // in transport mode, only whether a producer is connected is asked (publisher)
 		dedup, maxSize, terminated, publishers = actors.DeduplicationWith(admin), admin.MaxMessageSize, actors.TerminatedWith(admin), actors.PublishersWith(admin)
 	}
 	board := observe.NewBoard(version)
