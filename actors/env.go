@@ -51,11 +51,11 @@ type ProducerFactory func(pulsar.ProducerOptions) (pulsar.Producer, error)
 // partition's last message. ok is false for an empty partition. It reads on back, as far as
 // it may, to a message of the recording at or below position from (where the sends start
 // again), and says which of the recording's messages it found (StoredMessage.Ends). known,
-// if not nil, is the id the broker gave a message of the recording's producer it stored
-// (the publisher's latest acknowledged): a read back to the start of the partition's last
-// ledger that did not reach from goes on from it, across the ledgers before (a broker
-// restart or a topic unload opens a ledger; the records stored before it, and their
-// re-sends answered as duplicates after it, are in the ledger before).
+// if not nil, is the id the broker gave a message of the recording's producer it stored, at
+// or below from (the publisher's furthest remembered: storedIDs): a read back to the start
+// of the partition's last ledger that did not reach from goes on from it, across the
+// ledgers before (a broker restart or a topic unload opens a ledger; the records stored
+// before it, and their re-sends answered as duplicates after it, are in the ledger before).
 // [LastStoredWith] makes one of a Pulsar client.
 type LastStoredFunc func(ctx context.Context, topic string, rec int64, by int, from int64, known pulsar.MessageID) (msg StoredMessage, ok bool, err error)
 
@@ -555,7 +555,7 @@ func lastStored(ctx context.Context, client pulsar.Client, topic string, rec int
 		switch {
 		case err != nil:
 			return StoredMessage{}, false, fmt.Errorf("reading on back from %v, a message the broker stored for the recording, to the ledger of the last: %w", known, err)
-		case !before.overBudget:
+		case !before.overBudget && before.firstMs > 0: // (none read: known's ledger deleted since, say)
 			marks, ledgerStart = append(before.marks, marks...), false
 			if before.firstMs > 0 {
 				earliestMs = before.firstMs

@@ -57,27 +57,22 @@ func (s *storedIDs) add(end int64, id pulsar.MessageID) {
 	}
 }
 
-// below is the id of the furthest record remembered that ends at or below end, else of the
-// earliest remembered (a read from it goes back as far as any can); nil: none.
+// below is the id of the furthest record remembered that ends at or below end; nil: none.
+// (Not the earliest remembered for want of one: a read from there is not needed to reach
+// end, and can be long.)
 func (s *storedIDs) below(end int64) pulsar.MessageID {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var best, earliest *storedID
+	var best *storedID
 	for i := range s.ledgers {
 		for _, r := range []*storedID{&s.ledgers[i].first, &s.ledgers[i].last} {
 			if r.end <= end && (best == nil || r.end > best.end) {
 				best = r
 			}
-			if earliest == nil || r.end < earliest.end {
-				earliest = r
-			}
 		}
 	}
-	switch {
-	case best != nil:
-		return best.id
-	case earliest != nil:
-		return earliest.id
+	if best == nil {
+		return nil
 	}
-	return nil
+	return best.id
 }

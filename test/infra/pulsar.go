@@ -469,8 +469,8 @@ func (p *Pulsar) Stop() error {
 }
 
 // Kill kills the broker with SIGKILL and waits for it to exit: the crash of the failure
-// tests. It stops the broker's threads first, so that the kill cuts no write short (a torn
-// journal record makes the ledger it ends unrecoverable: docs/findings.md).
+// tests. It stops the broker's threads first, so that the kill cuts no single write short
+// (a torn journal record makes the ledger it ends unrecoverable: docs/findings.md).
 func (p *Pulsar) Kill() error {
 	if p.proc == nil {
 		return ErrNotOwned
