@@ -149,17 +149,8 @@ func (p *process) freezeAndKill(within time.Duration) error {
 func groupRunning(pgid int) string {
 	stats, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*/stat")
 	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 3 || f[2] != strconv.Itoa(pgid) {
+		f, ok := ProcStat(path)
+		if !ok || len(f) < 3 || f[2] != strconv.Itoa(pgid) { // state, parent pid, process group
 			continue
 		}
 		if state := f[0]; state != "T" && state != "t" && state != "Z" && state != "X" {
@@ -167,6 +158,21 @@ func groupRunning(pgid int) string {
 		}
 	}
 	return ""
+}
+
+// ProcStat is the fields of a /proc stat file (of a process or a thread) after its command
+// name, which may hold spaces and parentheses: state, parent pid, process group, and so on;
+// ok is false for a file that cannot be read (the process gone meanwhile) or parsed.
+func ProcStat(path string) (fields []string, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil, false
+	}
+	return strings.Fields(string(b[i+1:])), true
 }
 
 // logTail returns the last n bytes of a log file, for failure messages.

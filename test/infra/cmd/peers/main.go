@@ -320,18 +320,9 @@ func readProcs() map[int]proc {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// After the parenthesised command name (which may hold anything): state, parent pid.
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 2 {
-			continue
+		f, ok := infra.ProcStat(path) // state, parent pid, ...
+		if !ok || len(f) < 2 {
+			continue // gone meanwhile, or not parsed
 		}
 		ppid, err := strconv.Atoi(f[1])
 		if err != nil {
