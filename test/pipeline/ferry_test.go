@@ -329,6 +329,7 @@ type ferryConfig struct {
 	Checkpoint checkpointConfig `yaml:"checkpoint,omitempty"`
 	Inflight   *inflightSection `yaml:"inflight,omitempty"`
 	HTTP       httpSection      `yaml:"http"`
+	Health     *healthSection   `yaml:"health,omitempty"`
 	Streams    []streamConfig   `yaml:"streams"`
 
 	path string // where write puts it
@@ -352,7 +353,7 @@ type replaySection struct {
 
 type pulsarSection struct {
 	ServiceURL string       `yaml:"service_url"`
-	AdminURL   string       `yaml:"admin_url,omitempty"` // archive mode only
+	AdminURL   string       `yaml:"admin_url,omitempty"`
 	TLS        *tlsSection  `yaml:"tls,omitempty"`
 	Auth       *authSection `yaml:"auth,omitempty"`
 }
@@ -381,6 +382,10 @@ type checkpointConfig struct {
 
 type httpSection struct {
 	Listen string `yaml:"listen"`
+}
+
+type healthSection struct {
+	StallAfter string `yaml:"stall_after"`
 }
 
 // streamConfig is one entry of streams: what ferry reads (channel and stream id, recorded

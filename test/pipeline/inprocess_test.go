@@ -194,7 +194,7 @@ func startInProcess(t testing.TB, o inProcessOptions, streams ...streamConfig) *
 	var maxSize actors.MaxMessageSizeFunc
 	var terminated actors.TerminatedFunc
 	var publishers actors.PublishersFunc
-	if !o.noAdmin && !o.transport { // as ferry run: pulsar.admin_url is archive mode's only
+	if !o.noAdmin && !o.transport { // transport: as ferry run without pulsar.admin_url (TestTransportModeRidesOutABrokerOutage runs ferry with it)
 		admin := pulsaradmin.New(pulsaradmin.Options{URL: cmp.Or(o.adminURL, peers.Pulsar.AdminURL)})
 		dedup, maxSize, terminated, publishers = actors.DeduplicationWith(admin), admin.MaxMessageSize, actors.TerminatedWith(admin), actors.PublishersWith(admin)
 	}

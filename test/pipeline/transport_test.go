@@ -69,11 +69,36 @@ func TestTransportModePublishesLiveMessages(t *testing.T) {
 // broker's restart every message arrives, in order. Without sequence ids the broker cannot
 // deduplicate the client's re-send of what it stored but never acknowledged, so a message
 // may arrive twice (README, transport mode); the test counts those, and fails on any gap.
+//
+// Down for longer than twice health.stall_after (after which a producer that answers
+// nothing is replaced), with pulsar.admin_url set: ferry asks the broker whether it lists
+// the producer as connected; unreachable, it cannot tell, says so, and waits for the
+// producer, reconnecting, instead of replacing it and losing what it held (as it did:
+// transport mode took no admin API).
 func TestTransportModeRidesOutABrokerOutage(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		stallAfter time.Duration // 0: the default, a minute
+		admin      bool
+	}{
+		{"within stall_after", 0, false},
+		{"past twice stall_after, with the admin API", time.Second, true},
+	} {
+		t.Run(c.name, func(t *testing.T) { rideOutBrokerOutage(t, c.stallAfter, c.admin) })
+	}
+}
+
+func rideOutBrokerOutage(t *testing.T, stallAfter time.Duration, admin bool) {
 	const before, during, after = 500, 300, 200
 	own, broker := startOwnBroker(t)
 	sc, cfg := newTransportConfig(t)
 	cfg.Pulsar.ServiceURL = own.serviceURL
+	if admin {
+		cfg.Pulsar.AdminURL = own.adminURL
+	}
+	if stallAfter > 0 {
+		cfg.Health = &healthSection{StallAfter: stallAfter.String()}
+	}
 	pub := newStream(t, sc.Channel, sc.StreamID).newPublication(t)
 	w := own.watch(t, sc.Topic)
 	f := startFerry(t, cfg.write(t))
@@ -85,6 +110,15 @@ func TestTransportModeRidesOutABrokerOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	positions = append(positions, pub.publish(t, before, before+during)...)
+	if stallAfter > 0 {
+		// The producer overdue, the broker unreachable: said, and waited for.
+		waitFor(t, f, 30*time.Second, "ferry's word that it waits for the producer", func() error {
+			if _, ok := failLogLine(f.Log(), "the admin API could not be asked whether the broker lists it as connected", "waiting for it"); !ok {
+				return errors.New("not said yet")
+			}
+			return nil
+		})
+	}
 	began := time.Now()
 	if err := broker.Restart(context.Background()); err != nil {
 		t.Fatal(err)
@@ -104,6 +138,9 @@ func TestTransportModeRidesOutABrokerOutage(t *testing.T) {
 	t.Logf("%d messages, %d stored twice across the broker's kill -9", n, repeats)
 	if line, lost := failLogLine(f.Log(), "level=ERROR", "is lost"); lost {
 		t.Fatalf("ferry reported a loss although every message arrived: %s", line)
+	}
+	if line, replaced := failLogLine(f.Log(), "creating the producer again"); replaced {
+		t.Fatalf("ferry replaced the producer while the broker was down: %s", line)
 	}
 }
 
